@@ -1,0 +1,3 @@
+from irscale.cli import app
+
+app()

@@ -1,0 +1,292 @@
+"""Judged runs: the representation every later stage consumes.
+
+A :class:`JudgedRuns` holds, for S systems over the T qrels topics, the grade of the
+document at each rank as an int16 array of shape (S, T, D). Two sentinels mark what is
+not a judged grade:
+
+* :data:`UNJUDGED` — a retrieved document absent from the qrels (non-relevant for every
+  measure; skipped by bpref, as in trec_eval);
+* :data:`PAD` — past the end of the run on that topic (never relevant, not counted as
+  retrieved).
+
+Negative grades from the qrels are kept as they are: they are never relevant and, as in
+trec_eval, bpref skips them like unjudged documents.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal, Sequence
+
+import numpy as np
+
+from irscale.errors import InputFormatError, IrscaleWarning, PolicyError
+from irscale.io.trec import Qrels, Run
+
+PAD = np.int16(-32768)
+UNJUDGED = np.int16(-32767)
+
+MissingTopics = Literal["zero", "drop", "error"]
+
+
+@dataclass(frozen=True, eq=False)
+class TopicStats:
+    """What measures need to know about each topic beyond the ranked list.
+
+    ``level_counts[t, g]`` is the number of judged documents of grade ``g`` (0..c) for
+    topic ``t``; ``max_grade`` is c, the highest grade of the relevance scale (at least 1).
+    """
+
+    names: tuple[str, ...]
+    level_counts: np.ndarray
+    max_grade: int
+
+    def __post_init__(self):
+        if self.level_counts.ndim != 2 or self.level_counts.shape[1] != self.max_grade + 1:
+            raise ValueError("level_counts must have shape (topics, max_grade + 1)")
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def num_rel(self, rel: int = 1) -> np.ndarray:
+        """Recall base: judged documents with grade >= ``rel``, per topic."""
+        return self.level_counts[:, max(rel, 0):].sum(axis=1)
+
+    def num_nonrel(self, rel: int = 1) -> np.ndarray:
+        """Judged non-relevant documents (0 <= grade < ``rel``), per topic."""
+        return self.level_counts[:, :max(rel, 0)].sum(axis=1)
+
+    def gain_base(self) -> np.ndarray:
+        """Recall base in gain units, sum of the grades of all judged documents."""
+        return self.level_counts @ np.arange(self.max_grade + 1)
+
+    def ideal_grades(self, rel: int | None = None) -> np.ndarray:
+        """Grades of the ideal ranking per topic, descending, zero-padded: (T, max R).
+
+        With ``rel`` given, relevance is binary (grade 1 for grade >= rel)."""
+        if rel is None:
+            counts = self.level_counts[:, 1:]
+            levels = np.arange(1, self.max_grade + 1)
+        else:
+            counts = self.num_rel(rel)[:, None]
+            levels = np.array([1])
+        width = max(int(counts.sum(axis=1).max(initial=0)), 1)
+        out = np.zeros((len(self), width), dtype=np.float64)
+        for t in range(len(self)):
+            g = np.repeat(levels[::-1], counts[t][::-1])
+            out[t, : len(g)] = g
+        return out
+
+    @classmethod
+    def from_qrels(cls, qrels: Qrels) -> "TopicStats":
+        c = max(qrels.max_grade, 1)
+        pos = qrels.grade >= 0
+        lc = np.zeros((len(qrels.topics), c + 1), dtype=np.int64)
+        np.add.at(lc, (qrels.topic_code[pos], qrels.grade[pos].astype(np.int64)), 1)
+        return cls(tuple(qrels.topic_names), lc, c)
+
+    @classmethod
+    def single(cls, level_counts: Sequence[int]) -> "TopicStats":
+        """One topic with ``level_counts[g]`` judged documents of grade g (0..c)."""
+        lc = np.asarray(level_counts, dtype=np.int64)
+        c = max(len(lc) - 1, 1)
+        full = np.zeros(c + 1, dtype=np.int64)
+        full[: len(lc)] = lc
+        return cls(("t",), full[None, :], c)
+
+
+@dataclass(frozen=True, eq=False)
+class JudgedRuns:
+    """Grades of S runs on T topics at D ranks (see the module docstring).
+
+    Attributes
+    ----------
+    systems : tuple of str
+        Run names, in input order.
+    topics : TopicStats
+        The qrels topics (sorted byte-wise, like trec_eval) and their judgement counts.
+    grades : ndarray of int16, shape (S, T, D)
+    missing : dict
+        For each system, the qrels topics it did not retrieve anything for.
+    missing_topics : {"zero", "drop"}
+        How those topics are scored (see :func:`judge`).
+    """
+
+    systems: tuple[str, ...]
+    topics: TopicStats
+    grades: np.ndarray
+    missing: dict[str, list[str]] = field(default_factory=dict)
+    missing_topics: str = "zero"
+    depth: int | None = None
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return self.grades.shape
+
+    @cached_property
+    def num_ret(self) -> np.ndarray:
+        """Number of retrieved documents per (system, topic)."""
+        return (self.grades != PAD).sum(axis=-1)
+
+    def subset(self, systems: Sequence[int]) -> "JudgedRuns":
+        idx = list(systems)
+        return JudgedRuns(tuple(self.systems[i] for i in idx), self.topics, self.grades[idx],
+                          {self.systems[i]: self.missing.get(self.systems[i], []) for i in idx},
+                          self.missing_topics, self.depth)
+
+    @classmethod
+    def from_grades(cls, grades, topics: TopicStats | None = None, systems=None) -> "JudgedRuns":
+        """Build from nested lists or an array of grades (S, T, D); ragged lists are padded."""
+        if isinstance(grades, np.ndarray):
+            arr = grades.astype(np.int16)
+        else:
+            S = len(grades)
+            T = max(len(s) for s in grades)
+            D = max([len(r) for s in grades for r in s] + [1])
+            arr = np.full((S, T, D), PAD, dtype=np.int16)
+            for i, s in enumerate(grades):
+                for t, r in enumerate(s):
+                    arr[i, t, : len(r)] = r
+        if topics is None:
+            raise ValueError("topics (TopicStats) are required")
+        systems = tuple(systems) if systems is not None else tuple(f"run{i}" for i in range(arr.shape[0]))
+        return cls(systems, topics, arr)
+
+
+@dataclass(frozen=True, eq=False)
+class _QrelsIndex:
+    keys: np.ndarray  # S(2+W) sorted keys: topic index (2 bytes, no NUL) + docno
+    grades: np.ndarray
+    width: int
+
+
+def _topic_prefix(codes: np.ndarray) -> np.ndarray:
+    """Two order-preserving non-NUL bytes per topic index (< 255*255 topics)."""
+    codes = codes.astype(np.int64)
+    return np.stack([codes // 255 + 1, codes % 255 + 1], axis=1).astype(np.uint8)
+
+
+def _index(qrels: Qrels) -> _QrelsIndex:
+    cached = getattr(qrels, "_irscale_index", None)
+    if cached is not None:
+        return cached
+    if len(qrels.topics) >= 255 * 255:
+        raise PolicyError(f"{qrels.path}: more than {255 * 255 - 1} topics are not supported")
+    W = qrels.docno.dtype.itemsize
+    mat = np.concatenate([_topic_prefix(qrels.topic_code), qrels.docno.view(np.uint8).reshape(-1, W)], axis=1)
+    keys = np.ascontiguousarray(mat).view(f"S{W + 2}").ravel()  # already sorted: (topic, docno)
+    idx = _QrelsIndex(keys, qrels.grade, W)
+    object.__setattr__(qrels, "_irscale_index", idx)
+    return idx
+
+
+def judge_run(run: Run, qrels: Qrels, depth: int | None = None) -> tuple[np.ndarray, list[str], list[str]]:
+    """Grades of one run on the qrels topics, in trec_eval order.
+
+    Returns the (T, D) int16 grade matrix (PAD-filled), the qrels topics the run lacks,
+    and the run topics absent from the qrels (ignored, as trec_eval does).
+    """
+    T = len(qrels.topics)
+    pos = np.searchsorted(qrels.topics, run.topics)
+    pos_c = np.minimum(pos, T - 1)
+    known = (pos < T) & (qrels.topics[pos_c] == run.topics)
+    extra = [t.decode() for t in run.topics[~known]]
+    present = np.zeros(T, dtype=bool)
+    present[pos[known]] = True
+    missing = [qrels.topics[t].decode() for t in np.flatnonzero(~present)]
+    sizes = np.diff(run.offsets)
+    keep_rec = np.repeat(known, sizes)
+    tq = np.repeat(pos_c, sizes)[keep_rec]
+    rank = (np.arange(len(run)) - np.repeat(run.offsets[:-1], sizes))[keep_rec]
+    docno = run.docno[keep_rec]
+    if depth is not None:
+        cut = rank < depth
+        tq, rank, docno = tq[cut], rank[cut], docno[cut]
+    grades = _lookup(qrels, tq, docno)
+    D = int(rank.max()) + 1 if len(rank) else 1
+    out = np.full((T, D), PAD, dtype=np.int16)
+    out[tq, rank] = grades
+    return out, missing, extra
+
+
+def _lookup(qrels: Qrels, topic_idx: np.ndarray, docno: np.ndarray) -> np.ndarray:
+    """Qrels grade of each (topic index, docno) pair, UNJUDGED when absent."""
+    ix = _index(qrels)
+    W = ix.width
+    n = len(docno)
+    w = docno.dtype.itemsize
+    mat = np.zeros((n, W + 2), dtype=np.uint8)
+    mat[:, :2] = _topic_prefix(topic_idx)
+    dm = docno.view(np.uint8).reshape(n, w)
+    mat[:, 2 : 2 + min(w, W)] = dm[:, : min(w, W)]
+    too_long = dm[:, W] != 0 if w > W else np.zeros(n, dtype=bool)
+    keys = mat.view(f"S{W + 2}").ravel()
+    at = np.searchsorted(ix.keys, keys)
+    at_c = np.minimum(at, len(ix.keys) - 1)
+    hit = (at < len(ix.keys)) & (ix.keys[at_c] == keys) & ~too_long
+    return np.where(hit, ix.grades[at_c], UNJUDGED).astype(np.int16)
+
+
+def judge(
+    runs: Sequence[Run],
+    qrels: Qrels,
+    *,
+    depth: int | None = None,
+    missing_topics: MissingTopics = "zero",
+) -> JudgedRuns:
+    """Judge runs against qrels: the (S, T, D) grade matrix of :class:`JudgedRuns`.
+
+    Parameters
+    ----------
+    depth : int, optional
+        Keep only the first ``depth`` documents of every topic (trec_eval's ``-M``).
+    missing_topics : {"zero", "drop", "error"}
+        A qrels topic that a run does not retrieve anything for is evaluated as an
+        empty ranking (``"zero"``: every measure scores 0, like ``trec_eval -c``; a
+        warning names run and topics), left out of that run's scores (``"drop"``: like
+        trec_eval without ``-c``), or an error.
+    """
+    if missing_topics not in ("zero", "drop", "error"):
+        raise ValueError(f"missing_topics must be 'zero', 'drop' or 'error', not {missing_topics!r}")
+    if depth is not None and depth < 1:
+        raise ValueError("depth must be at least 1")
+    names = [r.name for r in runs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise PolicyError(f"several runs are named {', '.join(map(repr, dup))}; run names (the tag column) "
+                          "must be unique: rename the tags or pass names explicitly")
+    mats, missing = [], {}
+    for run in runs:
+        m, miss, extra = judge_run(run, qrels, depth)
+        if len(miss) == len(qrels.topics):
+            raise InputFormatError(run.path, None, f"run {run.name!r} shares no topic with the qrels "
+                                                   f"({qrels.path}); check that they belong to the same collection")
+        if extra:
+            warnings.warn(f"run {run.name!r}: ignoring {len(extra)} topic(s) absent from the qrels: "
+                          f"{_short(extra)}", IrscaleWarning, stacklevel=2)
+        if miss:
+            if missing_topics == "error":
+                raise PolicyError(f"run {run.name!r} ({run.path}) has no results for qrels topic(s) "
+                                  f"{_short(miss)}; pass missing_topics='zero' or 'drop'")
+            what = "scored 0" if missing_topics == "zero" else "left out of its scores"
+            warnings.warn(f"run {run.name!r} has no results for {len(miss)} qrels topic(s), {what}: "
+                          f"{_short(miss)}", IrscaleWarning, stacklevel=2)
+        mats.append(m)
+        missing[run.name] = miss
+    D = max(m.shape[1] for m in mats) if mats else 1
+    grades = np.full((len(mats), len(qrels.topics), D), PAD, dtype=np.int16)
+    for i, m in enumerate(mats):
+        grades[i, :, : m.shape[1]] = m
+    stats = TopicStats.from_qrels(qrels)
+    empty = [stats.names[t] for t in np.flatnonzero(stats.num_rel(1) == 0)]
+    if empty:
+        warnings.warn(f"{len(empty)} qrels topic(s) have no relevant document (grade >= 1); they score 0 "
+                      f"on recall-based measures and count in means: {_short(empty)}", IrscaleWarning,
+                      stacklevel=2)
+    return JudgedRuns(tuple(names), stats, grades, missing, missing_topics, depth)
+
+
+def _short(items: list[str], n: int = 10) -> str:
+    return ", ".join(items[:n]) + (f", ... ({len(items) - n} more)" if len(items) > n else "")

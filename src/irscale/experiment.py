@@ -1,0 +1,214 @@
+"""evaluate -> (transform -> compare): the user-facing pipeline as plain functions."""
+
+from __future__ import annotations
+
+import glob
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from irscale import __version__
+from irscale.data import JudgedRuns, MissingTopics, _index, judge
+from irscale.errors import IrscaleError
+from irscale.io.trec import Duplicates, ExtraFields, Qrels, Run, ScorePrecision, read_qrels, read_run
+from irscale.measures import Measure, parse_measures
+
+DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RR", "Rprec", "bpref")
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreTable:
+    """Per-topic scores of S systems on T topics for M measures.
+
+    ``values[m, s, t]`` is the score of system s on topic t for measure m; NaN marks a
+    topic left out of a system's scores (``missing_topics="drop"``).
+    """
+
+    measures: tuple[Measure, ...]
+    systems: tuple[str, ...]
+    topics: tuple[str, ...]
+    values: np.ndarray
+    provenance: dict = field(default_factory=dict)
+
+    def to_frame(self):
+        """Tidy pandas DataFrame with columns system, topic, measure, value."""
+        import pandas as pd
+
+        M, S, T = self.values.shape
+        return pd.DataFrame({
+            "system": np.repeat(np.array(self.systems, dtype=object), T).tolist() * M,
+            "topic": list(self.topics) * (S * M),
+            "measure": np.repeat(np.array([str(m) for m in self.measures], dtype=object), S * T),
+            "value": self.values.reshape(-1),
+        }).dropna(subset=["value"]).reset_index(drop=True)
+
+    def mean(self):
+        """Mean over topics: DataFrame indexed by system, one column per measure
+        (topics left out with ``missing_topics="drop"`` are not counted)."""
+        import pandas as pd
+
+        with np.errstate(invalid="ignore"):
+            means = np.nanmean(self.values, axis=2) if np.isnan(self.values).any() else self.values.mean(axis=2)
+        return pd.DataFrame(means.T, index=pd.Index(self.systems, name="system"),
+                            columns=[str(m) for m in self.measures])
+
+    def matrix(self, measure: str | Measure):
+        """Topics x systems DataFrame of one measure (the input of the statistics)."""
+        import pandas as pd
+
+        m = self.index(measure)
+        return pd.DataFrame(self.values[m].T, index=pd.Index(self.topics, name="topic"),
+                            columns=pd.Index(self.systems, name="system"))
+
+    def index(self, measure: str | Measure) -> int:
+        from irscale.measures import parse_measure
+
+        m = parse_measure(measure)
+        try:
+            return self.measures.index(m)
+        except ValueError:
+            raise IrscaleError(f"measure {m} was not evaluated (have: {', '.join(map(str, self.measures))})") from None
+
+
+def score(judged: JudgedRuns, measures: Iterable[str | Measure]) -> ScoreTable:
+    """Compute measures on already judged runs."""
+    ms = parse_measures(list(measures))
+    values = np.empty((len(ms), len(judged.systems), len(judged.topics)), dtype=np.float64)
+    for i, m in enumerate(ms):
+        values[i] = m.batch(judged.grades, judged.topics)
+    if judged.missing_topics == "drop":
+        pos = {t: k for k, t in enumerate(judged.topics.names)}
+        for s, name in enumerate(judged.systems):
+            for t in judged.missing.get(name, []):
+                values[:, s, pos[t]] = np.nan
+    prov = {
+        "irscale_version": __version__,
+        "measures": [str(m) for m in ms],
+        "depth": judged.depth,
+        "missing_topics": judged.missing_topics,
+        "topics": list(judged.topics.names),
+        "max_grade": judged.topics.max_grade,
+    }
+    return ScoreTable(tuple(ms), judged.systems, judged.topics.names, values, prov)
+
+
+def expand_run_paths(items: Sequence[str | os.PathLike]) -> list[Path]:
+    """Files named by ``items``: files as they are, directories (their files, sorted,
+    hidden files skipped) and glob patterns."""
+    out: list[Path] = []
+    for it in items:
+        p = Path(it)
+        if p.is_dir():
+            files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+            if not files:
+                raise IrscaleError(f"{p}: directory holds no run files")
+            out.extend(files)
+        elif p.exists():
+            out.append(p)
+        elif any(ch in str(it) for ch in "*?["):
+            hits = sorted(Path(h) for h in glob.glob(str(it)) if Path(h).is_file())
+            if not hits:
+                raise IrscaleError(f"{it}: the pattern matches no file")
+            out.extend(hits)
+        else:
+            raise IrscaleError(f"{p}: no such file or directory")
+    return out
+
+
+def load_runs(
+    runs: Sequence[str | os.PathLike | Run] | str | os.PathLike,
+    qrels: Qrels,
+    *,
+    depth: int | None = None,
+    missing_topics: MissingTopics = "zero",
+    score_precision: ScorePrecision = "float64",
+    extra_fields: ExtraFields = "error",
+    duplicates: Duplicates = "error",
+    progress: Callable[[int, int, str], None] | None = None,
+    threads: int | None = None,
+) -> JudgedRuns:
+    """Read (in parallel threads: decompression and numpy release the GIL) and judge runs."""
+    if isinstance(runs, (str, os.PathLike)):
+        runs = [runs]
+    items: list = []
+    for r in runs:
+        items.extend([r] if isinstance(r, Run) else expand_run_paths([r]))
+    _index(qrels)  # build the lookup index once, before the threads share it
+    total = len(items)
+
+    def load(item):
+        if isinstance(item, Run):
+            return item
+        return read_run(item, score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates)
+
+    n_threads = threads or min(4, os.cpu_count() or 1)
+    loaded: list[Run] = []
+    if n_threads > 1 and total > 1:
+        with ThreadPoolExecutor(n_threads) as ex:
+            for i, run in enumerate(ex.map(load, items)):
+                loaded.append(run)
+                if progress:
+                    progress(i + 1, total, run.name)
+    else:
+        for i, item in enumerate(items):
+            loaded.append(load(item))
+            if progress:
+                progress(i + 1, total, loaded[-1].name)
+    return judge(loaded, qrels, depth=depth, missing_topics=missing_topics)
+
+
+def evaluate(
+    qrels: str | os.PathLike | Qrels,
+    runs,
+    measures: Iterable[str | Measure] = DEFAULT_MEASURES,
+    depth: int | None = None,
+    *,
+    missing_topics: MissingTopics = "zero",
+    score_precision: ScorePrecision = "float64",
+    extra_fields: ExtraFields = "error",
+    duplicates: Duplicates = "error",
+    progress: Callable[[int, int, str], None] | None = None,
+) -> ScoreTable:
+    """Score runs against qrels, per topic, exactly like trec_eval 10.
+
+    Parameters
+    ----------
+    qrels : path or Qrels
+    runs : path, directory, glob pattern, Run, or a sequence of them; or a JudgedRuns
+    measures : measure names (``"AP"``, ``"nDCG@10"``, ``"RBP(p=0.8)@30"``) or objects
+    depth : int, optional
+        Keep only the first ``depth`` documents of each topic of each run.
+    missing_topics : {"zero", "drop", "error"}
+        See :func:`irscale.data.judge`.
+    score_precision : {"float64", "float32"}
+        ``"float32"`` orders documents like trec_eval <= 9.0.8 and pytrec_eval.
+
+    Returns
+    -------
+    ScoreTable
+        ``to_frame()`` gives the tidy table (system, topic, measure, value).
+
+    Examples
+    --------
+    >>> from irscale import evaluate
+    >>> from irscale.io import Qrels, Run
+    >>> q = Qrels.from_records([("1", "a", 1), ("1", "b", 0), ("1", "c", 1)])
+    >>> r = Run.from_records([("1", "a", 3.0), ("1", "b", 2.0), ("1", "c", 1.0)], name="r")
+    >>> float(evaluate(q, [r], ["AP"]).values[0, 0, 0])  # (1/1 + 2/3) / 2
+    0.8333333333333333
+    """
+    if not isinstance(qrels, Qrels):
+        qrels = read_qrels(qrels)
+    if isinstance(runs, JudgedRuns):
+        judged = runs
+    else:
+        judged = load_runs(runs, qrels, depth=depth, missing_topics=missing_topics,
+                           score_precision=score_precision, extra_fields=extra_fields,
+                           duplicates=duplicates, progress=progress)
+    table = score(judged, measures)
+    table.provenance.update({"qrels": qrels.path, "score_precision": score_precision})
+    return table

@@ -1,0 +1,18 @@
+"""Evaluation measures: registry, parser and the built-in families.
+
+>>> from irscale.measures import parse_measure
+>>> parse_measure("AP@30").trec_eval_name
+'map_cut_30'
+"""
+
+from irscale.measures.base import REGISTRY, Measure, from_trec_eval, parse_measure, parse_measures, register
+from irscale.measures.gains import DCG, ERR, RBP, gP, gR, nDCG
+from irscale.measures.orders import RBTO, SBTO
+from irscale.measures.ranked import AP, RR, Bpref, Rprec
+from irscale.measures.sets import F, NumRel, NumRelRet, NumRet, P, R, Success
+
+__all__ = [
+    "REGISTRY", "Measure", "register", "parse_measure", "parse_measures", "from_trec_eval",
+    "P", "R", "F", "Success", "NumRet", "NumRel", "NumRelRet", "AP", "RR", "Rprec", "Bpref",
+    "DCG", "nDCG", "RBP", "ERR", "gP", "gR", "SBTO", "RBTO",
+]

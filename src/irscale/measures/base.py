@@ -1,0 +1,262 @@
+"""Measure base class, registry and parser.
+
+A measure is a frozen dataclass whose fields are its parameters. Its canonical string
+(``str(m)``) is also its identity and parses back to an equal object::
+
+    >>> from irscale.measures import parse_measure
+    >>> str(parse_measure("RBP(p=0.8)@30"))
+    'RBP(p=0.8)@30'
+    >>> parse_measure("nDCG(cutoff=10)") == parse_measure("nDCG@10")
+    True
+
+Every measure has two implementations that tests hold equal:
+
+* :meth:`Measure.reference` — plain Python over one ranked list of grades, written to
+  be read (and checked against trec_eval's C code);
+* :meth:`Measure.batch` — numpy over an (S, T, D) grade array of many runs and topics.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+
+from irscale.data import PAD, UNJUDGED, TopicStats
+from irscale.errors import MeasureError, UnknownMeasureError
+
+REGISTRY: dict[str, type["Measure"]] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register(name: str, *aliases: str):
+    """Class decorator adding a measure to the registry under ``name`` (and aliases)."""
+
+    def deco(cls):
+        cls.NAME = name
+        REGISTRY[name] = cls
+        for a in aliases:
+            _ALIASES[a] = name
+        return cls
+
+    return deco
+
+
+@dataclass(frozen=True)
+class Measure:
+    """Base class. Subclasses are frozen dataclasses; fields are parameters.
+
+    Class attributes
+    ----------------
+    graded : bool
+        Uses grades beyond relevant / non-relevant.
+    needs_recall_base : bool
+        Depends on the number of relevant documents of the topic (RB).
+    """
+
+    NAME: ClassVar[str] = "?"
+    graded: ClassVar[bool] = False
+    needs_recall_base: ClassVar[bool] = False
+    requires_cutoff: ClassVar[bool] = False
+    always_shown: ClassVar[tuple[str, ...]] = ()  # parameters shown in the name even at default
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name == "cutoff" and v is not None:
+                if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                    raise MeasureError(f"{self.NAME}: cutoff must be a positive integer, not {v!r}")
+                object.__setattr__(self, "cutoff", int(v))
+            if f.name == "rel" and v is not None:
+                if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                    raise MeasureError(f"{self.NAME}: rel must be a non-negative integer grade, not {v!r}")
+        if self.requires_cutoff and getattr(self, "cutoff", None) is None:
+            raise MeasureError(f"{self.NAME} needs a cutoff (the run length N), for example {self.NAME}@30")
+        self.validate()
+
+    def validate(self) -> None:
+        """Check parameter values (override; raise MeasureError)."""
+
+    # -- identity -----------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def __str__(self) -> str:
+        parts = []
+        for f in dataclasses.fields(self):
+            if f.name == "cutoff":
+                continue
+            v = getattr(self, f.name)
+            if v != f.default or f.name in self.always_shown:
+                parts.append(f"{f.name}={v!r}")
+        s = self.NAME + (f"({','.join(parts)})" if parts else "")
+        cutoff = getattr(self, "cutoff", None)
+        return s + (f"@{cutoff}" if cutoff is not None else "")
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    @property
+    def trec_eval_name(self) -> str | None:
+        """trec_eval's name for this measure (``map_cut_10``), or None if it has none."""
+        return None
+
+    # -- computation --------------------------------------------------------------
+    def batch(self, grades: np.ndarray, topics: TopicStats) -> np.ndarray:
+        """Scores of an (S, T, D) int16 grade array: float64 array (S, T)."""
+        raise NotImplementedError
+
+    def reference(self, grades: Sequence[int], topic: TopicStats) -> float:
+        """Score of one ranked list of grades on a one-topic :class:`TopicStats`."""
+        raise NotImplementedError
+
+    def __call__(self, grades: Sequence[int], level_counts: Sequence[int] | None = None) -> float:
+        """Convenience: score one ranked list. ``level_counts[g]`` is the number of judged
+        documents of grade g for the topic; by default the list's own judged documents."""
+        g = [int(x) for x in grades]
+        if level_counts is None:
+            c = max([x for x in g if x >= 0] + [1])
+            level_counts = [sum(1 for x in g if x == k) for k in range(c + 1)]
+        topic = TopicStats.single(level_counts)
+        arr = np.array([[g if g else [int(PAD)]]], dtype=np.int16)
+        return float(self.batch(arr, topic)[0, 0])
+
+
+# -- helpers shared by the measure families ----------------------------------------
+
+def cut(grades: np.ndarray, cutoff: int | None) -> np.ndarray:
+    return grades if cutoff is None else grades[..., :cutoff]
+
+
+def relevant(grades: np.ndarray, rel: int) -> np.ndarray:
+    """Binary relevance mask: grade >= rel (>= 0), so sentinels and negative grades
+    are never relevant."""
+    return grades >= rel
+
+
+def graded_gain(grades: np.ndarray, c: int, rel: int | None) -> np.ndarray:
+    """Gains in grade units: the grade clipped to [0, c]; 0/1 when ``rel`` is given."""
+    if rel is not None:
+        return relevant(grades, rel).astype(np.float64)
+    return np.clip(grades, 0, c).astype(np.float64)
+
+
+def ref_rel(g: int, rel: int) -> bool:
+    return g >= rel
+
+
+def ref_gain(g: int, c: int, rel: int | None) -> float:
+    if rel is not None:
+        return 1.0 if ref_rel(g, rel) else 0.0
+    return float(min(max(g, 0), c))
+
+
+def ranks(n: int) -> np.ndarray:
+    return np.arange(1, n + 1, dtype=np.float64)
+
+
+def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    return out
+
+
+__all__ = ["Measure", "REGISTRY", "register", "parse_measure", "parse_measures", "from_trec_eval",
+           "PAD", "UNJUDGED"]
+
+
+# -- parsing ---------------------------------------------------------------------
+
+def _literal(node: ast.AST, text: str):
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise MeasureError(f"{text!r}: parameter values must be numbers or strings, found {ast.unparse(node)!r}") from None
+
+
+def _lookup(name: str, text: str) -> type[Measure]:
+    name = _ALIASES.get(name, name)
+    if name in REGISTRY:
+        return REGISTRY[name]
+    known = sorted(REGISTRY) + sorted(_ALIASES)
+    lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    if name.lower() in lower:
+        close.insert(0, lower[name.lower()])
+    close = list(dict.fromkeys(_ALIASES.get(c, c) for c in close))  # canonical names, once
+    hint = (f"; did you mean {' or '.join(repr(text.replace(name, c, 1)) for c in close)}?"
+            if close else "")
+    raise UnknownMeasureError(f"unknown measure {text!r}{hint} (known: {', '.join(sorted(REGISTRY))})")
+
+
+def parse_measure(text: str | Measure) -> Measure:
+    """Parse an ir_measures-style name: ``AP``, ``AP@30``, ``RBP(p=0.8)@30``,
+    ``nDCG(base=10)@30``, ``P(rel=2)@10``. trec_eval names (``map``, ``P_10``,
+    ``ndcg_cut_10``) are accepted too. Parsing uses :mod:`ast`, never ``eval``."""
+    if isinstance(text, Measure):
+        return text
+    s = text.strip()
+    te = from_trec_eval(s)
+    return te if te is not None else _parse_native(s, text)
+
+
+def _parse_native(s: str, text: str) -> Measure:
+    try:
+        node = ast.parse(s, mode="eval").body
+    except SyntaxError:
+        raise MeasureError(f"cannot parse measure {text!r}; expected a name like 'AP@30' or 'RBP(p=0.8)@30'") from None
+    cutoff = None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        cutoff = _literal(node.right, text)
+        node = node.left
+    kwargs: dict[str, Any] = {}
+    if isinstance(node, ast.Call):
+        if node.args:
+            raise MeasureError(f"{text!r}: give parameters by name, for example RBP(p=0.8)")
+        kwargs = {k.arg: _literal(k.value, text) for k in node.keywords}
+        node = node.func
+    if not isinstance(node, ast.Name):
+        raise MeasureError(f"cannot parse measure {text!r}; expected a name like 'AP@30' or 'RBP(p=0.8)@30'")
+    cls = _lookup(node.id, text)
+    if cutoff is not None:
+        if "cutoff" in kwargs:
+            raise MeasureError(f"{text!r}: cutoff given twice")
+        kwargs["cutoff"] = cutoff
+    names = {f.name for f in dataclasses.fields(cls)}
+    bad = [k for k in kwargs if k not in names]
+    if bad:
+        raise MeasureError(f"{text!r}: {cls.NAME} has no parameter {bad[0]!r} (parameters: {', '.join(sorted(names)) or 'none'})")
+    return cls(**kwargs)
+
+
+def parse_measures(items: Sequence[str | Measure]) -> list[Measure]:
+    out: list[Measure] = []
+    for it in items:
+        m = parse_measure(it)
+        if m not in out:
+            out.append(m)
+    return out
+
+
+_TE_PATTERNS = [
+    (r"map", "AP"), (r"map_cut_(\d+)", "AP@{}"), (r"P_(\d+)", "P@{}"), (r"recall_(\d+)", "R@{}"),
+    (r"ndcg", "nDCG"), (r"ndcg_cut_(\d+)", "nDCG@{}"), (r"recip_rank", "RR"), (r"Rprec", "Rprec"),
+    (r"bpref", "bpref"), (r"success_(\d+)", "Success@{}"), (r"set_F", "F"), (r"set_P", "P"),
+    (r"set_recall", "R"), (r"num_ret", "NumRet"), (r"num_rel", "NumRel"), (r"num_rel_ret", "NumRelRet"),
+]
+
+
+def from_trec_eval(name: str) -> Measure | None:
+    """The measure for a trec_eval name (``map_cut_10`` -> ``AP@10``), or None."""
+    for pat, fmt in _TE_PATTERNS:
+        m = re.fullmatch(pat, name)
+        if m:
+            native = fmt.format(*m.groups())
+            return _parse_native(native, native)
+    return None

@@ -1,0 +1,68 @@
+"""The interval-scale measures of Ferrante, Ferro & Pontarollo (2017, 2019): the rank
+functions of the set-based and the strong top-heaviness total orders on runs of length N."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import comb
+
+from irscale.measures.base import Measure, cut, graded_gain, ref_gain, register
+
+
+@register("SBTO")
+@dataclass(frozen=True)
+class SBTO(Measure):
+    """Set-Based Total Order measure at N = ``cutoff`` (2019 paper, eq. 3):
+    sum over j = 1..N of C(d_j + N - j, N - j + 1), where d_1 >= ... >= d_N are the
+    grades of the top N documents sorted in decreasing order. With binary relevance
+    (``rel=`` given, or c = 1) it is the number of relevant documents retrieved.
+    Computed in float64 (exact while the values stay below 2^53)."""
+
+    cutoff: int | None = None
+    rel: int | None = None
+    graded = True
+    requires_cutoff = True
+
+    def batch(self, grades, topics):
+        N = self.cutoff
+        d = graded_gain(cut(grades, N), topics.max_grade, self.rel)
+        if d.shape[-1] < N:
+            d = np.concatenate([d, np.zeros(d.shape[:-1] + (N - d.shape[-1],))], axis=-1)
+        d = -np.sort(-d, axis=-1)
+        j = np.arange(1, N + 1)
+        return comb(d + N - j, N - j + 1).sum(axis=-1)
+
+    def reference(self, grades, topic):
+        N = self.cutoff
+        d = sorted((int(ref_gain(g, topic.max_grade, self.rel)) for g in grades[:N]), reverse=True)
+        d += [0] * (N - len(d))
+        return float(sum(math.comb(d[j - 1] + N - j, N - j + 1) for j in range(1, N + 1)))
+
+
+@register("RBTO")
+@dataclass(frozen=True)
+class RBTO(Measure):
+    """Rank-Based Total Order measure at N = ``cutoff`` (2019 paper, eq. 6):
+    sum over i = 1..N of d_i (c + 1)^(N - i), the run's grades read as a base-(c+1)
+    number. Computed in float64 (exact while (c+1)^N < 2^53)."""
+
+    cutoff: int | None = None
+    rel: int | None = None
+    graded = True
+    requires_cutoff = True
+
+    def batch(self, grades, topics):
+        N = self.cutoff
+        c = 1 if self.rel is not None else topics.max_grade
+        d = graded_gain(cut(grades, N), topics.max_grade, self.rel)
+        w = float(c + 1) ** (N - 1 - np.arange(d.shape[-1], dtype=np.float64))
+        return d @ w
+
+    def reference(self, grades, topic):
+        N = self.cutoff
+        c = 1 if self.rel is not None else topic.max_grade
+        d = [int(ref_gain(g, topic.max_grade, self.rel)) for g in grades[:N]]
+        return float(sum(x * (c + 1) ** (N - 1 - i) for i, x in enumerate(d)))

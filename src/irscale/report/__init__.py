@@ -1,0 +1,1 @@
+"""Renderers: pure functions from result objects to text (tables, CSV/TSV/JSON, trec_eval layout)."""

@@ -1,0 +1,87 @@
+"""Render a :class:`~irscale.experiment.ScoreTable` as text."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from irscale.experiment import ScoreTable
+from irscale.measures import NumRel, NumRelRet, NumRet
+
+_COUNTS = (NumRet, NumRel, NumRelRet)
+
+
+def long_frame(table: ScoreTable, per_topic: bool) -> pd.DataFrame:
+    """Per-topic tidy rows (system, topic, measure, value), or the means with topic 'all'."""
+    if per_topic:
+        return table.to_frame()
+    means = table.mean()
+    df = means.reset_index().melt(id_vars="system", var_name="measure", value_name="value")
+    df.insert(1, "topic", "all")
+    return df
+
+
+def delimited(table: ScoreTable, per_topic: bool, sep: str) -> str:
+    return long_frame(table, per_topic).to_csv(sep=sep, index=False, lineterminator="\n")
+
+
+def as_json(table: ScoreTable, per_topic: bool) -> str:
+    df = long_frame(table, per_topic)
+    return json.dumps({"provenance": table.provenance, "scores": df.to_dict(orient="records")}, indent=1)
+
+
+def trec_eval_text(table: ScoreTable, per_topic: bool) -> str:
+    """trec_eval's layout: ``measure<TAB>qid|all<TAB>value`` (names padded to 22,
+    4 decimals; counts as integers and summed over topics in the 'all' lines), one block
+    per run, each 'all' block opened by runid and num_q."""
+    lines: list[str] = []
+    names = []
+    for m in table.measures:
+        names.append(m.trec_eval_name or str(m))
+    counts = [isinstance(m, _COUNTS) for m in table.measures]
+
+    def fmt(name, qid, v, is_count):
+        val = f"{int(round(v))}" if is_count else f"{v:.4f}"
+        return f"{name:<22}\t{qid}\t{val}"
+
+    for s, system in enumerate(table.systems):
+        vals = table.values[:, s, :]
+        present = ~np.isnan(vals[0]) if len(table.measures) else np.ones(len(table.topics), bool)
+        if per_topic:
+            for t, topic in enumerate(table.topics):
+                if not present[t]:
+                    continue
+                for i, name in enumerate(names):
+                    lines.append(fmt(name, topic, vals[i, t], counts[i]))
+        lines.append(f"{'runid':<22}\tall\t{system}")
+        lines.append(f"{'num_q':<22}\tall\t{int(present.sum())}")
+        for i, name in enumerate(names):
+            v = vals[i, present]
+            lines.append(fmt(name, "all", v.sum() if counts[i] else v.mean(), counts[i]))
+    return "\n".join(lines) + "\n"
+
+
+def rich_table(table: ScoreTable, per_topic: bool):
+    """A rich Table: one row per system (and topic with ``per_topic``), one column per measure."""
+    from rich.table import Table
+
+    t = Table(show_header=True, header_style="bold")
+    t.add_column("system", style="cyan", no_wrap=True, min_width=max(map(len, table.systems), default=6))
+    if per_topic:
+        t.add_column("topic")
+    for m in table.measures:
+        t.add_column(str(m), justify="right", no_wrap=True, min_width=max(len(str(m)), 6))
+    if per_topic:
+        for s, system in enumerate(table.systems):
+            for k, topic in enumerate(table.topics):
+                row = table.values[:, s, k]
+                if np.isnan(row).all():
+                    continue
+                t.add_row(system, topic, *(f"{v:.4f}" for v in row))
+    else:
+        means = table.mean()
+        for system, row in means.iterrows():
+            t.add_row(str(system), *(f"{v:.4f}" for v in row.to_numpy()))
+    return t
