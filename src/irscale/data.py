@@ -157,27 +157,31 @@ class JudgedRuns:
 
 @dataclass(frozen=True, eq=False)
 class _QrelsIndex:
-    keys: np.ndarray  # S(2+W) sorted keys: topic index (2 bytes, no NUL) + docno
-    grades: np.ndarray
-    width: int
+    """Hash index of the qrels: 64-bit hashes of (topic, docno) sorted, for a fast
+    search; every hit is then verified on the bytes, so the lookup stays exact."""
+
+    hashes: np.ndarray  # sorted uint64
+    order: np.ndarray  # qrels record of each sorted hash
+    width: int  # docno width the hash covers
+    unique: bool  # no two qrels keys share a hash (else the slow exact path is used)
 
 
-def _topic_prefix(codes: np.ndarray) -> np.ndarray:
-    """Two order-preserving non-NUL bytes per topic index (< 255*255 topics)."""
-    codes = codes.astype(np.int64)
-    return np.stack([codes // 255 + 1, codes % 255 + 1], axis=1).astype(np.uint8)
+def _key_hash(topic_idx: np.ndarray, docno_mat: np.ndarray) -> np.ndarray:
+    from irscale.io.trec import _hash_rows
+
+    with np.errstate(over="ignore"):
+        return _hash_rows(docno_mat) ^ (topic_idx.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
 
 
 def _index(qrels: Qrels) -> _QrelsIndex:
     cached = getattr(qrels, "_irscale_index", None)
     if cached is not None:
         return cached
-    if len(qrels.topics) >= 255 * 255:
-        raise PolicyError(f"{qrels.path}: more than {255 * 255 - 1} topics are not supported")
     W = qrels.docno.dtype.itemsize
-    mat = np.concatenate([_topic_prefix(qrels.topic_code), qrels.docno.view(np.uint8).reshape(-1, W)], axis=1)
-    keys = np.ascontiguousarray(mat).view(f"S{W + 2}").ravel()  # already sorted: (topic, docno)
-    idx = _QrelsIndex(keys, qrels.grade, W)
+    h = _key_hash(qrels.topic_code, qrels.docno.view(np.uint8).reshape(-1, W))
+    order = np.argsort(h)
+    hs = h[order]
+    idx = _QrelsIndex(hs, order, W, not bool((hs[1:] == hs[:-1]).any()))
     object.__setattr__(qrels, "_irscale_index", idx)
     return idx
 
@@ -217,16 +221,25 @@ def _lookup(qrels: Qrels, topic_idx: np.ndarray, docno: np.ndarray) -> np.ndarra
     W = ix.width
     n = len(docno)
     w = docno.dtype.itemsize
-    mat = np.zeros((n, W + 2), dtype=np.uint8)
-    mat[:, :2] = _topic_prefix(topic_idx)
     dm = docno.view(np.uint8).reshape(n, w)
-    mat[:, 2 : 2 + min(w, W)] = dm[:, : min(w, W)]
-    too_long = dm[:, W] != 0 if w > W else np.zeros(n, dtype=bool)
-    keys = mat.view(f"S{W + 2}").ravel()
-    at = np.searchsorted(ix.keys, keys)
-    at_c = np.minimum(at, len(ix.keys) - 1)
-    hit = (at < len(ix.keys)) & (ix.keys[at_c] == keys) & ~too_long
-    return np.where(hit, ix.grades[at_c], UNJUDGED).astype(np.int16)
+    if w >= W:
+        mat = dm[:, :W]
+        too_long = dm[:, W] != 0 if w > W else np.zeros(n, dtype=bool)
+    else:
+        mat = np.zeros((n, W), dtype=np.uint8)
+        mat[:, :w] = dm
+        too_long = np.zeros(n, dtype=bool)
+    if ix.unique:
+        at = np.minimum(np.searchsorted(ix.hashes, _key_hash(topic_idx, mat)), len(ix.hashes) - 1)
+        rec = ix.order[at]
+    else:  # a hash collision inside the qrels (improbable): exact search per topic
+        rec = np.zeros(n, dtype=np.int64)
+        for t in np.unique(topic_idx):
+            lo, hi = np.searchsorted(qrels.topic_code, [t, t + 1])
+            sel = topic_idx == t
+            rec[sel] = lo + np.minimum(np.searchsorted(qrels.docno[lo:hi], docno[sel]), max(hi - lo - 1, 0))
+    hit = (qrels.topic_code[rec] == topic_idx) & (qrels.docno[rec] == docno) & ~too_long
+    return np.where(hit, qrels.grade[rec], UNJUDGED).astype(np.int16)
 
 
 def judge(

@@ -51,13 +51,15 @@ def read_bytes(path: str | Path) -> bytes:
             # zlib is faster than gzip.decompress; wbits=47 accepts gzip, concatenated members
             d = zlib.decompressobj(wbits=47)
             out = [d.decompress(raw)]
-            while d.unused_data:
+            while d.eof and d.unused_data:  # concatenated gzip members
                 rest = d.unused_data
                 d = zlib.decompressobj(wbits=47)
                 out.append(d.decompress(rest))
+            if not d.eof:
+                raise zlib.error("truncated stream")
             raw = b"".join(out)
         except (zlib.error, EOFError, gzip.BadGzipFile) as e:
-            raise InputFormatError(path, None, f"corrupt gzip data ({e})") from None
+            raise InputFormatError(path, None, f"corrupt gzip data ({e}); check the download or re-compress the file") from None
     return raw
 
 

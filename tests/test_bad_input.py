@@ -1,0 +1,123 @@
+"""Each class of bad input gets a clear error naming file and line, through the API and
+through the CLI (exit code 2, one line on stderr)."""
+
+import gzip
+
+import pytest
+from typer.testing import CliRunner
+
+import irscale
+from irscale.cli import app
+from irscale.errors import InputFormatError, MeasureError, PolicyError
+
+GOOD_QRELS = "1 0 a 1\n1 0 b 0\n2 0 c 1\n"
+GOOD_RUN = "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n2 Q0 c 1 1.5 r\n"
+
+CASES = [
+    # (name, which file is bad, content, expected line, message fragment)
+    ("run_too_few_fields", "run", "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0\n", 2, "expected 6 fields 'qid Q0 docno rank score tag', found 5"),
+    ("run_too_many_fields", "run", "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r x\n", 2, "found 7"),
+    ("run_bad_score", "run", "1 Q0 a 1 2.0 r\n\n1 Q0 b 2 high r\n", 3, "score (5th field) must be a number, found 'high'"),
+    ("run_nan_score", "run", "1 Q0 a 1 nan r\n", 1, "score is NaN"),
+    ("run_duplicate_docno", "run", "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n1 Q0 a 3 0.5 r\n", 3, "duplicate docno 'a' for topic '1' (first at line 1)"),
+    ("run_empty", "run", "", None, "empty file"),
+    ("run_blank", "run", "\n  \n", None, "empty file"),
+    ("run_utf16", "run", "1 Q0 a 1 2.0 r\n".encode("utf-16"), 1, "NUL byte"),
+    ("run_latin1", "run", "1 Q0 a 1 2.0 r\n1 Q0 caf\xe9 2 1.0 r\n".encode("latin-1"), 2, "not UTF-8"),
+    ("run_no_common_topic", "run", "9 Q0 a 1 2.0 r\n", None, "shares no topic with the qrels"),
+    ("run_two_tags", "run", "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 s\n", 2, "run tag 's' differs"),
+    ("qrels_bad_grade", "qrels", "1 0 a 1\n1 0 b yes\n", 2, "grade (4th field) must be an integer, found 'yes'"),
+    ("qrels_float_grade", "qrels", "1 0 a 1.5\n", 1, "must be an integer"),
+    ("qrels_fields", "qrels", "1 0 a\n", 1, "expected 4 fields 'qid iter docno grade', found 3"),
+    ("qrels_duplicate", "qrels", "1 0 a 1\n1 0 a 0\n", 2, "duplicate judgement of docno 'a'"),
+    ("qrels_empty", "qrels", "", None, "empty file"),
+    ("run_corrupt_gzip", "run", b"\x1f\x8b\x08\x00garbage", None, "corrupt gzip"),
+]
+
+
+def write(tmp_path, which, content):
+    q = tmp_path / "qrels.txt"
+    r = tmp_path / "run.txt"
+    q.write_text(GOOD_QRELS)
+    r.write_text(GOOD_RUN)
+    target = q if which == "qrels" else r
+    target.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return q, r, target
+
+
+@pytest.mark.parametrize("name, which, content, line, fragment", CASES, ids=[c[0] for c in CASES])
+def test_api_error(tmp_path, name, which, content, line, fragment):
+    q, r, target = write(tmp_path, which, content)
+    with pytest.raises(InputFormatError) as ei:
+        irscale.evaluate(q, [r], ["AP"])
+    e = ei.value
+    assert e.path == str(target)
+    assert e.line == line
+    assert fragment in str(e)
+    assert str(e).startswith(f"{target}:{line}: " if line else f"{target}: ")
+
+
+@pytest.mark.parametrize("name, which, content, line, fragment", CASES, ids=[c[0] for c in CASES])
+def test_cli_error(tmp_path, name, which, content, line, fragment):
+    q, r, target = write(tmp_path, which, content)
+    res = CliRunner().invoke(app, ["evaluate", str(q), str(r), "-m", "AP"])
+    assert res.exit_code == 2, res.output
+    lines = [x for x in res.stderr.splitlines() if x.startswith("error:")]
+    assert len(lines) == 1
+    where = f"{target}:{line}:" if line else f"{target}:"
+    assert where in res.stderr.replace("\n", "") and fragment.split("'")[0] in res.stderr.replace("\n", "")
+    assert res.stdout == ""
+
+
+def test_policies_keep_going(tmp_path):
+    q, r, _ = write(tmp_path, "run", "1 Q0 a 1 2.0 r extra\n1 Q0 a 3 0.5 r more\n2 Q0 c 1 1.5 r\n")
+    t = irscale.evaluate(q, [r], ["NumRet"], extra_fields="ignore", duplicates="first")
+    assert t.values[0, 0].tolist() == [1.0, 1.0]
+
+
+def test_missing_topic_policies(tmp_path):
+    q, r, _ = write(tmp_path, "run", "1 Q0 a 1 2.0 r\n")
+    with pytest.warns(irscale.errors.IrscaleWarning, match=r"run 'r' has no results for 1 qrels topic\(s\), scored 0: 2"):
+        t = irscale.evaluate(q, [r], ["AP"])
+    assert t.values[0, 0].tolist() == [1.0, 0.0] and t.mean()["AP"].iloc[0] == 0.5
+    with pytest.warns(irscale.errors.IrscaleWarning, match="left out"):
+        t = irscale.evaluate(q, [r], ["AP"], missing_topics="drop")
+    assert t.mean()["AP"].iloc[0] == 1.0 and len(t.to_frame()) == 1
+    with pytest.raises(PolicyError, match="no results for qrels topic"):
+        irscale.evaluate(q, [r], ["AP"], missing_topics="error")
+
+
+def test_topics_outside_qrels_and_topics_without_relevant_are_reported(tmp_path):
+    q, r, _ = write(tmp_path, "run", GOOD_RUN + "7 Q0 z 1 1.0 r\n")
+    q.write_text(GOOD_QRELS + "3 0 d 0\n")
+    with pytest.warns(irscale.errors.IrscaleWarning) as rec:
+        irscale.evaluate(q, [r], ["AP"])
+    msgs = " | ".join(str(w.message) for w in rec)
+    assert "ignoring 1 topic(s) absent from the qrels: 7" in msgs
+    assert "have no relevant document" in msgs and ": 3" in msgs
+
+
+def test_gzip_and_whitespace_and_comments(tmp_path):
+    q, r, _ = write(tmp_path, "run", GOOD_RUN)
+    gz = tmp_path / "run.gz.anything"
+    gz.write_bytes(gzip.compress(("# a comment\n" + GOOD_RUN.replace(" ", "\t  ")).encode()))
+    a = irscale.evaluate(q, [r], ["AP", "P@2"])
+    b = irscale.evaluate(q, [gz], ["AP", "P@2"])
+    assert (a.values == b.values).all()
+
+
+def test_unknown_measure_suggests(tmp_path):
+    q, r, _ = write(tmp_path, "run", GOOD_RUN)
+    with pytest.raises(MeasureError, match=r"did you mean 'nDCG@10'"):
+        irscale.evaluate(q, [r], ["ndcg@10"])
+    res = CliRunner().invoke(app, ["evaluate", str(q), str(r), "-m", "ndcg@10"])
+    assert res.exit_code == 2 and "did you mean 'nDCG@10'" in res.stderr
+
+
+def test_missing_file_and_empty_dir(tmp_path):
+    q, r, _ = write(tmp_path, "run", GOOD_RUN)
+    res = CliRunner().invoke(app, ["evaluate", str(q), str(tmp_path / "nope.txt")])
+    assert res.exit_code == 2 and "no such file" in res.stderr
+    (tmp_path / "empty").mkdir()
+    res = CliRunner().invoke(app, ["evaluate", str(q), str(tmp_path / "empty")])
+    assert res.exit_code == 2 and "holds no run files" in res.stderr

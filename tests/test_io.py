@@ -1,0 +1,30 @@
+"""Reader against a naive line-by-line oracle: trec_eval order (score desc, docno desc
+byte-wise), whitespace variants, float32 mode."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from irscale.io import parse_run
+
+docno = st.text(alphabet="ABab019-_.é", min_size=1, max_size=6)
+line = st.tuples(st.sampled_from(["1", "2", "10"]), docno, st.sampled_from([0.5, 1.0, 1.0000000001, 2.0, -3.0, 1e-40]))
+sep = st.sampled_from([" ", "\t", "  ", " \t "])
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(line, min_size=1, max_size=40, unique_by=lambda x: (x[0], x[1])), s=sep,
+       f32=st.booleans())
+def test_order_equals_naive_sort(lines, s, f32):
+    text = "".join(s.join([q, "Q0", d, "0", repr(sc), "tag"]) + "\n" for q, d, sc in lines)
+    run = parse_run(text.encode(), "x", score_precision="float32" if f32 else "float64")
+    key = (lambda v: float(np.float32(v))) if f32 else float
+    naive = sorted(lines, key=lambda x: (x[0].encode(), -key(x[2]), tuple(-b for b in x[1].encode()) + (1,)))
+    # docno descending byte-wise: a prefix sorts after its extensions
+    got = [(q.decode(), d.decode()) for q, d in zip(run.qid, run.docno)]
+    assert got == [(q, d) for q, d, _ in naive]
+
+
+def test_trailing_text_without_newline_and_crlf():
+    run = parse_run(b"1 Q0 a 1 1.0 t\r\n1 Q0 b 2 2.0 t", "x")
+    assert [d.decode() for d in run.docno] == ["b", "a"]
