@@ -23,7 +23,7 @@ from typing import Literal, Sequence
 import numpy as np
 
 from irscale.errors import InputFormatError, IrscaleWarning, PolicyError
-from irscale.io.trec import Qrels, Run
+from irscale.io.trec import Qrels, Run, key_hash
 
 PAD = np.int16(-32768)
 UNJUDGED = np.int16(-32767)
@@ -166,19 +166,12 @@ class _QrelsIndex:
     unique: bool  # no two qrels keys share a hash (else the slow exact path is used)
 
 
-def _key_hash(topic_idx: np.ndarray, docno_mat: np.ndarray) -> np.ndarray:
-    from irscale.io.trec import _hash_rows
-
-    with np.errstate(over="ignore"):
-        return _hash_rows(docno_mat) ^ (topic_idx.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
-
-
 def _index(qrels: Qrels) -> _QrelsIndex:
     cached = getattr(qrels, "_irscale_index", None)
     if cached is not None:
         return cached
     W = qrels.docno.dtype.itemsize
-    h = _key_hash(qrels.topic_code, qrels.docno.view(np.uint8).reshape(-1, W))
+    h = key_hash(qrels.topic_code, qrels.docno.view(np.uint8).reshape(-1, W))
     order = np.argsort(h)
     hs = h[order]
     idx = _QrelsIndex(hs, order, W, not bool((hs[1:] == hs[:-1]).any()))
@@ -230,7 +223,7 @@ def _lookup(qrels: Qrels, topic_idx: np.ndarray, docno: np.ndarray) -> np.ndarra
         mat[:, :w] = dm
         too_long = np.zeros(n, dtype=bool)
     if ix.unique:
-        at = np.minimum(np.searchsorted(ix.hashes, _key_hash(topic_idx, mat)), len(ix.hashes) - 1)
+        at = np.minimum(np.searchsorted(ix.hashes, key_hash(topic_idx, mat)), len(ix.hashes) - 1)
         rec = ix.order[at]
     else:  # a hash collision inside the qrels (improbable): exact search per topic
         rec = np.zeros(n, dtype=np.int64)

@@ -204,7 +204,7 @@ def _topic_blocks(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     change[1:] = qid[1:] != qid[:-1]
     heads = qid[change]
     topics = np.unique(heads)
-    codes_heads = np.searchsorted(topics, heads)
+    codes_heads = np.searchsorted(topics, heads).astype(np.int16 if len(topics) < 32768 else np.int32)
     codes = codes_heads[np.cumsum(change) - 1]
     return topics, codes
 
@@ -219,12 +219,15 @@ def _hash_rows(mat: np.ndarray) -> np.ndarray:
     return h
 
 
+def key_hash(topic_codes: np.ndarray, docno_mat: np.ndarray) -> np.ndarray:
+    """64-bit hash of (topic code, docno bytes); equal keys give equal hashes."""
+    with np.errstate(over="ignore"):
+        return _hash_rows(docno_mat) ^ (topic_codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+
+
 def _find_duplicates(topic_codes: np.ndarray, docno: np.ndarray) -> np.ndarray:
     """Indices (i, j) pairs of records with equal (topic, docno); exact (hash + verify)."""
-    width = docno.dtype.itemsize
-    mat = docno.view(np.uint8).reshape(-1, width)
-    with np.errstate(over="ignore"):
-        h = _hash_rows(mat) ^ (topic_codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    h = key_hash(topic_codes, docno.view(np.uint8).reshape(-1, docno.dtype.itemsize))
     order = np.argsort(h)
     hs = h[order]
     cand = np.flatnonzero(hs[1:] == hs[:-1])
@@ -405,7 +408,7 @@ def trec_order(topic_codes: np.ndarray, score: np.ndarray, docno: np.ndarray) ->
     descending, docno descending (byte-wise)."""
     # stable sorts: score desc, then topic asc (radix sort for small ints)
     o = np.argsort(-score, kind="stable")
-    o = o[np.argsort(topic_codes[o].astype(np.int32 if len(topic_codes) and topic_codes.max() > 32000 else np.int16), kind="stable")]
+    o = o[np.argsort(topic_codes[o], kind="stable")]  # int16 codes: numpy uses radix sort
     # tie groups (same topic and score) are ordered by docno descending
     t, s = topic_codes[o], score[o]
     same = (t[1:] == t[:-1]) & (s[1:] == s[:-1])
