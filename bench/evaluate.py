@@ -43,6 +43,8 @@ def read_run_dict(f):
     return r
 def report(**kw):
     kw["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # worker processes (irscale reads runs in forked workers): the largest one
+    kw["child_peak_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print("RESULT " + json.dumps(kw))
 """
 
@@ -132,15 +134,16 @@ def main() -> None:
             "seconds": statistics.median(r["seconds"] for r in runs),
             "cold_seconds": statistics.median(r["cold_seconds"] for r in runs) if "cold_seconds" in runs[0] else None,
             "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+            "child_peak_mb": max(r.get("child_peak_mb", 0) for r in runs),
             "cells": runs[0]["cells"],
             "all": [round(r["seconds"], 2) for r in runs],
         }
     base = results.get("irscale", {}).get("seconds")
     print(f"\nTREC-8: 129 runs x 50 topics, 6 measures, end to end; median of {args.repeat} fresh processes")
-    print(f"{'tool':12s} {'median s':>9s} {'x irscale':>10s} {'peak MB':>8s}  cells   runs (s)")
+    print(f"{'tool':12s} {'median s':>9s} {'x irscale':>10s} {'peak MB':>8s} {'worker MB':>9s}  cells   runs (s)")
     for name, r in results.items():
         ratio = f"{r['seconds'] / base:9.1f}x" if base else ""
-        print(f"{name:12s} {r['seconds']:9.2f} {ratio:>10s} {r['peak_rss_mb']:8.0f}  {r['cells']:6d}  {r['all']}")
+        print(f"{name:12s} {r['seconds']:9.2f} {ratio:>10s} {r['peak_rss_mb']:8.0f} {r['child_peak_mb']:9.0f}  {r['cells']:6d}  {r['all']}")
         if r["cold_seconds"] is not None:
             ratio = f"{r['cold_seconds'] / base:9.1f}x" if base else ""
             print(f"{name + ' cold':12s} {r['cold_seconds']:9.2f} {ratio:>10s}  (first call: numba JIT compiles)")

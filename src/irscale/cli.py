@@ -58,7 +58,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 def _progress():
     return Progress(TextColumn("reading runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TextColumn("{task.description}"), console=err, transient=True)
+                    TextColumn("{task.description}"), console=err, transient=True,
+                    auto_refresh=False)  # no refresh thread: the readers may then fork worker processes
 
 
 def _evaluate_and_print(qrels, runs, measures, per_topic, fmt, trec_eval, depth, float32, missing,
@@ -73,6 +74,7 @@ def _evaluate_and_print(qrels, runs, measures, per_topic, fmt, trec_eval, depth,
 
             def tick(done, total, name):
                 bar.update(task, completed=done, total=total, description=name)
+                bar.refresh()
 
             table = evaluate(qrels, runs, measures or DEFAULT_MEASURES, depth,
                              missing_topics=missing.value, score_precision="float32" if float32 else "float64",

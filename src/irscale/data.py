@@ -157,11 +157,11 @@ class JudgedRuns:
 
 @dataclass(frozen=True, eq=False)
 class _QrelsIndex:
-    """Hash index of the qrels: 64-bit hashes of (topic, docno) sorted, for a fast
-    search; every hit is then verified on the bytes, so the lookup stays exact."""
+    """Hash table of the qrels: a 64-bit hash of (topic, docno) per record, in a pandas
+    hash index (O(1) lookups); every hit is then verified on the bytes, so the lookup
+    stays exact."""
 
-    hashes: np.ndarray  # sorted uint64
-    order: np.ndarray  # qrels record of each sorted hash
+    table: object  # pandas.Index of the record hashes, in record order
     width: int  # docno width the hash covers
     unique: bool  # no two qrels keys share a hash (else the slow exact path is used)
 
@@ -170,11 +170,11 @@ def _index(qrels: Qrels) -> _QrelsIndex:
     cached = getattr(qrels, "_irscale_index", None)
     if cached is not None:
         return cached
+    import pandas as pd
+
     W = qrels.docno.dtype.itemsize
-    h = key_hash(qrels.topic_code, qrels.docno.view(np.uint8).reshape(-1, W))
-    order = np.argsort(h)
-    hs = h[order]
-    idx = _QrelsIndex(hs, order, W, not bool((hs[1:] == hs[:-1]).any()))
+    table = pd.Index(key_hash(qrels.topic_code, qrels.docno.view(np.uint8).reshape(-1, W)))
+    idx = _QrelsIndex(table, W, bool(table.is_unique))
     object.__setattr__(qrels, "_irscale_index", idx)
     return idx
 
@@ -223,8 +223,8 @@ def _lookup(qrels: Qrels, topic_idx: np.ndarray, docno: np.ndarray) -> np.ndarra
         mat[:, :w] = dm
         too_long = np.zeros(n, dtype=bool)
     if ix.unique:
-        at = np.minimum(np.searchsorted(ix.hashes, key_hash(topic_idx, mat)), len(ix.hashes) - 1)
-        rec = ix.order[at]
+        rec = ix.table.get_indexer(key_hash(topic_idx, mat))
+        rec[rec < 0] = 0  # absent: record 0, rejected by the verification below
     else:  # a hash collision inside the qrels (improbable): exact search per topic
         rec = np.zeros(n, dtype=np.int64)
         for t in np.unique(topic_idx):
@@ -254,33 +254,49 @@ def judge(
         warning names run and topics), left out of that run's scores (``"drop"``: like
         trec_eval without ``-c``), or an error.
     """
+    check_options(depth, missing_topics)
+    return assemble([(r.name, r.path, *judge_run(r, qrels, depth)) for r in runs], qrels,
+                    depth=depth, missing_topics=missing_topics)
+
+
+def check_options(depth: int | None, missing_topics: str) -> None:
     if missing_topics not in ("zero", "drop", "error"):
         raise ValueError(f"missing_topics must be 'zero', 'drop' or 'error', not {missing_topics!r}")
     if depth is not None and depth < 1:
         raise ValueError("depth must be at least 1")
-    names = [r.name for r in runs]
+
+
+def assemble(
+    judged: Sequence[tuple[str, str, np.ndarray, list[str], list[str]]],
+    qrels: Qrels,
+    *,
+    depth: int | None = None,
+    missing_topics: MissingTopics = "zero",
+) -> JudgedRuns:
+    """Stack the results of :func:`judge_run` (``(name, path, grades, missing, extra)``
+    per run) into :class:`JudgedRuns`, applying the policies of :func:`judge`."""
+    names = [j[0] for j in judged]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise PolicyError(f"several runs are named {', '.join(map(repr, dup))}; run names (the tag column) "
                           "must be unique: rename the tags or pass names explicitly")
     mats, missing = [], {}
-    for run in runs:
-        m, miss, extra = judge_run(run, qrels, depth)
+    for name, path, m, miss, extra in judged:
         if len(miss) == len(qrels.topics):
-            raise InputFormatError(run.path, None, f"run {run.name!r} shares no topic with the qrels "
-                                                   f"({qrels.path}); check that they belong to the same collection")
+            raise InputFormatError(path, None, f"run {name!r} shares no topic with the qrels "
+                                               f"({qrels.path}); check that they belong to the same collection")
         if extra:
-            warnings.warn(f"run {run.name!r}: ignoring {len(extra)} topic(s) absent from the qrels: "
-                          f"{_short(extra)}", IrscaleWarning, stacklevel=2)
+            warnings.warn(f"run {name!r}: ignoring {len(extra)} topic(s) absent from the qrels: "
+                          f"{_short(extra)}", IrscaleWarning, stacklevel=3)
         if miss:
             if missing_topics == "error":
-                raise PolicyError(f"run {run.name!r} ({run.path}) has no results for qrels topic(s) "
+                raise PolicyError(f"run {name!r} ({path}) has no results for qrels topic(s) "
                                   f"{_short(miss)}; pass missing_topics='zero' or 'drop'")
             what = "scored 0" if missing_topics == "zero" else "left out of its scores"
-            warnings.warn(f"run {run.name!r} has no results for {len(miss)} qrels topic(s), {what}: "
-                          f"{_short(miss)}", IrscaleWarning, stacklevel=2)
+            warnings.warn(f"run {name!r} has no results for {len(miss)} qrels topic(s), {what}: "
+                          f"{_short(miss)}", IrscaleWarning, stacklevel=3)
         mats.append(m)
-        missing[run.name] = miss
+        missing[name] = miss
     D = max(m.shape[1] for m in mats) if mats else 1
     grades = np.full((len(mats), len(qrels.topics), D), PAD, dtype=np.int16)
     for i, m in enumerate(mats):

@@ -34,6 +34,9 @@ class InputFormatError(IrscaleError):
             msg += f" (line: {shown!r})"
         super().__init__(msg)
 
+    def __reduce__(self):  # picklable, so worker processes can report it
+        return type(self), (self.path, self.line, self.reason, self.text)
+
 
 class MeasureError(IrscaleError):
     """A measure name or parameter is invalid."""

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import glob
 import os
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+import threading
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from irscale import __version__
-from irscale.data import JudgedRuns, MissingTopics, _index, judge
+from irscale.data import JudgedRuns, MissingTopics, _index, assemble, check_options, judge_run
 from irscale.errors import IrscaleError
 from irscale.io.trec import Duplicates, ExtraFields, Qrels, Run, ScorePrecision, read_qrels, read_run
 from irscale.measures import Measure, parse_measures
@@ -129,36 +132,67 @@ def load_runs(
     extra_fields: ExtraFields = "error",
     duplicates: Duplicates = "error",
     progress: Callable[[int, int, str], None] | None = None,
-    threads: int | None = None,
+    workers: int | None = None,
 ) -> JudgedRuns:
-    """Read (in parallel threads: decompression and numpy release the GIL) and judge runs."""
+    """Read and judge runs (files, directories, globs or :class:`Run` objects).
+
+    Files are read and judged in parallel: in ``workers`` processes (default: one per
+    CPU, at most 8) where the platform can fork and the calling process has no other
+    thread, else in as many threads (decompression and numpy release the GIL, so
+    threads still overlap). Only each run's small grade matrix travels back.
+    ``workers=1`` reads in the calling thread.
+    """
+    check_options(depth, missing_topics)
     if isinstance(runs, (str, os.PathLike)):
         runs = [runs]
     items: list = []
     for r in runs:
         items.extend([r] if isinstance(r, Run) else expand_run_paths([r]))
-    _index(qrels)  # build the lookup index once, before the threads share it
+    _index(qrels)  # build the lookup index once, before workers share it
     total = len(items)
+    opts = dict(score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates)
+    task = partial(_read_and_judge, qrels=qrels, depth=depth, opts=opts)
+    n = min(workers or min(8, os.cpu_count() or 1), total)
+    judged: list = []
 
-    def load(item):
-        if isinstance(item, Run):
-            return item
-        return read_run(item, score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates)
-
-    n_threads = threads or min(4, os.cpu_count() or 1)
-    loaded: list[Run] = []
-    if n_threads > 1 and total > 1:
-        with ThreadPoolExecutor(n_threads) as ex:
-            for i, run in enumerate(ex.map(load, items)):
-                loaded.append(run)
-                if progress:
-                    progress(i + 1, total, run.name)
-    else:
-        for i, item in enumerate(items):
-            loaded.append(load(item))
+    def collect(results):
+        for i, res in enumerate(results):
+            judged.append(res)
             if progress:
-                progress(i + 1, total, loaded[-1].name)
-    return judge(loaded, qrels, depth=depth, missing_topics=missing_topics)
+                progress(i + 1, total, res[0])
+
+    if n <= 1:
+        collect(map(task, items))
+    elif _can_fork():
+        global _SHARED_TASK
+        _SHARED_TASK = task  # inherited by the forked workers: the qrels are not pickled
+        try:
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(n, mp_context=ctx) as ex:
+                collect(ex.map(_run_shared_task, items, chunksize=2))
+        finally:
+            _SHARED_TASK = None
+    else:
+        with ThreadPoolExecutor(n) as ex:
+            collect(ex.map(task, items))
+    return assemble(judged, qrels, depth=depth, missing_topics=missing_topics)
+
+
+_SHARED_TASK: Callable | None = None
+
+
+def _run_shared_task(item):
+    return _SHARED_TASK(item)
+
+
+def _can_fork() -> bool:
+    """Forking is safe only where it exists and no other thread could hold a lock."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def _read_and_judge(item, *, qrels: Qrels, depth: int | None, opts: dict):
+    run = item if isinstance(item, Run) else read_run(item, **opts)
+    return (run.name, run.path, *judge_run(run, qrels, depth))
 
 
 def evaluate(

@@ -160,6 +160,28 @@ def ranks(n: int) -> np.ndarray:
     return np.arange(1, n + 1, dtype=np.float64)
 
 
+def hits_at(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The True cells of an (..., D) mask, sparse: for each, its row (flat index over
+    the leading axes), its 0-based rank and how many True cells its row has up to and
+    including it. Measures summing over relevant documents work on these (relevant
+    documents are a few percent of a depth-1000 run) instead of the dense matrix."""
+    D = mask.shape[-1]
+    flat = np.flatnonzero(mask)
+    row = flat // D
+    k = flat - row * D
+    first = np.empty(len(row), dtype=bool)
+    first[:1] = True
+    np.not_equal(row[1:], row[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    count = np.arange(1, len(row) + 1) - np.repeat(starts, np.diff(np.append(starts, len(row))))
+    return row, k, count
+
+
+def row_sums(row: np.ndarray, weights: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum ``weights`` per row (in rank order, as trec_eval accumulates)."""
+    return np.bincount(row, weights=weights, minlength=int(np.prod(shape))).reshape(shape)
+
+
 def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     den = np.asarray(den, dtype=np.float64)
     out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)

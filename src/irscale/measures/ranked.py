@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from irscale.measures.base import Measure, cut, ranks, ref_rel, register, relevant, safe_div
+from irscale.measures.base import Measure, cut, hits_at, ref_rel, register, relevant, row_sums, safe_div
 
 
 @register("AP", "MAP")
@@ -29,9 +29,8 @@ class AP(Measure):
 
     def batch(self, grades, topics):
         r = relevant(cut(grades, self.cutoff), self.rel)
-        hits = np.cumsum(r, axis=-1, dtype=np.int32)
-        hits[~r] = 0
-        return safe_div(hits @ (1.0 / ranks(r.shape[-1])), topics.num_rel(self.rel))
+        row, k, hits = hits_at(r)
+        return safe_div(row_sums(row, hits / (k + 1.0), r.shape[:-1]), topics.num_rel(self.rel))
 
     def reference(self, grades, topic):
         rb = int(topic.num_rel(self.rel)[0])
@@ -82,10 +81,8 @@ class Rprec(Measure):
 
     def batch(self, grades, topics):
         rb = topics.num_rel(self.rel)
-        hits = np.cumsum(relevant(grades, self.rel), axis=-1, dtype=np.int32)
-        at = np.clip(rb, 1, grades.shape[-1]) - 1
-        idx = np.broadcast_to(at[None, :, None], grades.shape[:2] + (1,))
-        got = np.take_along_axis(hits, idx, axis=-1)[..., 0]
+        row, k, _ = hits_at(relevant(grades, self.rel))
+        got = row_sums(row, (k < rb[row % grades.shape[-2]]).astype(np.float64), grades.shape[:-1])
         return safe_div(got, rb)
 
     def reference(self, grades, topic):
@@ -111,13 +108,18 @@ class Bpref(Measure):
     def batch(self, grades, topics):
         rb = topics.num_rel(self.rel)
         nn = topics.num_nonrel(self.rel)
-        r = grades >= self.rel
-        nonrel = (grades >= 0) & ~r
-        above = np.cumsum(nonrel, axis=-1, dtype=np.int32)
-        lim = np.minimum(nn, rb)[None, :, None]
-        frac = safe_div(np.minimum(above, rb[None, :, None]), lim)
+        r = relevant(grades, self.rel)
+        D = grades.shape[-1]
+        rel_at = np.flatnonzero(r)
+        nonrel_at = np.flatnonzero((grades >= 0) & ~r)  # judged non-relevant
+        row = rel_at // D
+        # judged non-relevant documents ranked above each relevant one, in its row
+        above = np.searchsorted(nonrel_at, rel_at) - np.searchsorted(nonrel_at, row * D)
+        t = row % grades.shape[-2]  # topic of each relevant document
+        rb_t = rb[t]
+        frac = safe_div(np.minimum(above, rb_t), np.minimum(nn, rb)[t])
         contrib = np.where(above > 0, 1.0 - frac, 1.0)
-        return safe_div(np.where(r, contrib, 0.0).sum(axis=-1), rb)
+        return safe_div(row_sums(row, contrib, grades.shape[:-1]), rb)
 
     def reference(self, grades, topic):
         rb = int(topic.num_rel(self.rel)[0])
