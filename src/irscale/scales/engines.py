@@ -1,0 +1,328 @@
+"""Engines that compute a measure's value set M(REL^N): all exact, chosen by
+:func:`irscale.scales.rankmap.build`.
+
+* ``closed``: closed forms (P, R, F, gP, RR, RBTO, SBTO, binary RBP with p <= 1/2);
+* ``split``: meet in the middle: a run's key is V(prefix) + f(state, suffix); both
+  halves are enumerated (2^(N/2) each), suffix parts sorted per state, and the run
+  keys produced bucket by bucket over key ranges (each prefix contributes a contiguous
+  slice of each sorted suffix array) and deduplicated exactly per bucket;
+* ``enumerate``: every run, chunk by chunk (any measure with exact keys);
+* ``dcg``: every vector of class gain totals (DCG's only source of ties);
+* ``oracle``: the naive brute force over all (c+1)^N runs, for tests.
+
+Buckets and chunks are independent tasks, run by :func:`parallel_map` (threads, or
+Dask when a scheduler is given).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from irscale.errors import IrscaleError
+from irscale.scales.spaces import DCGSpace, Space, all_runs
+
+Progress = Callable[[int, int], None] | None
+
+
+# -- parallel execution ----------------------------------------------------------------------
+
+def parallel_map(fn: Callable, items: Sequence, scheduler=None, progress: Progress = None,
+                 workers: int | None = None) -> list:
+    """``[fn(x) for x in items]`` in parallel, results in order.
+
+    ``scheduler=None``: local threads (numpy sorts release the GIL); ``"threads"``,
+    ``"processes"`` or ``"synchronous"``: that Dask local scheduler; a
+    ``distributed.Client`` or a scheduler address (``"tcp://host:8786"``): that cluster.
+    """
+    items = list(items)
+    n = len(items)
+    if scheduler is None:
+        workers = workers or min(os.cpu_count() or 1, 8)
+        if workers <= 1 or n <= 1:
+            out = []
+            for i, x in enumerate(items):
+                out.append(fn(x))
+                if progress:
+                    progress(i + 1, n)
+            return out
+        from concurrent.futures import ThreadPoolExecutor
+
+        out = []
+        with ThreadPoolExecutor(workers) as ex:
+            for i, r in enumerate(ex.map(fn, items)):
+                out.append(r)
+                if progress:
+                    progress(i + 1, n)
+        return out
+    try:
+        import dask
+    except ImportError:  # pragma: no cover - depends on the installation
+        raise IrscaleError("a Dask scheduler was requested but dask is not installed: "
+                           "pip install 'irscale[parallel]'") from None
+    if isinstance(scheduler, str) and scheduler in ("threads", "processes", "synchronous"):
+        tasks = [dask.delayed(fn)(x) for x in items]
+        return list(dask.compute(*tasks, scheduler=scheduler))
+    from distributed import Client, as_completed
+
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        futures = client.map(fn, items, pure=False)
+        done = 0
+        for _ in as_completed(futures):
+            done += 1
+            if progress:
+                progress(done, n)
+        return client.gather(futures)
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
+# -- value-set summaries ----------------------------------------------------------------------
+
+@dataclass
+class Table:
+    """The whole value set in memory: distinct keys sorted ascending and the number of
+    runs having each. For spaces whose key order is not the value order (DCG),
+    ``phi_of_key`` holds each key's rank."""
+
+    keys: np.ndarray  # int64 sorted
+    runs: np.ndarray  # int64 (or object) runs per key
+    phi_of_key: np.ndarray | None = None  # None: phi = position + 1 (key order = value order)
+    value_order: np.ndarray | None = None  # for DCG: key indices in value order
+
+    @property
+    def size(self) -> int:
+        return int(self.phi_of_key.max()) if self.phi_of_key is not None and len(self.keys) else len(self.keys)
+
+
+@dataclass
+class Buckets:
+    """The value set as key ranges [bounds[b], bounds[b+1]) with the number of distinct
+    keys and of runs before each; a bucket's keys are recomputed on demand."""
+
+    bounds: np.ndarray  # int64, B + 1
+    cum_distinct: np.ndarray  # int64, B + 1
+    cum_runs: np.ndarray  # object (Python ints), B + 1
+    regenerate: Callable[[int, bool], tuple[np.ndarray, np.ndarray | None]] = field(repr=False, default=None)
+
+    @property
+    def size(self) -> int:
+        return int(self.cum_distinct[-1])
+
+
+# -- oracle / enumeration ------------------------------------------------------------------------
+
+def _unique_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    k, c = np.unique(keys, return_counts=True)
+    return k, c.astype(np.int64)
+
+
+def _merge(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    keys = np.concatenate([p[0] for p in parts])
+    counts = np.concatenate([p[1] for p in parts])
+    u, inv = np.unique(keys, return_inverse=True)
+    return u, np.bincount(inv, weights=counts, minlength=len(u)).astype(np.int64)
+
+
+def oracle(space: Space, limit: int = 2**24) -> Table:
+    """Brute force: the keys of all (c+1)^N runs, deduplicated. For tests (small N)."""
+    if space.n_runs > limit:
+        raise IrscaleError(f"the oracle enumerates all {space.n_runs:,} runs; allowed up to {limit:,}")
+    if isinstance(space, DCGSpace):
+        return _dcg_table(space, *_unique_counts(space.keys(all_runs(space.N, space.c))))
+    return Table(*_unique_counts(space.keys(all_runs(space.N, space.c))))
+
+
+def enumerate_engine(space: Space, chunk: int = 2**20, scheduler=None, progress: Progress = None) -> Table:
+    """Every run, in chunks (parallel), deduplicated per chunk then merged."""
+    total = space.n_runs
+    starts = list(range(0, total, chunk))
+
+    def work(start):
+        return _unique_counts(space.keys(all_runs(space.N, space.c, start, start + chunk)))
+
+    parts = parallel_map(work, starts, scheduler, progress)
+    keys, runs = _merge(parts)
+    if isinstance(space, DCGSpace):
+        return _dcg_table(space, keys, runs)
+    return Table(keys, runs)
+
+
+# -- DCG: enumerate class totals ------------------------------------------------------------------
+
+def dcg_engine(space: DCGSpace, limit: int = 80_000_000) -> Table:
+    """Every vector of class gain totals (the run space modulo equal weights), with the
+    number of runs behind it, ordered by value with exact near-tie resolution."""
+    size = space.max_key + 1
+    if size > limit:
+        raise IrscaleError(f"{space.measure} at N={space.N} has {size:,} candidate values; the DCG engine "
+                           f"holds up to {limit:,} in memory (pair counting for larger N is not built yet)")
+    keys = np.arange(size, dtype=np.int64)
+    # runs behind each totals vector: product over classes of the ways to reach the total
+    runs = np.ones(size, dtype=np.float64)
+    tot = space.decode(keys)
+    weights = list(range(space.gmax + 1))
+    from irscale.scales.spaces import _poly_counts
+
+    exact = True
+    for j, cl in enumerate(space.classes):
+        ways = np.array(_poly_counts(len(cl), weights), dtype=np.float64)
+        runs *= ways[tot[:, j]]
+    if space.n_runs >= 2**53:
+        exact = False
+    runs = runs.astype(np.int64) if exact else runs
+    return _dcg_table(space, keys, runs)
+
+
+def _dcg_table(space: DCGSpace, keys: np.ndarray, runs: np.ndarray) -> Table:
+    vals = space.key_values(keys)
+    order = np.argsort(vals, kind="stable")
+    v = vals[order]
+    # a new value starts where the gap to the previous one is real
+    new = np.ones(len(v), dtype=bool)
+    if len(v) > 1:
+        gap = np.diff(v)
+        scale = np.maximum(np.abs(v[1:]), 1.0)
+        near = np.flatnonzero(gap <= 1e-12 * scale)
+        new[1:] = True
+        if len(near):
+            tots = space.decode(keys[order[near]]), space.decode(keys[order[near + 1]])
+            for i, (a, b) in enumerate(zip(*tots)):
+                da, db = space.exact_value(a), space.exact_value(b)
+                if abs(da - db) <= abs(da) * 1e-50:
+                    new[near[i] + 1] = False
+                elif db < da:  # float order wrong: swap the two (never seen in practice)
+                    order[near[i]], order[near[i] + 1] = order[near[i] + 1], order[near[i]]
+    phi_sorted = np.cumsum(new)
+    phi = np.empty(len(keys), dtype=np.int64)
+    phi[order] = phi_sorted
+    return Table(keys, runs, phi, order)
+
+
+# -- split (meet in the middle) -----------------------------------------------------------------
+
+@dataclass
+class _Half:
+    states: list  # state values
+    V: list  # per state: sorted distinct prefix values (int64)
+    Vn: list  # per state: runs per prefix value
+    F: list  # per state: sorted distinct suffix parts
+    Fc: list  # per state: cumulative runs (len + 1), Python-int safe int64
+
+
+def _prepare(space: Space, h: int) -> _Half:
+    V, state, f = space.split_parts(h)
+    states, Vs, Vn, Fs, Fc = [], [], [], [], []
+    for s in np.unique(state):
+        v, vn = _unique_counts(V[state == s])
+        fv, fn = _unique_counts(f(int(s)))
+        states.append(int(s))
+        Vs.append(v)
+        Vn.append(vn)
+        Fs.append(fv)
+        Fc.append(np.concatenate([[0], np.cumsum(fn)]))
+    return _Half(states, Vs, Vn, Fs, Fc)
+
+
+def _bucket_bounds(half: _Half, target: int, seed: int = 0) -> np.ndarray:
+    """Key ranges holding about ``target`` (prefix, suffix) pairs each, from quantiles of
+    a random sample of pairs (deterministic seed: the same buckets on every build)."""
+    lo = min(int(V[0] + F[0]) for V, F in zip(half.V, half.F))
+    hi = max(int(V[-1] + F[-1]) for V, F in zip(half.V, half.F)) + 1
+    sizes = np.array([len(V) * len(F) for V, F in zip(half.V, half.F)], dtype=np.int64)
+    total = int(sizes.sum())
+    B = max(1, math.ceil(total / target))
+    if B == 1:
+        return np.array([lo, hi], dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    r = rng.integers(0, total, size=min(total, 256 * B))
+    cum = np.cumsum(sizes)
+    st = np.searchsorted(cum, r, side="right")
+    r = r - (cum - sizes)[st]
+    sample = np.empty(len(r), dtype=np.int64)
+    for s in np.unique(st):
+        sel = st == s
+        nF = len(half.F[s])
+        sample[sel] = half.V[s][r[sel] // nF] + half.F[s][r[sel] % nF]
+    inner = np.quantile(sample, np.arange(1, B) / B, method="lower").astype(np.int64)
+    return np.unique(np.concatenate([[lo], inner, [hi]]))
+
+
+def _bucket(half: _Half, lo: int, hi: int, with_runs: bool):
+    """Sorted distinct keys in [lo, hi) (and runs per key when ``with_runs``)."""
+    vals, wts = [], []
+    for V, Vn, F, Fc in zip(half.V, half.Vn, half.F, half.Fc):
+        a = np.searchsorted(F, lo - V)
+        z = np.searchsorted(F, hi - V)
+        n = z - a
+        keep = n > 0
+        if not keep.any():
+            continue
+        a, n, Vk = a[keep], n[keep], V[keep]
+        total = int(n.sum())
+        rep = np.repeat(np.arange(len(n)), n)
+        offs = np.arange(total) - np.repeat(np.cumsum(n) - n, n)
+        idx = a[rep] + offs
+        vals.append(F[idx] + Vk[rep])
+        if with_runs:
+            fcount = Fc[idx + 1] - Fc[idx]
+            wts.append(fcount * Vn[keep][rep])
+    if not vals:
+        return np.empty(0, dtype=np.int64), (np.empty(0, dtype=np.int64) if with_runs else None)
+    allv = np.concatenate(vals)
+    if not with_runs:
+        allv.sort()
+        keep = np.empty(len(allv), dtype=bool)
+        keep[0] = True
+        np.not_equal(allv[1:], allv[:-1], out=keep[1:])
+        return allv[keep], None
+    u, inv = np.unique(allv, return_inverse=True)
+    return u, np.bincount(inv, weights=np.concatenate(wts), minlength=len(u)).astype(np.int64)
+
+
+def _bucket_runs(half: _Half, lo: int, hi: int) -> int:
+    """Runs with key in [lo, hi), without producing the keys."""
+    total = 0
+    for V, Vn, F, Fc in zip(half.V, half.Vn, half.F, half.Fc):
+        a = np.searchsorted(F, lo - V)
+        z = np.searchsorted(F, hi - V)
+        total += int(((Fc[z] - Fc[a]).astype(object) * Vn.astype(object)).sum())
+    return total
+
+
+def split_engine(space: Space, h: int | None = None, bucket_pairs: int = 2**22, scheduler=None,
+                 progress: Progress = None, keep_in_memory: int = 2**25) -> Table | Buckets:
+    """Meet in the middle (see the module doc). Returns the whole table when it holds at
+    most ``keep_in_memory`` distinct keys, else the bucket summary."""
+    if not space.int64:
+        raise IrscaleError(f"{space.measure} at N={space.N}: keys exceed 64 bits; the split engine "
+                           "needs 64-bit keys")
+    h = space.N // 2 if h is None else h
+    half = _prepare(space, h)
+    bounds = _bucket_bounds(half, bucket_pairs)
+    ranges = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+    def work(r):
+        keys, _ = _bucket(half, r[0], r[1], False)
+        return len(keys), _bucket_runs(half, r[0], r[1]), (keys if small else None)
+
+    total_pairs = sum(len(V) * len(F) for V, F in zip(half.V, half.F))
+    small = total_pairs <= keep_in_memory
+    res = parallel_map(work, ranges, scheduler, progress)
+    if small:
+        keys = np.concatenate([r[2] for r in res]) if res else np.empty(0, dtype=np.int64)
+        runs = np.concatenate([_bucket(half, a, z, True)[1] for a, z in ranges]) if ranges else keys
+        return Table(keys, runs)
+    cum_d = np.concatenate([[0], np.cumsum([r[0] for r in res])]).astype(np.int64)
+    cum_r = np.concatenate([[0], np.cumsum(np.array([r[1] for r in res], dtype=object))])
+
+    def regenerate(b: int, with_runs: bool):
+        return _bucket(half, ranges[b][0], ranges[b][1], with_runs)
+
+    return Buckets(bounds, cum_d, cum_r, regenerate)

@@ -1,0 +1,322 @@
+"""Rank maps: the interval-scale transformation phi of a measure at run length N.
+
+``phi(m) = |{x in M(REL^N) : x <= m}|`` (the "unq" strategy of SPEC section 3); the
+``min``, ``max`` and ``mid`` strategies rank over the multiset of the (c+1)^N run
+values instead (1 + runs below, runs at or below, their mean).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from irscale import __version__
+from irscale.errors import IrscaleError, MeasureError
+from irscale.measures import Measure
+from irscale.scales.engines import (Buckets, Table, dcg_engine, enumerate_engine, oracle,
+                                    split_engine)
+from irscale.scales.spaces import DCGSpace, Space, all_runs, space_for
+
+Ties = Literal["unq", "min", "max", "mid"]
+TIES = ("unq", "min", "max", "mid")
+ENGINES = ("auto", "closed", "split", "enumerate", "dcg", "oracle")
+
+
+@dataclass(eq=False)
+class RankMap:
+    """phi for one (measure, N, levels): ``size`` distinct values, built by ``engine``."""
+
+    space: Space
+    engine: str
+    size: int
+    n_runs: int
+    seconds: float
+    summary: Table | Buckets | None = field(default=None, repr=False)
+    _bucket_cache: OrderedDict = field(default_factory=OrderedDict, repr=False)
+
+    @property
+    def measure(self) -> Measure:
+        return self.space.measure
+
+    @property
+    def N(self) -> int:
+        return self.space.N
+
+    # -- queries on exact keys ------------------------------------------------------------
+    def phi_keys(self, keys: np.ndarray, ties: Ties = "unq") -> np.ndarray:
+        """phi of exact keys (see :mod:`irscale.scales.spaces`). ``unq`` gives int64
+        ranks 1..size; ``min``/``max``/``mid`` ranks among all (c+1)^N runs (float64)."""
+        if ties not in TIES:
+            raise ValueError(f"ties must be one of {', '.join(TIES)}, not {ties!r}")
+        keys = np.asarray(keys, dtype=np.int64)
+        if ties == "unq":
+            return self._phi_unq(keys)
+        le = self._runs_le(keys)
+        at = self._runs_at(keys)
+        lo = le - at + 1
+        if ties == "min":
+            return lo.astype(np.float64)
+        if ties == "max":
+            return le.astype(np.float64)
+        return (lo + le).astype(np.float64) / 2
+
+    def phi_runs(self, g: np.ndarray, ties: Ties = "unq") -> np.ndarray:
+        """phi of runs given as (n, N) grades in this space (0..c)."""
+        return self.phi_keys(self.space.keys(np.asarray(g)), ties)
+
+    def phi_grades(self, grades: np.ndarray, ties: Ties = "unq") -> np.ndarray:
+        """phi of judged runs (any shape (..., D) of judged grades, sentinels included):
+        each ranking is cut at N and padded with non-relevant documents."""
+        grades = np.asarray(grades)
+        g = self.space.grade_view(grades).reshape(-1, self.N)
+        return self.phi_keys(self.space.keys(g), ties).reshape(grades.shape[:-1])
+
+    def normalized(self, phi: np.ndarray) -> np.ndarray:
+        """phi / size, in (0, 1] (still an interval scale)."""
+        return np.asarray(phi, dtype=np.float64) / self.size
+
+    def values(self, first: int | None = None, last: int | None = None) -> np.ndarray:
+        """The distinct values of the measure's core (RB-free), ascending; the first or
+        last few only, for large maps."""
+        s = self.summary
+        if s is None:  # closed forms: keys are 0..size-1 in value order
+            keys = np.arange(self.size, dtype=np.int64)
+            sel = keys[:first] if first is not None else keys[-last:] if last is not None else keys
+            return self.space.key_values(sel)
+        if isinstance(s, Table):
+            order = s.value_order if s.value_order is not None else np.arange(len(s.keys))
+            if s.phi_of_key is not None:  # one key per distinct value
+                _, firsts = np.unique(s.phi_of_key[order], return_index=True)
+                order = order[firsts]
+            keys = s.keys[order]
+        else:
+            parts, need = [], first if first is not None else last
+            rng = range(len(s.bounds) - 1) if first is not None else range(len(s.bounds) - 2, -1, -1)
+            for b in rng:
+                parts.append(self._bucket(b)[0])
+                if need is not None and sum(map(len, parts)) >= need:
+                    break
+            keys = np.concatenate(parts if first is not None else parts[::-1])
+        if first is not None:
+            keys = keys[:first]
+        elif last is not None:
+            keys = keys[-last:]
+        return self.space.key_values(keys)
+
+    # -- internals -------------------------------------------------------------------------
+    def _phi_unq(self, keys):
+        s = self.summary
+        if s is None:
+            return self.space.closed_phi(keys)
+        if isinstance(s, Table):
+            if s.phi_of_key is None:
+                return np.searchsorted(s.keys, keys, side="right").astype(np.int64)
+            pos = np.searchsorted(s.keys, keys)
+            pos = np.minimum(pos, len(s.keys) - 1)
+            if not (s.keys[pos] == keys).all():
+                raise IrscaleError("a key outside the run space was asked for (not a run of length N)")
+            return s.phi_of_key[pos]
+        b = np.clip(np.searchsorted(s.bounds, keys, side="right") - 1, 0, len(s.bounds) - 2)
+        out = np.empty(len(keys), dtype=np.int64)
+        for bb in np.unique(b):
+            sel = b == bb
+            ks, _ = self._bucket(int(bb))
+            out[sel] = s.cum_distinct[bb] + np.searchsorted(ks, keys[sel], side="right")
+        return out
+
+    def _runs_le(self, keys):
+        s = self.summary
+        if s is None:
+            return np.asarray(self.space.closed_runs_le(keys), dtype=object)
+        if isinstance(s, Table):
+            if s.phi_of_key is None:
+                cum = np.cumsum(s.runs.astype(object))
+                pos = np.searchsorted(s.keys, keys, side="right")
+                return np.array([cum[p - 1] if p else 0 for p in pos], dtype=object)
+            # DCG: runs at or below a value = cumulative over value order up to its last tie
+            phi = self._phi_unq(keys)
+            per_phi = np.zeros(self.size + 1, dtype=object)
+            np.add.at(per_phi, s.phi_of_key, s.runs.astype(object))
+            cum = np.cumsum(per_phi)
+            return cum[phi]
+        b = np.clip(np.searchsorted(s.bounds, keys, side="right") - 1, 0, len(s.bounds) - 2)
+        out = np.empty(len(keys), dtype=object)
+        for bb in np.unique(b):
+            sel = np.flatnonzero(b == bb)
+            ks, runs = self._bucket(int(bb), True)
+            cum = np.cumsum(runs.astype(object))
+            pos = np.searchsorted(ks, keys[sel], side="right")
+            out[sel] = [s.cum_runs[bb] + (cum[p - 1] if p else 0) for p in pos]
+        return out
+
+    def _runs_at(self, keys):
+        """Runs sharing each key's value."""
+        s = self.summary
+        if s is None:
+            prev = self.space.closed_runs_le(np.maximum(keys - 1, 0))
+            le = self.space.closed_runs_le(keys)
+            return np.where(keys > 0, le - prev, le).astype(object)
+        if isinstance(s, Table) and s.phi_of_key is not None:
+            phi = self._phi_unq(keys)
+            per_phi = np.zeros(self.size + 1, dtype=object)
+            np.add.at(per_phi, s.phi_of_key, s.runs.astype(object))
+            return per_phi[phi]
+        le = self._runs_le(keys)
+        below = self._runs_le(keys - 1)
+        return le - below
+
+    def _bucket(self, b: int, with_runs: bool = False):
+        key = (b, with_runs)
+        if key in self._bucket_cache:
+            self._bucket_cache.move_to_end(key)
+            return self._bucket_cache[key]
+        out = self.summary.regenerate(b, with_runs)
+        self._bucket_cache[key] = out
+        while len(self._bucket_cache) > 8:
+            self._bucket_cache.popitem(last=False)
+        return out
+
+
+# -- building --------------------------------------------------------------------------------
+
+def choose_engine(space: Space) -> str:
+    if space.closed:
+        return "closed"
+    if isinstance(space, DCGSpace):
+        return "dcg"
+    if space.splittable and space.int64 and space.N >= 12:
+        return "split"
+    if space.int64:
+        return "enumerate"
+    raise MeasureError(f"{space.measure} at N={space.N}: exact keys exceed 64 bits and no engine "
+                       "for this case is built yet")
+
+
+def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "auto", scheduler=None,
+          progress=None, cache: bool = True) -> RankMap:
+    """Build (or load from the cache) the rank map of ``measure`` at run length ``N``
+    with ``levels`` relevance degrees (2: binary). All engines are exact."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    space = space_for(measure, N, levels - 1)
+    name = choose_engine(space) if engine == "auto" else engine
+    if cache and name != "oracle":
+        hit = _cache_load(space, name)
+        if hit is not None:
+            return hit
+    t = time.perf_counter()
+    if name == "closed":
+        if not space.closed:
+            raise MeasureError(f"{space.measure} has no closed form")
+        summary, size = None, space.closed_size()
+    else:
+        if name == "oracle":
+            summary = oracle(space)
+        elif name == "enumerate":
+            summary = enumerate_engine(space, scheduler=scheduler, progress=progress)
+        elif name == "split":
+            if not space.splittable:
+                raise MeasureError(f"{space.measure} does not split into prefix and suffix parts")
+            summary = split_engine(space, scheduler=scheduler, progress=progress)
+        elif name == "dcg":
+            if not isinstance(space, DCGSpace):
+                raise MeasureError("the dcg engine serves DCG and nDCG only")
+            summary = dcg_engine(space)
+        size = summary.size
+    rm = RankMap(space, name, int(size), space.n_runs, time.perf_counter() - t, summary)
+    if cache and name != "oracle":
+        _cache_save(rm)
+    return rm
+
+
+# -- cache -------------------------------------------------------------------------------------
+
+def cache_dir() -> Path:
+    """``$IRSCALE_CACHE_DIR``, else the platform's user cache directory."""
+    env = os.environ.get("IRSCALE_CACHE_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("irscale"))
+
+
+def _cache_file(space: Space, engine: str) -> Path:
+    ident = f"{space.identity}|{engine}|irscale {__version__}"
+    digest = hashlib.sha256(ident.encode()).hexdigest()[:20]
+    return cache_dir() / "rankmaps" / f"{digest}.npz"
+
+
+def _cache_load(space: Space, engine: str) -> RankMap | None:
+    f = _cache_file(space, engine)
+    if not f.exists():
+        return None
+    try:
+        with np.load(f, allow_pickle=False) as z:
+            if str(z["identity"]) != space.identity:
+                return None
+            size, seconds = int(z["size"]), float(z["seconds"])
+            if engine == "closed":
+                summary = None
+            elif "bounds" in z:
+                return None  # bucket summaries regenerate from the space; rebuild (cheap to test)
+            else:
+                phi = z["phi_of_key"] if "phi_of_key" in z else None
+                order = z["value_order"] if "value_order" in z else None
+                summary = Table(z["keys"], z["runs"], phi, order)
+    except (OSError, ValueError, KeyError):
+        return None  # a damaged cache entry is rebuilt
+    return RankMap(space, engine, size, space.n_runs, seconds, summary)
+
+
+def _cache_save(rm: RankMap) -> None:
+    if isinstance(rm.summary, Buckets):
+        return
+    f = _cache_file(rm.space, rm.engine)
+    try:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        arrays = {"identity": np.array(rm.space.identity), "size": np.array(rm.size),
+                  "seconds": np.array(rm.seconds)}
+        if isinstance(rm.summary, Table):
+            arrays["keys"] = rm.summary.keys
+            arrays["runs"] = np.asarray(rm.summary.runs, dtype=np.float64 if rm.summary.runs.dtype == object
+                                        else rm.summary.runs.dtype)
+            if rm.summary.phi_of_key is not None:
+                arrays["phi_of_key"] = rm.summary.phi_of_key
+                arrays["value_order"] = rm.summary.value_order
+        tmp = f.with_suffix(".tmp.npz")
+        np.savez(tmp, **arrays)
+        os.replace(tmp, f)
+    except OSError:
+        pass  # a read-only cache only costs a rebuild
+
+
+def cache_info() -> dict:
+    d = cache_dir() / "rankmaps"
+    files = sorted(d.glob("*.npz")) if d.exists() else []
+    entries = []
+    for f in files:
+        try:
+            with np.load(f, allow_pickle=False) as z:
+                entries.append({"file": f.name, "identity": str(z["identity"]), "size": int(z["size"]),
+                                "bytes": f.stat().st_size})
+        except (OSError, ValueError, KeyError):
+            entries.append({"file": f.name, "identity": "(unreadable)", "size": 0, "bytes": f.stat().st_size})
+    return {"dir": str(cache_dir()), "entries": entries, "bytes": sum(e["bytes"] for e in entries)}
+
+
+def cache_clear() -> int:
+    d = cache_dir() / "rankmaps"
+    n = 0
+    if d.exists():
+        for f in d.glob("*.npz"):
+            f.unlink()
+            n += 1
+    return n

@@ -1,0 +1,567 @@
+"""Run spaces REL^N and the exact value of a measure on them.
+
+A :class:`Space` knows, for one measure at run length N over grades 0..c, an *exact
+key* of every run: an integer whose order and equality are those of the measure's
+RB-free core (SPEC section 3), so tie decisions never depend on rounding. Keys are
+int64 here; a space whose keys would not fit says so (``int64 = False``) and only the
+engines that do not need them (closed forms, pair counting) serve it.
+
+The families and their keys (g_k is the grade at rank k, r_k = [g_k >= rel]):
+
+* counts (P, R, F, gP, NumRelRet, Success): sum of r_k (or g_k for gP) — closed form;
+* RR: N + 1 - (first relevant rank), 0 when none — closed form;
+* AP: L * sum over relevant k of hits_k / k with L = lcm(1..N) (RB * AP times L);
+* RBP with p = a/b: sum of g_k a^(k-1) b^(N-k) (c * b^(N-1) * RBP / (1 - p));
+  binary with p <= 1/2 the runs are ordered as binary numbers — closed form;
+* ERR: L * 2^(cN) * ERR, an integer (stopping probabilities are multiples of 2^-c);
+* RBTO, SBTO: their own integer values — closed form (they are interval scales);
+* DCG, nDCG (any log base): no rational key; see :class:`DCGSpace`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+
+import numpy as np
+
+from irscale.errors import MeasureError
+from irscale.measures import Measure, parse_measure
+from irscale.measures.gains import DCG, ERR, RBP, gP, nDCG
+from irscale.measures.orders import RBTO, SBTO
+from irscale.measures.ranked import AP, RR
+from irscale.measures.sets import F, NumRelRet, P, R, Success
+
+INT64_LIMIT = 2**62  # keys (and sums of two keys) stay below 2^63
+
+
+def all_runs(N: int, c: int, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """Runs number ``start..stop-1`` of the (c+1)^N runs, as an (n, N) int8 matrix; run
+    i is i written in base c+1, most significant digit at rank 1."""
+    total = (c + 1) ** N
+    stop = total if stop is None else min(stop, total)
+    i = np.arange(start, stop, dtype=np.int64)
+    digits = np.empty((len(i), N), dtype=np.int8)
+    for k in range(N - 1, -1, -1):
+        digits[:, k] = i % (c + 1)
+        i //= c + 1
+    return digits
+
+
+@dataclass(frozen=True, eq=False)
+class Space:
+    """The runs of length ``N`` over grades ``0..c`` and one measure's exact keys on them."""
+
+    measure: Measure
+    N: int
+    c: int
+    family: str = "generic"
+
+    # -- what engines ask --------------------------------------------------------------
+    closed: bool = False  # size, phi and run counts have closed forms
+    splittable: bool = False  # value = V(prefix) + f(state(prefix), suffix)
+
+    @property
+    def identity(self) -> str:
+        return f"{self.measure}|N={self.N}|c={self.c}|{self.family}"
+
+    @property
+    def n_runs(self) -> int:
+        return (self.c + 1) ** self.N
+
+    @cached_property
+    def max_key(self) -> int:
+        """An upper bound of the keys (Python int)."""
+        raise NotImplementedError
+
+    @property
+    def int64(self) -> bool:
+        return self.max_key < INT64_LIMIT
+
+    def keys(self, g: np.ndarray) -> np.ndarray:
+        """Exact int64 keys of runs ``g`` ((n, N) grades in 0..c)."""
+        raise NotImplementedError
+
+    def key_values(self, keys: np.ndarray) -> np.ndarray:
+        """The measure's RB-free core value of keys (float64, for display)."""
+        raise NotImplementedError
+
+    def grade_view(self, grades: np.ndarray) -> np.ndarray:
+        """Map judged grades (any ints, sentinels included) onto this space: cut at N,
+        pad with non-relevant documents, binary measures to 0/1, graded ones to 0..c."""
+        g = np.asarray(grades)[..., : self.N]
+        if g.shape[-1] < self.N:
+            pad = np.zeros(g.shape[:-1] + (self.N - g.shape[-1],), dtype=g.dtype)
+            g = np.concatenate([g, pad], axis=-1)
+        rel = getattr(self.measure, "rel", None)
+        if self.binary_measure:
+            return (g >= (rel if rel is not None else 1)).astype(np.int8)
+        return np.clip(g, 0, self.c).astype(np.int8)
+
+    @property
+    def binary_measure(self) -> bool:
+        return (not self.measure.graded) or getattr(self.measure, "rel", None) is not None
+
+    # closed forms (when ``closed``)
+    def closed_size(self) -> int:
+        raise NotImplementedError
+
+    def closed_phi(self, keys: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def closed_runs_le(self, keys: np.ndarray) -> np.ndarray:
+        """Number of runs whose value is <= each key (for the min/max/mid strategies)."""
+        raise NotImplementedError
+
+    # decomposition (when ``splittable``): see irscale.scales.engines.split_engine
+    def split_parts(self, h: int):
+        """``(prefix_values, prefix_states, suffix_function)`` for a split after rank h:
+        prefix arrays over all (c+1)^h prefixes; ``suffix_function(s)`` gives the suffix
+        part of the value of all (c+1)^(N-h) suffixes behind a prefix in state s."""
+        raise NotImplementedError
+
+    def n_states(self, h: int) -> int:
+        return h + 1
+
+
+# -- closed-form families --------------------------------------------------------------
+
+def _poly_counts(N: int, per_run_weights: list[int]) -> list[int]:
+    """Coefficients of (sum over grades of x^w(grade))^N: how many runs have each total."""
+    coeffs = [1]
+    for _ in range(N):
+        nxt = [0] * (len(coeffs) + max(per_run_weights))
+        for i, a in enumerate(coeffs):
+            if a:
+                for w in per_run_weights:
+                    nxt[i + w] += a
+        coeffs = nxt
+    return coeffs
+
+
+@dataclass(frozen=True, eq=False)
+class CountSpace(Space):
+    """Key = number of relevant documents in the top N (binary) or sum of grades (gP)."""
+
+    family: str = "count"
+    closed: bool = True
+
+    @cached_property
+    def max_key(self):
+        return self.N * (1 if self.binary_measure else self.c)
+
+    def keys(self, g):
+        return g.sum(axis=-1, dtype=np.int64)
+
+    def key_values(self, keys):
+        return np.asarray(keys, dtype=np.float64)
+
+    def closed_size(self):
+        return self.max_key + 1
+
+    def closed_phi(self, keys):
+        return np.asarray(keys, dtype=np.int64) + 1
+
+    @cached_property
+    def _cum(self):
+        weights = [0, 1] if self.binary_measure else list(range(self.c + 1))
+        counts = _poly_counts(self.N, weights)[: self.max_key + 1]
+        return np.cumsum(np.array(counts, dtype=object))
+
+    def closed_runs_le(self, keys):
+        return self._cum[np.asarray(keys, dtype=np.int64)]
+
+
+@dataclass(frozen=True, eq=False)
+class RRSpace(Space):
+    family: str = "rr"
+    closed: bool = True
+
+    @cached_property
+    def max_key(self):
+        return self.N
+
+    def keys(self, g):
+        r = g > 0
+        first = np.argmax(r, axis=-1)
+        return np.where(r.any(axis=-1), self.N - first, 0).astype(np.int64)
+
+    def key_values(self, keys):
+        keys = np.asarray(keys)
+        return np.where(keys > 0, 1.0 / np.maximum(self.N + 1 - keys, 1), 0.0)
+
+    def closed_size(self):
+        return self.N + 1
+
+    def closed_phi(self, keys):
+        return np.asarray(keys, dtype=np.int64) + 1
+
+    def closed_runs_le(self, keys):
+        # key 0: the one all-non-relevant run; key N+1-f: 2^(N-f) runs (first relevant at f)
+        counts = [1] + [2 ** (self.N - (self.N + 1 - k)) for k in range(1, self.N + 1)]
+        return np.cumsum(np.array(counts, dtype=object))[np.asarray(keys, dtype=np.int64)]
+
+
+@dataclass(frozen=True, eq=False)
+class PositionalSpace(Space):
+    """Key = the run read as a base-(c+1) number (RBTO; binary RBP with p <= 1/2, whose
+    weight at rank k exceeds the sum of all later ones). Every run has its own value."""
+
+    family: str = "positional"
+    closed: bool = True
+
+    @cached_property
+    def max_key(self):
+        return (self.c + 1) ** self.N - 1
+
+    def keys(self, g):
+        if not self.int64:
+            raise MeasureError(f"{self.measure} at N={self.N}: keys exceed 64 bits")
+        w = (self.c + 1) ** np.arange(self.N - 1, -1, -1, dtype=np.int64)
+        return g.astype(np.int64) @ w
+
+    def key_values(self, keys):
+        m = self.measure
+        if isinstance(m, RBP):  # keys are binary numbers: RBP = (1-p) sum p^(k-1) bit_k
+            bits = ((np.asarray(keys, dtype=np.int64)[:, None] >> np.arange(self.N - 1, -1, -1)) & 1)
+            return (1 - m.p) * (bits @ (m.p ** np.arange(self.N)))
+        return np.asarray(keys, dtype=np.float64)
+
+    def closed_size(self):
+        return self.max_key + 1
+
+    def closed_phi(self, keys):
+        return np.asarray(keys, dtype=np.int64) + 1
+
+    def closed_runs_le(self, keys):
+        return np.asarray(keys, dtype=np.int64) + 1
+
+
+@dataclass(frozen=True, eq=False)
+class SBTOSpace(Space):
+    family: str = "sbto"
+    closed: bool = True
+
+    @cached_property
+    def max_key(self):
+        return math.comb(self.N + self.c, self.c) - 1
+
+    def keys(self, g):
+        N = self.N
+        d = -np.sort(-g.astype(np.int64), axis=-1)
+        out = np.zeros(len(g), dtype=np.int64)
+        for j in range(1, N + 1):
+            col = d[:, j - 1]
+            table = np.array([math.comb(x + N - j, N - j + 1) for x in range(self.c + 1)], dtype=np.int64)
+            out += table[col]
+        return out
+
+    def key_values(self, keys):
+        return np.asarray(keys, dtype=np.float64)
+
+    def closed_size(self):
+        return self.max_key + 1
+
+    def closed_phi(self, keys):
+        return np.asarray(keys, dtype=np.int64) + 1
+
+    @cached_property
+    def _cum(self):
+        # one value per multiset of grades; N! / prod(m_g!) runs each
+        out = np.zeros(self.max_key + 1, dtype=object)
+        for ms in _compositions(self.N, self.c + 1):
+            d = [g for g in range(self.c, -1, -1) for _ in range(ms[g])]
+            key = sum(math.comb(d[j - 1] + self.N - j, self.N - j + 1) for j in range(1, self.N + 1))
+            out[key] = math.factorial(self.N) // math.prod(math.factorial(m) for m in ms)
+        return np.cumsum(out)
+
+    def closed_runs_le(self, keys):
+        return self._cum[np.asarray(keys, dtype=np.int64)]
+
+
+def _compositions(n: int, parts: int):
+    if parts == 1:
+        yield (n,)
+        return
+    for first in range(n + 1):
+        for rest in _compositions(n - first, parts - 1):
+            yield (first,) + rest
+
+
+# -- families served by the decomposition / enumeration engines --------------------------
+
+@dataclass(frozen=True, eq=False)
+class APSpace(Space):
+    """Key = lcm(1..N) * RB * AP. Split after rank h: with R1 relevant documents in the
+    prefix, key = V(prefix) + R1 * A(suffix) + B(suffix)."""
+
+    family: str = "ap"
+    splittable: bool = True
+
+    @cached_property
+    def L(self) -> int:
+        return math.lcm(*range(1, self.N + 1))
+
+    @cached_property
+    def max_key(self):
+        return self.L * self.N
+
+    def keys(self, g):
+        r = (g > 0).astype(np.int64)
+        hits = np.cumsum(r, axis=-1) * r
+        w = self.L // np.arange(1, self.N + 1, dtype=np.int64)
+        return hits @ w
+
+    def key_values(self, keys):
+        return np.asarray(keys, dtype=np.float64) / self.L
+
+    def split_parts(self, h):
+        L = self.L
+        pre = all_runs(h, 1).astype(np.int64)
+        hits = np.cumsum(pre, axis=1) * pre
+        V = hits @ (L // np.arange(1, h + 1, dtype=np.int64))
+        state = pre.sum(axis=1)
+        suf = all_runs(self.N - h, 1).astype(np.int64)
+        w = L // np.arange(h + 1, self.N + 1, dtype=np.int64)
+        A = suf @ w
+        B = (np.cumsum(suf, axis=1) * suf) @ w
+        return V, state, (lambda s: s * A + B)
+
+
+@dataclass(frozen=True, eq=False)
+class RBPSpace(Space):
+    """RBP with p = a/b rational: key = sum of g_k a^(k-1) b^(N-k). State-free split.
+    For binary runs every one of the 2^N runs has its own value (see the guide)."""
+
+    family: str = "rbp"
+    splittable: bool = True
+
+    @cached_property
+    def ab(self) -> tuple[int, int]:
+        f = Fraction(str(self.measure.p))
+        return f.numerator, f.denominator
+
+    @cached_property
+    def weights(self) -> list[int]:
+        a, b = self.ab
+        return [a ** (k - 1) * b ** (self.N - k) for k in range(1, self.N + 1)]
+
+    @cached_property
+    def gmax(self) -> int:
+        return 1 if self.binary_measure else self.c
+
+    @cached_property
+    def max_key(self):
+        return self.gmax * sum(self.weights)
+
+    def keys(self, g):
+        return g.astype(np.int64) @ np.array(self.weights, dtype=np.int64)
+
+    def key_values(self, keys):
+        a, b = self.ab
+        return np.asarray(keys, dtype=np.float64) * (1 - a / b) / (self.gmax * float(b) ** (self.N - 1))
+
+    def n_states(self, h):
+        return 1
+
+    def split_parts(self, h):
+        c = self.gmax
+        w = np.array(self.weights, dtype=np.int64)
+        V = all_runs(h, c).astype(np.int64) @ w[:h]
+        S = all_runs(self.N - h, c).astype(np.int64) @ w[h:]
+        return V, np.zeros(len(V), dtype=np.int64), (lambda s: S)
+
+
+@dataclass(frozen=True, eq=False)
+class ERRSpace(Space):
+    """Key = lcm(1..N) * 2^(cN) * ERR: with stopping probabilities R = (2^g - 1) / 2^c
+    every term is an integer. Split: the prefix's continuation probability is the state
+    (binary: 2^-R1)."""
+
+    family: str = "err"
+    splittable: bool = True
+
+    @cached_property
+    def L(self) -> int:
+        return math.lcm(*range(1, self.N + 1))
+
+    @cached_property
+    def cc(self) -> int:
+        return 1 if self.binary_measure else self.c
+
+    @cached_property
+    def max_key(self):
+        return self.L * 2 ** (self.cc * self.N) * 2  # ERR <= sum 1/k ... bounded by 2^(cN) L H_N; safe
+
+    def _terms(self, g, first_rank: int, total: int):
+        """Sum over ranks of L/k * (2^g_k - 1) * prod_{j<k} (2^c - 2^g_j + 1) * 2^(c(total-k'))
+        for a block of ranks starting at ``first_rank`` (1-based), as if the block were a
+        whole run of length ``total`` ranks ending at N."""
+        c = self.cc
+        g = g.astype(np.int64)
+        n, m = g.shape
+        stop = (1 << g) - 1  # numerator of R over 2^c
+        cont = (1 << c) - (1 << g) + 1  # numerator of 1 - R over 2^c
+        reach = np.ones(n, dtype=np.int64)
+        out = np.zeros(n, dtype=np.int64)
+        for i in range(m):
+            k = first_rank + i
+            out += (self.L // k) * stop[:, i] * reach * (1 << (c * (total - 1 - i)))
+            reach = reach * cont[:, i]
+        return out, reach
+
+    def keys(self, g):
+        return self._terms(g, 1, self.N)[0]
+
+    def key_values(self, keys):
+        return np.asarray(keys, dtype=np.float64) / (self.L * 2.0 ** (self.cc * self.N))
+
+    def n_states(self, h):
+        return (2 ** self.cc) ** h
+
+    def split_parts(self, h):
+        c = self.cc
+        pre = all_runs(h, c)
+        V, reach = self._terms(pre, 1, h)
+        V = V << (c * (self.N - h))  # prefix terms carry 2^(c(N-h)) more
+        suf = all_runs(self.N - h, c)
+        E, _ = self._terms(suf, h + 1, self.N - h)
+        # behind a prefix with continuation numerator `reach` (over 2^(ch)): suffix terms
+        # are E * reach / 2^(ch) * 2^(ch) = E * reach (the 2^(c(N-k)) factor already counts
+        # the suffix's own ranks; the prefix's 2^(ch) denominators cancel the extra ch bits)
+        return V, reach, (lambda s: E * s)
+
+
+# -- DCG: logarithmic weights ------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class DCGSpace(Space):
+    """DCG / nDCG (nDCG maps like DCG). Ranks with equal discount weights form classes
+    (J&K base b: ranks 1..b all weigh 1); the run's value depends only on the gain
+    total of each class. Key = those totals as a mixed-radix integer: equal keys, equal
+    values. Distinct keys are assumed to have distinct values (logarithms of distinct
+    integers carry no exact relation that could make two such sums equal at small N);
+    the engines check every pair of values closer than a relative 1e-12 with 60-digit
+    arithmetic and merge them if they agree (so rational relations like 2 * 1/4 = 1/2
+    in graded base-2 DCG are ties, as they must be)."""
+
+    family: str = "dcg"
+
+    @cached_property
+    def base(self):
+        return self.measure.base
+
+    @cached_property
+    def gmax(self) -> int:
+        return 1 if self.binary_measure else self.c
+
+    @cached_property
+    def weights(self) -> np.ndarray:
+        from irscale.measures.gains import discounts
+
+        return discounts(self.N, self.base)
+
+    @cached_property
+    def classes(self) -> list[list[int]]:
+        """Ranks (0-based) grouped by exactly equal weight (J&K: ranks 1..floor(b))."""
+        if self.base is None:
+            return [[k] for k in range(self.N)]
+        flat = int(math.floor(self.base))
+        head = list(range(min(flat, self.N)))
+        return ([head] if head else []) + [[k] for k in range(len(head), self.N)]
+
+    @cached_property
+    def radix(self) -> list[int]:
+        return [self.gmax * len(cl) + 1 for cl in self.classes]
+
+    @cached_property
+    def max_key(self):
+        return math.prod(self.radix) - 1
+
+    @cached_property
+    def class_weights(self) -> np.ndarray:
+        return np.array([self.weights[cl[0]] for cl in self.classes])
+
+    def class_totals(self, g):
+        return np.stack([g[:, cl].sum(axis=1, dtype=np.int64) for cl in self.classes], axis=1)
+
+    def keys(self, g):
+        tot = self.class_totals(g)
+        key = np.zeros(len(g), dtype=np.int64)
+        for j, r in enumerate(self.radix):
+            key = key * r + tot[:, j]
+        return key
+
+    def decode(self, keys):
+        keys = np.asarray(keys, dtype=np.int64).copy()
+        tot = np.empty((len(keys), len(self.radix)), dtype=np.int64)
+        for j in range(len(self.radix) - 1, -1, -1):
+            tot[:, j] = keys % self.radix[j]
+            keys //= self.radix[j]
+        return tot
+
+    def key_values(self, keys):
+        return self.decode(keys) @ self.class_weights
+
+    def exact_value(self, totals) -> "object":
+        """The value of class totals in 60-digit arithmetic (mpmath)."""
+        import mpmath
+
+        with mpmath.workdps(60):
+            b = self.base
+            out = mpmath.mpf(0)
+            for cl, t in zip(self.classes, totals):
+                k = cl[0] + 1
+                if b is None:
+                    w = 1 / mpmath.log(k + 1, 2)
+                else:
+                    w = mpmath.mpf(1) if k <= b else 1 / mpmath.log(k, b)
+                out += int(t) * w
+            return out
+
+
+# -- which space serves a measure ----------------------------------------------------------
+
+def space_for(measure: str | Measure, N: int, c: int = 1) -> Space:
+    """The run space of ``measure`` at run length ``N`` with grades ``0..c``.
+
+    Binary measures (and graded ones given ``rel=``) always live on binary runs (c = 1).
+    A measure's own cutoff, if any, must equal N (the ranked measure is defined at N).
+    """
+    m = parse_measure(measure)
+    if N < 1:
+        raise MeasureError("run length N must be at least 1")
+    cutoff = getattr(m, "cutoff", None)
+    if cutoff is not None and cutoff != N:
+        raise MeasureError(f"{m} has cutoff {cutoff} but the run length is N={N}; "
+                           f"use {type(m).__name__} without a cutoff, or N={cutoff}")
+    binary = (not m.graded) or getattr(m, "rel", None) is not None
+    c = 1 if binary else int(c)
+    if c < 1:
+        raise MeasureError("the run space needs at least two relevance levels (c >= 1)")
+    if isinstance(m, (P, R, F, NumRelRet)) or (isinstance(m, gP)):
+        return CountSpace(m, N, c)
+    if isinstance(m, Success):
+        raise MeasureError("Success takes two values; its ranked version is itself")
+    if isinstance(m, RR):
+        return RRSpace(m, N, c)
+    if isinstance(m, AP):
+        return APSpace(m, N, c)
+    if isinstance(m, RBTO):
+        return PositionalSpace(m, N, c)
+    if isinstance(m, SBTO):
+        return SBTOSpace(m, N, c)
+    if isinstance(m, RBP):
+        if not 0 < m.p < 1:
+            raise MeasureError(f"{m}: p must be in (0, 1)")
+        if c == 1 and m.p <= 0.5:
+            return PositionalSpace(m, N, c, family="positional")
+        return RBPSpace(m, N, c)
+    if isinstance(m, ERR):
+        return ERRSpace(m, N, c)
+    if isinstance(m, (DCG, nDCG)):
+        return DCGSpace(m, N, c)
+    raise MeasureError(f"no run space is defined for {m} yet (ranked versions exist for P, R, F, gP, RR, AP, "
+                       "RBP, ERR, DCG, nDCG, SBTO, RBTO)")
