@@ -57,31 +57,35 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
 
 
 def _progress():
-    return Progress(TextColumn("reading runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    return _bar("reading runs")
+
+
+def _bar(what: str):
+    return Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     TextColumn("{task.description}"), console=err, transient=True,
                     auto_refresh=False)  # no refresh thread: the readers may then fork worker processes
 
 
-def _evaluate_and_print(qrels, runs, measures, per_topic, fmt, trec_eval, depth, float32, missing,
-                        ignore_extra, duplicates):
+def _evaluate(qrels, runs, measures, depth, float32, missing, ignore_extra, duplicates):
     from irscale.experiment import DEFAULT_MEASURES, evaluate
-    from irscale.report import tables
 
     warnings.showwarning = _show_warning
-    try:
-        with _progress() as bar:
-            task = bar.add_task("", total=None)
+    with _progress() as bar:
+        task = bar.add_task("", total=None)
 
-            def tick(done, total, name):
-                bar.update(task, completed=done, total=total, description=name)
-                bar.refresh()
+        def tick(done, total, name):
+            bar.update(task, completed=done, total=total, description=name)
+            bar.refresh()
 
-            table = evaluate(qrels, runs, measures or DEFAULT_MEASURES, depth,
-                             missing_topics=missing.value, score_precision="float32" if float32 else "float64",
-                             extra_fields="ignore" if ignore_extra else "error",
-                             duplicates=duplicates.value, progress=tick)
-    except IrscaleError as e:
-        _fail(e)
+        return evaluate(qrels, runs, measures or DEFAULT_MEASURES, depth,
+                        missing_topics=missing.value, score_precision="float32" if float32 else "float64",
+                        extra_fields="ignore" if ignore_extra else "error",
+                        duplicates=duplicates.value, progress=tick)
+
+
+def _print(table, per_topic, fmt, trec_eval=False):
+    from irscale.report import tables
+
     out = sys.stdout
     if trec_eval:
         out.write(tables.trec_eval_text(table, per_topic))
@@ -93,6 +97,15 @@ def _evaluate_and_print(qrels, runs, measures, per_topic, fmt, trec_eval, depth,
         out.write(tables.as_json(table, per_topic) + "\n")
     else:
         out.write(tables.delimited(table, per_topic, "\t" if fmt is Format.tsv else ","))
+
+
+def _evaluate_and_print(qrels, runs, measures, per_topic, fmt, trec_eval, depth, float32, missing,
+                        ignore_extra, duplicates):
+    try:
+        table = _evaluate(qrels, runs, measures, depth, float32, missing, ignore_extra, duplicates)
+    except IrscaleError as e:
+        _fail(e)
+    _print(table, per_topic, fmt, trec_eval)
 
 
 @app.command()
@@ -149,6 +162,123 @@ def list_measures():
         doc = (cls.__doc__ or "").strip().split("\n")[0]
         t.add_row(name, params, "yes" if cls.graded else "", "yes" if cls.needs_recall_base else "", doc)
     Console().print(t)
+
+
+class TiesOpt(str, Enum):
+    unq = "unq"
+    mid = "mid"
+    min = "min"
+    max = "max"
+
+
+class EngineOpt(str, Enum):
+    auto = "auto"
+    closed = "closed"
+    split = "split"
+    enumerate = "enumerate"
+    dcg = "dcg"
+    oracle = "oracle"
+
+
+@app.command()
+def transform(
+    qrels: Annotated[Path, typer.Argument(help="qrels file: qid iter docno grade (plain or .gz)")],
+    runs: Annotated[list[str], typer.Argument(help="run files, directories of runs, or glob patterns")],
+    measure: Annotated[Optional[list[str]], typer.Option(
+        "--measure", "-m", help="measure without cutoff, e.g. AP, P, 'RBP(p=0.8)', 'nDCG(base=2)' "
+                                "(repeatable; default: AP P RR)")] = None,
+    N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N: runs are cut at N and "
+                                   "padded with non-relevant documents")] = 30,
+    ties: Annotated[TiesOpt, typer.Option(help="unq: ranks of distinct values (interval scale); "
+                                         "min/max/mid: over all runs (analysis only)")] = TiesOpt.unq,
+    normalize: Annotated[bool, typer.Option("--normalize", help="divide ranks by the number of distinct values")] = False,
+    per_topic: Annotated[bool, typer.Option("--per-topic", "-q", help="one row per topic as well")] = False,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
+    float32_scores: Annotated[bool, typer.Option(
+        "--float32-scores", help="round scores to float32 before ordering (trec_eval <= 9.0.8, pytrec_eval)")] = False,
+    missing_topics: Annotated[MissingTopicsOpt, typer.Option(
+        help="qrels topics a run lacks: score 0 (like trec_eval -c), drop from that run, or error")] = MissingTopicsOpt.zero,
+    scheduler: Annotated[Optional[str], typer.Option(
+        help="Dask scheduler address (tcp://host:8786) for building rank maps; default: local threads")] = None,
+):
+    """Score runs and add the interval-scaled ("ranked") version of each measure at N."""
+    from irscale.experiment import transform as do_transform
+
+    try:
+        table = _evaluate(qrels, runs, ["P@10"], None, float32_scores, missing_topics, False,
+                          DuplicatesOpt.error)
+        with err.status("building rank maps (cached after the first time)"):
+            out = do_transform(table.judged, measure or ["AP", "P", "RR"], N, ties.value, normalize,
+                               scheduler=scheduler)
+    except IrscaleError as e:
+        _fail(e)
+    _print(out, per_topic, fmt)
+
+
+@app.command()
+def rankmap(
+    measure: Annotated[str, typer.Argument(help="measure without cutoff, e.g. AP, 'RBP(p=0.8)', 'DCG(base=2)'")],
+    N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N")] = 30,
+    levels: Annotated[int, typer.Option(help="relevance degrees (2 = binary) for graded measures")] = 2,
+    engine: Annotated[EngineOpt, typer.Option(help="engine (all exact); auto picks the fastest")] = EngineOpt.auto,
+    show: Annotated[int, typer.Option(help="how many of the first and last values to print")] = 5,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="build afresh, do not read or write the cache")] = False,
+    scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address; default: local threads")] = None,
+):
+    """Build the rank map of a measure at run length N: size, engine, time, values."""
+    import time
+
+    from irscale.scales import build
+
+    t = time.perf_counter()
+    try:
+        with _bar("buckets") as bar:
+            task = bar.add_task("", total=None)
+
+            def tick(done, total):
+                bar.update(task, completed=done, total=total)
+                bar.refresh()
+
+            rm = build(measure, N, levels, engine=engine.value, scheduler=scheduler, progress=tick,
+                       cache=not no_cache)
+    except IrscaleError as e:
+        _fail(e)
+    seconds = time.perf_counter() - t
+    first = rm.values(first=show)
+    last = rm.values(last=show)
+    typer.echo(f"measure   {rm.measure} (RB-free core)")
+    typer.echo(f"N         {rm.N}, {rm.space.c + 1} relevance levels, {rm.n_runs:,} runs")
+    typer.echo(f"size      {rm.size:,} distinct values")
+    typer.echo(f"engine    {rm.engine}")
+    typer.echo(f"time      {seconds:.3f} s" + ("" if seconds > rm.seconds / 2 else f" (cached; built in {rm.seconds:.3f} s)"))
+    if first is None:
+        typer.echo("values    (the counting engine answers phi without listing the values)")
+    else:
+        typer.echo("first     " + " ".join(f"{v:.6g}" for v in first))
+        typer.echo("last      " + " ".join(f"{v:.6g}" for v in last))
+
+
+cache_app = typer.Typer(help="The on-disk cache of rank maps.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("info")
+def cache_info_cmd():
+    """Where the cache is and what it holds."""
+    from irscale.scales import cache_info
+
+    info = cache_info()
+    typer.echo(f"cache directory {info['dir']} ({info['bytes'] / 1e6:.1f} MB)")
+    for e in info["entries"]:
+        typer.echo(f"  {e['identity']}: {e['size']:,} values, {e['bytes'] / 1e6:.1f} MB")
+
+
+@cache_app.command("clear")
+def cache_clear_cmd():
+    """Remove every cached rank map."""
+    from irscale.scales import cache_clear
+
+    typer.echo(f"removed {cache_clear()} rank map(s)")
 
 
 @app.command()

@@ -36,6 +36,7 @@ class ScoreTable:
     topics: tuple[str, ...]
     values: np.ndarray
     provenance: dict = field(default_factory=dict)
+    judged: JudgedRuns | None = field(default=None, repr=False)  # the grades behind the scores
 
     def to_frame(self):
         """Tidy pandas DataFrame with columns system, topic, measure, value."""
@@ -70,6 +71,9 @@ class ScoreTable:
     def index(self, measure: str | Measure) -> int:
         from irscale.measures import parse_measure
 
+        names = [str(x) for x in self.measures]
+        if str(measure) in names:
+            return names.index(str(measure))
         m = parse_measure(measure)
         try:
             return self.measures.index(m)
@@ -96,7 +100,7 @@ def score(judged: JudgedRuns, measures: Iterable[str | Measure]) -> ScoreTable:
         "topics": list(judged.topics.names),
         "max_grade": judged.topics.max_grade,
     }
-    return ScoreTable(tuple(ms), judged.systems, judged.topics.names, values, prov)
+    return ScoreTable(tuple(ms), judged.systems, judged.topics.names, values, prov, judged)
 
 
 def expand_run_paths(items: Sequence[str | os.PathLike]) -> list[Path]:
@@ -246,3 +250,105 @@ def evaluate(
     table = score(judged, measures)
     table.provenance.update({"qrels": qrels.path, "score_precision": score_precision})
     return table
+
+
+# -- transform ----------------------------------------------------------------------------------
+
+PAPER_MEASURES = ("P", "R", "RR", "AP", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "DCG(base=2)",
+                  "DCG(base=10)", "nDCG(base=2)", "nDCG(base=10)")
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """The interval-scaled ("ranked") version of ``measure`` at run length ``N``."""
+
+    measure: Measure
+    N: int
+    ties: str = "unq"
+    normalized: bool = False
+
+    def __str__(self):
+        opts = "".join([f", ties={self.ties}" if self.ties != "unq" else "",
+                        ", normalized" if self.normalized else ""])
+        return f"ranked({self.measure}{opts})"
+
+
+def at_depth(measure: str | Measure, N: int) -> Measure:
+    """``measure`` evaluated on runs cut at N (its cutoff set to N)."""
+    import dataclasses
+
+    from irscale.measures import parse_measure
+
+    m = parse_measure(measure)
+    if hasattr(m, "cutoff") and getattr(m, "cutoff") in (None, N):
+        return dataclasses.replace(m, cutoff=N)
+    raise IrscaleError(f"{m} has cutoff {getattr(m, 'cutoff', None)}, but the transform is at depth N={N}; "
+                       f"give the measure without a cutoff")
+
+
+def transform(
+    data: "ScoreTable | JudgedRuns",
+    measures: Iterable[str | Measure] | None = None,
+    depth: int = 30,
+    ties: str = "unq",
+    normalize: bool = False,
+    *,
+    scheduler=None,
+    cache: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> ScoreTable:
+    """Add the interval-scaled version of each measure at run length ``depth`` = N.
+
+    ``data`` is a :class:`ScoreTable` from :func:`evaluate` (its grades are kept with
+    it) or :class:`~irscale.data.JudgedRuns`. Each run is cut at N and padded with
+    non-relevant documents; for every measure the table holds the measure at N (e.g.
+    ``AP@30``) and ``ranked(AP@30)``: phi of the run's value, 1..size (SPEC section 3;
+    ``ties="min"|"max"|"mid"`` rank over all (c+1)^N runs instead; ``normalize``
+    divides by the size). Recall-base-dependent measures map through their RB-free core.
+
+    Examples
+    --------
+    >>> from irscale.io import Qrels, Run
+    >>> q = Qrels.from_records([("1", "a", 1), ("1", "b", 0), ("1", "c", 1)])
+    >>> r = Run.from_records([("1", "a", 3.0), ("1", "b", 2.0), ("1", "c", 1.0)], name="r")
+    >>> t = transform(evaluate(q, [r], ["AP"]), ["AP", "P"], depth=3)
+    >>> [str(m) for m in t.measures]
+    ['AP@3', 'P@3', 'ranked(AP@3)', 'ranked(P@3)']
+    >>> t.values[:, 0, 0].tolist()  # RB*AP = 5/3: 6th of 0,1/3,1/2,1,7/6,5/3,2,3; P@3 = 2/3: 3rd
+    [0.8333333333333333, 0.6666666666666666, 6.0, 3.0]
+    """
+    from irscale.scales import TIES, build
+
+    if ties not in TIES:
+        raise IrscaleError(f"ties must be one of {', '.join(TIES)}, not {ties!r}")
+    if isinstance(data, ScoreTable):
+        if data.judged is None:
+            raise IrscaleError("this score table carries no grades (it was not made by evaluate); "
+                               "pass the JudgedRuns or evaluate the runs first")
+        judged = data.judged
+        if measures is None:
+            measures = [m for m in data.measures]
+    else:
+        judged = data
+    if measures is None:
+        raise IrscaleError("name the measures to transform")
+    ms = [at_depth(m, depth) for m in measures]
+    levels = max(judged.topics.max_grade, 1) + 1
+    base = score(judged, ms)
+    maps = []
+    for i, m in enumerate(ms):
+        maps.append(build(m, depth, levels, scheduler=scheduler, cache=cache))
+        if progress:
+            progress(i + 1, len(ms))
+    ranked = np.empty((len(ms),) + base.values.shape[1:], dtype=np.float64)
+    for i, rm in enumerate(maps):
+        phi = rm.phi_grades(judged.grades, ties)
+        ranked[i] = rm.normalized(phi) if normalize else phi
+    ranked[np.isnan(base.values)] = np.nan  # topics dropped by missing_topics="drop"
+    values = np.concatenate([base.values, ranked])
+    cols = tuple(ms) + tuple(Ranked(m, depth, ties, normalize) for m in ms)
+    prov = dict(base.provenance)
+    prov.update({"transform": {"N": depth, "ties": ties, "normalized": normalize,
+                               "maps": {str(rm.measure): {"size": rm.size, "engine": rm.engine,
+                                                          "levels": rm.space.c + 1} for rm in maps}}})
+    return ScoreTable(cols, base.systems, base.topics, values, prov, judged)

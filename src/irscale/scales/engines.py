@@ -106,6 +106,7 @@ class Buckets:
     """The value set as key ranges [bounds[b], bounds[b+1]) with the number of distinct
     keys and of runs before each; a bucket's keys are recomputed on demand."""
 
+    h: int  # split rank the buckets were produced with
     bounds: np.ndarray  # int64, B + 1
     cum_distinct: np.ndarray  # int64, B + 1
     cum_runs: np.ndarray  # object (Python ints), B + 1
@@ -321,8 +322,19 @@ def split_engine(space: Space, h: int | None = None, bucket_pairs: int = 2**22, 
         return Table(keys, runs)
     cum_d = np.concatenate([[0], np.cumsum([r[0] for r in res])]).astype(np.int64)
     cum_r = np.concatenate([[0], np.cumsum(np.array([r[1] for r in res], dtype=object))])
+    return attach_buckets(space, h, bounds, cum_d, cum_r, half)
+
+
+def attach_buckets(space: Space, h: int, bounds, cum_d, cum_r, half: _Half | None = None) -> Buckets:
+    """A bucket summary whose buckets are regenerated from the space (halves prepared
+    lazily, so a summary loaded from the cache costs nothing until a bucket is asked)."""
+    ranges = list(zip(np.asarray(bounds)[:-1].tolist(), np.asarray(bounds)[1:].tolist()))
+    state = {"half": half}
 
     def regenerate(b: int, with_runs: bool):
-        return _bucket(half, ranges[b][0], ranges[b][1], with_runs)
+        if state["half"] is None:
+            state["half"] = _prepare(space, h)
+        return _bucket(state["half"], ranges[b][0], ranges[b][1], with_runs)
 
-    return Buckets(bounds, cum_d, cum_r, regenerate)
+    return Buckets(h, np.asarray(bounds, dtype=np.int64), np.asarray(cum_d, dtype=np.int64),
+                   np.asarray(cum_r, dtype=object), regenerate)

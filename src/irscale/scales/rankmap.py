@@ -20,13 +20,14 @@ import numpy as np
 from irscale import __version__
 from irscale.errors import IrscaleError, MeasureError
 from irscale.measures import Measure
-from irscale.scales.engines import (Buckets, Table, dcg_engine, enumerate_engine, oracle,
-                                    split_engine)
-from irscale.scales.spaces import DCGSpace, Space, all_runs, space_for
+from irscale.scales.engines import (Buckets, Table, attach_buckets, dcg_engine, enumerate_engine,
+                                    oracle, split_engine)
+from irscale.scales.counting import Counter, dcg_counter, rbp_counter
+from irscale.scales.spaces import DCGSpace, RBPSpace, Space, all_runs, space_for
 
 Ties = Literal["unq", "min", "max", "mid"]
 TIES = ("unq", "min", "max", "mid")
-ENGINES = ("auto", "closed", "split", "enumerate", "dcg", "oracle")
+ENGINES = ("auto", "closed", "split", "count", "enumerate", "dcg", "oracle")
 
 
 @dataclass(eq=False)
@@ -38,8 +39,10 @@ class RankMap:
     size: int
     n_runs: int
     seconds: float
-    summary: Table | Buckets | None = field(default=None, repr=False)
+    summary: Table | Buckets | Counter | None = field(default=None, repr=False)
     _bucket_cache: OrderedDict = field(default_factory=OrderedDict, repr=False)
+    _known: tuple | None = field(default=None, repr=False)
+    cached: bool = False  # persisted in the cache (then answers are persisted too)
 
     @property
     def measure(self) -> Measure:
@@ -55,7 +58,7 @@ class RankMap:
         ranks 1..size; ``min``/``max``/``mid`` ranks among all (c+1)^N runs (float64)."""
         if ties not in TIES:
             raise ValueError(f"ties must be one of {', '.join(TIES)}, not {ties!r}")
-        keys = np.asarray(keys, dtype=np.int64)
+        keys = _as_keys(keys)
         if ties == "unq":
             return self._phi_unq(keys)
         le = self._runs_le(keys)
@@ -84,8 +87,10 @@ class RankMap:
 
     def values(self, first: int | None = None, last: int | None = None) -> np.ndarray:
         """The distinct values of the measure's core (RB-free), ascending; the first or
-        last few only, for large maps."""
+        last few only, for large maps. None for the counting engine (it never lists them)."""
         s = self.summary
+        if isinstance(s, Counter):
+            return None  # the counting engine never lists the values
         if s is None:  # closed forms: keys are 0..size-1 in value order
             keys = np.arange(self.size, dtype=np.int64)
             sel = keys[:first] if first is not None else keys[-last:] if last is not None else keys
@@ -115,6 +120,8 @@ class RankMap:
         s = self.summary
         if s is None:
             return self.space.closed_phi(keys)
+        if isinstance(s, Counter):
+            return self._cached_answers(keys, lambda new: np.array([s.count(k) for k in new], dtype=np.int64))
         if isinstance(s, Table):
             if s.phi_of_key is None:
                 return np.searchsorted(s.keys, keys, side="right").astype(np.int64)
@@ -123,16 +130,54 @@ class RankMap:
             if not (s.keys[pos] == keys).all():
                 raise IrscaleError("a key outside the run space was asked for (not a run of length N)")
             return s.phi_of_key[pos]
-        b = np.clip(np.searchsorted(s.bounds, keys, side="right") - 1, 0, len(s.bounds) - 2)
+        def compute(new):
+            b = np.clip(np.searchsorted(s.bounds, new, side="right") - 1, 0, len(s.bounds) - 2)
+            phi_new = np.empty(len(new), dtype=np.int64)
+            for bb in np.unique(b):
+                sel = b == bb
+                ks, _ = self._bucket(int(bb))
+                phi_new[sel] = s.cum_distinct[bb] + np.searchsorted(ks, new[sel], side="right")
+            return phi_new
+
+        return self._cached_answers(keys, compute)
+
+    def _cached_answers(self, keys, compute):
+        """phi of keys through the answers given before (persisted beside the summary,
+        so they cost nothing); only new keys are computed (the buckets they fall in)."""
         out = np.empty(len(keys), dtype=np.int64)
-        for bb in np.unique(b):
-            sel = b == bb
-            ks, _ = self._bucket(int(bb))
-            out[sel] = s.cum_distinct[bb] + np.searchsorted(ks, keys[sel], side="right")
+        lookup = _lookup_form(keys)
+        known_k, known_phi = self._answers()
+        if len(known_k):
+            pos = np.minimum(np.searchsorted(known_k, lookup), len(known_k) - 1)
+            hit = known_k[pos] == lookup
+            out[hit] = known_phi[pos[hit]]
+        else:
+            hit = np.zeros(len(keys), dtype=bool)
+        if (~hit).any():
+            new_l, first, inv = np.unique(lookup[~hit], return_index=True, return_inverse=True)
+            phi_new = compute(keys[~hit][first])
+            out[~hit] = phi_new[inv]
+            self._remember(new_l, phi_new)
         return out
+
+    def _answers(self):
+        if self._known is None:
+            self._known = _answers_load(self)
+        return self._known
+
+    def _remember(self, keys, phi):
+        k0, p0 = self._answers()
+        k = np.concatenate([k0, keys]) if len(k0) else keys
+        p = np.concatenate([p0, phi]) if len(k0) else phi
+        k, first = np.unique(k, return_index=True)
+        self._known = (k, p[first])
+        if self.cached:
+            _answers_save(self)
 
     def _runs_le(self, keys):
         s = self.summary
+        if isinstance(s, Counter):
+            return np.array([s.count(k, weighted=True) for k in keys], dtype=object)
         if s is None:
             return np.asarray(self.space.closed_runs_le(keys), dtype=object)
         if isinstance(s, Table):
@@ -159,6 +204,8 @@ class RankMap:
     def _runs_at(self, keys):
         """Runs sharing each key's value."""
         s = self.summary
+        if isinstance(s, Counter):
+            return np.array([s.runs_of(k) for k in keys], dtype=object)
         if s is None:
             prev = self.space.closed_runs_le(np.maximum(keys - 1, 0))
             le = self.space.closed_runs_le(keys)
@@ -186,15 +233,29 @@ class RankMap:
 
 # -- building --------------------------------------------------------------------------------
 
+def _as_keys(keys) -> np.ndarray:
+    keys = np.asarray(keys)
+    if keys.dtype == object:
+        return keys if any(abs(int(k)) >= 2**63 for k in keys) else keys.astype(np.int64)
+    return keys.astype(np.int64)
+
+
+def _lookup_form(keys: np.ndarray) -> np.ndarray:
+    """Keys in a sortable, storable form: int64, or decimal strings for wider keys."""
+    return np.array([str(int(k)) for k in keys]) if keys.dtype == object else keys
+
+
 def choose_engine(space: Space) -> str:
     if space.closed:
         return "closed"
     if isinstance(space, DCGSpace):
-        return "dcg"
+        return "dcg" if space.max_key < 2**20 else "count"
     if space.splittable and space.int64 and space.N >= 12:
         return "split"
     if space.int64:
         return "enumerate"
+    if isinstance(space, RBPSpace) and space.c == 1:
+        return "count"
     raise MeasureError(f"{space.measure} at N={space.N}: exact keys exceed 64 bits and no engine "
                        "for this case is built yet")
 
@@ -225,6 +286,13 @@ def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "aut
             if not space.splittable:
                 raise MeasureError(f"{space.measure} does not split into prefix and suffix parts")
             summary = split_engine(space, scheduler=scheduler, progress=progress)
+        elif name == "count":
+            if isinstance(space, DCGSpace):
+                summary = dcg_counter(space)
+            elif isinstance(space, RBPSpace):
+                summary = rbp_counter(space)
+            else:
+                raise MeasureError("the count engine serves RBP and DCG/nDCG")
         elif name == "dcg":
             if not isinstance(space, DCGSpace):
                 raise MeasureError("the dcg engine serves DCG and nDCG only")
@@ -232,7 +300,7 @@ def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "aut
         size = summary.size
     rm = RankMap(space, name, int(size), space.n_runs, time.perf_counter() - t, summary)
     if cache and name != "oracle":
-        _cache_save(rm)
+        rm.cached = _cache_save(rm)
     return rm
 
 
@@ -265,20 +333,46 @@ def _cache_load(space: Space, engine: str) -> RankMap | None:
             size, seconds = int(z["size"]), float(z["seconds"])
             if engine == "closed":
                 summary = None
+            elif engine == "count":  # the halves are rebuilt (fast); answers persist
+                summary = dcg_counter(space) if isinstance(space, DCGSpace) else rbp_counter(space)
             elif "bounds" in z:
-                return None  # bucket summaries regenerate from the space; rebuild (cheap to test)
+                summary = attach_buckets(space, int(z["h"]), z["bounds"], z["cum_distinct"],
+                                         [int(x) for x in z["cum_runs"]])
             else:
                 phi = z["phi_of_key"] if "phi_of_key" in z else None
                 order = z["value_order"] if "value_order" in z else None
                 summary = Table(z["keys"], z["runs"], phi, order)
     except (OSError, ValueError, KeyError):
         return None  # a damaged cache entry is rebuilt
-    return RankMap(space, engine, size, space.n_runs, seconds, summary)
+    return RankMap(space, engine, size, space.n_runs, seconds, summary, cached=True)
 
 
-def _cache_save(rm: RankMap) -> None:
-    if isinstance(rm.summary, Buckets):
-        return
+def _answers_file(rm: RankMap) -> Path:
+    return _cache_file(rm.space, rm.engine).with_suffix(".answers.npz")
+
+
+def _answers_load(rm: RankMap):
+    empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+    if not rm.cached:
+        return empty
+    try:
+        with np.load(_answers_file(rm), allow_pickle=False) as z:
+            return z["keys"], z["phi"]
+    except (OSError, ValueError, KeyError):
+        return empty
+
+
+def _answers_save(rm: RankMap) -> None:
+    f = _answers_file(rm)
+    try:
+        tmp = f.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=rm._known[0], phi=rm._known[1])
+        os.replace(tmp, f)
+    except OSError:
+        pass
+
+
+def _cache_save(rm: RankMap) -> bool:
     f = _cache_file(rm.space, rm.engine)
     try:
         f.parent.mkdir(parents=True, exist_ok=True)
@@ -291,16 +385,21 @@ def _cache_save(rm: RankMap) -> None:
             if rm.summary.phi_of_key is not None:
                 arrays["phi_of_key"] = rm.summary.phi_of_key
                 arrays["value_order"] = rm.summary.value_order
+        elif isinstance(rm.summary, Buckets):
+            arrays.update(h=np.array(rm.summary.h), bounds=rm.summary.bounds,
+                          cum_distinct=rm.summary.cum_distinct,
+                          cum_runs=rm.summary.cum_runs.astype(np.int64))  # <= 2^N runs
         tmp = f.with_suffix(".tmp.npz")
         np.savez(tmp, **arrays)
         os.replace(tmp, f)
+        return True
     except OSError:
-        pass  # a read-only cache only costs a rebuild
+        return False  # a read-only cache only costs a rebuild
 
 
 def cache_info() -> dict:
     d = cache_dir() / "rankmaps"
-    files = sorted(d.glob("*.npz")) if d.exists() else []
+    files = sorted(f for f in d.glob("*.npz") if not f.name.endswith(".answers.npz")) if d.exists() else []
     entries = []
     for f in files:
         try:
@@ -317,6 +416,6 @@ def cache_clear() -> int:
     n = 0
     if d.exists():
         for f in d.glob("*.npz"):
+            n += not f.name.endswith(".answers.npz")
             f.unlink()
-            n += 1
     return n

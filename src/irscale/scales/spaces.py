@@ -357,10 +357,16 @@ class RBPSpace(Space):
         return self.gmax * sum(self.weights)
 
     def keys(self, g):
+        if not self.int64:  # exact Python integers
+            return np.asarray(g).astype(object) @ np.array(self.weights, dtype=object)
         return g.astype(np.int64) @ np.array(self.weights, dtype=np.int64)
 
     def key_values(self, keys):
         a, b = self.ab
+        if not self.int64:
+            total = sum(self.weights)
+            return np.array([int(k) / total for k in keys]) * (1 - a / b) * sum(self.weights) / (
+                self.gmax * float(b) ** (self.N - 1))
         return np.asarray(keys, dtype=np.float64) * (1 - a / b) / (self.gmax * float(b) ** (self.N - 1))
 
     def n_states(self, h):
@@ -448,6 +454,11 @@ class DCGSpace(Space):
     in graded base-2 DCG are ties, as they must be)."""
 
     family: str = "dcg"
+
+    @property
+    def identity(self) -> str:  # nDCG maps like DCG: one rank map (and cache entry) for both
+        core = f"DCG(base={self.base}, rel={getattr(self.measure, 'rel', None)})"
+        return f"{core}|N={self.N}|c={self.c}|{self.family}"
 
     @cached_property
     def base(self):
