@@ -24,3 +24,17 @@ def trec8():
 @pytest.fixture(scope="session")
 def te_test():
     return need(TE_TEST)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """Rank maps built by the tests go to a private cache, never the user's."""
+    import os
+
+    old = os.environ.get("IRSCALE_CACHE_DIR")
+    os.environ["IRSCALE_CACHE_DIR"] = str(tmp_path_factory.mktemp("irscale-cache"))
+    yield
+    if old is None:
+        os.environ.pop("IRSCALE_CACHE_DIR", None)
+    else:
+        os.environ["IRSCALE_CACHE_DIR"] = old

@@ -250,7 +250,7 @@ def rankmap(
     typer.echo(f"N         {rm.N}, {rm.space.c + 1} relevance levels, {rm.n_runs:,} runs")
     typer.echo(f"size      {rm.size:,} distinct values")
     typer.echo(f"engine    {rm.engine}")
-    typer.echo(f"time      {seconds:.3f} s" + ("" if seconds > rm.seconds / 2 else f" (cached; built in {rm.seconds:.3f} s)"))
+    typer.echo(f"time      {seconds:.3f} s" + (f" (from the cache; built in {rm.seconds:.3f} s)" if rm.from_cache else ""))
     if first is None:
         typer.echo("values    (the counting engine answers phi without listing the values)")
     else:

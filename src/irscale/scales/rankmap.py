@@ -43,6 +43,7 @@ class RankMap:
     _bucket_cache: OrderedDict = field(default_factory=OrderedDict, repr=False)
     _known: tuple | None = field(default=None, repr=False)
     cached: bool = False  # persisted in the cache (then answers are persisted too)
+    from_cache: bool = False  # loaded from the cache rather than built
 
     @property
     def measure(self) -> Measure:
@@ -344,7 +345,7 @@ def _cache_load(space: Space, engine: str) -> RankMap | None:
                 summary = Table(z["keys"], z["runs"], phi, order)
     except (OSError, ValueError, KeyError):
         return None  # a damaged cache entry is rebuilt
-    return RankMap(space, engine, size, space.n_runs, seconds, summary, cached=True)
+    return RankMap(space, engine, size, space.n_runs, seconds, summary, cached=True, from_cache=True)
 
 
 def _answers_file(rm: RankMap) -> Path:
