@@ -311,3 +311,55 @@ def test_enumeration_on_a_local_dask_cluster_equals_single_process():
     assert np.array_equal(single.keys, many.keys) and np.array_equal(single.runs, many.runs)
     ref = split_engine(space_for("AP", 14), bucket_pairs=512)
     assert np.array_equal(ref.keys, split.keys)
+
+
+# -- user-defined measures: the plain enumeration engine ---------------------------------------------
+
+def test_user_defined_measures_enumerate_exactly():
+    from dataclasses import dataclass
+
+    from irscale.measures import Measure
+    from irscale.measures.base import REGISTRY, register
+
+    @register("MyRR")
+    @dataclass(frozen=True)
+    class MyRR(Measure):  # reciprocal rank, written by a user
+        cutoff: int | None = None
+
+        def batch(self, grades, topics):
+            r = grades[..., : self.cutoff] > 0
+            return np.where(r.any(-1), 1.0 / (np.argmax(r, -1) + 1.0), 0.0)
+
+    @register("MyAP")
+    @dataclass(frozen=True)
+    class MyAP(Measure):  # an exact key supplied by the user: L * RB * AP
+        cutoff: int | None = None
+
+        def batch(self, grades, topics):
+            raise AssertionError("not used: exact_key is preferred")
+
+        def exact_key(self, g, c):
+            L = math.lcm(*range(1, g.shape[1] + 1))
+            r = (g > 0).astype(np.int64)
+            return (np.cumsum(r, 1) * r * (L // np.arange(1, g.shape[1] + 1))).sum(1)
+
+    try:
+        for N in (6, 13):
+            g = all_runs(N, 1)
+            mine = build("MyRR", N, cache=False)
+            assert mine.engine == "enumerate"
+            assert mine.size == N + 1
+            assert np.array_equal(mine.phi_runs(g), build("RR", N, cache=False).phi_runs(g))
+            ap = build("MyAP", N, cache=False)
+            assert np.array_equal(ap.phi_runs(g), build("AP", N, engine="oracle", cache=False).phi_runs(g))
+    finally:
+        REGISTRY.pop("MyRR")
+        REGISTRY.pop("MyAP")
+
+
+def test_measures_without_a_ranked_version_say_so():
+    from irscale.errors import MeasureError
+
+    for name in ("bpref", "Rprec", "Success"):
+        with pytest.raises(MeasureError):
+            build(name, 10, cache=False)

@@ -142,9 +142,18 @@ def demo(
     root = resources.files("irscale") / "examples" / "toy"
     with resources.as_file(root) as path:
         err.print(f"[bold]irscale {__version__}[/] demo: synthetic collection in {path}")
-        _evaluate_and_print(path / "qrels.txt", [str(path / "runs")],
-                            ["AP", "P@10", "nDCG@10", "RR", "RBP(p=0.8)@10", "ERR@10", "bpref"],
-                            False, fmt, False, None, False, MissingTopicsOpt.zero, False, DuplicatesOpt.error)
+        from irscale.experiment import transform as do_transform
+
+        try:
+            table = _evaluate(path / "qrels.txt", [str(path / "runs")],
+                              ["AP", "P@10", "nDCG@10", "RR", "RBP(p=0.8)@10", "ERR@10", "bpref"],
+                              None, False, MissingTopicsOpt.zero, False, DuplicatesOpt.error)
+            ranked = do_transform(table.judged, ["AP", "nDCG(base=2)", "RBP(p=0.8)", "RR"], 10)
+        except IrscaleError as e:
+            _fail(e)
+        _print(table, False, fmt)
+        err.print("[bold]interval scales[/] at N = 10: each measure and its ranked version (phi, SPEC section 3)")
+        _print(ranked, False, fmt)
 
 
 @app.command("measures")

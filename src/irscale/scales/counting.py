@@ -40,7 +40,41 @@ class Counter:
     exact_le: Callable = field(repr=False)  # (i_prefix array, j_suffix array, query) -> bool array
     split_query: Callable = field(repr=False)  # query key -> (float value, query object)
     runs_of: Callable = field(repr=False)  # query key -> runs having exactly its value
+    # pairs within tol * max(1, |x|) of the query are decided exactly; float sums of at
+    # most N partial values carry errors below N * 2^-52 * |x|, far inside this margin
     tol: float = 0.0
+
+    def count_many(self, keys) -> np.ndarray:
+        """:meth:`count` of many queries at once: one binary search per prefix value over
+        all queries (cheaper than one pass over the prefixes per query when there are
+        more than a few hundred queries)."""
+        if len(keys) < 256:
+            return np.array([self.count(k) for k in keys], dtype=np.int64)
+        split = [self.split_query(k) for k in keys]
+        x = np.array([v for v, _ in split])
+        order = np.argsort(x)  # sorted needles search faster
+        xs = x[order]
+        tol = self.tol * np.maximum(1.0, np.abs(xs))
+        counts = np.zeros(len(keys), dtype=np.int64)
+        undecided = []
+        # loop over the smaller half, search the larger one
+        loop_p = len(self.P) <= len(self.S)
+        outer, inner = (self.P, self.S) if loop_p else (self.S, self.P)
+        for i, v in enumerate(outer):
+            t = xs - v
+            lo = np.searchsorted(inner, t - tol, side="left")
+            hi = np.searchsorted(inner, t + tol, side="right")
+            counts += lo
+            for q in np.flatnonzero(hi > lo):
+                undecided.append((i, q, lo[q], hi[q]))
+        for i, q, lo, hi in undecided:
+            js = np.arange(lo, hi)
+            ii = np.full(len(js), i)
+            pi, sj = (ii, js) if loop_p else (js, ii)
+            counts[q] += int(self.exact_le(pi, sj, split[order[q]][1]).sum())
+        out = np.empty(len(keys), dtype=np.int64)
+        out[order] = counts
+        return out
 
     def count(self, key, weighted: bool = False) -> int:
         """Distinct values (``weighted=False``; each pair is one value) or runs
@@ -95,7 +129,7 @@ def rbp_counter(space: RBPSpace) -> Counter:
     P = np.array([x * B / scale for x in Kp_obj])  # values as fractions of the total weight
     S = np.array([A * y / scale for y in Ks_obj])
     return Counter(2 ** N, P, S, np.ones(len(P), dtype=np.int64),
-                   np.arange(len(S) + 1, dtype=np.int64), exact_le, split_query, lambda key: 1, tol=1e-9)
+                   np.arange(len(S) + 1, dtype=np.int64), exact_le, split_query, lambda key: 1, tol=1e-12)
 
 
 def dcg_counter(space: DCGSpace) -> Counter:
@@ -160,4 +194,4 @@ def dcg_counter(space: DCGSpace) -> Counter:
     size = math.prod(radix)
     exact_ints = space.n_runs < 2**62
     return Counter(size, P, S, Pn.astype(np.int64) if exact_ints else Pn,
-                   Sc.astype(np.int64) if exact_ints else Sc, exact_le, split_query, runs_of, tol=1e-9)
+                   Sc.astype(np.int64) if exact_ints else Sc, exact_le, split_query, runs_of, tol=1e-12)

@@ -122,7 +122,7 @@ class RankMap:
         if s is None:
             return self.space.closed_phi(keys)
         if isinstance(s, Counter):
-            return self._cached_answers(keys, lambda new: np.array([s.count(k) for k in new], dtype=np.int64))
+            return self._cached_answers(keys, s.count_many)
         if isinstance(s, Table):
             if s.phi_of_key is None:
                 return np.searchsorted(s.keys, keys, side="right").astype(np.int64)

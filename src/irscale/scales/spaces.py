@@ -533,6 +533,43 @@ class DCGSpace(Space):
             return out
 
 
+# -- any other measure: plain enumeration ----------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class GenericSpace(Space):
+    """A measure irscale knows no structure of (a user-defined one). Its key is the
+    measure's own ``exact_key(g, c)`` when it defines one (an int64 per run, ordered
+    and tied like the measure), else its float64 value mapped to an order-preserving
+    integer: ties are then exactly the runs the measure's own arithmetic scores equal
+    (no rounding is added). Measures needing the recall base see RB = N (every grade
+    level has N documents in the qrels)."""
+
+    family: str = "generic"
+
+    @cached_property
+    def max_key(self):
+        return 2**61  # keys are int64 by construction; no engine adds them
+
+    def keys(self, g):
+        hook = getattr(self.measure, "exact_key", None)
+        if hook is not None:
+            return np.asarray(hook(np.asarray(g), self.c), dtype=np.int64)
+        from irscale.data import TopicStats
+
+        topics = TopicStats.single([self.N] * (self.c + 1))
+        v = np.asarray(self.measure.batch(np.asarray(g, dtype=np.int16)[None], topics)[0], dtype=np.float64)
+        if np.isnan(v).any():
+            raise MeasureError(f"{self.measure} gives NaN on some run of length {self.N}")
+        bits = (v + 0.0).view(np.int64)  # + 0.0 turns -0.0 into 0.0
+        return np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+
+    def key_values(self, keys):
+        keys = np.asarray(keys, dtype=np.int64)
+        if getattr(self.measure, "exact_key", None) is not None:
+            return keys.astype(np.float64)
+        return np.where(keys < 0, keys ^ np.int64(0x7FFFFFFFFFFFFFFF), keys).view(np.float64)
+
+
 # -- which space serves a measure ----------------------------------------------------------
 
 def space_for(measure: str | Measure, N: int, c: int = 1) -> Space:
@@ -574,5 +611,7 @@ def space_for(measure: str | Measure, N: int, c: int = 1) -> Space:
         return ERRSpace(m, N, c)
     if isinstance(m, (DCG, nDCG)):
         return DCGSpace(m, N, c)
-    raise MeasureError(f"no run space is defined for {m} yet (ranked versions exist for P, R, F, gP, RR, AP, "
-                       "RBP, ERR, DCG, nDCG, SBTO, RBTO)")
+    if type(m).__module__.startswith("irscale."):
+        raise MeasureError(f"{m} has no ranked version (they exist for P, R, F, gP, RR, AP, RBP, ERR, DCG, "
+                           "nDCG, SBTO, RBTO and user-defined measures)")
+    return GenericSpace(m, N, c)
