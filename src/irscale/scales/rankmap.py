@@ -93,9 +93,10 @@ class RankMap:
         if isinstance(s, Counter):
             return None  # the counting engine never lists the values
         if s is None:  # closed forms: keys are 0..size-1 in value order
-            keys = np.arange(self.size, dtype=np.int64)
-            sel = keys[:first] if first is not None else keys[-last:] if last is not None else keys
-            return self.space.key_values(sel)
+            n = first if first is not None else last if last is not None else self.size
+            n = min(n, self.size)
+            sel = range(n) if first is not None or last is None else range(self.size - n, self.size)
+            return self.space.key_values(np.array(list(sel), dtype=object))
         if isinstance(s, Table):
             order = s.value_order if s.value_order is not None else np.arange(len(s.keys))
             if s.phi_of_key is not None:  # one key per distinct value

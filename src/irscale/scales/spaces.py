@@ -217,26 +217,35 @@ class PositionalSpace(Space):
         return (self.c + 1) ** self.N - 1
 
     def keys(self, g):
-        if not self.int64:
-            raise MeasureError(f"{self.measure} at N={self.N}: keys exceed 64 bits")
+        if not self.int64:  # exact Python integers (any N)
+            w = np.array([(self.c + 1) ** k for k in range(self.N - 1, -1, -1)], dtype=object)
+            return np.asarray(g).astype(object) @ w
         w = (self.c + 1) ** np.arange(self.N - 1, -1, -1, dtype=np.int64)
         return g.astype(np.int64) @ w
 
     def key_values(self, keys):
         m = self.measure
         if isinstance(m, RBP):  # keys are binary numbers: RBP = (1-p) sum p^(k-1) bit_k
-            bits = ((np.asarray(keys, dtype=np.int64)[:, None] >> np.arange(self.N - 1, -1, -1)) & 1)
-            return (1 - m.p) * (bits @ (m.p ** np.arange(self.N)))
-        return np.asarray(keys, dtype=np.float64)
+            out = []
+            for key in keys:
+                bits = [(int(key) >> (self.N - 1 - k)) & 1 for k in range(self.N)]
+                out.append((1 - m.p) * sum(b * m.p ** k for k, b in enumerate(bits)))
+            return np.array(out, dtype=np.float64)
+        return np.array([float(k) for k in keys], dtype=np.float64)
 
     def closed_size(self):
         return self.max_key + 1
 
     def closed_phi(self, keys):
-        return np.asarray(keys, dtype=np.int64) + 1
+        return _plus_one(keys)
 
     def closed_runs_le(self, keys):
-        return np.asarray(keys, dtype=np.int64) + 1
+        return _plus_one(keys)
+
+
+def _plus_one(keys):
+    keys = np.asarray(keys)
+    return keys + 1 if keys.dtype == object else keys.astype(np.int64) + 1
 
 
 @dataclass(frozen=True, eq=False)
