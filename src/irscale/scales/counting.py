@@ -44,12 +44,20 @@ class Counter:
     # most N partial values carry errors below N * 2^-52 * |x|, far inside this margin
     tol: float = 0.0
 
-    def count_many(self, keys) -> np.ndarray:
+    @property
+    def Sn(self) -> np.ndarray:
+        return np.diff(self.Sc)
+
+    @property
+    def Pc(self) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(self.Pn)])
+
+    def count_many(self, keys, weighted: bool = False) -> np.ndarray:
         """:meth:`count` of many queries at once: one binary search per prefix value over
         all queries (cheaper than one pass over the prefixes per query when there are
         more than a few hundred queries)."""
         if len(keys) < 256:
-            return np.array([self.count(k) for k in keys], dtype=np.int64)
+            return np.array([self.count(k, weighted) for k in keys], dtype=np.int64)
         split = [self.split_query(k) for k in keys]
         x = np.array([v for v, _ in split])
         order = np.argsort(x)  # sorted needles search faster
@@ -60,18 +68,24 @@ class Counter:
         # loop over the smaller half, search the larger one
         loop_p = len(self.P) <= len(self.S)
         outer, inner = (self.P, self.S) if loop_p else (self.S, self.P)
+        if weighted:  # runs: pair weight = runs behind the prefix value x runs behind the suffix value
+            outer_n, inner_c = (self.Pn, self.Sc) if loop_p else (self.Sn, self.Pc)
         for i, v in enumerate(outer):
             t = xs - v
             lo = np.searchsorted(inner, t - tol, side="left")
             hi = np.searchsorted(inner, t + tol, side="right")
-            counts += lo
+            counts += inner_c[lo] * outer_n[i] if weighted else lo
             for q in np.flatnonzero(hi > lo):
                 undecided.append((i, q, lo[q], hi[q]))
         for i, q, lo, hi in undecided:
             js = np.arange(lo, hi)
             ii = np.full(len(js), i)
             pi, sj = (ii, js) if loop_p else (js, ii)
-            counts[q] += int(self.exact_le(pi, sj, split[order[q]][1]).sum())
+            ok = self.exact_le(pi, sj, split[order[q]][1])
+            if weighted:
+                counts[q] += int((self.Pn[pi[ok]] * self.Sn[sj[ok]]).sum())
+            else:
+                counts[q] += int(ok.sum())
         out = np.empty(len(keys), dtype=np.int64)
         out[order] = counts
         return out

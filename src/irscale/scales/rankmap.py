@@ -41,7 +41,7 @@ class RankMap:
     seconds: float
     summary: Table | Buckets | Counter | None = field(default=None, repr=False)
     _bucket_cache: OrderedDict = field(default_factory=OrderedDict, repr=False)
-    _known: tuple | None = field(default=None, repr=False)
+    _known: dict = field(default_factory=dict, repr=False)  # kind -> (sorted keys, answers)
     cached: bool = False  # persisted in the cache (then answers are persisted too)
     from_cache: bool = False  # loaded from the cache rather than built
 
@@ -143,12 +143,13 @@ class RankMap:
 
         return self._cached_answers(keys, compute)
 
-    def _cached_answers(self, keys, compute):
-        """phi of keys through the answers given before (persisted beside the summary,
-        so they cost nothing); only new keys are computed (the buckets they fall in)."""
+    def _cached_answers(self, keys, compute, kind: str = "unq"):
+        """Answers for keys (phi for ``kind="unq"``, runs at or below for ``"le"``) through
+        the answers given before (persisted beside the summary, so they cost nothing);
+        only new keys are computed (the buckets they fall in)."""
         out = np.empty(len(keys), dtype=np.int64)
         lookup = _lookup_form(keys)
-        known_k, known_phi = self._answers()
+        known_k, known_phi = self._answers(kind)
         if len(known_k):
             pos = np.minimum(np.searchsorted(known_k, lookup), len(known_k) - 1)
             hit = known_k[pos] == lookup
@@ -159,27 +160,27 @@ class RankMap:
             new_l, first, inv = np.unique(lookup[~hit], return_index=True, return_inverse=True)
             phi_new = compute(keys[~hit][first])
             out[~hit] = phi_new[inv]
-            self._remember(new_l, phi_new)
+            self._remember(new_l, phi_new, kind)
         return out
 
-    def _answers(self):
-        if self._known is None:
-            self._known = _answers_load(self)
-        return self._known
+    def _answers(self, kind: str = "unq"):
+        if kind not in self._known:
+            self._known[kind] = _answers_load(self, kind)
+        return self._known[kind]
 
-    def _remember(self, keys, phi):
-        k0, p0 = self._answers()
+    def _remember(self, keys, phi, kind: str = "unq"):
+        k0, p0 = self._answers(kind)
         k = np.concatenate([k0, keys]) if len(k0) else keys
         p = np.concatenate([p0, phi]) if len(k0) else phi
         k, first = np.unique(k, return_index=True)
-        self._known = (k, p[first])
+        self._known[kind] = (k, p[first])
         if self.cached:
-            _answers_save(self)
+            _answers_save(self, kind)
 
     def _runs_le(self, keys):
         s = self.summary
         if isinstance(s, Counter):
-            return np.array([s.count(k, weighted=True) for k in keys], dtype=object)
+            return self._cached_answers(keys, lambda new: s.count_many(new, weighted=True), "le").astype(object)
         if s is None:
             return np.asarray(self.space.closed_runs_le(keys), dtype=object)
         if isinstance(s, Table):
@@ -193,15 +194,17 @@ class RankMap:
             np.add.at(per_phi, s.phi_of_key, s.runs.astype(object))
             cum = np.cumsum(per_phi)
             return cum[phi]
-        b = np.clip(np.searchsorted(s.bounds, keys, side="right") - 1, 0, len(s.bounds) - 2)
-        out = np.empty(len(keys), dtype=object)
-        for bb in np.unique(b):
-            sel = np.flatnonzero(b == bb)
-            ks, runs = self._bucket(int(bb), True)
-            cum = np.cumsum(runs.astype(object))
-            pos = np.searchsorted(ks, keys[sel], side="right")
-            out[sel] = [s.cum_runs[bb] + (cum[p - 1] if p else 0) for p in pos]
-        return out
+        def compute(new):
+            b = np.clip(np.searchsorted(s.bounds, new, side="right") - 1, 0, len(s.bounds) - 2)
+            out = np.empty(len(new), dtype=np.int64)
+            for bb in np.unique(b):
+                sel = np.flatnonzero(b == bb)
+                ks, runs = self._bucket(int(bb), True)
+                cum = np.concatenate([[0], np.cumsum(runs)])
+                out[sel] = int(s.cum_runs[bb]) + cum[np.searchsorted(ks, new[sel], side="right")]
+            return out
+
+        return self._cached_answers(keys, compute, "le").astype(object)
 
     def _runs_at(self, keys):
         """Runs sharing each key's value."""
@@ -251,7 +254,13 @@ def choose_engine(space: Space) -> str:
     if space.closed:
         return "closed"
     if isinstance(space, DCGSpace):
-        return "dcg" if space.max_key < 2**20 else "count"
+        if space.max_key < 2**20 or (space.gmax > 1 and space.max_key < 80_000_000):
+            return "dcg"
+        if space.gmax == 1:
+            return "count"
+        raise MeasureError(f"graded {space.measure} at N={space.N}: {space.max_key + 1:,} candidate values; "
+                           "rational weights tie there (2 x 1/2 = 1), so pair counting does not apply, and "
+                           "the dcg engine holds up to 80,000,000")
     if space.splittable and space.int64 and space.N >= 12:
         return "split"
     if space.int64:
@@ -349,26 +358,26 @@ def _cache_load(space: Space, engine: str) -> RankMap | None:
     return RankMap(space, engine, size, space.n_runs, seconds, summary, cached=True, from_cache=True)
 
 
-def _answers_file(rm: RankMap) -> Path:
-    return _cache_file(rm.space, rm.engine).with_suffix(".answers.npz")
+def _answers_file(rm: RankMap, kind: str = "unq") -> Path:
+    return _cache_file(rm.space, rm.engine).with_suffix(f".answers-{kind}.npz")
 
 
-def _answers_load(rm: RankMap):
+def _answers_load(rm: RankMap, kind: str = "unq"):
     empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
     if not rm.cached:
         return empty
     try:
-        with np.load(_answers_file(rm), allow_pickle=False) as z:
+        with np.load(_answers_file(rm, kind), allow_pickle=False) as z:
             return z["keys"], z["phi"]
     except (OSError, ValueError, KeyError):
         return empty
 
 
-def _answers_save(rm: RankMap) -> None:
-    f = _answers_file(rm)
+def _answers_save(rm: RankMap, kind: str = "unq") -> None:
+    f = _answers_file(rm, kind)
     try:
         tmp = f.with_suffix(".tmp.npz")
-        np.savez(tmp, keys=rm._known[0], phi=rm._known[1])
+        np.savez(tmp, keys=rm._known[kind][0], phi=rm._known[kind][1])
         os.replace(tmp, f)
     except OSError:
         pass
@@ -401,7 +410,7 @@ def _cache_save(rm: RankMap) -> bool:
 
 def cache_info() -> dict:
     d = cache_dir() / "rankmaps"
-    files = sorted(f for f in d.glob("*.npz") if not f.name.endswith(".answers.npz")) if d.exists() else []
+    files = sorted(f for f in d.glob("*.npz") if ".answers" not in f.name) if d.exists() else []
     entries = []
     for f in files:
         try:
@@ -418,6 +427,6 @@ def cache_clear() -> int:
     n = 0
     if d.exists():
         for f in d.glob("*.npz"):
-            n += not f.name.endswith(".answers.npz")
+            n += ".answers" not in f.name
             f.unlink()
     return n

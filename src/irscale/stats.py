@@ -1,0 +1,346 @@
+"""Statistical analysis of a topics x systems score matrix (SPEC section 4; paper Section 7).
+
+Every test is vectorised over all system pairs (129 systems: 8,256 pairs) and returns a
+result object with the statistic, p-values, the significant pairs at ``alpha`` and its
+provenance. Pairs are in ``itertools.combinations(range(S), 2)`` order (i < j).
+
+Pairwise tests (no multiple-comparison adjustment, as in the paper):
+
+* ``sign``: H0: P(x_i > x_j) = 1/2 over topics. Ties (equal scores) are dropped; exact
+  two-sided binomial p-value (Matlab ``signtest`` for n < 100).
+* ``ranksum`` (Wilcoxon rank-sum / Mann-Whitney): H0: the two systems' score samples come
+  from the same distribution (topics treated as unpaired). Mid-ranks for ties; normal
+  approximation with tie-corrected variance and continuity correction (Matlab
+  ``ranksum`` for samples of this size).
+* ``signrank`` (Wilcoxon signed-rank): H0: the paired differences are symmetric about 0.
+  Zero differences dropped, mid-ranks for tied |differences|; normal approximation with
+  tie-corrected variance and continuity correction (Matlab ``signrank``, n > 15).
+* ``ttest`` (paired Student's t): H0: mean paired difference 0; two-sided.
+
+Multi-system tests, each followed by all-pairs comparisons on the studentized range
+(Tukey HSD; Tukey-Kramer form as Matlab's ``multcompare``):
+
+* ``anova1``: one-way ANOVA, systems as groups; pairs on system means, MSE with
+  S(T-1) degrees of freedom.
+* ``kruskal``: Kruskal-Wallis; pairs on mean ranks (ranks over all S*T scores), variance
+  N(N+1)/12 - sum(t^3-t)/(12(N-1)), infinite degrees of freedom (Matlab).
+* ``anova2``: two-way ANOVA without interaction (topic + system, one score per cell); pairs
+  on system means, MSE with (T-1)(S-1) degrees of freedom.
+* ``friedman``: Friedman; pairs on mean within-topic ranks, variance
+  S(S+1)/12 * (1 - sum(t^3-t) / (T S (S^2-1))) per topic, infinite degrees of freedom.
+
+Correlations: Kendall's tau-b (tie-aware) between system rankings, overall (systems by
+mean over topics) and topic by topic; AP correlation tau_ap (Yilmaz, Aslam & Robertson
+2008).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+from scipy import stats as sps
+
+from irscale import __version__
+
+PAIRWISE = ("sign", "ranksum", "signrank", "ttest")
+MULTI = ("anova1", "kruskal", "anova2", "friedman")
+TESTS = PAIRWISE + MULTI
+TEST_NAMES = {
+    "sign": "Sign Test", "ranksum": "Wilcoxon Rank Sum Test", "signrank": "Wilcoxon Signed Rank Test",
+    "ttest": "Student's t Test", "anova1": "One-way ANOVA", "kruskal": "Kruskal-Wallis Test",
+    "anova2": "Two-way ANOVA", "friedman": "Friedman Test",
+}
+ORDINAL = ("sign", "ranksum", "kruskal", "friedman")  # tests assuming only an ordinal scale
+
+
+def pair_index(S: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (i, j) of every pair i < j, in combinations order."""
+    i, j = np.triu_indices(S, k=1)
+    return i, j
+
+
+@dataclass(frozen=True, eq=False)
+class TestResult:
+    """Outcome of one test on every pair of systems.
+
+    ``statistic`` and ``pvalue`` are per pair (for Tukey-type comparisons the statistic is
+    the studentized range of the pair; p-values are computed on demand there, as the
+    studentized-range distribution is slow); ``significant`` is the pair decision at
+    ``alpha``; ``omnibus`` the multi-system test (statistic, p-value) where there is one.
+    """
+
+    test: str
+    alpha: float
+    statistic: np.ndarray
+    significant: np.ndarray
+    method: str
+    systems: tuple[str, ...] = ()
+    omnibus: tuple[float, float] | None = None
+    provenance: dict = field(default_factory=dict)
+    _pvalue: np.ndarray | None = field(default=None, repr=False)
+    _range: tuple | None = field(default=None, repr=False)  # (k, df) of the studentized range
+
+    @cached_property
+    def pvalue(self) -> np.ndarray:
+        if self._pvalue is not None:
+            return self._pvalue
+        k, df = self._range
+        return sps.studentized_range.sf(self.statistic, k, df)
+
+    @property
+    def n_significant(self) -> int:
+        return int(self.significant.sum())
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Names of the significantly different pairs."""
+        i, j = pair_index(len(self.systems))
+        return [(self.systems[a], self.systems[b]) for a, b in zip(i[self.significant], j[self.significant])]
+
+
+def _as_matrix(X) -> tuple[np.ndarray, tuple[str, ...]]:
+    if hasattr(X, "columns"):  # a pandas DataFrame topics x systems
+        return np.asarray(X.to_numpy(), dtype=np.float64), tuple(map(str, X.columns))
+    X = np.asarray(X, dtype=np.float64)
+    return X, tuple(f"s{k}" for k in range(X.shape[1]))
+
+
+def _midranks(a: np.ndarray, axis: int) -> np.ndarray:
+    return sps.rankdata(a, axis=axis, method="average")
+
+
+def _tie_sum(a: np.ndarray, axis: int) -> np.ndarray:
+    """sum over tie groups of t^3 - t along ``axis`` (each slice separately)."""
+    s = np.sort(np.moveaxis(np.asarray(a, dtype=np.float64), axis, -1), axis=-1)
+    shape, n = s.shape[:-1], s.shape[-1]
+    s = s.reshape(-1, n)
+    new = np.ones(s.shape, dtype=bool)
+    new[:, 1:] = s[:, 1:] != s[:, :-1]
+    starts = np.flatnonzero(new.ravel())
+    lengths = np.diff(np.append(starts, s.size)).astype(np.float64)
+    out = np.bincount(starts // n, weights=lengths ** 3 - lengths, minlength=s.shape[0])
+    return out.reshape(shape)
+
+
+# -- pairwise tests -------------------------------------------------------------------------------
+
+def sign_test(X, alpha: float = 0.05) -> TestResult:
+    X, names = _as_matrix(X)
+    i, j = pair_index(X.shape[1])
+    d = X[:, i] - X[:, j]
+    pos = (d > 0).sum(axis=0)
+    neg = (d < 0).sum(axis=0)
+    n = pos + neg
+    k = np.minimum(pos, neg)
+    p = np.where(n > 0, np.minimum(1.0, 2 * sps.binom.cdf(k, n, 0.5)), 1.0)
+    return TestResult("sign", alpha, (pos - neg).astype(np.float64), p < alpha,
+                      "exact binomial, zero differences dropped", names, _pvalue=p)
+
+
+def ranksum_test(X, alpha: float = 0.05) -> TestResult:
+    X, names = _as_matrix(X)
+    T = X.shape[0]
+    i, j = pair_index(X.shape[1])
+    both = np.concatenate([X[:, i], X[:, j]], axis=0)  # (2T, P)
+    r = _midranks(both, axis=0)
+    W = r[:T].sum(axis=0)  # rank sum of the first system
+    n1 = n2 = T
+    N = n1 + n2
+    mean = n1 * (N + 1) / 2
+    ties = _tie_sum(both, axis=0)
+    var = n1 * n2 / 12 * ((N + 1) - ties / (N * (N - 1)))
+    dev = W - mean
+    z = np.where(var > 0, (dev - 0.5 * np.sign(dev)) / np.sqrt(np.maximum(var, 1e-300)), 0.0)
+    p = np.where(var > 0, 2 * sps.norm.sf(np.abs(z)), 1.0)
+    return TestResult("ranksum", alpha, z, p < alpha,
+                      "normal approximation, tie-corrected variance, continuity correction", names, _pvalue=p)
+
+
+def signrank_test(X, alpha: float = 0.05) -> TestResult:
+    X, names = _as_matrix(X)
+    i, j = pair_index(X.shape[1])
+    d = X[:, i] - X[:, j]
+    nz = d != 0
+    n = nz.sum(axis=0)
+    a = np.where(nz, np.abs(d), np.nan)
+    r = sps.rankdata(a, axis=0, method="average", nan_policy="omit")  # zeros (nan) get no rank
+    r = np.where(nz, r, 0.0)
+    Wp = (r * (d > 0)).sum(axis=0)
+    mean = n * (n + 1) / 4
+    ties = _tie_sum(np.where(nz, np.abs(d), -1.0 - np.arange(d.shape[0])[:, None]), axis=0)  # zeros: distinct
+    var = n * (n + 1) * (2 * n + 1) / 24 - ties / 48
+    dev = Wp - mean
+    z = np.where(var > 0, (dev - 0.5 * np.sign(dev)) / np.sqrt(np.maximum(var, 1e-300)), 0.0)
+    p = np.where(var > 0, 2 * sps.norm.sf(np.abs(z)), 1.0)
+    return TestResult("signrank", alpha, z, p < alpha,
+                      "normal approximation, zero differences dropped, tie-corrected variance, "
+                      "continuity correction", names, _pvalue=p)
+
+
+def t_test(X, alpha: float = 0.05) -> TestResult:
+    X, names = _as_matrix(X)
+    T = X.shape[0]
+    i, j = pair_index(X.shape[1])
+    d = X[:, i] - X[:, j]
+    m = d.mean(axis=0)
+    sd = d.std(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = m / (sd / math.sqrt(T))
+    t = np.where(sd > 0, t, np.where(m == 0, 0.0, np.sign(m) * np.inf))
+    p = 2 * sps.t.sf(np.abs(t), T - 1)
+    return TestResult("ttest", alpha, t, p < alpha, "paired Student's t, two-sided", names, _pvalue=p)
+
+
+# -- multi-system tests with Tukey-type comparisons --------------------------------------------
+
+def _tukey(test, alpha, means, se_pair, k, df, names, method, omnibus) -> TestResult:
+    """Pairs whose |mean difference| / se exceeds the studentized range quantile / sqrt(2)
+    (Tukey-Kramer: se is the standard error of the difference)."""
+    i, j = pair_index(len(means))
+    q = np.abs(means[i] - means[j]) / se_pair * math.sqrt(2)  # studentized range statistic
+    crit = float(sps.studentized_range.ppf(1 - alpha, k, df))
+    return TestResult(test, alpha, q, q > crit, method, names, omnibus,
+                      {"q_critical": crit, "k": k, "df": df}, _range=(k, df))
+
+
+def anova1(X, alpha: float = 0.05) -> TestResult:
+    X, names = _as_matrix(X)
+    T, S = X.shape
+    means = X.mean(axis=0)
+    grand = X.mean()
+    ss_between = T * ((means - grand) ** 2).sum()
+    ss_within = ((X - means) ** 2).sum()
+    df_b, df_w = S - 1, S * (T - 1)
+    mse = ss_within / df_w
+    F = (ss_between / df_b) / mse if mse > 0 else np.inf
+    se = math.sqrt(mse * 2 / T)
+    return _tukey("anova1", alpha, means, se, S, df_w, names,
+                  "one-way ANOVA (systems), Tukey HSD on system means", (F, float(sps.f.sf(F, df_b, df_w))))
+
+
+def anova2(X, alpha: float = 0.05) -> TestResult:
+    X, names = _as_matrix(X)
+    T, S = X.shape
+    grand = X.mean()
+    sys_m = X.mean(axis=0)
+    top_m = X.mean(axis=1)
+    resid = X - sys_m[None, :] - top_m[:, None] + grand
+    df_e = (T - 1) * (S - 1)
+    mse = (resid ** 2).sum() / df_e
+    ss_sys = T * ((sys_m - grand) ** 2).sum()
+    F = (ss_sys / (S - 1)) / mse if mse > 0 else np.inf
+    se = math.sqrt(mse * 2 / T)
+    return _tukey("anova2", alpha, sys_m, se, S, df_e, names,
+                  "two-way ANOVA (topic + system, no interaction), Tukey HSD on system means",
+                  (F, float(sps.f.sf(F, S - 1, df_e))))
+
+
+def kruskal(X, alpha: float = 0.05) -> TestResult:
+    X, names = _as_matrix(X)
+    T, S = X.shape
+    N = T * S
+    r = _midranks(X.reshape(-1), axis=0).reshape(T, S)
+    mr = r.mean(axis=0)
+    ties = float(_tie_sum(X.reshape(-1), axis=0))
+    H = (12 / (N * (N + 1)) * (T * (mr - (N + 1) / 2) ** 2).sum())
+    H /= 1 - ties / (N ** 3 - N) if ties < N ** 3 - N else 1
+    var = N * (N + 1) / 12 - ties / (12 * (N - 1))
+    se = math.sqrt(var * 2 / T)
+    return _tukey("kruskal", alpha, mr, se, S, np.inf, names,
+                  "Kruskal-Wallis, Tukey-type comparisons of mean ranks (as Matlab multcompare)",
+                  (float(H), float(sps.chi2.sf(H, S - 1))))
+
+
+def friedman(X, alpha: float = 0.05) -> TestResult:
+    X, names = _as_matrix(X)
+    T, S = X.shape
+    r = _midranks(X, axis=1)
+    mr = r.mean(axis=0)
+    ties = _tie_sum(X, axis=1).sum()
+    factor = 1 - ties / (T * S * (S * S - 1))
+    chi2 = 12 * T / (S * (S + 1)) * ((mr - (S + 1) / 2) ** 2).sum() / factor if factor > 0 else 0.0
+    var = S * (S + 1) / 12 * factor
+    se = math.sqrt(var * 2 / T)
+    return _tukey("friedman", alpha, mr, se, S, np.inf, names,
+                  "Friedman, Tukey-type comparisons of mean ranks (as Matlab multcompare)",
+                  (float(chi2), float(sps.chi2.sf(chi2, S - 1))))
+
+
+_FUNCS = {"sign": sign_test, "ranksum": ranksum_test, "signrank": signrank_test, "ttest": t_test,
+          "anova1": anova1, "kruskal": kruskal, "anova2": anova2, "friedman": friedman}
+
+
+def run_test(name: str, X, alpha: float = 0.05, **provenance) -> TestResult:
+    """Run test ``name`` (one of :data:`TESTS`) on a topics x systems matrix."""
+    if name not in _FUNCS:
+        from irscale.errors import IrscaleError
+
+        raise IrscaleError(f"unknown test {name!r}; known: {', '.join(TESTS)}")
+    res = _FUNCS[name](X, alpha)
+    res.provenance.update({"irscale_version": __version__, "test": TEST_NAMES[name], "alpha": alpha, **provenance})
+    return res
+
+
+# -- correlations ----------------------------------------------------------------------------------
+
+def kendall_tau(a, b) -> float:
+    """Kendall's tau-b between two score vectors (one per system)."""
+    return float(sps.kendalltau(a, b).statistic)
+
+
+def tau_overall(X, Y, decimals: int | None = 8) -> float:
+    """tau-b between systems ranked by mean over topics of X and of Y (topics x systems).
+    Means are rounded to ``decimals`` first, as in the paper (footnote 9), so that float
+    noise does not break ties between equal means."""
+    a, b = np.nanmean(np.asarray(X, float), axis=0), np.nanmean(np.asarray(Y, float), axis=0)
+    if decimals is not None:
+        a, b = np.round(a, decimals), np.round(b, decimals)
+    return kendall_tau(a, b)
+
+
+def tau_by_topic(X, Y) -> np.ndarray:
+    """tau-b per topic between the systems' scores in X and in Y."""
+    X, Y = np.asarray(X, float), np.asarray(Y, float)
+    return np.array([kendall_tau(X[t], Y[t]) for t in range(X.shape[0])])
+
+
+def tau_ap(truth, estimate) -> float:
+    """AP correlation (Yilmaz et al. 2008) of the ranking by ``estimate`` against the
+    ranking by ``truth`` (higher score = better). Ties in a ranking are broken by system
+    index, so the coefficient is defined for any input."""
+    truth, estimate = np.asarray(truth, float), np.asarray(estimate, float)
+    n = len(truth)
+    if n < 2:
+        return 1.0
+    order_est = np.lexsort((np.arange(n), -estimate))  # ranking by the estimate, best first
+    rank_truth = np.empty(n, dtype=np.int64)
+    rank_truth[np.lexsort((np.arange(n), -truth))] = np.arange(n)
+    total = 0.0
+    for i in range(1, n):
+        above = rank_truth[order_est[:i]]
+        total += (above < rank_truth[order_est[i]]).sum() / i
+    return 2 * total / (n - 1) - 1
+
+
+# -- original vs ranked: how decisions change -------------------------------------------------------
+
+@dataclass(frozen=True)
+class Change:
+    """Sig, S2NS, NS2S and Delta% of the paper (Section 7.3) for one measure and test."""
+
+    test: str
+    sig: int
+    s2ns: int
+    ns2s: int
+    sig_ranked: int
+
+    @property
+    def delta(self) -> float:
+        return (self.s2ns + self.ns2s) / self.sig if self.sig else 0.0
+
+
+def change(original: TestResult, ranked: TestResult) -> Change:
+    a, b = original.significant, ranked.significant
+    return Change(original.test, int(a.sum()), int((a & ~b).sum()), int((~a & b).sum()), int(b.sum()))
