@@ -296,6 +296,7 @@ def transform(
     scheduler=None,
     cache: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    exact_values: bool = False,
 ) -> ScoreTable:
     """Add the interval-scaled version of each measure at run length ``depth`` = N.
 
@@ -305,6 +306,9 @@ def transform(
     ``AP@30``) and ``ranked(AP@30)``: phi of the run's value, 1..size (SPEC section 3;
     ``ties="min"|"max"|"mid"`` rank over all (c+1)^N runs instead; ``normalize``
     divides by the size). Recall-base-dependent measures map through their RB-free core.
+    ``exact_values=True`` computes the measure columns from the same exact keys (equal
+    values are then bitwise equal, which rank-based statistics need; they may differ
+    from trec_eval's arithmetic in the last bit).
 
     Examples
     --------
@@ -342,8 +346,14 @@ def transform(
             progress(i + 1, len(ms))
     ranked = np.empty((len(ms),) + base.values.shape[1:], dtype=np.float64)
     for i, rm in enumerate(maps):
-        phi = rm.phi_grades(judged.grades, ties)
+        g = rm.space.grade_view(judged.grades).reshape(-1, depth)
+        keys = rm.space.keys(g)
+        phi = rm.phi_keys(keys, ties).reshape(ranked.shape[1:])
         ranked[i] = rm.normalized(phi) if normalize else phi
+        if exact_values:
+            nan = np.isnan(base.values[i])
+            base.values[i] = rm.space.measure_values(keys.reshape(ranked.shape[1:]), judged.topics)
+            base.values[i][nan] = np.nan
     ranked[np.isnan(base.values)] = np.nan  # topics dropped by missing_topics="drop"
     values = np.concatenate([base.values, ranked])
     cols = tuple(ms) + tuple(Ranked(m, depth, ties, normalize) for m in ms)

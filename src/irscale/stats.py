@@ -13,7 +13,8 @@ Pairwise tests (no multiple-comparison adjustment, as in the paper):
   approximation with tie-corrected variance and continuity correction (Matlab
   ``ranksum`` for samples of this size).
 * ``signrank`` (Wilcoxon signed-rank): H0: the paired differences are symmetric about 0.
-  Zero differences dropped, mid-ranks for tied |differences|; normal approximation with
+  Zero differences dropped, mid-ranks for tied |differences| (equal up to 1e-9 of the
+  score scale: float noise must not break the ties of, e.g., multiples of 1/N); normal approximation with
   tie-corrected variance and continuity correction (Matlab ``signrank``, n > 15).
 * ``ttest`` (paired Student's t): H0: mean paired difference 0; two-sided.
 
@@ -164,12 +165,16 @@ def signrank_test(X, alpha: float = 0.05) -> TestResult:
     d = X[:, i] - X[:, j]
     nz = d != 0
     n = nz.sum(axis=0)
-    a = np.where(nz, np.abs(d), np.nan)
+    # |differences| equal up to float noise (3/30 - 1/30 vs 4/30 - 2/30) are ties: they
+    # are ranked on a grid of 1e-9 of the score scale (zeros are decided exactly)
+    scale = float(np.nanmax(np.abs(X))) or 1.0
+    grid = np.round(np.abs(d) / scale, 9)
+    a = np.where(nz, grid, np.nan)
     r = sps.rankdata(a, axis=0, method="average", nan_policy="omit")  # zeros (nan) get no rank
     r = np.where(nz, r, 0.0)
     Wp = (r * (d > 0)).sum(axis=0)
     mean = n * (n + 1) / 4
-    ties = _tie_sum(np.where(nz, np.abs(d), -1.0 - np.arange(d.shape[0])[:, None]), axis=0)  # zeros: distinct
+    ties = _tie_sum(np.where(nz, grid, -1.0 - np.arange(d.shape[0])[:, None]), axis=0)  # zeros: distinct
     var = n * (n + 1) * (2 * n + 1) / 24 - ties / 48
     dev = Wp - mean
     z = np.where(var > 0, (dev - 0.5 * np.sign(dev)) / np.sqrt(np.maximum(var, 1e-300)), 0.0)

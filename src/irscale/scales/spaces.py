@@ -88,6 +88,35 @@ class Space:
         """The measure's RB-free core value of keys (float64, for display)."""
         raise NotImplementedError
 
+    def measure_values(self, keys: np.ndarray, topics) -> np.ndarray:
+        """The measure's value from exact keys ((S, T): systems x topics, ``topics`` the
+        :class:`~irscale.data.TopicStats`). Equal keys give bitwise equal values, so
+        ties stay ties in later float statistics (unlike sums taken in different orders)."""
+        flat = np.asarray(keys).reshape(-1)
+        uniq, inv = np.unique(flat, return_inverse=True)  # one evaluation per key: BLAS may
+        core = self.key_values(uniq)[inv.reshape(-1)]  # sum rows in different orders
+        return core.reshape(np.shape(keys)) / self.normalizer(topics)[None, :]
+
+    def normalizer(self, topics) -> np.ndarray:
+        """Per-topic divisor from the RB-free core to the measure (1 for RB-free ones)."""
+        from irscale.measures.base import safe_div  # noqa: F401  (documented divisor semantics)
+
+        m, T = self.measure, len(topics.names)
+        rel = getattr(m, "rel", 1) or 1
+        if isinstance(m, P):
+            return np.full(T, float(self.N))
+        if isinstance(m, R) or isinstance(m, AP):
+            rb = topics.num_rel(rel).astype(np.float64)
+            return np.where(rb > 0, rb, np.inf)  # RB = 0: the measure is 0
+        if isinstance(m, F):
+            return (self.N + topics.num_rel(rel)) / 2.0
+        if isinstance(m, gP):
+            return np.full(T, float(self.c * self.N))
+        if isinstance(m, nDCG):
+            ideal = m.ideal(topics)
+            return np.where(ideal > 0, ideal, np.inf)
+        return np.ones(T)
+
     def grade_view(self, grades: np.ndarray) -> np.ndarray:
         """Map judged grades (any ints, sentinels included) onto this space: cut at N,
         pad with non-relevant documents, binary measures to 0/1, graded ones to 0..c."""

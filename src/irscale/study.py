@@ -1,0 +1,196 @@
+"""The original-vs-interval study of Ferrante, Ferro & Fuhr (2021), Section 7, on any
+campaign: correlations (Tables 2-4) and significance-test changes (Tables 5-6)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from irscale import __version__
+from irscale import stats as st
+from irscale.data import JudgedRuns
+from irscale.experiment import PAPER_MEASURES, ScoreTable, transform
+
+# the paper's column labels
+LABELS = {"P": "P", "R": "R", "RR": "RR", "AP": "AP", "RBP(p=0.3)": "RBP_p03", "RBP(p=0.5)": "RBP_p05",
+          "RBP(p=0.8)": "RBP_p08", "DCG(base=2)": "DCG_b02", "DCG(base=10)": "DCG_b10",
+          "nDCG(base=2)": "nDCG_b02", "nDCG(base=10)": "nDCG_b10"}
+RB_DEPENDENT = ("R", "AP", "nDCG(base=2)", "nDCG(base=10)", "F")
+
+
+def label(measure: str) -> str:
+    return LABELS.get(str(measure), str(measure))
+
+
+@dataclass
+class Study:
+    """Results of :func:`compare` at one run length N."""
+
+    N: int
+    measures: tuple[str, ...]
+    systems: tuple[str, ...]
+    topics: tuple[str, ...]
+    table2: pd.DataFrame  # measure x {tau_unq, tau_mid, topic_tau_min, topic_tau_max}
+    table4: pd.DataFrame  # measure pairs: tau, tau_ranked, delta_pct
+    changes: pd.DataFrame  # (measure, test): sig, s2ns, ns2s, delta_pct, sig_ranked
+    provenance: dict = field(default_factory=dict)
+
+    def write(self, out: str | Path) -> list[Path]:
+        """CSV, JSON and LaTeX files of every table, and ``report.md`` linking them."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        tag = f"N{self.N}"
+        written = []
+        tables = {"table2_tau_measure_vs_ranked": self.table2, "table4_tau_between_measures": self.table4,
+                  "tables5_6_significance_changes": self.changes}
+        for name, df in tables.items():
+            base = out / f"{name}_{tag}"
+            df.to_csv(base.with_suffix(".csv"), index=False)
+            base.with_suffix(".json").write_text(json.dumps(
+                {"provenance": self.provenance, "rows": df.to_dict(orient="records")}, indent=1, default=_jsonable))
+            base.with_suffix(".tex").write_text(_latex(df, name.replace("_", " ")))
+            written += [base.with_suffix(s) for s in (".csv", ".json", ".tex")]
+        report = out / f"report_{tag}.md"
+        report.write_text(self.markdown(links={n: f"{n}_{tag}" for n in tables}))
+        written.append(report)
+        return written
+
+    def markdown(self, links: dict | None = None) -> str:
+        p = self.provenance
+        lines = [f"# irscale study: original vs interval-scaled measures, N = {self.N}", "",
+                 f"{len(self.systems)} systems x {len(self.topics)} topics; measures {', '.join(self.measures)}; "
+                 f"alpha = {p.get('alpha')}; irscale {__version__}.", ""]
+        for title, key, df in [("Table 2/3: Kendall's tau between each measure and its ranked version",
+                                "table2_tau_measure_vs_ranked", self.table2),
+                               ("Table 4: tau between measures and between their ranked versions",
+                                "table4_tau_between_measures", self.table4),
+                               ("Tables 5/6: significance changes (original -> ranked)",
+                                "tables5_6_significance_changes", self.changes)]:
+            lines += [f"## {title}", ""]
+            if links:
+                stem = links[key]
+                lines += [f"Files: [{stem}.csv]({stem}.csv), [{stem}.json]({stem}.json), [{stem}.tex]({stem}.tex)", ""]
+            lines += [_md(df), ""]
+        return "\n".join(lines)
+
+
+def _jsonable(o):
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    return str(o)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        return f"{v:.4f}"
+    return str(v)
+
+
+def _md(df: pd.DataFrame) -> str:
+    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    sep = "|" + "|".join("---" for _ in df.columns) + "|"
+    rows = ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, sep] + rows)
+
+
+def _latex(df: pd.DataFrame, caption: str) -> str:
+    esc = lambda s: str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")  # noqa: E731
+    cols = "l" * len(df.columns)
+    body = [" & ".join(esc(_fmt(v)) for v in row) + r" \\" for row in df.itertuples(index=False)]
+    return "\n".join([r"\begin{table}", r"\centering", rf"\caption{{{esc(caption)}}}",
+                      rf"\begin{{tabular}}{{{cols}}}", r"\hline", " & ".join(esc(c) for c in df.columns) + r" \\",
+                      r"\hline", *body, r"\hline", r"\end{tabular}", r"\end{table}", ""])
+
+
+def compare(
+    data: ScoreTable | JudgedRuns,
+    measures: Sequence[str] = PAPER_MEASURES,
+    depth: int = 30,
+    tests: Sequence[str] = st.TESTS,
+    alpha: float = 0.05,
+    *,
+    mid: bool = True,
+    scheduler=None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Study:
+    """Run the paper's Section 7 study at run length ``depth`` = N.
+
+    For each measure M (cut at N) and its ranked version M_R (``unq``; also ``mid`` for
+    Table 3): overall and topic-by-topic Kendall's tau between M and M_R (Table 2/3),
+    tau between every pair of measures and between their ranked versions (Table 4),
+    and for each significance test the pairs of systems significant with M (Sig), those
+    that stop (S2NS) or start (NS2S) being significant with M_R, and
+    Delta% = (S2NS + NS2S) / Sig (Tables 5/6).
+    """
+    judged = data.judged if isinstance(data, ScoreTable) else data
+    if judged is None:
+        from irscale.errors import IrscaleError
+
+        raise IrscaleError("this score table carries no grades; evaluate the runs first")
+    measures = [str(m) for m in measures]
+    bad = [t for t in tests if t not in st.TESTS]
+    if bad:
+        from irscale.errors import IrscaleError
+
+        raise IrscaleError(f"unknown test(s) {', '.join(bad)}; known: {', '.join(st.TESTS)}")
+    t0 = time.perf_counter()
+    M = len(measures)
+    tick = (lambda what, i, n: progress(what, i, n)) if progress else (lambda *a: None)
+    tick("rank maps (unq)", 0, 1)
+    unq = transform(judged, measures, depth, "unq", scheduler=scheduler, exact_values=True)
+    tick("rank maps (unq)", 1, 1)
+    orig, ranked = unq.values[:M], unq.values[M:]
+    if mid:
+        tick("rank maps (mid)", 0, 1)
+        ranked_mid = transform(judged, measures, depth, "mid", scheduler=scheduler).values[M:]
+        tick("rank maps (mid)", 1, 1)
+
+    # Table 2/3
+    rows = []
+    for m in range(M):
+        by_topic = st.tau_by_topic(orig[m].T, ranked[m].T)
+        defined = by_topic[~np.isnan(by_topic)]
+        rows.append({"measure": label(measures[m]),
+                     "tau_unq": st.tau_overall(orig[m].T, ranked[m].T),
+                     "tau_mid": st.tau_overall(orig[m].T, ranked_mid[m].T) if mid else np.nan,
+                     "topic_tau_min": float(defined.min()) if len(defined) else np.nan,
+                     "topic_tau_max": float(defined.max()) if len(defined) else np.nan,
+                     "rb_dependent": measures[m] in RB_DEPENDENT})
+    table2 = pd.DataFrame(rows)
+
+    # Table 4
+    rows = []
+    for a, b in itertools.combinations(range(M), 2):
+        t_o = st.tau_overall(orig[a].T, orig[b].T)
+        t_r = st.tau_overall(ranked[a].T, ranked[b].T)
+        rows.append({"measure_1": label(measures[a]), "measure_2": label(measures[b]), "tau": t_o,
+                     "tau_ranked": t_r, "delta_pct": 100 * (t_r - t_o) / t_o if t_o else np.nan})
+    table4 = pd.DataFrame(rows)
+
+    # Tables 5/6
+    rows = []
+    total = M * len(tests)
+    for k, (m, test) in enumerate(itertools.product(range(M), tests)):
+        a = st.run_test(test, orig[m].T, alpha)
+        b = st.run_test(test, ranked[m].T, alpha)
+        ch = st.change(a, b)
+        rows.append({"measure": label(measures[m]), "test": st.TEST_NAMES[test], "ordinal": test in st.ORDINAL,
+                     "sig": ch.sig, "s2ns": ch.s2ns, "s2ns_pct": 100 * ch.s2ns / ch.sig if ch.sig else 0.0,
+                     "ns2s": ch.ns2s, "ns2s_pct": 100 * ch.ns2s / ch.sig if ch.sig else 0.0,
+                     "delta_pct": 100 * ch.delta, "sig_ranked": ch.sig_ranked})
+        tick("significance tests", k + 1, total)
+    changes = pd.DataFrame(rows)
+    prov = {"irscale_version": __version__, "N": depth, "measures": measures, "tests": list(tests),
+            "alpha": alpha, "systems": len(judged.systems), "topics": list(judged.topics.names),
+            "tie_strategies": ["unq", "mid"] if mid else ["unq"], "means_rounded_to": 8,
+            "rank_maps": unq.provenance["transform"]["maps"], "seconds": time.perf_counter() - t0}
+    return Study(depth, tuple(measures), judged.systems, judged.topics.names, table2, table4, changes, prov)
