@@ -267,6 +267,124 @@ def rankmap(
         typer.echo("last      " + " ".join(f"{v:.6g}" for v in last))
 
 
+def _df_table(df, title: str):
+    from rich.table import Table as RichTable
+
+    t = RichTable(title=title, title_justify="left", header_style="bold")
+    for c in df.columns:
+        t.add_column(str(c), justify="right" if df[c].dtype.kind in "fiu" else "left", no_wrap=True)
+    for row in df.itertuples(index=False):
+        t.add_row(*(f"{v:.4f}" if isinstance(v, float) else str(v) for v in row))
+    return t
+
+
+def _run_study(judged, measures, N, tests, alpha, mid, scheduler):
+    from irscale.study import compare as do_compare
+
+    with _bar(f"study N={N}") as bar:
+        task = bar.add_task("", total=None)
+
+        def tick(what, done, total):
+            bar.update(task, completed=done, total=total, description=what)
+            bar.refresh()
+
+        return do_compare(judged, measures, N, tests, alpha, mid=mid, scheduler=scheduler, progress=tick)
+
+
+def _show_study(study, out):
+    con = Console(width=max(Console().width, 160))
+    t2 = study.table2.drop(columns=["rb_dependent"])
+    con.print(_df_table(t2, f"Table 2/3 (N={study.N}): Kendall's tau, measure vs ranked (unq, mid); "
+                            "topic-by-topic tau range"))
+    t4 = study.table4.copy()
+    con.print(_df_table(t4, f"Table 4 (N={study.N}): tau between measures (tau) and ranked versions (tau_ranked)"))
+    ch = study.changes[["measure", "test", "sig", "s2ns", "ns2s", "delta_pct", "sig_ranked"]]
+    con.print(_df_table(ch, f"Tables 5/6 (N={study.N}): significant pairs, original -> ranked"))
+    if out:
+        files = study.write(out)
+        err.print(f"wrote {len(files)} files to {out} (report_N{study.N}.md links them)")
+
+
+@app.command()
+def compare(
+    qrels: Annotated[Path, typer.Argument(help="qrels file: qid iter docno grade (plain or .gz)")],
+    runs: Annotated[list[str], typer.Argument(help="run files, directories of runs, or glob patterns")],
+    measure: Annotated[Optional[list[str]], typer.Option(
+        "--measure", "-m", help="measures without cutoff (repeatable; default: the paper's eleven)")] = None,
+    N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N")] = 30,
+    test: Annotated[Optional[list[str]], typer.Option(
+        "--test", "-t", help="sign, ranksum, signrank, ttest, anova1, kruskal, anova2, friedman (repeatable; default all)")] = None,
+    alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="significance level")] = 0.05,
+    no_mid: Annotated[bool, typer.Option("--no-mid", help="skip the mid tie strategy (Table 3)")] = False,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="write CSV, JSON, LaTeX and a Markdown report here")] = None,
+    missing_topics: Annotated[MissingTopicsOpt, typer.Option(
+        help="qrels topics a run lacks: score 0 (like trec_eval -c), drop from that run, or error")] = MissingTopicsOpt.zero,
+    scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address for rank maps")] = None,
+):
+    """Original vs interval-scaled measures: correlations and significance tests (paper Section 7)."""
+    from irscale.experiment import PAPER_MEASURES
+
+    try:
+        table = _evaluate(qrels, runs, ["P@10"], None, False, missing_topics, False, DuplicatesOpt.error)
+        study = _run_study(table.judged, measure or list(PAPER_MEASURES), N, test or _all_tests(), alpha,
+                           not no_mid, scheduler)
+    except IrscaleError as e:
+        _fail(e)
+    _show_study(study, out)
+
+
+def _all_tests():
+    from irscale.stats import TESTS
+
+    return list(TESTS)
+
+
+study_app = typer.Typer(help="Whole experiments in one command.", no_args_is_help=True)
+app.add_typer(study_app, name="study")
+
+
+@study_app.command("trec8-like")
+def study_trec8_like(
+    qrels: Annotated[Path, typer.Argument(help="qrels file")],
+    runs: Annotated[list[str], typer.Argument(help="run directory, files or glob")],
+    depths: Annotated[str, typer.Option("--depths", help="run lengths, comma-separated")] = "5,10,20,30",
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="write every table and reports here")] = None,
+    alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="significance level")] = 0.05,
+):
+    """The whole experiment of Ferrante, Ferro & Fuhr (2021) on one campaign: the eleven
+    measures at each N (Table 2 rows, Table 3, Table 4, Tables 5/6)."""
+    import pandas as pd
+
+    from irscale.experiment import PAPER_MEASURES
+    from irscale.study import label
+
+    try:
+        Ns = [int(x) for x in depths.split(",") if x.strip()]
+    except ValueError:
+        _fail(IrscaleError(f"--depths must be integers separated by commas, not {depths!r}"))
+    try:
+        table = _evaluate(qrels, runs, ["P@10"], None, False, MissingTopicsOpt.zero, False, DuplicatesOpt.error)
+        studies = [_run_study(table.judged, list(PAPER_MEASURES), N, _all_tests(), alpha, True, None) for N in Ns]
+    except IrscaleError as e:
+        _fail(e)
+    order = ["P", "RBP(p=0.5)", "RR", "RBP(p=0.3)", "RBP(p=0.8)", "DCG(base=2)", "DCG(base=10)", "R", "AP",
+             "nDCG(base=2)", "nDCG(base=10)"]
+    for col, title in [("tau_unq", "Table 2 (unq)"), ("tau_mid", "Table 3 (mid)")]:
+        rows = []
+        for st in studies:
+            tau = dict(zip(st.table2["measure"], st.table2[col]))
+            rows.append({"track": f"N={st.N}", **{label(m): tau[label(m)] for m in order}})
+        df = pd.DataFrame(rows)
+        Console(width=max(Console().width, 160)).print(_df_table(df, f"{title}: Kendall's tau, measure vs ranked"))
+        if out:
+            out.mkdir(parents=True, exist_ok=True)
+            df.to_csv(out / f"{title.split()[0].lower()}{title.split()[1]}_{col}.csv", index=False)
+    _show_study(studies[-1], out)
+    if out:
+        for st in studies[:-1]:
+            st.write(out)
+
+
 cache_app = typer.Typer(help="The on-disk cache of rank maps.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 
