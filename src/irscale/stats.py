@@ -193,7 +193,8 @@ def t_test(X, alpha: float = 0.05) -> TestResult:
     sd = d.std(axis=0, ddof=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = m / (sd / math.sqrt(T))
-    t = np.where(sd > 0, t, np.where(m == 0, 0.0, np.sign(m) * np.inf))
+        # constant differences: t is 0 (all zero) or infinite
+        t = np.where(sd > 0, t, np.where(m == 0, 0.0, np.copysign(np.inf, m)))
     p = 2 * sps.t.sf(np.abs(t), T - 1)
     return TestResult("ttest", alpha, t, p < alpha, "paired Student's t, two-sided", names, _pvalue=p)
 

@@ -1,0 +1,53 @@
+"""irscale.compare and the CLI study commands, end to end on the embedded example."""
+
+import json
+from importlib import resources
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import irscale
+from irscale.cli import app
+
+TOY = resources.files("irscale") / "examples" / "toy"
+
+
+def test_compare_api_tables_and_files(tmp_path):
+    with pytest.warns(irscale.errors.IrscaleWarning, match="tied-scores"):  # the toy run lacks a topic
+        table = irscale.evaluate(TOY / "qrels.txt", [str(TOY / "runs")], ["AP"])
+    st = irscale.compare(table, ["P", "AP", "RBP(p=0.5)", "RR"], depth=5, tests=("ttest", "friedman", "sign"))
+    assert list(st.table2.measure) == ["P", "AP", "RBP_p05", "RR"]
+    t2 = st.table2.set_index("measure")
+    assert t2.loc["P", "tau_unq"] == pytest.approx(1.0) and t2.loc["RBP_p05", "tau_unq"] == pytest.approx(1.0)
+    assert (t2.topic_tau_min > 1 - 1e-12).all()
+    assert len(st.table4) == 6 and set(st.table4.columns) >= {"tau", "tau_ranked", "delta_pct"}
+    assert len(st.changes) == 12
+    p = st.changes[st.changes.measure == "P"]
+    assert (p.s2ns == 0).all() and (p.ns2s == 0).all()
+    assert (st.changes.sig - st.changes.s2ns + st.changes.ns2s == st.changes.sig_ranked).all()
+    files = st.write(tmp_path)
+    names = {f.name for f in files}
+    assert "report_N5.md" in names and "tables5_6_significance_changes_N5.tex" in names
+    report = (tmp_path / "report_N5.md").read_text()
+    assert "table2_tau_measure_vs_ranked_N5.csv" in report and "| P |" in report
+    data = json.loads((tmp_path / "table2_tau_measure_vs_ranked_N5.json").read_text())
+    assert data["provenance"]["N"] == 5 and data["rows"][0]["measure"] == "P"
+    assert r"\begin{tabular}" in (tmp_path / "table4_tau_between_measures_N5.tex").read_text()
+
+
+def test_cli_compare_and_study(tmp_path):
+    cli = CliRunner()
+    res = cli.invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-N", "5", "-m", "AP", "-m", "P",
+                           "-t", "ttest", "--out", str(tmp_path / "c")])
+    assert res.exit_code == 0, res.output
+    assert "Table 2/3" in res.stdout and "Student's t Test" in res.stdout
+    assert (tmp_path / "c" / "report_N5.md").exists()
+    res = cli.invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-t", "bogus"])
+    assert res.exit_code == 2 and "unknown test" in res.stderr
+    res = cli.invoke(app, ["study", "trec8-like", str(TOY / "qrels.txt"), str(TOY / "runs"), "--depths", "5,10",
+                           "--out", str(tmp_path / "s")])
+    assert res.exit_code == 0, res.output
+    assert "Table 2 (unq)" in res.stdout and "Table 3 (mid)" in res.stdout
+    assert (tmp_path / "s" / "report_N10.md").exists() and (tmp_path / "s" / "report_N5.md").exists()
+    assert (tmp_path / "s" / "table2_tau_unq.csv").exists()
