@@ -10,5 +10,6 @@ from irscale.experiment import ScoreTable, evaluate, transform  # noqa: E402
 from irscale.io import Qrels, Run, read_qrels, read_run  # noqa: E402
 from irscale.measures import parse_measure  # noqa: E402
 from irscale.study import Study, compare  # noqa: E402
+from irscale.meaning import meaningful  # noqa: E402
 
-__all__ = ["__version__", "evaluate", "transform", "compare", "Study", "ScoreTable", "read_qrels", "read_run", "Qrels", "Run", "parse_measure"]
+__all__ = ["__version__", "evaluate", "transform", "compare", "Study", "meaningful", "ScoreTable", "read_qrels", "read_run", "Qrels", "Run", "parse_measure"]

@@ -385,6 +385,81 @@ def study_trec8_like(
             st.write(out)
 
 
+class OrderOpt(str, Enum):
+    all = "all"
+    strong = "strong"
+    weak = "weak"
+    set = "set"
+    induced = "induced"
+
+
+def _load_user_measure(spec: str):
+    """``module:function`` -> the function (a user measure f(runs, c) -> values)."""
+    import importlib
+
+    mod, _, fn = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(mod), fn)
+    except (ImportError, AttributeError) as e:
+        raise IrscaleError(f"cannot load user measure {spec!r} ({e}); give it as module:function with the "
+                           "module importable (on PYTHONPATH)") from None
+
+
+@app.command()
+def inspect(
+    measure: Annotated[str, typer.Argument(help="a measure name ('AP', 'RBP(p=0.8)') or a user function module:function")],
+    N: Annotated[int, typer.Option("-N", "--depth", min=1, max=16, help="run length (all runs are enumerated)")] = 10,
+    levels: Annotated[int, typer.Option(min=2, max=5, help="relevance degrees (2 = binary)")] = 2,
+    order: Annotated[OrderOpt, typer.Option(help="order(s) to check the scale against")] = OrderOpt.all,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="write PNG and SVG pictures here")] = None,
+):
+    """On which scale is a measure, and why? Orders, swap/replacement, balancing, pictures."""
+    from rich.table import Table as RichTable
+
+    from irscale import inspect as ins
+
+    try:
+        target = _load_user_measure(measure) if ":" in measure and "(" not in measure else measure
+        if levels > 2 and levels ** N > 3 ** 10:
+            raise IrscaleError(f"{levels} levels and N={N} make {levels ** N:,} runs; use N <= 10 for graded checks")
+        fn = ins.as_measure(target, N, levels - 1)
+        orders = list(ins.ORDERS) if order is OrderOpt.all else [order.value]
+        verdicts = []
+        for o in orders:
+            verdicts.append(ins.is_ordinal(fn, o, N, levels))
+            try:
+                verdicts.append(ins.is_interval(fn, o, N, levels))
+            except IrscaleError as e:
+                err.print(f"[yellow]interval ({o}): {e}[/]")
+        verdicts.append(ins.swap_holds(fn, N, levels))
+        verdicts.append(ins.replacement_holds(fn, N, levels))
+        b = ins.balancing_index(fn, N, 1, levels - 1, levels)
+        summary = ins.intervalness(fn, N, levels)
+    except IrscaleError as e:
+        _fail(e)
+    con = Console(width=max(Console().width, 120))
+    t = RichTable(title=f"{fn.name}: N = {N}, {levels} relevance levels, {levels ** N:,} runs",
+                  title_justify="left", header_style="bold")
+    for col in ("check", "order", "verdict", "counterexample"):
+        t.add_column(col)
+    for v in verdicts:
+        ce = "; ".join(f"{k}={ins._show(x)}" for k, x in (v.counterexample or {}).items())
+        t.add_row(v.check, v.order or "", "[green]holds[/]" if v.holds else "[red]fails[/]", ce)
+    con.print(t)
+    con.print(f"balancing index B({N}) = {b}  (N: like a set-based measure; 1: only rank 1 counts)")
+    con.print(f"distinct values {summary['distinct']:,} of {summary['runs']:,} runs; Pearson r(value, rank) = "
+              f"{summary['pearson_r_value_vs_rank']:.4f} (1 = equi-spaced); gaps {summary['gap_min']:.3g} .. "
+              f"{summary['gap_max']:.3g} (ratio {summary['gap_ratio']:.3g})")
+    if plot:
+        from irscale import plots
+
+        files = plots.spacing_plot([target], sorted({min(N, 5), N}), plot, levels)
+        if N <= 6:
+            files += plots.hasse_diagram(N, plot, measure=target, levels=levels)
+        files += plots.balancing_plot([target], [n for n in (2, 5, 10, 20, 50, 100) if n <= max(N, 100)], plot)
+        err.print(f"wrote {', '.join(str(f) for f in files)}")
+
+
 cache_app = typer.Typer(help="The on-disk cache of rank maps.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 

@@ -134,8 +134,9 @@ def run_index(runs: np.ndarray, c: int) -> np.ndarray:
     return strong_rank(runs, c)  # all_runs(N, c)[i] has index i
 
 
-def weak_covers(N: int, c: int) -> tuple[np.ndarray, np.ndarray]:
-    """All cover pairs (lower, upper) of the weak order, as run indices into all_runs."""
+def weak_moves(N: int, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """Generators of the weak order (its transitive closure is the order): one grade raised
+    by one, or two adjacent grades a < b swapped. Pairs (lower, upper) of run indices."""
     runs = all_runs(N, c).astype(np.int64)
     idx = np.arange(len(runs))
     lo, hi = [], []
@@ -149,10 +150,31 @@ def weak_covers(N: int, c: int) -> tuple[np.ndarray, np.ndarray]:
         sel = a < b
         lo.append(idx[sel])
         hi.append(idx[sel] + (b[sel] - a[sel]) * (w[k] - w[k + 1]))
-    lo, hi = np.concatenate(lo), np.concatenate(hi)
-    if c > 1:  # a raise or swap can be the composition of two others: keep the covers only
-        lo, hi = _transitive_reduction(lo, hi, len(runs))
-    return lo, hi
+    return np.concatenate(lo), np.concatenate(hi)
+
+
+def weak_covers(N: int, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """The cover pairs (lower, upper) of the weak order, as run indices into all_runs.
+
+    Binary: a relevant document added at rank N, or moved up by one rank (01 -> 10); the
+    order is then graded by sum_k r_k (N - k + 1) and every maximal chain has N(N+1)/2
+    steps. Graded: the generators' transitive reduction (up to 729 runs)."""
+    runs = all_runs(N, c).astype(np.int64)
+    idx = np.arange(len(runs))
+    if c == 1:
+        last = runs[:, N - 1] == 0
+        lo, hi = [idx[last]], [idx[last] + 1]
+        w = 2 ** np.arange(N - 1, -1, -1, dtype=np.int64)
+        for k in range(N - 1):
+            sel = (runs[:, k] == 0) & (runs[:, k + 1] == 1)
+            lo.append(idx[sel])
+            hi.append(idx[sel] + w[k] - w[k + 1])
+        return np.concatenate(lo), np.concatenate(hi)
+    if len(runs) > 729:
+        raise IrscaleError(f"the graded weak order's covers are computed up to 729 runs ({c + 1} levels, N={N} "
+                           f"has {len(runs)}); ordinality checks use its generators at any size")
+    lo, hi = weak_moves(N, c)
+    return _transitive_reduction(lo, hi, len(runs))
 
 
 def _transitive_reduction(lo, hi, n):
@@ -236,14 +258,14 @@ def is_ordinal(measure, order: str = "strong", N: int = 6, levels: int = 2) -> V
     key = fn.order_keys(runs)
     vals = fn.values(runs)
     if order == "weak":
-        lo, hi = weak_covers(N, c)
+        lo, hi = weak_moves(N, c)  # monotone on the generators = monotone on the order
         bad = np.flatnonzero(key[hi] < key[lo])
         if len(bad):
             i, j = lo[bad[0]], hi[bad[0]]
             return Verdict("ordinal", fn.name, False, N, levels, order,
                            {"lower run": runs[i], "upper run": runs[j], "values": [vals[i], vals[j]]},
-                           {"covers": len(lo)})
-        return Verdict("ordinal", fn.name, True, N, levels, order, details={"covers": len(lo)})
+                           {"generating pairs": len(lo)})
+        return Verdict("ordinal", fn.name, True, N, levels, order, details={"generating pairs": len(lo)})
     rank = _rank(order, runs, c, fn)
     o = np.lexsort((key, rank))
     r, k = rank[o], key[o]
@@ -268,8 +290,8 @@ def is_ordinal(measure, order: str = "strong", N: int = 6, levels: int = 2) -> V
 def is_interval(measure, order: str = "strong", N: int = 6, levels: int = 2, chain: str = "all") -> Verdict:
     """Is the measure an interval scale for the order: ordinal, and its values equi-spaced
     along the rank function (total orders) or along every maximal chain of the weak order
-    (equivalently: every cover raises the value by the same amount, as all maximal chains
-    have the same length)."""
+    (equivalently, where all maximal chains have the same length, as in the binary case:
+    every cover raises the value by the same amount)."""
     ordv = is_ordinal(measure, order, N, levels)
     fn, runs, c = _space(measure, N, levels)
     if not ordv.holds:

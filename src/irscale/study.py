@@ -111,6 +111,36 @@ def _latex(df: pd.DataFrame, caption: str) -> str:
                       r"\hline", *body, r"\hline", r"\end{tabular}", r"\end{table}", ""])
 
 
+WITHIN_TOPIC = ("sign", "friedman")  # ordinal tests comparing systems topic by topic only
+
+
+def meaningful_test(test: str, interval: bool, rb_dependent: bool) -> bool:
+    """Is "systems i and j differ significantly" by ``test`` a meaningful statement?
+
+    Sign and Friedman compare the two systems within each topic: meaningful on any
+    ordinal scale. Rank-sum and Kruskal-Wallis pool scores of all topics: they need one
+    ordinal scale for all topics, which recall-base-dependent measures lack. Signed-rank,
+    t and ANOVA add or subtract scores: they need one interval scale for all topics.
+    """
+    if test in WITHIN_TOPIC:
+        return True
+    if rb_dependent:
+        return False
+    return True if test in st.ORDINAL else interval
+
+
+def _is_interval(measure: str, N: int) -> bool:
+    """Whether the measure is an interval scale on its runs of length min(N, 12): its
+    distinct values equi-spaced (checked exhaustively; P and RBP(1/2) are, and DCG with
+    base b up to N = b)."""
+    from irscale.inspect import is_interval
+
+    try:
+        return bool(is_interval(measure, "induced", min(N, 12), 2))
+    except Exception:  # a measure without an exhaustive check: not claimed interval
+        return False
+
+
 def compare(
     data: ScoreTable | JudgedRuns,
     measures: Sequence[str] = PAPER_MEASURES,
@@ -176,7 +206,8 @@ def compare(
                      "tau_ranked": t_r, "delta_pct": 100 * (t_r - t_o) / t_o if t_o else np.nan})
     table4 = pd.DataFrame(rows)
 
-    # Tables 5/6
+    # Tables 5/6, with which statements are meaningful (see meaningful_test)
+    interval = {m: _is_interval(m, depth) for m in measures}
     rows = []
     total = M * len(tests)
     for k, (m, test) in enumerate(itertools.product(range(M), tests)):
@@ -186,7 +217,9 @@ def compare(
         rows.append({"measure": label(measures[m]), "test": st.TEST_NAMES[test], "ordinal": test in st.ORDINAL,
                      "sig": ch.sig, "s2ns": ch.s2ns, "s2ns_pct": 100 * ch.s2ns / ch.sig if ch.sig else 0.0,
                      "ns2s": ch.ns2s, "ns2s_pct": 100 * ch.ns2s / ch.sig if ch.sig else 0.0,
-                     "delta_pct": 100 * ch.delta, "sig_ranked": ch.sig_ranked})
+                     "delta_pct": 100 * ch.delta, "sig_ranked": ch.sig_ranked,
+                     "meaningful": meaningful_test(test, interval[measures[m]], measures[m] in RB_DEPENDENT),
+                     "meaningful_ranked": meaningful_test(test, True, measures[m] in RB_DEPENDENT)})
         tick("significance tests", k + 1, total)
     changes = pd.DataFrame(rows)
     prov = {"irscale_version": __version__, "N": depth, "measures": measures, "tests": list(tests),
