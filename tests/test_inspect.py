@@ -169,3 +169,18 @@ def test_cli_inspect_user_measure(tmp_path, monkeypatch):
     assert "hits_top3" in res.stdout
     res = CliRunner().invoke(app, ["inspect", "nosuchmodule:f", "-N", "5"])
     assert res.exit_code == 2 and "cannot load user measure" in res.stderr
+
+
+def test_maximal_chains_of_the_weak_order():
+    for pick in ("first", "last"):
+        ch = I.maximal_chain(5, 1, pick)
+        assert len(ch) == 5 * 6 // 2 + 1  # binary: N(N+1)/2 covers bottom to top
+        assert (ch[0] == 0).all() and (ch[-1] == 1).all()
+        lo, hi = I.weak_covers(5, 1)
+        pairs = set(zip(lo.tolist(), hi.tolist()))
+        idx = I.strong_rank(ch, 1)
+        assert all((int(a), int(b)) in pairs for a, b in zip(idx[:-1], idx[1:]))
+    assert not I.is_interval("AP", "weak", 5, chain=I.maximal_chain(5))
+    # a measure linear in the weak order's height is interval along any chain
+    height = lambda runs, c: I.weak_level(np.asarray(runs)).astype(float)  # noqa: E731
+    assert I.is_interval(height, "weak", 5) and I.is_interval(height, "weak", 5, chain=I.maximal_chain(5, 1, "last"))

@@ -177,6 +177,25 @@ def weak_covers(N: int, c: int) -> tuple[np.ndarray, np.ndarray]:
     return _transitive_reduction(lo, hi, len(runs))
 
 
+def maximal_chain(N: int, c: int = 1, pick: str = "first") -> np.ndarray:
+    """One maximal chain of the weak order, bottom (all 0) to top (all c), as runs.
+
+    ``pick="first"`` takes, at every step, the cover to the run with the smallest
+    index (grades raised from the bottom rank up: a "bottom-up" chain); ``"last"`` the
+    largest (relevance moved to the top first)."""
+    runs = all_runs(N, c)
+    lo, hi = weak_covers(N, c)
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    starts = np.searchsorted(lo, np.arange(len(runs) + 1))
+    chain, node = [0], 0
+    while node != len(runs) - 1:
+        ups = hi[starts[node]:starts[node + 1]]
+        node = int(ups.min() if pick == "first" else ups.max())
+        chain.append(node)
+    return runs[chain]
+
+
 def _transitive_reduction(lo, hi, n):
     import networkx as nx
 
@@ -287,11 +306,12 @@ def is_ordinal(measure, order: str = "strong", N: int = 6, levels: int = 2) -> V
     return Verdict("ordinal", fn.name, True, N, levels, order, details={"classes": len(first)})
 
 
-def is_interval(measure, order: str = "strong", N: int = 6, levels: int = 2, chain: str = "all") -> Verdict:
+def is_interval(measure, order: str = "strong", N: int = 6, levels: int = 2, chain=None) -> Verdict:
     """Is the measure an interval scale for the order: ordinal, and its values equi-spaced
     along the rank function (total orders) or along every maximal chain of the weak order
     (equivalently, where all maximal chains have the same length, as in the binary case:
-    every cover raises the value by the same amount)."""
+    every cover raises the value by the same amount). With ``chain`` (runs, e.g. from
+    :func:`maximal_chain`), only equi-spacing along that chain is checked."""
     ordv = is_ordinal(measure, order, N, levels)
     fn, runs, c = _space(measure, N, levels)
     if not ordv.holds:
@@ -299,6 +319,18 @@ def is_interval(measure, order: str = "strong", N: int = 6, levels: int = 2, cha
                        {"reason": "not ordinal"})
     vals = fn.values(runs)
     tol = 1e-9 * (np.max(np.abs(vals)) or 1.0)
+    if chain is not None:
+        chain = np.asarray(chain)
+        v = vals[strong_rank(chain, c)]
+        steps = np.diff(v)
+        bad = np.flatnonzero(np.abs(steps - steps[0]) > tol)
+        if len(bad):
+            b = bad[0]
+            return Verdict("interval", fn.name, False, N, levels, f"{order} (one chain)",
+                           {"chain steps": [chain[0], chain[1], chain[b], chain[b + 1]],
+                            "step 1": steps[0], "step 2": steps[b]})
+        return Verdict("interval", fn.name, True, N, levels, f"{order} (one chain)",
+                       details={"step": float(steps[0])})
     if order == "weak":
         lo, hi = weak_covers(N, c)
         inc = vals[hi] - vals[lo]

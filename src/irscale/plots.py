@@ -40,12 +40,19 @@ def spacing_plot(measures: Sequence, Ns: Sequence[int], out: str | Path, levels:
     for i, m in enumerate(measures):
         for j, N in enumerate(Ns):
             fn = as_measure(m, N, levels - 1)
-            v = np.sort(fn.values(all_runs(N, levels - 1)))
+            runs = all_runs(N, levels - 1)
+            vals = fn.values(runs)
+            order = np.argsort(vals, kind="stable")
+            v = vals[order]
             x = np.arange(1, len(v) + 1) / len(v)
             ax = axes[i][j]
             ax.plot(x, v, ".", markersize=max(0.5, 6 - N / 2), color="C0")
+            if len(v) <= 32:  # small N: name every run, as the paper's Figure 2 does
+                ax.set_xticks(x)
+                ax.set_xticklabels(["".join(map(str, runs[k])) for k in order], rotation=90, fontsize=6)
             ax.set_title(f"{fn.name.split('@')[0]}, N = {N} ({len(np.unique(np.round(v, 12)))} values)", fontsize=9)
-            ax.set_xlabel("fraction of runs (ordered by value)", fontsize=8)
+            ax.set_xlabel("runs (ordered by value)" if len(v) <= 32 else "fraction of runs (ordered by value)",
+                          fontsize=8)
             if j == 0:
                 ax.set_ylabel("value", fontsize=8)
             ax.tick_params(labelsize=7)
