@@ -451,7 +451,7 @@ def inspect(
               f"{summary['pearson_r_value_vs_rank']:.4f} (1 = equi-spaced); gaps {summary['gap_min']:.3g} .. "
               f"{summary['gap_max']:.3g} (ratio {summary['gap_ratio']:.3g})")
     if plot:
-        from irscale import plots
+        from irscale.report import figures as plots
 
         files = plots.spacing_plot([target], sorted({min(N, 5), N}), plot, levels)
         if N <= 6:

@@ -10,78 +10,21 @@
 * ``dcg``: every vector of class gain totals (DCG's only source of ties);
 * ``oracle``: the naive brute force over all (c+1)^N runs, for tests.
 
-Buckets and chunks are independent tasks, run by :func:`parallel_map` (threads, or
+Buckets and chunks are independent tasks, run by :func:`irscale.parallel.parallel_map` (threads, or
 Dask when a scheduler is given).
 """
 
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
 from irscale.errors import IrscaleError
+from irscale.parallel import Progress, parallel_map
 from irscale.scales.spaces import DCGSpace, Space, all_runs
-
-Progress = Callable[[int, int], None] | None
-
-
-# -- parallel execution ----------------------------------------------------------------------
-
-def parallel_map(fn: Callable, items: Sequence, scheduler=None, progress: Progress = None,
-                 workers: int | None = None) -> list:
-    """``[fn(x) for x in items]`` in parallel, results in order.
-
-    ``scheduler=None``: local threads (numpy sorts release the GIL); ``"threads"``,
-    ``"processes"`` or ``"synchronous"``: that Dask local scheduler; a
-    ``distributed.Client`` or a scheduler address (``"tcp://host:8786"``): that cluster.
-    """
-    items = list(items)
-    n = len(items)
-    if scheduler is None:
-        workers = workers or min(os.cpu_count() or 1, 8)
-        if workers <= 1 or n <= 1:
-            out = []
-            for i, x in enumerate(items):
-                out.append(fn(x))
-                if progress:
-                    progress(i + 1, n)
-            return out
-        from concurrent.futures import ThreadPoolExecutor
-
-        out = []
-        with ThreadPoolExecutor(workers) as ex:
-            for i, r in enumerate(ex.map(fn, items)):
-                out.append(r)
-                if progress:
-                    progress(i + 1, n)
-        return out
-    try:
-        import dask
-    except ImportError:  # pragma: no cover - depends on the installation
-        raise IrscaleError("a Dask scheduler was requested but dask is not installed: "
-                           "pip install 'irscale[parallel]'") from None
-    if isinstance(scheduler, str) and scheduler in ("threads", "processes", "synchronous"):
-        tasks = [dask.delayed(fn)(x) for x in items]
-        return list(dask.compute(*tasks, scheduler=scheduler))
-    from distributed import Client, as_completed
-
-    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
-    try:
-        futures = client.map(fn, items, pure=False)
-        done = 0
-        for _ in as_completed(futures):
-            done += 1
-            if progress:
-                progress(done, n)
-        return client.gather(futures)
-    finally:
-        if client is not scheduler:
-            client.close()
-
 
 # -- value-set summaries ----------------------------------------------------------------------
 

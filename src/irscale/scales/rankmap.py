@@ -23,7 +23,7 @@ from irscale.measures import Measure
 from irscale.scales.engines import (Buckets, Table, attach_buckets, dcg_engine, enumerate_engine,
                                     oracle, split_engine)
 from irscale.scales.counting import Counter, dcg_counter, rbp_counter
-from irscale.scales.spaces import DCGSpace, RBPSpace, Space, all_runs, space_for
+from irscale.scales.spaces import DCGSpace, RBPSpace, Space, space_for
 
 Ties = Literal["unq", "min", "max", "mid"]
 TIES = ("unq", "min", "max", "mid")
