@@ -95,6 +95,16 @@ class TestResult:
     def n_significant(self) -> int:
         return int(self.significant.sum())
 
+    def to_frame(self):
+        """One row per pair: system_1, system_2, statistic, p_value, significant.
+        (For Tukey-type comparisons the p-values come from the studentized-range
+        distribution, about 10 ms a pair.)"""
+        import pandas as pd
+
+        i, j = pair_index(len(self.systems))
+        return pd.DataFrame({"system_1": [self.systems[a] for a in i], "system_2": [self.systems[b] for b in j],
+                             "statistic": self.statistic, "p_value": self.pvalue, "significant": self.significant})
+
     def pairs(self) -> list[tuple[str, str]]:
         """Names of the significantly different pairs."""
         i, j = pair_index(len(self.systems))
