@@ -197,9 +197,9 @@ def test_tables_5_6_invariances_on_t08_30(trec8_judged):
 
 
 def test_results_are_objects_with_frames():
-    res = stats.run_test("friedman", TIE_FREE, name="toy")
+    res = stats.run_test("friedman", TIE_FREE, measure="toy")
     df = res.to_frame()
     assert list(df.columns) == ["system_1", "system_2", "statistic", "p_value", "significant"]
     assert len(df) == 10 and df.significant.sum() == res.n_significant
-    assert res.provenance["test"] == "Friedman Test" and res.provenance["name"] == "toy"
+    assert res.provenance["test"] == "Friedman Test" and res.provenance["measure"] == "toy"
     assert len(res.pairs()) == res.n_significant
