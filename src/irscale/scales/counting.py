@@ -113,7 +113,17 @@ class Counter:
         return total
 
 
+MAX_HALF = 2**24  # partial values held per half (each a float64 plus its exact form)
+
+
+def _check_half(space, n: int) -> None:
+    if n > MAX_HALF:
+        raise IrscaleError(f"{space.measure} at N={space.N}: a half of the pair count would hold {n:,} partial "
+                           f"values (up to {MAX_HALF:,} are held); use a smaller N")
+
+
 def rbp_counter(space: RBPSpace) -> Counter:
+    _check_half(space, 2 ** (space.N - space.N // 2))
     if not space.binary_measure and space.c > 1:
         raise IrscaleError(f"{space.measure}: counting serves binary RBP; graded RBP at N={space.N} "
                            "has keys beyond 64 bits and no engine yet")
@@ -154,6 +164,7 @@ def dcg_counter(space: DCGSpace) -> Counter:
     cut = int(np.searchsorted(np.cumsum(logs), logs.sum() / 2)) + 1
     cut = min(max(cut, 1), len(classes) - 1) if len(classes) > 1 else len(classes)
     w = space.class_weights
+    _check_half(space, max(math.prod(radix[:cut]), math.prod(radix[cut:])))
 
     def half(lo, hi):
         r = radix[lo:hi]

@@ -180,6 +180,8 @@ class RankMap:
     def _runs_le(self, keys):
         s = self.summary
         if isinstance(s, Counter):
+            if self.n_runs >= 2**62:  # run counts beyond int64: exact Python ints, not cached
+                return np.array([s.count(k, weighted=True) for k in keys], dtype=object)
             return self._cached_answers(keys, lambda new: s.count_many(new, weighted=True), "le").astype(object)
         if s is None:
             return np.asarray(self.space.closed_runs_le(keys), dtype=object)
