@@ -184,3 +184,19 @@ def test_maximal_chains_of_the_weak_order():
     # a measure linear in the weak order's height is interval along any chain
     height = lambda runs, c: I.weak_level(np.asarray(runs)).astype(float)  # noqa: E731
     assert I.is_interval(height, "weak", 5) and I.is_interval(height, "weak", 5, chain=I.maximal_chain(5, 1, "last"))
+
+
+def test_a_test_decision_as_a_statement():
+    """"x and y differ significantly" by a t-test is not meaningful on an ordinal scale,
+    by the sign test it is (it only compares within pairs)."""
+    from irscale import stats
+
+    rng = np.random.default_rng(3)
+    x = rng.beta(2, 5, 30)
+    y = np.clip(x + rng.normal(0.04, 0.08, 30), 0, 1)
+    data = {"x": x, "y": y}
+    t_decision = lambda d: stats.t_test(np.c_[d["x"], d["y"]]).significant[0]  # noqa: E731
+    sign_decision = lambda d: stats.sign_test(np.c_[d["x"], d["y"]]).significant[0]  # noqa: E731
+    assert meaningful(sign_decision, data, "ordinal")
+    assert meaningful(t_decision, data, "interval")
+    assert not meaningful(t_decision, data, "ordinal")

@@ -37,8 +37,8 @@ class Study:
     measures: tuple[str, ...]
     systems: tuple[str, ...]
     topics: tuple[str, ...]
-    table2: pd.DataFrame  # measure x {tau_unq, tau_mid, topic_tau_min, topic_tau_max}
-    table4: pd.DataFrame  # measure pairs: tau, tau_ranked, delta_pct
+    table2: pd.DataFrame  # measure x {tau_unq, tau_ap_unq, tau_mid, topic_tau_min, topic_tau_max}
+    table4: pd.DataFrame  # measure pairs: tau, tau_ranked, delta_pct, tau_ap, tau_ap_ranked
     changes: pd.DataFrame  # (measure, test): sig, s2ns, ns2s, delta_pct, sig_ranked
     provenance: dict = field(default_factory=dict)
 
@@ -191,6 +191,8 @@ def compare(
         defined = by_topic[~np.isnan(by_topic)]
         rows.append({"measure": label(measures[m]),
                      "tau_unq": st.tau_overall(orig[m].T, ranked[m].T),
+                     "tau_ap_unq": st.tau_ap(np.round(np.nanmean(orig[m], axis=1), 8),
+                                             np.round(np.nanmean(ranked[m], axis=1), 8)),
                      "tau_mid": st.tau_overall(orig[m].T, ranked_mid[m].T) if mid else np.nan,
                      "topic_tau_min": float(defined.min()) if len(defined) else np.nan,
                      "topic_tau_max": float(defined.max()) if len(defined) else np.nan,
@@ -202,8 +204,11 @@ def compare(
     for a, b in itertools.combinations(range(M), 2):
         t_o = st.tau_overall(orig[a].T, orig[b].T)
         t_r = st.tau_overall(ranked[a].T, ranked[b].T)
+        ma, mb = (np.round(np.nanmean(x, axis=1), 8) for x in (orig[a], orig[b]))
+        ra, rb = (np.round(np.nanmean(x, axis=1), 8) for x in (ranked[a], ranked[b]))
         rows.append({"measure_1": label(measures[a]), "measure_2": label(measures[b]), "tau": t_o,
-                     "tau_ranked": t_r, "delta_pct": 100 * (t_r - t_o) / t_o if t_o else np.nan})
+                     "tau_ranked": t_r, "delta_pct": 100 * (t_r - t_o) / t_o if t_o else np.nan,
+                     "tau_ap": st.tau_ap(ma, mb), "tau_ap_ranked": st.tau_ap(ra, rb)})
     table4 = pd.DataFrame(rows)
 
     # Tables 5/6, with which statements are meaningful (see meaningful_test)
