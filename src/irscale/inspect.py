@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from irscale.errors import IrscaleError
-from irscale.scales.spaces import all_runs, space_for
+from irscale.scales.spaces import all_runs, sbto_rank, space_for
 
 ORDERS = ("set", "strong", "weak", "induced")
 
@@ -115,13 +115,7 @@ def _dcg_keys(sp):
 
 def set_rank(runs: np.ndarray, c: int) -> np.ndarray:
     """Rank function of the set-based order (SBTO, 2019 paper eq. 3)."""
-    N = runs.shape[1]
-    d = -np.sort(-runs.astype(np.int64), axis=1)
-    out = np.zeros(len(runs), dtype=np.int64)
-    for j in range(1, N + 1):
-        table = np.array([math.comb(x + N - j, N - j + 1) for x in range(c + 1)], dtype=np.int64)
-        out += table[d[:, j - 1]]
-    return out
+    return sbto_rank(runs, c)
 
 
 def strong_rank(runs: np.ndarray, c: int) -> np.ndarray:
@@ -360,13 +354,17 @@ def is_interval(measure, order: str = "strong", N: int = 6, levels: int = 2, cha
                    details={"step": float(steps[0]) if len(steps) else 0.0})
 
 
+def _moves_setup(measure, N, levels):
+    """What swap and replacement checks share: the measure on all runs, and the
+    positional weights that turn a change of grades into a change of run index."""
+    fn, runs, c = _space(measure, N, levels)
+    w = (c + 1) ** np.arange(N - 1, -1, -1, dtype=np.int64)
+    return fn, runs, c, fn.order_keys(runs), fn.values(runs), w, np.arange(len(runs))
+
+
 def replacement_holds(measure, N: int = 6, levels: int = 2) -> Verdict:
     """2015 paper: raising the grade at one rank never lowers the measure."""
-    fn, runs, c = _space(measure, N, levels)
-    key = fn.order_keys(runs)
-    vals = fn.values(runs)
-    w = (c + 1) ** np.arange(N - 1, -1, -1, dtype=np.int64)
-    idx = np.arange(len(runs))
+    fn, runs, c, key, vals, w, idx = _moves_setup(measure, N, levels)
     for k in range(N):
         for up in range(1, c + 1):
             sel = runs[:, k] + up <= c
@@ -382,11 +380,7 @@ def replacement_holds(measure, N: int = 6, levels: int = 2) -> Verdict:
 def swap_holds(measure, N: int = 6, levels: int = 2) -> Verdict:
     """2015 paper: moving a more relevant document above a less relevant one (swapping
     ranks i < j with g_i < g_j) never lowers the measure."""
-    fn, runs, c = _space(measure, N, levels)
-    key = fn.order_keys(runs)
-    vals = fn.values(runs)
-    w = (c + 1) ** np.arange(N - 1, -1, -1, dtype=np.int64)
-    idx = np.arange(len(runs))
+    fn, runs, c, key, vals, w, idx = _moves_setup(measure, N, levels)
     for i in range(N):
         for j in range(i + 1, N):
             a, b = runs[:, i].astype(np.int64), runs[:, j].astype(np.int64)

@@ -133,11 +133,12 @@ def _is_interval(measure: str, N: int) -> bool:
     """Whether the measure is an interval scale on its runs of length min(N, 12): its
     distinct values equi-spaced (checked exhaustively; P and RBP(1/2) are, and DCG with
     base b up to N = b)."""
+    from irscale.errors import IrscaleError
     from irscale.inspect import is_interval
 
     try:
         return bool(is_interval(measure, "induced", min(N, 12), 2))
-    except Exception:  # a measure without an exhaustive check: not claimed interval
+    except IrscaleError:  # a measure the check cannot enumerate: not claimed interval
         return False
 
 

@@ -167,18 +167,8 @@ def dcg_counter(space: DCGSpace) -> Counter:
     _check_half(space, max(math.prod(radix[:cut]), math.prod(radix[cut:])))
 
     def half(lo, hi):
-        r = radix[lo:hi]
-        n = math.prod(r)
-        code = np.arange(n, dtype=np.int64)
-        tot = np.empty((n, hi - lo), dtype=np.int64)
-        for j in range(hi - lo - 1, -1, -1):
-            tot[:, j] = code % r[j]
-            code //= r[j]
-        ways = np.ones(n, dtype=np.float64)
-        from irscale.scales.spaces import _poly_counts
-
-        for j, cl in enumerate(classes[lo:hi]):
-            ways *= np.array(_poly_counts(len(cl), list(range(space.gmax + 1))), dtype=np.float64)[tot[:, j]]
+        tot = space.decode(np.arange(math.prod(radix[lo:hi]), dtype=np.int64), lo, hi)
+        ways = space.runs_behind(tot, lo)
         vals = tot @ w[lo:hi]
         order = np.argsort(vals, kind="stable")
         return vals[order], tot[order], ways[order]
@@ -208,13 +198,7 @@ def dcg_counter(space: DCGSpace) -> Counter:
         return np.array(out, dtype=bool)
 
     def runs_of(key):
-        tot = space.decode(np.array([key]))[0]
-        out = 1
-        for cl, t in zip(classes, tot):
-            out *= _poly_counts(len(cl), list(range(space.gmax + 1)))[int(t)]
-        return out
-
-    from irscale.scales.spaces import _poly_counts
+        return space.runs_of(space.decode(np.array([key]))[0])
 
     size = math.prod(radix)
     exact_ints = space.n_runs < 2**62

@@ -108,19 +108,9 @@ def dcg_engine(space: DCGSpace, limit: int = 80_000_000) -> Table:
         raise IrscaleError(f"{space.measure} at N={space.N} has {size:,} candidate values; the DCG engine "
                            f"holds up to {limit:,} in memory (pair counting for larger N is not built yet)")
     keys = np.arange(size, dtype=np.int64)
-    # runs behind each totals vector: product over classes of the ways to reach the total
-    runs = np.ones(size, dtype=np.float64)
-    tot = space.decode(keys)
-    weights = list(range(space.gmax + 1))
-    from irscale.scales.spaces import _poly_counts
-
-    exact = True
-    for j, cl in enumerate(space.classes):
-        ways = np.array(_poly_counts(len(cl), weights), dtype=np.float64)
-        runs *= ways[tot[:, j]]
-    if space.n_runs >= 2**53:
-        exact = False
-    runs = runs.astype(np.int64) if exact else runs
+    runs = space.runs_behind(space.decode(keys))  # runs behind each totals vector
+    if space.n_runs < 2**53:  # exact in float64
+        runs = runs.astype(np.int64)
     return _dcg_table(space, keys, runs)
 
 

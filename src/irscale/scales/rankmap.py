@@ -12,6 +12,7 @@ import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -191,11 +192,7 @@ class RankMap:
                 pos = np.searchsorted(s.keys, keys, side="right")
                 return np.array([cum[p - 1] if p else 0 for p in pos], dtype=object)
             # DCG: runs at or below a value = cumulative over value order up to its last tie
-            phi = self._phi_unq(keys)
-            per_phi = np.zeros(self.size + 1, dtype=object)
-            np.add.at(per_phi, s.phi_of_key, s.runs.astype(object))
-            cum = np.cumsum(per_phi)
-            return cum[phi]
+            return np.cumsum(self._runs_per_phi)[self._phi_unq(keys)]
         def compute(new):
             b = np.clip(np.searchsorted(s.bounds, new, side="right") - 1, 0, len(s.bounds) - 2)
             out = np.empty(len(new), dtype=np.int64)
@@ -218,13 +215,19 @@ class RankMap:
             le = self.space.closed_runs_le(keys)
             return np.where(keys > 0, le - prev, le).astype(object)
         if isinstance(s, Table) and s.phi_of_key is not None:
-            phi = self._phi_unq(keys)
-            per_phi = np.zeros(self.size + 1, dtype=object)
-            np.add.at(per_phi, s.phi_of_key, s.runs.astype(object))
-            return per_phi[phi]
+            return self._runs_per_phi[self._phi_unq(keys)]
         le = self._runs_le(keys)
         below = self._runs_le(keys - 1)
         return le - below
+
+    @cached_property
+    def _runs_per_phi(self) -> np.ndarray:
+        """Runs having each value, indexed by phi (tables whose keys are not in value
+        order, DCG): several keys can share one value."""
+        s = self.summary
+        out = np.zeros(self.size + 1, dtype=object)
+        np.add.at(out, s.phi_of_key, s.runs.astype(object))
+        return out
 
     def _bucket(self, b: int, with_runs: bool = False):
         key = (b, with_runs)

@@ -99,8 +99,6 @@ class Space:
 
     def normalizer(self, topics) -> np.ndarray:
         """Per-topic divisor from the RB-free core to the measure (1 for RB-free ones)."""
-        from irscale.measures.base import safe_div  # noqa: F401  (documented divisor semantics)
-
         m, T = self.measure, len(topics.names)
         rel = getattr(m, "rel", 1) or 1
         if isinstance(m, P):
@@ -133,12 +131,13 @@ class Space:
     def binary_measure(self) -> bool:
         return (not self.measure.graded) or getattr(self.measure, "rel", None) is not None
 
-    # closed forms (when ``closed``)
+    # closed forms (when ``closed``): every closed family's key is its rank minus one,
+    # 0..max_key, so size and phi follow from the key
     def closed_size(self) -> int:
-        raise NotImplementedError
+        return self.max_key + 1
 
     def closed_phi(self, keys: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        return _plus_one(keys)
 
     def closed_runs_le(self, keys: np.ndarray) -> np.ndarray:
         """Number of runs whose value is <= each key (for the min/max/mid strategies)."""
@@ -187,12 +186,6 @@ class CountSpace(Space):
     def key_values(self, keys):
         return np.asarray(keys, dtype=np.float64)
 
-    def closed_size(self):
-        return self.max_key + 1
-
-    def closed_phi(self, keys):
-        return np.asarray(keys, dtype=np.int64) + 1
-
     @cached_property
     def _cum(self):
         weights = [0, 1] if self.binary_measure else list(range(self.c + 1))
@@ -220,12 +213,6 @@ class RRSpace(Space):
     def key_values(self, keys):
         keys = np.asarray(keys)
         return np.where(keys > 0, 1.0 / np.maximum(self.N + 1 - keys, 1), 0.0)
-
-    def closed_size(self):
-        return self.N + 1
-
-    def closed_phi(self, keys):
-        return np.asarray(keys, dtype=np.int64) + 1
 
     def closed_runs_le(self, keys):
         # key 0: the one all-non-relevant run; key N+1-f: 2^(N-f) runs (first relevant at f)
@@ -262,12 +249,6 @@ class PositionalSpace(Space):
             return np.array(out, dtype=np.float64)
         return np.array([float(k) for k in keys], dtype=np.float64)
 
-    def closed_size(self):
-        return self.max_key + 1
-
-    def closed_phi(self, keys):
-        return _plus_one(keys)
-
     def closed_runs_le(self, keys):
         return _plus_one(keys)
 
@@ -287,23 +268,10 @@ class SBTOSpace(Space):
         return math.comb(self.N + self.c, self.c) - 1
 
     def keys(self, g):
-        N = self.N
-        d = -np.sort(-g.astype(np.int64), axis=-1)
-        out = np.zeros(len(g), dtype=np.int64)
-        for j in range(1, N + 1):
-            col = d[:, j - 1]
-            table = np.array([math.comb(x + N - j, N - j + 1) for x in range(self.c + 1)], dtype=np.int64)
-            out += table[col]
-        return out
+        return sbto_rank(g, self.c)
 
     def key_values(self, keys):
         return np.asarray(keys, dtype=np.float64)
-
-    def closed_size(self):
-        return self.max_key + 1
-
-    def closed_phi(self, keys):
-        return np.asarray(keys, dtype=np.int64) + 1
 
     @cached_property
     def _cum(self):
@@ -317,6 +285,18 @@ class SBTOSpace(Space):
 
     def closed_runs_le(self, keys):
         return self._cum[np.asarray(keys, dtype=np.int64)]
+
+
+def sbto_rank(runs: np.ndarray, c: int) -> np.ndarray:
+    """SBTO (2019 paper, eq. 3): sum over j of C(d_j + N - j, N - j + 1), d the grades
+    sorted descending; the rank (from 0) of the run's grade multiset in the set-based order."""
+    N = runs.shape[1]
+    d = -np.sort(-np.asarray(runs, dtype=np.int64), axis=1)
+    out = np.zeros(len(d), dtype=np.int64)
+    for j in range(1, N + 1):
+        table = np.array([math.comb(x + N - j, N - j + 1) for x in range(c + 1)], dtype=np.int64)
+        out += table[d[:, j - 1]]
+    return out
 
 
 def _compositions(n: int, parts: int):
@@ -543,13 +523,35 @@ class DCGSpace(Space):
             key = key * r + tot[:, j]
         return key
 
-    def decode(self, keys):
+    def decode(self, keys, first: int = 0, stop: int | None = None):
+        """Class totals (n, classes) of mixed-radix codes; with ``first``/``stop``, codes
+        over the classes first..stop-1 only (a half of the counting engine)."""
+        radix = self.radix[first:stop]
         keys = np.asarray(keys, dtype=np.int64).copy()
-        tot = np.empty((len(keys), len(self.radix)), dtype=np.int64)
-        for j in range(len(self.radix) - 1, -1, -1):
-            tot[:, j] = keys % self.radix[j]
-            keys //= self.radix[j]
+        tot = np.empty((len(keys), len(radix)), dtype=np.int64)
+        for j in range(len(radix) - 1, -1, -1):
+            tot[:, j] = keys % radix[j]
+            keys //= radix[j]
         return tot
+
+    @cached_property
+    def _ways(self) -> list[list[int]]:
+        """Per class: how many gain assignments of its ranks reach each total."""
+        grades = list(range(self.gmax + 1))
+        return [_poly_counts(len(cl), grades) for cl in self.classes]
+
+    def runs_behind(self, tot, first: int = 0) -> np.ndarray:
+        """Runs having each vector of class totals (classes first.. of ``tot``'s columns),
+        float64: exact below 2^53."""
+        tot = np.asarray(tot)
+        out = np.ones(len(tot), dtype=np.float64)
+        for j in range(tot.shape[1]):
+            out *= np.array(self._ways[first + j], dtype=np.float64)[tot[:, j]]
+        return out
+
+    def runs_of(self, totals) -> int:
+        """Exact number of runs with these class totals."""
+        return math.prod(self._ways[j][int(t)] for j, t in enumerate(totals))
 
     def key_values(self, keys):
         return self.decode(keys) @ self.class_weights
