@@ -7,8 +7,15 @@ any other exception is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import difflib
+import unicodedata
+from collections.abc import Sequence
 from pathlib import Path
 
+__all__ = [
+    "IrscaleError", "InputFormatError", "MeasureError", "UnknownMeasureError", "PolicyError",
+    "IrscaleWarning", "show", "check_choice",
+]
 
 class IrscaleError(Exception):
     """Base class of every error that irscale reports to a user (bad input, bad option)."""
@@ -19,7 +26,9 @@ class InputFormatError(IrscaleError):
 
     Carries the path, the 1-based line number (``None`` for whole-file problems), the
     offending line's text, and the reason. ``str(err)`` reads like
-    ``run.txt:790: expected 6 fields 'qid Q0 docno rank score tag', found 5``.
+    ``run.txt:790: expected 6 fields 'qid Q0 docno rank score tag', found 5``. The
+    attributes keep the raw text; the message shows invisible and control characters
+    escaped (see :func:`show`).
     """
 
     def __init__(self, path: str | Path, line: int | None, reason: str, text: str | None = None):
@@ -28,10 +37,10 @@ class InputFormatError(IrscaleError):
         self.reason = reason
         self.text = text
         where = self.path if line is None else f"{self.path}:{line}"
-        msg = f"{where}: {reason}"
+        msg = f"{show(where)}: {show(reason)}"
         if text is not None:
             shown = text if len(text) <= 120 else text[:117] + "..."
-            msg += f" (line: {shown!r})"
+            msg += f" (line: '{show(shown)}')"
         super().__init__(msg)
 
     def __reduce__(self):  # picklable, so worker processes can report it
@@ -53,3 +62,68 @@ class PolicyError(IrscaleError):
 class IrscaleWarning(UserWarning):
     """Something in the data deserves attention but does not stop the work
     (a run lacks qrels topics, a topic has no relevant document, ...)."""
+
+
+class ArgumentError(IrscaleError, TypeError, ValueError):
+    """A public function was called with an argument of the wrong type or value
+    (``depth=0``, ``measures=[42]``, ``alpha=2``). Also a ``TypeError``/``ValueError``,
+    so code catching those keeps working."""
+
+
+# categories whose characters are invisible or do not print as themselves: control (Cc),
+# format (Cf: zero-width space U+200B, byte-order mark U+FEFF, ...), Unicode spaces (Zs,
+# except the ASCII space), line/paragraph separators (Zl, Zp), private use (Co), surrogates
+# (Cs, from undecodable bytes) and unassigned code points (Cn)
+_HIDDEN = frozenset({"Cc", "Cf", "Zs", "Zl", "Zp", "Co", "Cs", "Cn"})
+_SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(ch: str) -> str:
+    if ch in _SHORT:
+        return _SHORT[ch]
+    cp = ord(ch)
+    return f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}" if cp < 0x10000 else f"\\U{cp:08x}"
+
+
+def show(s: str) -> str:
+    """Return ``s`` with every invisible or control character written as an escape.
+
+    Tabs, newlines and carriage returns become ``\\t``, ``\\n``, ``\\r``; other characters of
+    the Unicode categories Cc, Cf, Zs (but the ASCII space), Zl, Zp, Co, Cs and Cn become
+    ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``, so a message shows a non-breaking space, a
+    zero-width space or a byte-order mark instead of hiding it. Everything else, backslashes
+    and quotes included, is left as it is (unlike :func:`repr`, which also escapes those and
+    adds quotes). Use it for any user data put into a message.
+
+    >>> show("a\\u00a0b\\tc\\ufeff")
+    'a\\\\xa0b\\\\tc\\\\ufeff'
+    >>> print(show("caf\\u00e9 \\u200b"))
+    café \\u200b
+    """
+    if s.isascii():  # fast path: only C0 controls and DEL can hide in ASCII
+        if s.isprintable():
+            return s
+        return "".join(_escape(c) if not c.isprintable() else c for c in s)
+    return "".join(_escape(c) if c != " " and unicodedata.category(c) in _HIDDEN else c for c in s)
+
+
+def check_choice(name: str, value, allowed: Sequence[str]) -> str:
+    """Return ``value`` if it is one of ``allowed``, else raise :class:`PolicyError`.
+
+    The message names the keyword, the allowed values and, when one is close, suggests it:
+    ``duplicates must be one of 'error', 'first', not 'frist'; did you mean 'first'?``.
+
+    >>> check_choice("duplicates", "first", ("error", "first"))
+    'first'
+    """
+    if isinstance(value, str) and value in allowed:
+        return value
+    choices = ", ".join(repr(a) for a in allowed)
+    msg = f"{name} must be one of {choices}, not {show(repr(value))}"
+    if isinstance(value, str):
+        lowered = {a.lower(): a for a in allowed}
+        close = [lowered[value.lower()]] if value.lower() in lowered else \
+            difflib.get_close_matches(value, list(allowed), n=1, cutoff=0.6)
+        if close:
+            msg += f"; did you mean {close[0]!r}?"
+    raise PolicyError(msg)
