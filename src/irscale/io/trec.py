@@ -8,23 +8,43 @@ what was expected; nothing is dropped silently.
 Format accepted (trec_eval's):
 
 * run lines ``qid Q0 docno rank score tag``; qrels lines ``qid iter docno grade``;
-* fields separated by any whitespace (spaces, tabs); blank lines and lines whose first
-  field starts with ``#`` are skipped, as trec_eval does;
+* blank lines and lines whose first field starts with ``#`` are skipped, as trec_eval
+  does;
 * plain text or gzip (detected by content, not by the file name);
-* UTF-8 (ASCII is a subset); docnos and qids are compared byte-wise.
+* UTF-8 (ASCII is a subset); docnos and qids are compared byte-wise. A UTF-8 byte-order
+  mark at the very start of the (decompressed) file is dropped with an
+  :class:`~irscale.errors.IrscaleWarning`; one anywhere else is an error;
+* fields are separated by any ASCII whitespace: spaces and tabs (bytes 9-13 and 32, so
+  CRLF line ends work too). Other control characters (NUL, C0 and C1 controls, DEL),
+  Unicode spaces (non-breaking space U+00A0, U+2000-U+200A, ideographic space U+3000,
+  ...), line and paragraph separators, the zero-width space U+200B and the word joiner
+  U+2060 would silently become part of a qid or docno, so they are errors naming the line;
+* scores are plain decimal numbers, ``[+-]?(\\d+(\\.\\d*)?|\\.\\d+)([eE][+-]?\\d+)?`` with
+  ASCII digits ``\\d``, or ``inf``/``infinity``/``nan`` in any case with an optional sign
+  (a NaN score is then an error); grades are plain integers ``[+-]?\\d+`` in
+  [GRADE_MIN, GRADE_MAX]. Python spellings that C's ``atof`` (trec_eval) reads
+  differently, such as ``1_000`` (atof: 1), non-ASCII digits and C99's hexadecimal floats
+  are errors rather than silently different numbers;
+* a run file holds one run (one tag): :func:`read_runs` with ``split_tags=True`` reads a
+  file with several tags as one run per tag.
+
+Error messages show invisible and control characters escaped (:func:`irscale.errors.show`).
 """
 
 from __future__ import annotations
 
 import gzip
+import re
+import unicodedata
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
-from irscale.errors import InputFormatError
+from irscale.errors import InputFormatError, IrscaleWarning, PolicyError, check_choice
 
 RUN_FIELDS = "qid Q0 docno rank score tag"
 QRELS_FIELDS = "qid iter docno grade"
@@ -35,6 +55,38 @@ Duplicates = Literal["error", "first"]
 
 # grades must fit int16 beside the sentinels of irscale.data
 GRADE_MIN, GRADE_MAX = -32000, 32000
+
+BOM = b"\xef\xbb\xbf"
+
+# UTF-8 of characters that must not hide inside a field (the data is valid UTF-8 when this
+# runs, so a lead byte here can't be a continuation byte): C1 controls and the non-breaking
+# space (U+0080-U+00A0), Ogham space mark U+1680, U+2000-U+200B (spaces, zero-width space),
+# line/paragraph separators U+2028/U+2029, narrow no-break space U+202F, medium
+# mathematical space U+205F, word joiner U+2060, ideographic space U+3000, and the
+# byte-order mark U+FEFF (allowed only at the very start of a file).
+_HIDDEN_UTF8 = re.compile(
+    rb"\xc2[\x80-\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8b\xa8\xa9\xaf]|\xe2\x81[\x9f\xa0]"
+    rb"|\xe3\x80\x80|\xef\xbb\xbf")
+_CHAR_NAMES = {0xA0: "non-breaking space", 0x85: "next-line control character", 0x200B: "zero-width space",
+               0x202F: "narrow non-breaking space", 0x2060: "word joiner", 0x3000: "ideographic space"}
+
+# ASCII control bytes other than the whitespace 9-13 (tab, LF, VT, FF, CR); NUL is
+# reported separately (UTF-16 or binary files)
+_CTRL = np.zeros(256, dtype=bool)
+_CTRL[1:9] = _CTRL[14:32] = _CTRL[127] = True
+
+# strict number syntax (C's strtod without hex floats; no Python underscores or Unicode digits)
+_SCORE_RE = re.compile(rb"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))\Z")
+_GRADE_RE = re.compile(rb"[+-]?[0-9]+\Z")
+# bytes of the columns (NUL is the padding of the fixed-width column): those of decimal
+# numbers, and the letters of inf/infinity/nan
+_NUMBER_BYTES = b"\x000123456789+-.eE"
+_INTEGER_BYTES = b"\x000123456789+-"
+_INF_NAN_BYTES = b"infatyINFATY"
+_INF_NAN_LUT = np.zeros(256, dtype=bool)
+_INF_NAN_LUT[list(_INF_NAN_BYTES)] = True
+SCORE_SYNTAX = "write a plain decimal number like 12.5 or 1.2e-3"
+GRADE_SYNTAX = "write a plain integer like 2 or -1"
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -115,6 +167,10 @@ def tokenize(
     ignored, as trec_eval does).
     """
     path = str(path)
+    if data[:3] == BOM:
+        warnings.warn(f"{path}: ignoring the UTF-8 byte-order mark at the start of the file", IrscaleWarning,
+                      stacklevel=3)
+        data = data[3:]
     buf = np.frombuffer(data, dtype=np.uint8)
     if len(buf) == 0:
         raise InputFormatError(path, None, f"empty file, expected lines '{expected}'")
@@ -134,8 +190,11 @@ def tokenize(
                 path, line,
                 f"not UTF-8 text (byte 0x{data[e.start]:02x}); re-encode the file as UTF-8"
             ) from None
+        m = _HIDDEN_UTF8.search(data)
+        if m:
+            raise _hidden_char_error(data, path, m.start(), m.group().decode("utf-8"))
     # token boundaries: transitions of the whitespace mask (padded with whitespace)
-    ctrl = np.flatnonzero((buf < 9) | ((buf > 13) & (buf < 32)))
+    ctrl = np.flatnonzero(_CTRL[buf])
     if len(ctrl):
         line = data.count(b"\n", 0, int(ctrl[0])) + 1
         raise InputFormatError(path, line, f"control character 0x{data[ctrl[0]]:02x}; expected text "
@@ -182,18 +241,82 @@ def tokenize(
     return _Tokens(buf, starts, ends, line_no, path, data)
 
 
-def _parse_numbers(tok: _Tokens, j: int, kind: str, what: str) -> np.ndarray:
+def _hidden_char_error(data: bytes, path: str, pos: int, ch: str) -> InputFormatError:
+    line = data.count(b"\n", 0, pos) + 1
+    cp = ord(ch)
+    if cp == 0xFEFF:
+        reason = ("byte-order mark (U+FEFF) after the start of the file, where it is not allowed "
+                  "(were files with byte-order marks concatenated?); remove it")
+    else:
+        cat = unicodedata.category(ch)
+        name = _CHAR_NAMES.get(cp) or unicodedata.name(ch, "control character").lower()
+        if cat == "Cc":
+            reason = f"{name} (U+{cp:04X}); expected text fields separated by spaces or tabs"
+        elif cat == "Cf":
+            reason = (f"{name} (U+{cp:04X}) inside a field, where it would silently become part of a "
+                      "qid or docno; remove it")
+        else:
+            reason = f"{name} (U+{cp:04X}) inside a field; fields are separated by spaces or tabs"
+    return InputFormatError(path, line, reason, _line_text(data, line))
+
+
+def _first_bad(tok: _Tokens, col: np.ndarray, what: str, pattern: re.Pattern, syntax: str,
+               lo: int | None = None, hi: int | None = None) -> InputFormatError:
+    """The error for the first value of ``col`` that does not match ``pattern`` (or,
+    for integers, lies outside [lo, hi]); error path only."""
+    for i, v in enumerate(col):
+        if not pattern.match(v):
+            return tok.error(i, f"{what} must be {'an integer' if lo is not None else 'a number'}, "
+                                f"found {v.decode('utf-8', 'replace')!r}; {syntax}")
+        if lo is not None and not lo <= int(v) <= hi:
+            return _range_error(tok, i, int(v))
+    raise AssertionError(f"no bad {what} found in a column numpy could not parse")  # a bug, not bad input
+
+
+def _range_error(tok: _Tokens, i: int, value: int) -> InputFormatError:
+    return tok.error(i, f"grade {value} out of the supported range [{GRADE_MIN}, {GRADE_MAX}]")
+
+
+def _column_bytes(col: np.ndarray) -> np.ndarray:
+    return col.view(np.uint8).reshape(len(col), col.dtype.itemsize)
+
+
+def parse_scores(tok: _Tokens, j: int, what: str = "score (5th field)") -> np.ndarray:
+    """Field ``j`` as float64, accepting only the strict syntax of ``_SCORE_RE``.
+
+    numpy converts bytes with Python's ``float()``, which also reads ``1_000`` (C's
+    ``atof``: 1), but nothing else that ``_SCORE_RE`` rejects once the bytes are limited to
+    digits, ``+-.eE`` and the letters of inf/nan. So: one ``bytes.translate`` over the
+    column to check its bytes (about 1 ms for 50,000 scores), a regular expression only
+    for the rare values with letters, then numpy's conversion.
+    """
     col = tok.column(j)
-    dtype = np.float64 if kind == "float" else np.int64
+    rest = col.tobytes().translate(None, _NUMBER_BYTES)
+    if rest:  # letters of inf/nan, or bytes that have no place in a number
+        if rest.translate(None, _INF_NAN_BYTES):
+            raise _first_bad(tok, col, what, _SCORE_RE, SCORE_SYNTAX)
+        letters = np.flatnonzero(_INF_NAN_LUT[_column_bytes(col)].any(axis=1))
+        if not all(_SCORE_RE.match(col[i]) for i in letters):
+            raise _first_bad(tok, col, what, _SCORE_RE, SCORE_SYNTAX)
     try:
-        return col.astype(dtype)
+        return col.astype(np.float64)
+    except ValueError:
+        raise _first_bad(tok, col, what, _SCORE_RE, SCORE_SYNTAX) from None
+
+
+def parse_grades(tok: _Tokens, j: int, what: str = "grade (4th field)") -> np.ndarray:
+    """Field ``j`` as int64 in [GRADE_MIN, GRADE_MAX], accepting only ``[+-]?digits``."""
+    col = tok.column(j)
+    if col.tobytes().translate(None, _INTEGER_BYTES):
+        raise _first_bad(tok, col, what, _GRADE_RE, GRADE_SYNTAX, GRADE_MIN, GRADE_MAX)
+    try:
+        grade = col.astype(np.int64)
     except (ValueError, OverflowError):
-        for i, v in enumerate(col):  # error path only: find the first bad value
-            try:
-                float(v) if kind == "float" else int(v)
-            except (ValueError, OverflowError):
-                raise tok.error(i, f"{what} must be {'a number' if kind == 'float' else 'an integer'}, found {v.decode('utf-8', 'replace')!r}") from None
-        raise
+        raise _first_bad(tok, col, what, _GRADE_RE, GRADE_SYNTAX, GRADE_MIN, GRADE_MAX) from None
+    out = np.flatnonzero((grade < GRADE_MIN) | (grade > GRADE_MAX))
+    if len(out):
+        raise _range_error(tok, int(out[0]), int(grade[out[0]]))
+    return grade
 
 
 def _topic_blocks(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -226,17 +349,28 @@ def key_hash(topic_codes: np.ndarray, docno_mat: np.ndarray) -> np.ndarray:
 
 
 def _find_duplicates(topic_codes: np.ndarray, docno: np.ndarray) -> np.ndarray:
-    """Indices (i, j) pairs of records with equal (topic, docno); exact (hash + verify)."""
+    """Pairs ``(first, later)`` of record indices with equal (topic, docno), one per later
+    occurrence (``first`` is the previous occurrence), ordered by ``later``; exact (hash,
+    then the records of equal hashes compared)."""
     h = key_hash(topic_codes, docno.view(np.uint8).reshape(-1, docno.dtype.itemsize))
     order = np.argsort(h)
     hs = h[order]
-    cand = np.flatnonzero(hs[1:] == hs[:-1])
-    pairs = []
-    for c in cand:
-        i, j = int(order[c]), int(order[c + 1])
-        if topic_codes[i] == topic_codes[j] and docno[i] == docno[j]:
-            pairs.append((min(i, j), max(i, j)))
-    return np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+    eq = hs[1:] == hs[:-1]
+    if not eq.any():
+        return np.empty((0, 2), dtype=np.int64)
+    in_group = np.zeros(len(hs), dtype=bool)
+    in_group[1:] |= eq
+    in_group[:-1] |= eq
+    pos = np.flatnonzero(in_group)
+    group = np.cumsum(np.r_[True, ~eq])[pos]
+    idx = order[pos]
+    # within a hash group: by topic and docno (exact, in case of a collision), then file order
+    o = np.lexsort((idx, docno[idx], topic_codes[idx], group))
+    idx, group = idx[o], group[o]
+    t, d = topic_codes[idx], docno[idx]
+    same = (group[1:] == group[:-1]) & (t[1:] == t[:-1]) & (d[1:] == d[:-1])
+    pairs = np.stack((idx[:-1][same], idx[1:][same]), axis=1).astype(np.int64)
+    return pairs[np.argsort(pairs[:, 1], kind="stable")]
 
 
 @dataclass(frozen=True, eq=False)
@@ -329,10 +463,7 @@ def parse_qrels(data: bytes, path: str | Path = "<memory>") -> Qrels:
     tok = tokenize(data, path, 4, QRELS_FIELDS)
     qid = tok.column(0)
     docno = tok.column(2)
-    grade = _parse_numbers(tok, 3, "int", "grade (4th field)")
-    out = np.flatnonzero((grade < GRADE_MIN) | (grade > GRADE_MAX))
-    if len(out):
-        raise tok.error(int(out[0]), f"grade {grade[out[0]]} out of the supported range [{GRADE_MIN}, {GRADE_MAX}]")
+    grade = parse_grades(tok, 3)
     topics, codes = _topic_blocks(qid)
     dups = _find_duplicates(codes, docno)
     if len(dups):
@@ -350,12 +481,91 @@ def read_qrels(path: str | Path) -> Qrels:
     is relevant for a binary measure if its grade is at least the measure's ``rel``
     (default 1). Duplicate (qid, docno) pairs are an error.
 
+    Grades are plain integers (``[+-]?digits``) in [GRADE_MIN, GRADE_MAX]; see the module
+    docstring for the rest of the format.
+
     Raises
     ------
     InputFormatError
         naming the file and line, for every malformed input.
+
+    Warns
+    -----
+    IrscaleWarning
+        when a UTF-8 byte-order mark at the start of the file is ignored.
     """
     return parse_qrels(read_bytes(path), path)
+
+
+def _check_options(score_precision, extra_fields, duplicates) -> None:
+    check_choice("score_precision", score_precision, get_args(ScorePrecision))
+    check_choice("extra_fields", extra_fields, get_args(ExtraFields))
+    check_choice("duplicates", duplicates, get_args(Duplicates))
+
+
+def parse_runs(
+    data: bytes,
+    path: str | Path = "<memory>",
+    *,
+    split_tags: bool = False,
+    name: str | None = None,
+    score_precision: ScorePrecision = "float64",
+    extra_fields: ExtraFields = "error",
+    duplicates: Duplicates = "error",
+) -> list[Run]:
+    """Parse run text into one run per tag (see :func:`read_runs`)."""
+    _check_options(score_precision, extra_fields, duplicates)
+    tok = tokenize(data, path, 6, RUN_FIELDS, extra_fields)
+    score = parse_scores(tok, 4)
+    nan = np.flatnonzero(np.isnan(score))
+    if len(nan):
+        raise tok.error(int(nan[0]), "score is NaN; scores must be numbers")
+    if score_precision == "float32":
+        score = score.astype(np.float32).astype(np.float64)
+    qid = tok.column(0)
+    docno = tok.column(2)
+    tags = tok.column(5)
+    other = tags != tags[0]
+    if not other.any():
+        return [_build_run(tok, None, qid, docno, score, tags[0].decode("utf-8") if name is None else name,
+                           duplicates)]
+    if not split_tags:
+        i = int(np.argmax(other))
+        raise tok.error(i, f"run tag {tags[i].decode()!r} differs from the first line's {tags[0].decode()!r}; "
+                           "a run file must hold one run: pass split_tags=True (CLI --split-tags) "
+                           "to read one run per tag (irscale.io.read_runs)")
+    uniq, first, inverse = np.unique(tags, return_index=True, return_inverse=True)
+    if name is not None:
+        shown = ", ".join(repr(t.decode()) for t in uniq[np.argsort(first)][:5]) + (", ..." if len(uniq) > 5 else "")
+        raise PolicyError(f"{path}: name={name!r} renames a single run, but the file holds {len(uniq)} runs "
+                          f"(tags {shown}); leave name out to name each run by its tag")
+    records = np.argsort(inverse, kind="stable")  # grouped by tag, file order within a tag
+    bounds = np.searchsorted(inverse[records], np.arange(len(uniq) + 1))
+    return [_build_run(tok, records[bounds[g]:bounds[g + 1]], qid, docno, score, uniq[g].decode("utf-8"),
+                       duplicates)
+            for g in np.argsort(first)]
+
+
+def _build_run(tok: _Tokens, records: np.ndarray | None, qid, docno, score, name: str, duplicates: str) -> Run:
+    """The run made of ``records`` (indices into the file's records; None for all)."""
+    if records is not None:
+        qid, docno, score = qid[records], docno[records], score[records]
+    topics, codes = _topic_blocks(qid)
+    dups = _find_duplicates(codes, docno)
+    if len(dups):
+        if duplicates == "error":
+            i, j = (int(k) for k in dups[0])
+            first, dup = (i, j) if records is None else (int(records[i]), int(records[j]))
+            raise tok.error(dup, f"duplicate docno {docno[j].decode()!r} for topic {qid[j].decode()!r} "
+                                 f"(first at line {tok.lines[first]}); pass duplicates='first' to keep only the "
+                                 "first occurrence")
+        keep = np.ones(len(qid), dtype=bool)
+        keep[dups[:, 1]] = False
+        qid, docno, score, codes = qid[keep], docno[keep], score[keep], codes[keep]
+    order = trec_order(codes, score, docno)
+    codes = codes[order]
+    offsets = np.searchsorted(codes, np.arange(len(topics) + 1))
+    return Run(name, qid[order], docno[order], score[order], topics, offsets, tok.path)
 
 
 def parse_run(
@@ -368,39 +578,9 @@ def parse_run(
     duplicates: Duplicates = "error",
 ) -> Run:
     """Parse run text (see :func:`read_run`)."""
-    if score_precision not in ("float64", "float32"):
-        raise ValueError(f"score_precision must be 'float64' or 'float32', not {score_precision!r}")
-    tok = tokenize(data, path, 6, RUN_FIELDS, extra_fields)
-    qid = tok.column(0)
-    docno = tok.column(2)
-    score = _parse_numbers(tok, 4, "float", "score (5th field)")
-    nan = np.flatnonzero(np.isnan(score))
-    if len(nan):
-        raise tok.error(int(nan[0]), "score is NaN; scores must be numbers")
-    if score_precision == "float32":
-        score = score.astype(np.float32).astype(np.float64)
-    if name is None:
-        tags = tok.column(5)
-        name = tags[0].decode("utf-8")
-        if not (tags == tags[0]).all():
-            i = int(np.argmax(tags != tags[0]))
-            raise tok.error(i, f"run tag {tags[i].decode()!r} differs from the first line's {name!r}; "
-                               "a run file must hold one run (or pass name=... / --name to choose one)")
-    topics, codes = _topic_blocks(qid)
-    dups = _find_duplicates(codes, docno)
-    if len(dups):
-        if duplicates == "error":
-            i, j = dups[0]
-            raise tok.error(int(j), f"duplicate docno {docno[j].decode()!r} for topic {qid[j].decode()!r} "
-                                    f"(first at line {tok.lines[i]}); pass duplicates='first' to keep only the first occurrence")
-        drop = np.zeros(len(qid), dtype=bool)
-        drop[dups[:, 1]] = True
-        keep = ~drop
-        qid, docno, score, codes = qid[keep], docno[keep], score[keep], codes[keep]
-    order = trec_order(codes, score, docno)
-    codes = codes[order]
-    offsets = np.searchsorted(codes, np.arange(len(topics) + 1))
-    return Run(name, qid[order], docno[order], score[order], topics, offsets, str(path))
+    (run,) = parse_runs(data, path, name=name, score_precision=score_precision, extra_fields=extra_fields,
+                        duplicates=duplicates)
+    return run
 
 
 def trec_order(topic_codes: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndarray:
@@ -436,19 +616,78 @@ def read_run(
     """Read a TREC run file ``qid Q0 docno rank score tag`` (plain or gzip).
 
     Documents of a topic are ordered like trec_eval 10: by score descending, ties broken
-    by docno descending (byte-wise). The rank column is ignored.
+    by docno descending (byte-wise). The rank column is ignored. Scores are plain decimal
+    numbers or inf/infinity (see the module docstring).
 
     Parameters
     ----------
     name : str, optional
-        Name of the run; default the tag column (which must then be the same on every line).
+        Name of the run; default its tag. The tag must be the same on every line: a file
+        with several tags is an error whatever ``name`` is (read it with
+        ``read_runs(path, split_tags=True)``).
     score_precision : {"float64", "float32"}
         ``"float32"`` rounds scores to 32-bit floats before ordering, like trec_eval up
         to 9.0.8, pytrec_eval and the official results of old TREC campaigns.
     extra_fields : {"error", "ignore"}
         What to do with lines that have more than six fields (trec_eval ignores the rest).
     duplicates : {"error", "first"}
-        A docno retrieved twice for one topic is an error, or only its first line is kept.
+        A docno retrieved twice for one topic (of one run) is an error, or only its first
+        line is kept.
+
+    Raises
+    ------
+    InputFormatError
+        naming the file and line, for every malformed input and for several tags.
+    PolicyError
+        for an option value that is not one of those listed.
+
+    Warns
+    -----
+    IrscaleWarning
+        when a UTF-8 byte-order mark at the start of the file is ignored.
     """
     return parse_run(read_bytes(path), path, name=name, score_precision=score_precision,
                      extra_fields=extra_fields, duplicates=duplicates)
+
+
+def read_runs(
+    path: str | Path,
+    *,
+    split_tags: bool = False,
+    name: str | None = None,
+    score_precision: ScorePrecision = "float64",
+    extra_fields: ExtraFields = "error",
+    duplicates: Duplicates = "error",
+) -> list[Run]:
+    """Read a TREC run file that may hold several runs, one per tag.
+
+    Parameters
+    ----------
+    split_tags : bool
+        ``True``: one :class:`Run` per distinct tag, named by the tag, in the order of
+        each tag's first line; each is in trec_eval order and duplicates are found within
+        it (the same docno in two runs is no duplicate). ``False``: like :func:`read_run`
+        (several tags are an error), as a list of one run.
+    name : str, optional
+        Name of the run when the file holds a single one; with several tags, an error.
+    score_precision : {"float64", "float32"}
+        ``"float32"`` rounds scores to 32-bit floats before ordering, like trec_eval up
+        to 9.0.8, pytrec_eval and the official results of old TREC campaigns.
+    extra_fields : {"error", "ignore"}
+        What to do with lines that have more than six fields (trec_eval ignores the rest).
+    duplicates : {"error", "first"}
+        A docno retrieved twice for one topic (of one run) is an error, or only its first
+        line is kept.
+
+    Returns
+    -------
+    list of Run
+
+    Examples
+    --------
+    >>> runs = parse_runs(b"1 Q0 a 1 2.0 bm25\\n1 Q0 a 1 0.5 lm\\n1 Q0 b 2 1.5 bm25\\n", split_tags=True)
+    >>> [(r.name, [d.decode() for d in r.docno]) for r in runs]
+    [('bm25', ['a', 'b']), ('lm', ['a'])]
+    """
+    return parse_runs(read_bytes(path), path, split_tags=split_tags, name=name, score_precision=score_precision,
+                      extra_fields=extra_fields, duplicates=duplicates)
