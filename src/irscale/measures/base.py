@@ -202,33 +202,51 @@ def _literal(node: ast.AST, text: str):
         raise MeasureError(f"{text!r}: parameter values must be numbers or strings, found {ast.unparse(node)!r}") from None
 
 
+def _canonical_names() -> dict[str, str]:
+    """Every registered name and alias, lower-cased, to its canonical name."""
+    out = {n.lower(): n for n in REGISTRY}
+    for a, n in _ALIASES.items():
+        out.setdefault(a.lower(), n)
+    return out
+
+
 def _lookup(name: str, text: str) -> type[Measure]:
-    name = _ALIASES.get(name, name)
-    if name in REGISTRY:
-        return REGISTRY[name]
+    """The measure class named ``name``; names are case-insensitive (``ap``, ``NDCG``
+    and ``nDCG`` are one measure; its canonical spelling is the class's ``NAME``)."""
+    canonical = _canonical_names()
+    if name.lower() in canonical:
+        return REGISTRY[canonical[name.lower()]]
     known = sorted(REGISTRY) + sorted(_ALIASES)
-    lower = {k.lower(): k for k in known}
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-    if name.lower() in lower:
-        close.insert(0, lower[name.lower()])
-    close = list(dict.fromkeys(_ALIASES.get(c, c) for c in close))  # canonical names, once
+    close = difflib.get_close_matches(name.lower(), list(canonical), n=3, cutoff=0.5)
+    close = list(dict.fromkeys(canonical[c] for c in close))  # canonical names, once
     hint = (f"; did you mean {' or '.join(repr(text.replace(name, c, 1)) for c in close)}?"
             if close else "")
-    raise UnknownMeasureError(f"unknown measure {text!r}{hint} (known: {', '.join(sorted(REGISTRY))})")
+    raise UnknownMeasureError(f"unknown measure {text!r}{hint} (known: {', '.join(sorted(REGISTRY))}; "
+                              "`irscale measures` lists them with their parameters)")
 
 
-def parse_measure(text: str | Measure) -> Measure:
+def parse_measure(text: str | Measure, *, default_cutoff: int | None = None) -> Measure:
     """Parse an ir_measures-style name: ``AP``, ``AP@30``, ``RBP(p=0.8)@30``,
     ``nDCG(base=10)@30``, ``P(rel=2)@10``. trec_eval names (``map``, ``P_10``,
-    ``ndcg_cut_10``) are accepted too. Parsing uses :mod:`ast`, never ``eval``."""
+    ``ndcg_cut_10``) are accepted too. Names are case-insensitive (``ap@10`` is
+    ``AP@10``); ``str()`` of the result is the canonical spelling. Parsing uses
+    :mod:`ast`, never ``eval``. ``default_cutoff`` is used for a measure that needs
+    a cutoff and was given none (``gP`` at run length N)."""
     if isinstance(text, Measure):
         return text
+    if not isinstance(text, str):
+        from irscale.errors import ArgumentError
+
+        raise ArgumentError(f"a measure must be a name like 'AP@30' or a Measure object, not "
+                            f"{type(text).__name__} {text!r}")
     s = text.strip()
+    if not s:
+        raise MeasureError("empty measure name; expected a name like 'AP@30' or 'RBP(p=0.8)@30'")
     te = from_trec_eval(s)
-    return te if te is not None else _parse_native(s, text)
+    return te if te is not None else _parse_native(s, text, default_cutoff)
 
 
-def _parse_native(s: str, text: str) -> Measure:
+def _parse_native(s: str, text: str, default_cutoff: int | None = None) -> Measure:
     try:
         node = ast.parse(s, mode="eval").body
     except SyntaxError:
@@ -253,16 +271,33 @@ def _parse_native(s: str, text: str) -> Measure:
     names = {f.name for f in dataclasses.fields(cls)}
     bad = [k for k in kwargs if k not in names]
     if bad:
-        raise MeasureError(f"{text!r}: {cls.NAME} has no parameter {bad[0]!r} (parameters: {', '.join(sorted(names)) or 'none'})")
+        close = difflib.get_close_matches(bad[0].lower(), sorted(names), n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise MeasureError(f"{text!r}: {cls.NAME} has no parameter {bad[0]!r}{hint} "
+                           f"(parameters: {', '.join(sorted(names)) or 'none'})")
+    if cls.requires_cutoff and kwargs.get("cutoff") is None and default_cutoff is not None:
+        kwargs["cutoff"] = default_cutoff
     return cls(**kwargs)
 
 
-def parse_measures(items: Sequence[str | Measure]) -> list[Measure]:
+def parse_measures(items: "str | Measure | Sequence[str | Measure]", *,
+                   default_cutoff: int | None = None) -> list[Measure]:
+    """Parse several measures (duplicates once, order kept). A single name or Measure
+    is one measure (``"AP"`` is AP, not the letters A and P)."""
+    from irscale.errors import ArgumentError
+
+    if isinstance(items, (str, Measure)):
+        items = [items]
+    if items is None or not hasattr(items, "__iter__"):
+        raise ArgumentError(f"measures must be a name like 'AP@30', a Measure, or a list of them, not "
+                            f"{type(items).__name__} {items!r}")
     out: list[Measure] = []
     for it in items:
-        m = parse_measure(it)
+        m = parse_measure(it, default_cutoff=default_cutoff)
         if m not in out:
             out.append(m)
+    if not out:
+        raise ArgumentError("no measure given; name at least one, for example 'AP' or 'nDCG@10'")
     return out
 
 
@@ -277,7 +312,7 @@ _TE_PATTERNS = [
 def from_trec_eval(name: str) -> Measure | None:
     """The measure for a trec_eval name (``map_cut_10`` -> ``AP@10``), or None."""
     for pat, fmt in _TE_PATTERNS:
-        m = re.fullmatch(pat, name)
+        m = re.fullmatch(pat, name, flags=re.IGNORECASE)
         if m:
             native = fmt.format(*m.groups())
             return _parse_native(native, native)

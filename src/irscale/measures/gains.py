@@ -142,8 +142,13 @@ class ERR(Measure):
     rel: int | None = None
     graded = True
 
-    def _stop(self, g, c):
-        return (np.exp2(g) - 1.0) / 2.0 ** c
+    @staticmethod
+    def _stop(g, c):
+        """(2^g - 1) / 2^c written as 2^(g-c) - 2^(-c): no overflow for any grade scale
+        (2^1100 overflows a float; 2^(g-c) <= 1), and bitwise the same value where the
+        first form is finite (both are exact while g < 53)."""
+        g = np.asarray(g, dtype=np.float64)
+        return np.exp2(g - c) - np.exp2(-float(c))
 
     def batch(self, grades, topics):
         c = 1 if self.rel is not None else topics.max_grade
@@ -157,7 +162,7 @@ class ERR(Measure):
         top = grades[: self.cutoff] if self.cutoff else grades
         total, reach = 0.0, 1.0
         for i, g in enumerate(top):
-            r = (2.0 ** ref_gain(g, topic.max_grade, self.rel) - 1.0) / 2.0 ** c
+            r = 2.0 ** (ref_gain(g, topic.max_grade, self.rel) - c) - 2.0 ** -c
             total += reach * r / (i + 1)
             reach *= 1.0 - r
         return total
