@@ -117,8 +117,8 @@ def test_gzip_and_whitespace_and_comments(tmp_path):
 def test_unknown_measure_suggests(tmp_path):
     q, r, _ = write(tmp_path, "run", GOOD_RUN)
     with pytest.raises(MeasureError, match=r"did you mean 'nDCG@10'"):
-        irscale.evaluate(q, [r], ["ndcg@10"])
-    res = CliRunner().invoke(app, ["evaluate", str(q), str(r), "-m", "ndcg@10"])
+        irscale.evaluate(q, [r], ["nDGC@10"])
+    res = CliRunner().invoke(app, ["evaluate", str(q), str(r), "-m", "ndgc@10"])
     assert res.exit_code == 2 and "did you mean 'nDCG@10'" in res.stderr
 
 

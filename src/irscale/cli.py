@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from dataclasses import dataclass
 from enum import Enum
 from importlib import resources
 from pathlib import Path
@@ -66,9 +67,44 @@ def _bar(what: str):
                     auto_refresh=False)  # no refresh thread: the readers may then fork worker processes
 
 
-def _evaluate(qrels, runs, measures, depth, float32, missing, ignore_extra, duplicates):
-    from irscale.experiment import DEFAULT_MEASURES, evaluate
+# options every verb that reads runs shares (one definition, one help text)
+Float32Opt = Annotated[bool, typer.Option(
+    "--float32-scores", help="round scores to float32 before ordering (trec_eval <= 9.0.8, pytrec_eval)")]
+MissingOpt = Annotated[MissingTopicsOpt, typer.Option(
+    help="qrels topics a run lacks: score 0 (like trec_eval -c), drop from that run, or error")]
+ExtraOpt = Annotated[bool, typer.Option(
+    "--ignore-extra-fields", help="accept run lines with more than 6 fields (ignore the rest, like trec_eval)")]
+DupOpt = Annotated[DuplicatesOpt, typer.Option(
+    help="a docno retrieved twice for a topic: error, or keep the first line")]
+SplitOpt = Annotated[bool, typer.Option(
+    "--split-tags", help="read a file holding several run tags as one run per tag")]
+SkipOpt = Annotated[bool, typer.Option(
+    "--skip-invalid", help="skip, with a warning, files that are not runs (a README in a run directory)")]
+MaxGradeOpt = Annotated[Optional[int], typer.Option(
+    "--max-grade", min=1, help="top grade c of the relevance scale for graded measures (default: the qrels' "
+                               "highest); higher grades count as c")]
 
+
+@dataclass
+class ReadOpts:
+    """How runs are read and judged (the shared options above)."""
+
+    float32: bool = False
+    missing: MissingTopicsOpt = MissingTopicsOpt.zero
+    ignore_extra: bool = False
+    duplicates: DuplicatesOpt = DuplicatesOpt.error
+    split_tags: bool = False
+    skip_invalid: bool = False
+    max_grade: Optional[int] = None
+
+    def kwargs(self) -> dict:
+        return dict(missing_topics=self.missing.value, score_precision="float32" if self.float32 else "float64",
+                    extra_fields="ignore" if self.ignore_extra else "error", duplicates=self.duplicates.value,
+                    split_tags=self.split_tags, skip_invalid=self.skip_invalid, max_grade=self.max_grade)
+
+
+def _reading(fn):
+    """Run ``fn(tick)`` under the 'reading runs' progress bar."""
     warnings.showwarning = _show_warning
     with _progress() as bar:
         task = bar.add_task("", total=None)
@@ -77,10 +113,32 @@ def _evaluate(qrels, runs, measures, depth, float32, missing, ignore_extra, dupl
             bar.update(task, completed=done, total=total, description=name)
             bar.refresh()
 
-        return evaluate(qrels, runs, measures or DEFAULT_MEASURES, depth,
-                        missing_topics=missing.value, score_precision="float32" if float32 else "float64",
-                        extra_fields="ignore" if ignore_extra else "error",
-                        duplicates=duplicates.value, progress=tick)
+        return fn(tick)
+
+
+def _evaluate(qrels, runs, measures, depth, opts: ReadOpts):
+    from irscale.experiment import DEFAULT_MEASURES, evaluate
+
+    return _reading(lambda tick: evaluate(qrels, runs, measures or DEFAULT_MEASURES, depth, progress=tick,
+                                          **opts.kwargs()))
+
+
+def _judge(qrels, runs, opts: ReadOpts, plan=None):
+    """Read the qrels, run ``plan(levels)`` (checks that must fail before the runs are
+    read: measure names, rank-map engines), then read and judge the runs."""
+    from irscale.data import grade_scale
+    from irscale.experiment import as_qrels, load_runs
+
+    warnings.showwarning = _show_warning
+    q = as_qrels(qrels)
+    if plan is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the scale warnings come once, when the runs are judged
+            levels = grade_scale(q, opts.max_grade) + 1
+        plan(levels)
+    kw = opts.kwargs()
+    kw.pop("max_grade")
+    return _reading(lambda tick: load_runs(runs, q, progress=tick, max_grade=opts.max_grade, **kw))
 
 
 def _print(table, per_topic, fmt, trec_eval=False):
@@ -99,15 +157,6 @@ def _print(table, per_topic, fmt, trec_eval=False):
         out.write(tables.delimited(table, per_topic, "\t" if fmt is Format.tsv else ","))
 
 
-def _evaluate_and_print(qrels, runs, measures, per_topic, fmt, trec_eval, depth, float32, missing,
-                        ignore_extra, duplicates):
-    try:
-        table = _evaluate(qrels, runs, measures, depth, float32, missing, ignore_extra, duplicates)
-    except IrscaleError as e:
-        _fail(e)
-    _print(table, per_topic, fmt, trec_eval)
-
-
 @app.command()
 def evaluate(
     qrels: Annotated[Path, typer.Argument(help="qrels file: qid iter docno grade (plain or .gz)")],
@@ -120,18 +169,22 @@ def evaluate(
     trec_eval: Annotated[bool, typer.Option("--trec-eval", help="print trec_eval's own layout")] = False,
     depth: Annotated[Optional[int], typer.Option("--depth", "-M", min=1,
                                                  help="keep the first N documents of each topic")] = None,
-    float32_scores: Annotated[bool, typer.Option(
-        "--float32-scores", help="round scores to float32 before ordering (trec_eval <= 9.0.8, pytrec_eval)")] = False,
-    missing_topics: Annotated[MissingTopicsOpt, typer.Option(
-        help="qrels topics a run lacks: score 0 (like trec_eval -c), drop from that run, or error")] = MissingTopicsOpt.zero,
-    ignore_extra_fields: Annotated[bool, typer.Option(
-        "--ignore-extra-fields", help="accept run lines with more than 6 fields (ignore the rest, like trec_eval)")] = False,
-    duplicates: Annotated[DuplicatesOpt, typer.Option(
-        help="a docno retrieved twice for a topic: error, or keep the first line")] = DuplicatesOpt.error,
+    float32_scores: Float32Opt = False,
+    missing_topics: MissingOpt = MissingTopicsOpt.zero,
+    ignore_extra_fields: ExtraOpt = False,
+    duplicates: DupOpt = DuplicatesOpt.error,
+    split_tags: SplitOpt = False,
+    skip_invalid: SkipOpt = False,
+    max_grade: MaxGradeOpt = None,
 ):
     """Score runs against qrels, exactly like trec_eval."""
-    _evaluate_and_print(qrels, runs, measure, per_topic, fmt, trec_eval, depth, float32_scores,
-                        missing_topics, ignore_extra_fields, duplicates)
+    opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
+                    max_grade)
+    try:
+        table = _evaluate(qrels, runs, measure, depth, opts)
+    except IrscaleError as e:
+        _fail(e)
+    _print(table, per_topic, fmt, trec_eval)
 
 
 @app.command()
@@ -147,7 +200,7 @@ def demo(
         try:
             table = _evaluate(path / "qrels.txt", [str(path / "runs")],
                               ["AP", "P@10", "nDCG@10", "RR", "RBP(p=0.8)@10", "ERR@10", "bpref"],
-                              None, False, MissingTopicsOpt.zero, False, DuplicatesOpt.error)
+                              None, ReadOpts())
             ranked = do_transform(table.judged, ["AP", "nDCG(base=2)", "RBP(p=0.8)", "RR"], 10)
         except IrscaleError as e:
             _fail(e)
@@ -203,22 +256,26 @@ def transform(
     normalize: Annotated[bool, typer.Option("--normalize", help="divide ranks by the number of distinct values")] = False,
     per_topic: Annotated[bool, typer.Option("--per-topic", "-q", help="one row per topic as well")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
-    float32_scores: Annotated[bool, typer.Option(
-        "--float32-scores", help="round scores to float32 before ordering (trec_eval <= 9.0.8, pytrec_eval)")] = False,
-    missing_topics: Annotated[MissingTopicsOpt, typer.Option(
-        help="qrels topics a run lacks: score 0 (like trec_eval -c), drop from that run, or error")] = MissingTopicsOpt.zero,
+    float32_scores: Float32Opt = False,
+    missing_topics: MissingOpt = MissingTopicsOpt.zero,
+    ignore_extra_fields: ExtraOpt = False,
+    duplicates: DupOpt = DuplicatesOpt.error,
+    split_tags: SplitOpt = False,
+    skip_invalid: SkipOpt = False,
+    max_grade: MaxGradeOpt = None,
     scheduler: Annotated[Optional[str], typer.Option(
         help="Dask scheduler address (tcp://host:8786) for building rank maps; default: local threads")] = None,
 ):
     """Score runs and add the interval-scaled ("ranked") version of each measure at N."""
-    from irscale.experiment import transform as do_transform
+    from irscale.experiment import plan_rank_maps, transform as do_transform
 
+    opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
+                    max_grade)
+    measures = measure or ["AP", "P", "RR"]
     try:
-        table = _evaluate(qrels, runs, ["P@10"], None, float32_scores, missing_topics, False,
-                          DuplicatesOpt.error)
+        judged = _judge(qrels, runs, opts, plan=lambda levels: plan_rank_maps(measures, N, levels))
         with err.status("building rank maps (cached after the first time)"):
-            out = do_transform(table.judged, measure or ["AP", "P", "RR"], N, ties.value, normalize,
-                               scheduler=scheduler)
+            out = do_transform(judged, measures, N, ties.value, normalize, scheduler=scheduler)
     except IrscaleError as e:
         _fail(e)
     _print(out, per_topic, fmt)
@@ -317,17 +374,26 @@ def compare(
     alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="significance level")] = 0.05,
     no_mid: Annotated[bool, typer.Option("--no-mid", help="skip the mid tie strategy (Table 3)")] = False,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="write CSV, JSON, LaTeX and a Markdown report here")] = None,
-    missing_topics: Annotated[MissingTopicsOpt, typer.Option(
-        help="qrels topics a run lacks: score 0 (like trec_eval -c), drop from that run, or error")] = MissingTopicsOpt.zero,
+    float32_scores: Float32Opt = False,
+    missing_topics: MissingOpt = MissingTopicsOpt.zero,
+    ignore_extra_fields: ExtraOpt = False,
+    duplicates: DupOpt = DuplicatesOpt.error,
+    split_tags: SplitOpt = False,
+    skip_invalid: SkipOpt = False,
+    max_grade: MaxGradeOpt = None,
     scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address for rank maps")] = None,
 ):
     """Original vs interval-scaled measures: correlations and significance tests (paper Section 7)."""
-    from irscale.experiment import PAPER_MEASURES
+    from irscale.experiment import PAPER_MEASURES, plan_rank_maps
 
+    opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
+                    max_grade)
+    measures = measure or list(PAPER_MEASURES)
+    tests = test or _all_tests()
     try:
-        table = _evaluate(qrels, runs, ["P@10"], None, False, missing_topics, False, DuplicatesOpt.error)
-        study = _run_study(table.judged, measure or list(PAPER_MEASURES), N, test or _all_tests(), alpha,
-                           not no_mid, scheduler)
+        _check_tests(tests)
+        judged = _judge(qrels, runs, opts, plan=lambda levels: plan_rank_maps(measures, N, levels))
+        study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler)
     except IrscaleError as e:
         _fail(e)
     _show_study(study, out)
@@ -337,6 +403,14 @@ def _all_tests():
     from irscale.stats import TESTS
 
     return list(TESTS)
+
+
+def _check_tests(tests):
+    from irscale.errors import check_choice
+    from irscale.stats import TESTS
+
+    for t in tests:
+        check_choice("--test", t, TESTS)
 
 
 study_app = typer.Typer(help="Whole experiments in one command.", no_args_is_help=True)
@@ -350,39 +424,70 @@ def study_trec8_like(
     depths: Annotated[str, typer.Option("--depths", help="run lengths, comma-separated")] = "5,10,20,30",
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="write every table and reports here")] = None,
     alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="significance level")] = 0.05,
+    float32_scores: Float32Opt = False,
+    missing_topics: MissingOpt = MissingTopicsOpt.zero,
+    ignore_extra_fields: ExtraOpt = False,
+    duplicates: DupOpt = DuplicatesOpt.error,
+    split_tags: SplitOpt = False,
+    skip_invalid: SkipOpt = False,
+    max_grade: MaxGradeOpt = None,
 ):
     """The whole experiment of Ferrante, Ferro & Fuhr (2021) on one campaign: the eleven
-    measures at each N (Table 2 rows, Table 3, Table 4, Tables 5/6)."""
+    measures at each N (Table 2 rows, Table 3, Table 4, Tables 5/6). Every (measure, N)
+    is checked before the runs are read; with --out, each N's tables are written as soon
+    as that N is finished, so a failure later loses only the part that failed."""
     import pandas as pd
 
-    from irscale.experiment import PAPER_MEASURES
+    from irscale.experiment import PAPER_MEASURES, plan_rank_maps
     from irscale.study import label
 
+    opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
+                    max_grade)
     try:
         Ns = [int(x) for x in depths.split(",") if x.strip()]
+        if not Ns or min(Ns) < 1:
+            raise ValueError
     except ValueError:
-        _fail(IrscaleError(f"--depths must be integers separated by commas, not {depths!r}"))
-    try:
-        table = _evaluate(qrels, runs, ["P@10"], None, False, MissingTopicsOpt.zero, False, DuplicatesOpt.error)
-        studies = [_run_study(table.judged, list(PAPER_MEASURES), N, _all_tests(), alpha, True, None) for N in Ns]
-    except IrscaleError as e:
-        _fail(e)
+        _fail(IrscaleError(f"--depths must be positive integers separated by commas (for example 5,10,20,30), "
+                           f"not {depths!r}"))
+    measures = list(PAPER_MEASURES)
     order = ["P", "RBP(p=0.5)", "RR", "RBP(p=0.3)", "RBP(p=0.8)", "DCG(base=2)", "DCG(base=10)", "R", "AP",
              "nDCG(base=2)", "nDCG(base=10)"]
-    for col, title in [("tau_unq", "Table 2 (unq)"), ("tau_mid", "Table 3 (mid)")]:
-        rows = []
-        for st in studies:
-            tau = dict(zip(st.table2["measure"], st.table2[col]))
-            rows.append({"track": f"N={st.N}", **{label(m): tau[label(m)] for m in order}})
-        df = pd.DataFrame(rows)
-        Console(width=max(Console().width, 160)).print(_df_table(df, f"{title}: Kendall's tau, measure vs ranked"))
+    con = Console(width=max(Console().width, 160))
+
+    def tau_tables(studies, show: bool):
+        for col, title in [("tau_unq", "Table 2 (unq)"), ("tau_mid", "Table 3 (mid)")]:
+            rows = []
+            for st in studies:
+                tau = dict(zip(st.table2["measure"], st.table2[col]))
+                rows.append({"track": f"N={st.N}", **{label(m): tau[label(m)] for m in order}})
+            df = pd.DataFrame(rows)
+            if show:
+                con.print(_df_table(df, f"{title}: Kendall's tau, measure vs ranked"))
+            if out:
+                out.mkdir(parents=True, exist_ok=True)
+                df.to_csv(out / f"{title.split()[0].lower()}{title.split()[1]}_{col}.csv", index=False)
+
+    try:
+        judged = _judge(qrels, runs, opts,
+                        plan=lambda levels: [plan_rank_maps(measures, N, levels) for N in Ns])
+    except IrscaleError as e:
+        _fail(e)
+    studies = []
+    for N in Ns:
+        try:
+            st = _run_study(judged, measures, N, _all_tests(), alpha, True, None)
+        except IrscaleError as e:
+            if studies and out:
+                err.print(f"finished N = {', '.join(str(x.N) for x in studies)} (written to {out}); N = {N} failed")
+            _fail(e)
+        studies.append(st)
         if out:
-            out.mkdir(parents=True, exist_ok=True)
-            df.to_csv(out / f"{title.split()[0].lower()}{title.split()[1]}_{col}.csv", index=False)
-    _show_study(studies[-1], out)
-    if out:
-        for st in studies[:-1]:
-            st.write(out)
+            files = st.write(out)
+            tau_tables(studies, show=False)
+            err.print(f"N = {N}: wrote {len(files)} files to {out}")
+    tau_tables(studies, show=True)
+    _show_study(studies[-1], None)
 
 
 class OrderOpt(str, Enum):

@@ -22,7 +22,8 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from irscale.errors import InputFormatError, IrscaleWarning, PolicyError
+from irscale.errors import InputFormatError, IrscaleError, IrscaleWarning, PolicyError, check_choice
+from irscale.validate import integer
 from irscale.io.trec import Qrels, Run, key_hash
 
 PAD = np.int16(-32768)
@@ -80,11 +81,13 @@ class TopicStats:
         return out
 
     @classmethod
-    def from_qrels(cls, qrels: Qrels) -> "TopicStats":
-        c = max(qrels.max_grade, 1)
+    def from_qrels(cls, qrels: Qrels, max_grade: int | None = None) -> "TopicStats":
+        """Judgement counts per topic and grade; ``max_grade`` (default: the qrels'
+        highest grade) is the top c of the scale, higher grades count as c."""
+        c = max(qrels.max_grade if max_grade is None else max_grade, 1)
         pos = qrels.grade >= 0
         lc = np.zeros((len(qrels.topics), c + 1), dtype=np.int64)
-        np.add.at(lc, (qrels.topic_code[pos], qrels.grade[pos].astype(np.int64)), 1)
+        np.add.at(lc, (qrels.topic_code[pos], np.minimum(qrels.grade[pos].astype(np.int64), c)), 1)
         return cls(tuple(qrels.topic_names), lc, c)
 
     @classmethod
@@ -254,16 +257,70 @@ def judge(
         warning names run and topics), left out of that run's scores (``"drop"``: like
         trec_eval without ``-c``), or an error.
     """
-    check_options(depth, missing_topics)
+    depth = check_options(depth, missing_topics)
     return assemble([(r.name, r.path, *judge_run(r, qrels, depth)) for r in runs], qrels,
                     depth=depth, missing_topics=missing_topics)
 
 
-def check_options(depth: int | None, missing_topics: str) -> None:
-    if missing_topics not in ("zero", "drop", "error"):
-        raise ValueError(f"missing_topics must be 'zero', 'drop' or 'error', not {missing_topics!r}")
-    if depth is not None and depth < 1:
-        raise ValueError("depth must be at least 1")
+def check_options(depth: int | None, missing_topics: str) -> int | None:
+    """Validate the judging options; returns ``depth`` as an int (or None)."""
+    check_choice("missing_topics", missing_topics, ("zero", "drop", "error"))
+    return integer("depth", depth, minimum=1, none=True)
+
+
+def grade_scale(qrels: Qrels, max_grade: int | None = None) -> int:
+    """The top grade c of the relevance scale: ``max_grade`` if given (grades above it
+    count as c, with a warning), else the qrels' highest grade (with a warning when that
+    grade looks like an outlier that would silently rescale every topic: more than 10
+    above the next grade used, or used by under 1% of the judgements with an unused
+    grade between it and the next)."""
+    grades = qrels.grade[qrels.grade >= 0].astype(np.int64)
+    if max_grade is not None:
+        max_grade = integer("max_grade", max_grade, minimum=1)
+        above = np.flatnonzero(qrels.grade > max_grade)
+        if len(above):
+            i = int(above[0])
+            warnings.warn(f"{_where(qrels, i)}: {len(above):,} judgement(s) have a grade above max_grade="
+                          f"{max_grade} (this one {int(qrels.grade[i])}); they count as grade {max_grade}",
+                          IrscaleWarning, stacklevel=3)
+        return max_grade
+    if len(grades) == 0:
+        return 1
+    levels, counts = np.unique(grades, return_counts=True)
+    top = int(levels[-1])
+    if len(levels) >= 2 and top >= 2:
+        nxt = int(levels[-2])
+        share = counts[-1] / len(grades)
+        if top - nxt > 10 or (share < 0.01 and top - nxt > 1):
+            i = int(np.flatnonzero(qrels.grade == top)[0])
+            warnings.warn(
+                f"{_where(qrels, i)}: the highest grade {top} is used by {int(counts[-1]):,} of {len(grades):,} "
+                f"judgements ({100 * share:.2g}%) and is {top - nxt} above the next grade used ({nxt}); graded "
+                f"measures (nDCG, RBP, ERR, gP, gR) scale every topic by it (gain g/{top}). If it is a typo, fix "
+                f"that line; to set the scale yourself pass max_grade={nxt} (CLI --max-grade {nxt}), and higher "
+                "grades then count as that grade", IrscaleWarning, stacklevel=3)
+    return max(top, 1)
+
+
+def _where(qrels: Qrels, i: int) -> str:
+    """``file:line`` of qrels record i (found again in the file: warnings only)."""
+    line = _qrels_line(qrels, i)
+    return f"{qrels.path}:{line}" if line else qrels.path
+
+
+def _qrels_line(qrels: Qrels, i: int) -> int | None:
+    from irscale.io.trec import read_bytes
+
+    try:
+        data = read_bytes(qrels.path)
+    except (IrscaleError, OSError):
+        return None
+    want_q, want_d = qrels.qid[i], qrels.docno[i]
+    for n, line in enumerate(data.split(b"\n"), 1):
+        f = line.split()
+        if len(f) >= 4 and f[0] == want_q and f[2] == want_d:
+            return n
+    return None
 
 
 def assemble(
@@ -272,14 +329,18 @@ def assemble(
     *,
     depth: int | None = None,
     missing_topics: MissingTopics = "zero",
+    max_grade: int | None = None,
 ) -> JudgedRuns:
     """Stack the results of :func:`judge_run` (``(name, path, grades, missing, extra)``
     per run) into :class:`JudgedRuns`, applying the policies of :func:`judge`."""
+    c = grade_scale(qrels, max_grade)
     names = [j[0] for j in judged]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise PolicyError(f"several runs are named {', '.join(map(repr, dup))}; run names (the tag column) "
-                          "must be unique: rename the tags or pass names explicitly")
+        files = [j[1] for j in judged if j[0] == dup[0]]
+        raise PolicyError(f"{len(files)} runs are named {dup[0]!r} ({', '.join(files)}); run names come from "
+                          "the tag column (6th field) and must be unique: change the tag in all but one of "
+                          "these files")
     mats, missing = [], {}
     for name, path, m, miss, extra in judged:
         if len(miss) == len(qrels.topics):
@@ -291,7 +352,9 @@ def assemble(
         if miss:
             if missing_topics == "error":
                 raise PolicyError(f"run {name!r} ({path}) has no results for qrels topic(s) "
-                                  f"{_short(miss)}; pass missing_topics='zero' or 'drop'")
+                                  f"{_short(miss)}; to score them 0 (trec_eval -c) pass missing_topics='zero' "
+                                  "(CLI --missing-topics zero), to leave them out pass 'drop' "
+                                  "(--missing-topics drop)")
             what = "scored 0" if missing_topics == "zero" else "left out of its scores"
             warnings.warn(f"run {name!r} has no results for {len(miss)} qrels topic(s), {what}: "
                           f"{_short(miss)}", IrscaleWarning, stacklevel=3)
@@ -301,7 +364,7 @@ def assemble(
     grades = np.full((len(mats), len(qrels.topics), D), PAD, dtype=np.int16)
     for i, m in enumerate(mats):
         grades[i, :, : m.shape[1]] = m
-    stats = TopicStats.from_qrels(qrels)
+    stats = TopicStats.from_qrels(qrels, c)
     empty = [stats.names[t] for t in np.flatnonzero(stats.num_rel(1) == 0)]
     if empty:
         warnings.warn(f"{len(empty)} qrels topic(s) have no relevant document (grade >= 1); they score 0 "

@@ -6,6 +6,7 @@ import glob
 import os
 import multiprocessing
 import threading
+import warnings
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -16,9 +17,10 @@ import numpy as np
 
 from irscale import __version__
 from irscale.data import JudgedRuns, MissingTopics, _index, assemble, check_options, judge_run
-from irscale.errors import IrscaleError
-from irscale.io.trec import Duplicates, ExtraFields, Qrels, Run, ScorePrecision, read_qrels, read_run
+from irscale.errors import ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, check_choice
+from irscale.io.trec import Duplicates, ExtraFields, Qrels, Run, ScorePrecision, read_qrels, read_runs
 from irscale.measures import Measure, parse_measures
+from irscale.validate import flag, integer, wrong_type
 
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RR", "Rprec", "bpref")
 
@@ -135,6 +137,9 @@ def load_runs(
     score_precision: ScorePrecision = "float64",
     extra_fields: ExtraFields = "error",
     duplicates: Duplicates = "error",
+    split_tags: bool = False,
+    skip_invalid: bool = False,
+    max_grade: int | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     workers: int | None = None,
 ) -> JudgedRuns:
@@ -145,25 +150,49 @@ def load_runs(
     thread, else in as many threads (decompression and numpy release the GIL, so
     threads still overlap). Only each run's small grade matrix travels back.
     ``workers=1`` reads in the calling thread.
+
+    ``split_tags=True`` reads a file whose lines carry several tags as one run per tag
+    (otherwise that is an error). ``skip_invalid=True`` skips, with a warning naming the
+    file and the reason, files that are not valid runs (a README or the qrels file in a
+    directory of runs); otherwise the first such file is an error that names it.
     """
-    check_options(depth, missing_topics)
-    if isinstance(runs, (str, os.PathLike)):
+    depth = check_options(depth, missing_topics)
+    opts = reader_options(score_precision, extra_fields, duplicates)
+    split_tags = flag("split_tags", split_tags)
+    skip_invalid = flag("skip_invalid", skip_invalid)
+    if runs is None or isinstance(runs, (bytes, int, float)):
+        raise wrong_type("runs", runs, "a run file, a directory, a glob pattern, a Run, or a list of them")
+    if isinstance(runs, (str, os.PathLike, Run)):
         runs = [runs]
-    items: list = []
+    items: list = []  # (Run or path, whether it came from a directory or a pattern)
     for r in runs:
-        items.extend([r] if isinstance(r, Run) else expand_run_paths([r]))
+        if isinstance(r, Run):
+            items.append((r, False))
+        elif isinstance(r, (str, os.PathLike)):
+            files = expand_run_paths([r])
+            items.extend((f, f != Path(r)) for f in files)
+        else:
+            raise wrong_type("each run", r, "a path (str or Path) or a Run")
+    if not items:
+        raise ArgumentError("no run given; name run files, a directory of runs or a glob pattern")
     _index(qrels)  # build the lookup index once, before workers share it
     total = len(items)
-    opts = dict(score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates)
-    task = partial(_read_and_judge, qrels=qrels, depth=depth, opts=opts)
+    task = partial(_read_and_judge, qrels=qrels, depth=depth, opts=opts, split_tags=split_tags,
+                   skip_invalid=skip_invalid)
     n = min(workers or min(8, os.cpu_count() or 1), total)
     judged: list = []
 
     def collect(results):
         for i, res in enumerate(results):
-            judged.append(res)
+            if isinstance(res, InputFormatError):  # skip_invalid: the file is not a run
+                warnings.warn(f"skipping {res.path}, not a valid run: {res} (skip_invalid / --skip-invalid)",
+                              IrscaleWarning, stacklevel=4)
+                name = Path(res.path).name
+            else:
+                judged.extend(res)
+                name = ", ".join(r[0] for r in res)
             if progress:
-                progress(i + 1, total, res[0])
+                progress(i + 1, total, name)
 
     if n <= 1:
         collect(map(task, items))
@@ -179,7 +208,16 @@ def load_runs(
     else:
         with ThreadPoolExecutor(n) as ex:
             collect(ex.map(task, items))
-    return assemble(judged, qrels, depth=depth, missing_topics=missing_topics)
+    if not judged:
+        raise IrscaleError(f"none of the {total} file(s) given is a valid run (see the warnings above)")
+    return assemble(judged, qrels, depth=depth, missing_topics=missing_topics, max_grade=max_grade)
+
+
+def reader_options(score_precision: str, extra_fields: str, duplicates: str) -> dict:
+    """The run readers' policies, validated (the allowed values are in the message)."""
+    return dict(score_precision=check_choice("score_precision", score_precision, ("float64", "float32")),
+                extra_fields=check_choice("extra_fields", extra_fields, ("error", "ignore")),
+                duplicates=check_choice("duplicates", duplicates, ("error", "first")))
 
 
 _SHARED_TASK: Callable | None = None
@@ -194,21 +232,38 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
-def _read_and_judge(item, *, qrels: Qrels, depth: int | None, opts: dict):
-    run = item if isinstance(item, Run) else read_run(item, **opts)
-    return (run.name, run.path, *judge_run(run, qrels, depth))
+def _read_and_judge(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_tags: bool = False,
+                    skip_invalid: bool = False):
+    """Judged tuples ``(name, path, grades, missing, extra)`` of the run(s) in ``entry``
+    (a Run or a path, and whether a directory or pattern named it); with
+    ``skip_invalid`` a file that is not a valid run gives its error instead."""
+    item, listed = entry
+    try:
+        runs = [item] if isinstance(item, Run) else read_runs(item, split_tags=split_tags, **opts)
+    except InputFormatError as e:
+        if skip_invalid:
+            return e
+        if listed and e.path == str(item) and "run tag" not in e.reason:
+            e = InputFormatError(e.path, e.line, e.reason + f"; if {Path(e.path).name} is not a run, move it out of the "
+                                 "directory or pass skip_invalid=True (CLI --skip-invalid) to skip files that "
+                                 "are not runs", e.text)
+        raise e from None
+    return [(run.name, run.path, *judge_run(run, qrels, depth)) for run in runs]
 
 
 def evaluate(
     qrels: str | os.PathLike | Qrels,
     runs,
-    measures: Iterable[str | Measure] = DEFAULT_MEASURES,
+    measures: Iterable[str | Measure] | str = DEFAULT_MEASURES,
     depth: int | None = None,
     *,
     missing_topics: MissingTopics = "zero",
     score_precision: ScorePrecision = "float64",
     extra_fields: ExtraFields = "error",
     duplicates: Duplicates = "error",
+    split_tags: bool = False,
+    skip_invalid: bool = False,
+    max_grade: int | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> ScoreTable:
     """Score runs against qrels, per topic, exactly like trec_eval 10.
@@ -217,13 +272,26 @@ def evaluate(
     ----------
     qrels : path or Qrels
     runs : path, directory, glob pattern, Run, or a sequence of them; or a JudgedRuns
-    measures : measure names (``"AP"``, ``"nDCG@10"``, ``"RBP(p=0.8)@30"``) or objects
+    measures : a measure name (``"AP"``, ``"nDCG@10"``, ``"RBP(p=0.8)@30"``) or object,
+        or a list of them (names are case-insensitive)
     depth : int, optional
         Keep only the first ``depth`` documents of each topic of each run.
     missing_topics : {"zero", "drop", "error"}
         See :func:`irscale.data.judge`.
     score_precision : {"float64", "float32"}
         ``"float32"`` orders documents like trec_eval <= 9.0.8 and pytrec_eval.
+    extra_fields : {"error", "ignore"}
+        Run lines with more than six fields: an error, or the rest ignored (trec_eval).
+    duplicates : {"error", "first"}
+        A docno retrieved twice for a topic: an error, or only the first line kept.
+    split_tags : bool
+        Read a file holding several run tags as one run per tag (else an error).
+    skip_invalid : bool
+        Skip, with a warning, files that are not runs (a README in a directory of runs).
+    max_grade : int, optional
+        The top grade c of the relevance scale (graded measures use gain g / c, stop
+        probability (2^g - 1) / 2^c, ideal rankings...); default the qrels' highest
+        grade. Higher grades count as c, with a warning.
 
     Returns
     -------
@@ -239,17 +307,29 @@ def evaluate(
     >>> float(evaluate(q, [r], ["AP"]).values[0, 0, 0])  # (1/1 + 2/3) / 2
     0.8333333333333333
     """
-    if not isinstance(qrels, Qrels):
-        qrels = read_qrels(qrels)
+    ms = parse_measures(measures)  # a misspelt measure fails before any file is read
+    depth = check_options(depth, missing_topics)
+    reader_options(score_precision, extra_fields, duplicates)
+    qrels = as_qrels(qrels)
     if isinstance(runs, JudgedRuns):
         judged = runs
     else:
         judged = load_runs(runs, qrels, depth=depth, missing_topics=missing_topics,
                            score_precision=score_precision, extra_fields=extra_fields,
-                           duplicates=duplicates, progress=progress)
-    table = score(judged, measures)
+                           duplicates=duplicates, split_tags=split_tags, skip_invalid=skip_invalid,
+                           max_grade=max_grade, progress=progress)
+    table = score(judged, ms)
     table.provenance.update({"qrels": qrels.path, "score_precision": score_precision})
     return table
+
+
+def as_qrels(qrels) -> Qrels:
+    """A :class:`Qrels` from a path (read) or as given."""
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, (str, os.PathLike)):
+        return read_qrels(qrels)
+    raise wrong_type("qrels", qrels, "a qrels file path (str or Path) or a Qrels (irscale.read_qrels)")
 
 
 # -- transform ----------------------------------------------------------------------------------
@@ -279,11 +359,29 @@ def at_depth(measure: str | Measure, N: int) -> Measure:
 
     from irscale.measures import parse_measure
 
-    m = parse_measure(measure)
-    if hasattr(m, "cutoff") and getattr(m, "cutoff") in (None, N):
+    m = parse_measure(measure, default_cutoff=N)
+    if not any(f.name == "cutoff" for f in dataclasses.fields(m)):
+        from irscale.scales import space_for
+
+        space_for(m, N)  # says which measures have a ranked version
+        raise IrscaleError(f"{m} has no ranked version at a run length N")  # pragma: no cover
+    if m.cutoff in (None, N):
         return dataclasses.replace(m, cutoff=N)
-    raise IrscaleError(f"{m} has cutoff {getattr(m, 'cutoff', None)}, but the transform is at depth N={N}; "
-                       f"give the measure without a cutoff")
+    raise IrscaleError(f"{m} has cutoff {m.cutoff}, but the transform is at run length N={N}; give the measure "
+                       f"without a cutoff ({type(m).NAME} instead of {m}) or use N={m.cutoff}")
+
+
+def plan_rank_maps(measures, depth: int, levels: int) -> list[Measure]:
+    """The measures at run length ``depth``, each checked to have an exact engine for
+    ``levels`` relevance levels, before any rank map is built (so a job fails in a
+    second, not after minutes of building the others)."""
+    from irscale.scales import space_for
+    from irscale.scales.rankmap import choose_engine
+
+    ms = [at_depth(m, depth) for m in parse_measures(measures, default_cutoff=depth)]
+    for m in ms:
+        choose_engine(space_for(m, depth, levels - 1))
+    return ms
 
 
 def transform(
@@ -323,21 +421,25 @@ def transform(
     """
     from irscale.scales import TIES, build
 
-    if ties not in TIES:
-        raise IrscaleError(f"ties must be one of {', '.join(TIES)}, not {ties!r}")
+    check_choice("ties", ties, TIES)
+    depth = integer("depth", depth, minimum=1)
+    normalize = flag("normalize", normalize)
     if isinstance(data, ScoreTable):
         if data.judged is None:
-            raise IrscaleError("this score table carries no grades (it was not made by evaluate); "
-                               "pass the JudgedRuns or evaluate the runs first")
+            raise ArgumentError("this score table carries no grades (it was not made by irscale.evaluate); "
+                                "pass the JudgedRuns or evaluate the runs first")
         judged = data.judged
         if measures is None:
             measures = [m for m in data.measures]
-    else:
+    elif isinstance(data, JudgedRuns):
         judged = data
+    else:
+        raise wrong_type("data", data, "the ScoreTable returned by irscale.evaluate(qrels, runs) (or "
+                                       "JudgedRuns); evaluate the runs first")
     if measures is None:
-        raise IrscaleError("name the measures to transform")
-    ms = [at_depth(m, depth) for m in measures]
+        raise ArgumentError("name the measures to transform, for example ['AP', 'nDCG']")
     levels = max(judged.topics.max_grade, 1) + 1
+    ms = plan_rank_maps(measures, depth, levels)
     base = score(judged, ms)
     maps = []
     for i, m in enumerate(ms):

@@ -119,9 +119,21 @@ def meaningful(
     >>> meaningful(gmean_greater, {"paris": paris, "rome": rome}, "interval").meaningful
     False
     """
-    if scale not in SCALES:
-        raise IrscaleError(f"scale must be one of {', '.join(SCALES)}, not {scale!r}")
-    data = {k: np.asarray(v, dtype=np.float64) for k, v in data.items()}
+    from irscale.errors import ArgumentError, check_choice
+    from irscale.validate import integer
+
+    if not callable(statement):
+        raise ArgumentError(f"statement must be a function of the data returning True or False (for example "
+                            f"lambda d: d['A'].mean() > d['B'].mean()), not {type(statement).__name__} {statement!r}")
+    if not isinstance(data, Mapping) or not data:
+        raise ArgumentError("data must be a non-empty dict of named samples, for example {'A': scores_a, "
+                            f"'B': scores_b}}, not {type(data).__name__}")
+    check_choice("scale", scale, SCALES)
+    trials = integer("trials", trials, minimum=0)
+    try:
+        data = {k: np.asarray(v, dtype=np.float64) for k, v in data.items()}
+    except (TypeError, ValueError):
+        raise ArgumentError("every sample in data must be numbers (a list or array of floats)") from None
     label = name or getattr(statement, "__name__", "statement")
     truth = bool(statement(data))
     rng = np.random.default_rng(seed)

@@ -112,10 +112,22 @@ class TestResult:
 
 
 def _as_matrix(X) -> tuple[np.ndarray, tuple[str, ...]]:
+    """A topics x systems float matrix and the system names; at least two systems."""
+    from irscale.errors import ArgumentError
+
     if hasattr(X, "columns"):  # a pandas DataFrame topics x systems
-        return np.asarray(X.to_numpy(), dtype=np.float64), tuple(map(str, X.columns))
-    X = np.asarray(X, dtype=np.float64)
-    return X, tuple(f"s{k}" for k in range(X.shape[1]))
+        M, names = np.asarray(X.to_numpy(), dtype=np.float64), tuple(map(str, X.columns))
+    else:
+        try:
+            M = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ArgumentError(f"expected a topics x systems matrix of numbers (a DataFrame like "
+                                f"ScoreTable.matrix('AP') or a 2-D array), not {type(X).__name__}") from None
+        names = tuple(f"s{k}" for k in range(M.shape[1])) if M.ndim == 2 else ()
+    if M.ndim != 2 or M.shape[0] < 1 or M.shape[1] < 2:
+        raise ArgumentError(f"expected a topics x systems matrix with at least one topic and two systems, "
+                            f"got shape {M.shape}")
+    return M, names
 
 
 def _midranks(a: np.ndarray, axis: int) -> np.ndarray:
@@ -290,10 +302,11 @@ _FUNCS = {"sign": sign_test, "ranksum": ranksum_test, "signrank": signrank_test,
 
 def run_test(name: str, X, alpha: float = 0.05, **provenance) -> TestResult:
     """Run test ``name`` (one of :data:`TESTS`) on a topics x systems matrix."""
-    if name not in _FUNCS:
-        from irscale.errors import IrscaleError
+    from irscale.errors import check_choice
+    from irscale.validate import level
 
-        raise IrscaleError(f"unknown test {name!r}; known: {', '.join(TESTS)}")
+    check_choice("test", name, TESTS)
+    alpha = level("alpha", alpha)
     res = _FUNCS[name](X, alpha)
     res.provenance.update({"irscale_version": __version__, "test": TEST_NAMES[name], "alpha": alpha, **provenance})
     return res
@@ -310,7 +323,9 @@ def tau_overall(X, Y, decimals: int | None = 8) -> float:
     """tau-b between systems ranked by mean over topics of X and of Y (topics x systems).
     Means are rounded to ``decimals`` first, as in the paper (footnote 9), so that float
     noise does not break ties between equal means."""
-    a, b = np.nanmean(np.asarray(X, float), axis=0), np.nanmean(np.asarray(Y, float), axis=0)
+    X, _ = _as_matrix(X)
+    Y, _ = _as_matrix(Y)
+    a, b = np.nanmean(X, axis=0), np.nanmean(Y, axis=0)
     if decimals is not None:
         a, b = np.round(a, decimals), np.round(b, decimals)
     return kendall_tau(a, b)

@@ -162,17 +162,31 @@ def compare(
     that stop (S2NS) or start (NS2S) being significant with M_R, and
     Delta% = (S2NS + NS2S) / Sig (Tables 5/6).
     """
-    judged = data.judged if isinstance(data, ScoreTable) else data
-    if judged is None:
-        from irscale.errors import IrscaleError
+    from irscale.errors import ArgumentError, IrscaleError, check_choice
+    from irscale.experiment import plan_rank_maps
+    from irscale.measures import parse_measures
+    from irscale.validate import flag, integer, level, wrong_type
 
-        raise IrscaleError("this score table carries no grades; evaluate the runs first")
-    measures = [str(m) for m in measures]
-    bad = [t for t in tests if t not in st.TESTS]
-    if bad:
-        from irscale.errors import IrscaleError
-
-        raise IrscaleError(f"unknown test(s) {', '.join(bad)}; known: {', '.join(st.TESTS)}")
+    if isinstance(data, ScoreTable):
+        judged = data.judged
+        if judged is None:
+            raise IrscaleError("this score table carries no grades (it was not made by irscale.evaluate); "
+                               "evaluate the runs first")
+    elif isinstance(data, JudgedRuns):
+        judged = data
+    else:
+        raise wrong_type("data", data, "the ScoreTable returned by irscale.evaluate(qrels, runs) (or JudgedRuns)")
+    depth = integer("depth", depth, minimum=1)
+    alpha = level("alpha", alpha)
+    mid = flag("mid", mid)
+    if isinstance(tests, str):
+        tests = [tests]
+    tests = [check_choice("test", t, st.TESTS) for t in tests]  # none: correlations only
+    measures = [str(m) for m in parse_measures(measures)]
+    if len(judged.systems) < 2:
+        raise ArgumentError(f"compare needs at least two systems to rank and test, got {len(judged.systems)} "
+                            f"({', '.join(judged.systems)})")
+    plan_rank_maps(measures, depth, max(judged.topics.max_grade, 1) + 1)  # fail before any build
     t0 = time.perf_counter()
     M = len(measures)
     tick = (lambda what, i, n: progress(what, i, n)) if progress else (lambda *a: None)

@@ -1,0 +1,55 @@
+"""Argument checks shared by the public functions (``evaluate``, ``transform``,
+``compare``, ``meaningful``, ``scales.build``, ``stats.run_test``...).
+
+Each raises :class:`~irscale.errors.ArgumentError` (an ``IrscaleError`` that is also a
+``TypeError``/``ValueError``) saying what was expected, so a wrong call never ends in a
+raw ``AttributeError`` deep inside, and never silently means something else
+(``depth=2.5`` keeping 3 documents, ``True`` meaning 1).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from irscale.errors import ArgumentError
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def integer(name: str, value, *, minimum: int | None = None, maximum: int | None = None,
+            none: bool = False) -> int | None:
+    """``value`` as an int (numpy integers accepted; bools, floats and strings are not)."""
+    if value is None and none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ArgumentError(f"{name} must be an integer{' or None' if none else ''}, not "
+                            f"{type(value).__name__} {_show(value)}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ArgumentError(f"{name} must be at least {minimum}, not {value}")
+    if maximum is not None and value > maximum:
+        raise ArgumentError(f"{name} must be at most {maximum}, not {value}")
+    return value
+
+
+def level(name: str, value) -> float:
+    """A significance level strictly between 0 and 1."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < 1:
+        raise ArgumentError(f"{name} must be a number strictly between 0 and 1 (for example 0.05), "
+                            f"not {_show(value)}")
+    return float(value)
+
+
+def flag(name: str, value) -> bool:
+    import numpy as np
+
+    if not isinstance(value, (bool, np.bool_)):
+        raise ArgumentError(f"{name} must be True or False, not {_show(value)}")
+    return bool(value)
+
+
+def wrong_type(name: str, value, expected: str) -> ArgumentError:
+    return ArgumentError(f"{name} must be {expected}, not {type(value).__name__} {_show(value)}")

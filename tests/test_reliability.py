@@ -1,0 +1,383 @@
+"""Issue 9 (reliability), the API and CLI side: policies validated, an outlier grade
+named, ERR at any grade scale, work checked before it starts and kept when it stops,
+arguments validated, advice that works when typed, case-insensitive measure names.
+
+Reader defects (BOM, tags, number syntax, fuzzing) are in test_reader_*.py, rank-map
+exactness and the cache in test_rbp_exact.py and test_cache.py."""
+
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import irscale
+from irscale import stats
+from irscale.cli import app
+from irscale.errors import ArgumentError, IrscaleError, IrscaleWarning, MeasureError, PolicyError
+from irscale.io import Qrels, Run
+from irscale.measures import parse_measure
+
+runner = CliRunner()
+
+QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 c 1\n2 0 d 2\n2 0 e 0\n"
+RUN = "1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 c 3 1 r\n2 Q0 c 1 3 r\n2 Q0 d 2 2 r\n"
+RUN2 = "1 Q0 c 1 3 s\n1 Q0 a 2 2 s\n2 Q0 e 1 3 s\n2 Q0 d 2 2 s\n"
+
+
+@pytest.fixture
+def files(tmp_path):
+    q = tmp_path / "qrels.txt"
+    q.write_text(QRELS)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "r.txt").write_text(RUN)
+    (runs / "s.txt").write_text(RUN2)
+    return q, runs
+
+
+def cli(*args):
+    res = runner.invoke(app, [str(a) for a in args])
+    return res
+
+
+def one_error_line(res) -> str:
+    assert res.exit_code == 2, res.output
+    lines = [x for x in res.stderr.splitlines() if x.startswith("error:")]
+    assert len(lines) == 1, res.stderr
+    return res.stderr.replace("\n", " ")
+
+
+# -- 3. every policy keyword is validated ---------------------------------------------------------
+
+@pytest.mark.parametrize("kw, bad, allowed", [
+    ("duplicates", "last", "'error', 'first'"),
+    ("duplicates", "frist", "did you mean 'first'"),
+    ("missing_topics", "zeros", "did you mean 'zero'"),
+    ("extra_fields", "skip", "'error', 'ignore'"),
+    ("score_precision", "float16", "'float64', 'float32'"),
+])
+def test_evaluate_policies_are_validated(files, kw, bad, allowed):
+    q, runs = files
+    with pytest.raises(PolicyError, match=kw) as ei:
+        irscale.evaluate(q, runs, "AP", **{kw: bad})
+    assert allowed in str(ei.value)
+
+
+def test_other_policies_are_validated(files):
+    q, runs = files
+    t = irscale.evaluate(q, runs, "AP")
+    with pytest.raises(PolicyError, match="ties must be one of 'unq', 'min', 'max', 'mid'"):
+        irscale.transform(t, "AP", depth=5, ties="average")
+    with pytest.raises(PolicyError, match="test must be one of"):
+        irscale.compare(t, ["P"], depth=5, tests=["t-test"])
+    with pytest.raises(PolicyError, match="scale must be one of"):
+        irscale.meaningful(lambda d: True, {"a": [1.0]}, "absolute")
+    with pytest.raises(PolicyError, match="did you mean 'ttest'"):
+        stats.run_test("ttests", t.matrix("AP"))
+
+
+# -- 4. one outlier grade rescales every topic: warned, and settable ------------------------------
+
+def test_outlier_grade_is_named_and_max_grade_fixes_the_scale(tmp_path):
+    q = tmp_path / "qrels.txt"
+    q.write_text(QRELS + "3 0 z 1000\n")
+    r = tmp_path / "r.txt"
+    r.write_text(RUN)
+    ms = ["RBP(p=0.8)@3", "gP@3", "ERR@3", "nDCG@3"]
+    with pytest.warns(IrscaleWarning, match=r"qrels.txt:7: the highest grade 1000 .* max_grade=2 \(CLI --max-grade 2\)"):
+        bad = irscale.evaluate(q, r, ms)
+    assert bad.values[:3, 0, 0].max() < 0.01  # every topic rescaled by 1000: what the warning is for
+    with pytest.warns(IrscaleWarning, match=r"qrels.txt:7: 1 judgement\(s\) have a grade above max_grade=2"):
+        fixed = irscale.evaluate(q, r, ms, max_grade=2)
+    (tmp_path / "clean.txt").write_text(QRELS + "3 0 z 2\n")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", ".*grade", IrscaleWarning)
+        ref = irscale.evaluate(tmp_path / "clean.txt", r, ms)
+    np.testing.assert_array_equal(fixed.values, ref.values)
+    # the CLI: the advice, typed, silences the warning and gives the clean numbers
+    res = cli("evaluate", q, r, *sum([["-m", m] for m in ms], []), "--max-grade", "2", "-f", "tsv")
+    assert res.exit_code == 0 and "highest grade" not in res.stderr and "above max_grade=2" in res.stderr
+
+
+def test_no_outlier_warning_on_real_graded_scales(te_test):
+    """Contiguous grades are a real scale even when the top one is rare (trec_eval's
+    qrels.rel_level: grade 4 on 6 of 3,381 judgements)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IrscaleWarning)
+        q = irscale.read_qrels(te_test / "qrels.rel_level")
+        from irscale.data import grade_scale
+
+        assert grade_scale(q) == 4
+
+
+def test_outlier_rule_gap_above_10(tmp_path):
+    q = tmp_path / "q.txt"
+    q.write_text("".join(f"1 0 d{i} {i % 3}\n" for i in range(300)) + "1 0 x 14\n" * 1 + "".join(
+        f"2 0 e{i} 14\n" for i in range(10)))
+    from irscale.data import grade_scale
+
+    with pytest.warns(IrscaleWarning, match="12 above the next grade used"):  # 3.6% use it, but 14 vs 2
+        assert grade_scale(irscale.read_qrels(q)) == 14
+
+
+# -- 8. ERR at any grade scale -------------------------------------------------------------------
+
+def _err_exact(grades, c):
+    total, reach = Fraction(0), Fraction(1)
+    for i, g in enumerate(grades):
+        r = Fraction(2 ** g - 1, 2 ** c)
+        total += reach * r / (i + 1)
+        reach *= 1 - r
+    return float(total)
+
+
+@pytest.mark.parametrize("c", [3, 60, 1100, 32000])
+def test_err_with_a_high_maximum_grade(tmp_path, c):
+    q = tmp_path / "q.txt"
+    q.write_text(f"1 0 a {c}\n1 0 b {c - 1}\n1 0 c 1\n1 0 d 0\n")
+    r = tmp_path / "r.txt"
+    r.write_text("1 Q0 c 1 4 r\n1 Q0 b 2 3 r\n1 Q0 a 3 2 r\n1 Q0 d 4 1 r\n")
+    t = irscale.evaluate(q, r, ["ERR", "ERR@2", "nDCG", "RBP(p=0.5)"])
+    assert np.isfinite(t.values).all()
+    assert t.values[0, 0, 0] == pytest.approx(_err_exact([1, c - 1, c, 0], c), rel=1e-12, abs=1e-300)
+    assert t.values[1, 0, 0] == pytest.approx(_err_exact([1, c - 1], c), rel=1e-12, abs=1e-300)
+    m = parse_measure("ERR")
+    assert m.reference([1, c - 1, c, 0], m_topic(c)) == pytest.approx(t.values[0, 0, 0], rel=1e-12)
+    assert cli("evaluate", q, r, "-m", "ERR").exit_code == 0
+
+
+def m_topic(c):
+    from irscale.data import TopicStats
+
+    counts = [0] * (c + 1)
+    for g in (c, c - 1, 1, 0):
+        counts[g] += 1
+    return TopicStats.single(counts)
+
+
+def test_err_stop_probability_is_unchanged_for_small_scales():
+    from irscale.measures.gains import ERR
+
+    g = np.arange(0, 5)
+    for c in range(1, 5):
+        np.testing.assert_array_equal(ERR._stop(g[: c + 1], c), (2.0 ** g[: c + 1] - 1) / 2.0 ** c)
+
+
+# -- 10. feasibility before heavy work; finished parts kept --------------------------------------
+
+def test_infeasible_rank_map_fails_before_the_runs_are_read(tmp_path):
+    """Graded DCG at N=20 has no engine: compare and transform say so before reading
+    (a broken run file would otherwise be the error)."""
+    q = tmp_path / "q.txt"
+    q.write_text(QRELS)
+    broken = tmp_path / "broken.txt"
+    broken.write_text("not a run\n")
+    for verb in (["compare", q, broken, "-m", "P", "-m", "nDCG(base=2)", "-N", "20"],
+                 ["transform", q, broken, "-m", "nDCG(base=2)", "-N", "20"],
+                 ["study", "trec8-like", q, broken, "--depths", "5,20"]):
+        msg = one_error_line(cli(*verb))
+        assert "N=20" in msg and "broken.txt" not in msg, msg
+
+
+def test_misspelt_measure_fails_before_the_runs_are_read(tmp_path):
+    q = tmp_path / "q.txt"
+    q.write_text(QRELS)
+    broken = tmp_path / "broken.txt"
+    broken.write_text("not a run\n")
+    for verb in (["evaluate", q, broken, "-m", "nDGC@10"], ["transform", q, broken, "-m", "nDGC"],
+                 ["compare", q, broken, "-m", "nDGC"]):
+        msg = one_error_line(cli(*verb))
+        assert "unknown measure 'nDGC" in msg and "broken.txt" not in msg
+    with pytest.raises(MeasureError, match="unknown measure"):
+        irscale.evaluate(q, broken, ["nDGC@10"])
+
+
+def test_study_keeps_each_finished_N(files, tmp_path, monkeypatch):
+    import irscale.cli as cli_mod
+
+    q, runs = files
+    real = cli_mod._run_study
+
+    def failing(judged, measures, N, *a, **k):
+        if N == 6:
+            raise IrscaleError("simulated failure at N=6")
+        return real(judged, measures, N, *a, **k)
+
+    monkeypatch.setattr(cli_mod, "_run_study", failing)
+    out = tmp_path / "out"
+    res = cli("study", "trec8-like", q, runs, "--depths", "3,6", "--out", out)
+    assert res.exit_code == 2 and "simulated failure at N=6" in res.stderr
+    assert "finished N = 3" in res.stderr
+    assert (out / "report_N3.md").exists() and (out / "table2_tau_measure_vs_ranked_N3.csv").exists()
+    assert (out / "table2_tau_unq.csv").read_text().count("N=3") == 1
+
+
+def test_transform_checks_every_measure_before_building(files, monkeypatch):
+    """A measure without an engine fails before the others' rank maps are built."""
+    import irscale.scales as sc
+
+    q, runs = files
+    t = irscale.evaluate(q, runs, "AP")
+    built = []
+    real = sc.build
+    monkeypatch.setattr(sc, "build", lambda *a, **k: built.append(a) or real(*a, **k))
+    with pytest.raises(MeasureError, match="N=20"):
+        irscale.transform(t, ["AP", "nDCG(base=2)"], depth=20)
+    assert built == []
+
+
+# -- 11. arguments validated ---------------------------------------------------------------------
+
+def test_api_misuse_gives_clear_errors(files):
+    q, runs = files
+    t = irscale.evaluate(q, runs, "AP")
+    cases = [
+        (lambda: irscale.evaluate(123, runs), "qrels must be a qrels file path"),
+        (lambda: irscale.evaluate(q, None), "runs must be a run file"),
+        (lambda: irscale.evaluate(q, runs, [42]), "a measure must be a name"),
+        (lambda: irscale.evaluate(q, runs, []), "no measure given"),
+        (lambda: irscale.evaluate(q, [3.5]), "each run must be a path"),
+        (lambda: irscale.transform(str(q), ["AP"], depth=3), "evaluate the runs first"),
+        (lambda: irscale.transform(t.values, ["AP"]), "evaluate the runs first"),
+        (lambda: irscale.transform(t, None, depth=3) if t.judged is None else irscale.transform(
+            irscale.ScoreTable(t.measures, t.systems, t.topics, t.values), ["AP"]), "carries no grades"),
+        (lambda: irscale.meaningful("bogus", {"a": [1.0]}), "statement must be a function"),
+        (lambda: irscale.meaningful(lambda d: True, [1, 2]), "data must be a non-empty dict"),
+        (lambda: irscale.compare(t, ["P"], depth=3, alpha=2), "alpha must be a number strictly between 0 and 1"),
+        (lambda: irscale.compare(t, ["P"], depth=3, alpha=True), "alpha must be"),
+        (lambda: stats.run_test("ttest", [[1.0], [2.0]]), "at least one topic and two systems"),
+        (lambda: stats.run_test("ttest", t.matrix("AP"), alpha=0), "alpha must be"),
+    ]
+    for depth in (0, -1, 2.5, True, "3"):
+        cases.append((lambda d=depth: irscale.evaluate(q, runs, "AP", depth=d), "depth must be"))
+        cases.append((lambda d=depth: irscale.transform(t, "AP", depth=d), "depth must be"))
+    for call, fragment in cases:
+        with pytest.raises(ArgumentError) as ei:
+            call()
+        assert fragment in str(ei.value), (fragment, str(ei.value))
+        assert isinstance(ei.value, IrscaleError)
+
+
+def test_single_measure_string_is_one_measure(files):
+    q, runs = files
+    t = irscale.evaluate(q, runs, "AP")
+    assert [str(m) for m in t.measures] == ["AP"]
+    assert [str(m) for m in irscale.transform(t, "AP", depth=3).measures] == ["AP@3", "ranked(AP@3)"]
+
+
+def test_compare_needs_two_systems(files):
+    q, runs = files
+    t = irscale.evaluate(q, runs / "r.txt", "AP")
+    with pytest.raises(ArgumentError, match="at least two systems"):
+        irscale.compare(t, ["P"], depth=3)
+    with pytest.raises(ArgumentError, match="two systems"):
+        stats.tau_overall(t.matrix("AP").to_numpy(), t.matrix("AP").to_numpy())
+
+
+# -- 12. every piece of advice works when typed ---------------------------------------------------
+
+def test_advice_missing_topics(tmp_path):
+    q = tmp_path / "q.txt"
+    q.write_text(QRELS)
+    r = tmp_path / "r.txt"
+    r.write_text("1 Q0 a 1 3 r\n")
+    msg = one_error_line(cli("evaluate", q, r, "--missing-topics", "error"))
+    assert "--missing-topics zero" in msg
+    assert cli("evaluate", q, r, "--missing-topics", "zero").exit_code == 0
+
+
+def test_advice_extra_fields_and_duplicates(tmp_path):
+    q = tmp_path / "q.txt"
+    q.write_text(QRELS)
+    r = tmp_path / "r.txt"
+    r.write_text("1 Q0 a 1 3 r x\n")
+    msg = one_error_line(cli("evaluate", q, r))
+    assert "--ignore-extra-fields" in msg
+    assert cli("evaluate", q, r, "--ignore-extra-fields").exit_code == 0
+    r.write_text("1 Q0 a 1 3 r\n1 Q0 a 2 2 r\n")
+    msg = one_error_line(cli("evaluate", q, r))
+    assert "--duplicates first" in msg
+    assert cli("evaluate", q, r, "--duplicates", "first").exit_code == 0
+
+
+def test_advice_two_tags(tmp_path):
+    q = tmp_path / "q.txt"
+    q.write_text(QRELS)
+    r = tmp_path / "both.txt"
+    r.write_text(RUN + RUN2)
+    msg = one_error_line(cli("evaluate", q, r))
+    assert "--split-tags" in msg and "--name" not in msg
+    res = cli("evaluate", q, r, "--split-tags", "-m", "AP", "-f", "tsv")
+    assert res.exit_code == 0
+    sep = irscale.evaluate(q, [_write(tmp_path, "r1.txt", RUN), _write(tmp_path, "s1.txt", RUN2)], "AP")
+    both = irscale.evaluate(q, r, "AP", split_tags=True)
+    assert both.systems == ("r", "s")
+    np.testing.assert_array_equal(both.values, sep.values)
+
+
+def _write(d, name, text):
+    p = d / name
+    p.write_text(text)
+    return p
+
+
+def test_advice_skip_invalid(files):
+    q, runs = files
+    (runs / "README").write_text("These are the runs of our lab.\n")
+    msg = one_error_line(cli("evaluate", q, runs))
+    assert "README" in msg and "--skip-invalid" in msg
+    with pytest.raises(IrscaleError, match="skip_invalid=True"):
+        irscale.evaluate(q, runs, "AP")
+    res = cli("evaluate", q, runs, "--skip-invalid", "-f", "tsv")
+    assert res.exit_code == 0 and "skipping" in res.stderr and "README" in res.stderr
+    with pytest.warns(IrscaleWarning, match="skipping .*README"):
+        t = irscale.evaluate(q, runs, "AP", skip_invalid=True)
+    assert t.systems == ("r", "s")
+    # a file named explicitly gets no directory advice
+    msg = one_error_line(cli("evaluate", q, runs / "README"))
+    assert "--skip-invalid" not in msg
+
+
+def test_advice_unknown_measure_and_cutoff(files):
+    q, runs = files
+    msg = one_error_line(cli("evaluate", q, runs, "-m", "nDGC@10"))
+    assert "did you mean 'nDCG@10'" in msg
+    assert cli("evaluate", q, runs, "-m", "nDCG@10").exit_code == 0
+    msg = one_error_line(cli("transform", q, runs, "-m", "AP@10", "-N", "5"))
+    assert "AP instead of AP@10" in msg
+    assert cli("transform", q, runs, "-m", "AP", "-N", "5").exit_code == 0
+
+
+def test_transform_measures_given_without_cutoff(files):
+    """gP, SBTO and RBTO need a cutoff when evaluated, but transform supplies N."""
+    q, runs = files
+    res = cli("transform", q, runs, "-m", "gP", "-m", "SBTO", "-m", "RBTO", "-N", "4", "-f", "tsv")
+    assert res.exit_code == 0, res.output
+    assert "ranked(gP@4)" in res.stdout and "ranked(SBTO@4)" in res.stdout
+
+
+@pytest.mark.parametrize("m", ["Rprec", "bpref"])
+def test_measures_without_ranked_version_say_so(files, m):
+    q, runs = files
+    msg = one_error_line(cli("transform", q, runs, "-m", m, "-N", "4"))
+    assert "has no ranked version" in msg and "cutoff None" not in msg
+
+
+# -- 13. measure names are case-insensitive --------------------------------------------------------
+
+@pytest.mark.parametrize("name, canonical", [
+    ("ap", "AP"), ("AP", "AP"), ("Ap@10", "AP@10"), ("MAP", "AP"), ("map", "AP"), ("ndcg@10", "nDCG@10"),
+    ("NDCG@10", "nDCG@10"), ("nDCG@10", "nDCG@10"), ("rbp(p=0.8)@10", "RBP(p=0.8)@10"), ("err@20", "ERR@20"),
+    ("p_10", "P@10"), ("P_10", "P@10"), ("NDCG_CUT_10", "nDCG@10"), ("rr", "RR"), ("mrr", "RR"), ("rprec", "Rprec"),
+    ("BPREF", "bpref"), ("gp@5", "gP@5"), ("sbto@5", "SBTO@5"), ("recip_rank", "RR"),
+])
+def test_measure_names_are_case_insensitive(name, canonical):
+    assert str(parse_measure(name)) == canonical
+
+
+def test_case_insensitive_on_the_cli(files):
+    q, runs = files
+    res = cli("evaluate", q, runs, "-m", "ap", "-m", "ndcg@10", "-f", "tsv")
+    assert res.exit_code == 0 and "\tAP\t" in res.stdout and "\tnDCG@10\t" in res.stdout
