@@ -381,3 +381,17 @@ def test_case_insensitive_on_the_cli(files):
     q, runs = files
     res = cli("evaluate", q, runs, "-m", "ap", "-m", "ndcg@10", "-f", "tsv")
     assert res.exit_code == 0 and "\tAP\t" in res.stdout and "\tnDCG@10\t" in res.stdout
+
+
+def test_inspect_arguments_are_validated():
+    from irscale import inspect as ins
+
+    for call, fragment in [(lambda: ins.is_ordinal("AP", "strong", 0, 2), "N must be at least 1"),
+                           (lambda: ins.is_ordinal("AP", "strong", 4, 1), "levels must be at least 2"),
+                           (lambda: ins.is_interval("AP", "strong", True, 2), "N must be an integer"),
+                           (lambda: ins.balancing_index("AP", 2.5), "n must be an integer"),
+                           (lambda: ins.is_ordinal("AP", "strong", 40, 2), "too many to enumerate")]:
+        with pytest.raises(IrscaleError, match=fragment):
+            call()
+    with pytest.raises(PolicyError, match="order must be one of 'set', 'strong', 'weak', 'induced'"):
+        ins.is_ordinal("AP", "bogus", 4, 2)

@@ -245,6 +245,13 @@ def _show(v):
 
 
 def _space(measure, N, levels):
+    from irscale.validate import integer
+
+    N = integer("N", N, minimum=1)
+    levels = integer("levels", levels, minimum=2)
+    if levels ** N > 50_000_000:
+        raise IrscaleError(f"{levels} relevance levels at N={N} make {levels ** N:,} runs, too many to enumerate "
+                           "for a check; use a smaller N")
     c = levels - 1
     fn = measure if isinstance(measure, MeasureFn) else as_measure(measure, N, c)
     runs = all_runs(N, c)
@@ -258,7 +265,10 @@ def _rank(order: str, runs, c, fn):
         return strong_rank(runs, c)
     if order == "induced":
         return np.unique(fn.order_keys(runs), return_inverse=True)[1].reshape(-1)
-    raise IrscaleError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+    from irscale.errors import check_choice
+
+    check_choice("order", order, ORDERS)
+    raise AssertionError(order)  # pragma: no cover - check_choice raised
 
 
 def is_ordinal(measure, order: str = "strong", N: int = 6, levels: int = 2) -> Verdict:
@@ -401,7 +411,12 @@ def swap_holds(measure, N: int = 6, levels: int = 2) -> Verdict:
 def balancing_index(measure, n: int, q_min: int = 1, q_max: int = 1, levels: int | None = None) -> int:
     """Algorithm 1 of the 2015 paper: the largest b such that the run with q_max at rank 1
     (and nothing else) scores at most the run with q_min at ranks b..n."""
-    levels = levels or q_max + 1
+    from irscale.validate import integer
+
+    n = integer("n", n, minimum=1)
+    q_min = integer("q_min", q_min, minimum=1)
+    q_max = integer("q_max", q_max, minimum=1)
+    levels = integer("levels", levels, minimum=max(q_min, q_max) + 1, none=True) or q_max + 1
     fn = measure if isinstance(measure, MeasureFn) else as_measure(measure, n, levels - 1)
     top = np.zeros((1, n), dtype=np.int64)
     top[0, 0] = q_max
