@@ -395,3 +395,14 @@ def test_inspect_arguments_are_validated():
             call()
     with pytest.raises(PolicyError, match="order must be one of 'set', 'strong', 'weak', 'induced'"):
         ins.is_ordinal("AP", "bogus", 4, 2)
+
+
+def test_cli_messages_show_invisible_characters_and_brackets_literally(tmp_path):
+    q = tmp_path / "q.txt"
+    q.write_text(QRELS)
+    r = tmp_path / "r.txt"
+    r.write_text("1 Q0 [bold]a 1 3 r\n1 Q0 [bold]a 2 3 r\n")
+    msg = one_error_line(cli("evaluate", q, r))
+    assert "duplicate docno '[bold]a'" in msg
+    msg = one_error_line(cli("evaluate", q, r, "-m", "AP\u200b"))
+    assert "AP\\u200b" in msg and "\u200b" not in msg

@@ -45,16 +45,26 @@ class DuplicatesOpt(str, Enum):
     first = "first"
 
 
+def _plain(message) -> str:
+    """A message as one safe line: invisible characters escaped (errors.show), and rich
+    markup in user data (a docno like '[b]') printed literally."""
+    from rich.markup import escape
+
+    from irscale.errors import show
+
+    return escape(show(str(message)))
+
+
 def _fail(e: IrscaleError) -> None:
-    err.print(f"[bold red]error:[/] {e}", markup=True, soft_wrap=True)
+    err.print(f"[bold red]error:[/] {_plain(e)}", markup=True, soft_wrap=True)
     raise typer.Exit(2)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     if issubclass(category, IrscaleWarning):
-        err.print(f"[yellow]warning:[/] {message}", soft_wrap=True)
+        err.print(f"[yellow]warning:[/] {_plain(message)}", soft_wrap=True)
     else:
-        err.print(f"warning: {category.__name__}: {message}", soft_wrap=True)
+        err.print(f"warning: {category.__name__}: {_plain(message)}", soft_wrap=True)
 
 
 def _progress():
