@@ -339,5 +339,31 @@ def test_first_duplicate_reported_is_the_earliest_line():
     assert e.value.line == 3 and "docno 'B'" in str(e.value) and "(first at line 2)" in str(e.value)
 
 
+def test_comment_lines_with_extra_fields_ignored():
+    # found by the fuzz test; before: ValueError (operands could not be broadcast)
+    run = parse_run(b"# c\n1 Q0 a 1 0.0 r x y\n#z\n1 Q0 b 1 1 r\n", "x", extra_fields="ignore")
+    assert run.docno.tolist() == [b"b", b"a"] and run.score.tolist() == [1.0, 0.0]
+
+
+def test_float32_scores_beyond_its_range_are_infinite_without_a_warning():
+    # found by the fuzz test; before: numpy's RuntimeWarning 'overflow encountered in cast'
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = parse_run(b"1 Q0 a 1 1e39 r\n1 Q0 b 1 3.4e38 r\n", "x", score_precision="float32")
+    assert run.score[0] == np.inf and run.score[1] == float(np.float32(3.4e38))
+
+
 def test_from_records_still_works():
     assert len(Qrels.from_records([("1", "a", 1)])) == 1
+
+
+def test_hidden_character_set_is_exactly_the_unicode_definition():
+    # every non-ASCII code point: refused iff it is whitespace, a control character, the
+    # zero-width space, the word joiner or the byte-order mark
+    from irscale.io.trec import _HIDDEN_UTF8
+
+    chars = [chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c <= 0xDFFF]
+    data = "|".join(chars).encode()
+    found = {m.group().decode() for m in _HIDDEN_UTF8.finditer(data)}
+    expected = {c for c in chars if c.isspace() or unicodedata.category(c) == "Cc" or c in "\u200b\u2060\ufeff"}
+    assert found == expected

@@ -214,31 +214,31 @@ def tokenize(
     per_line = np.diff(np.concatenate(([0], after, [len(starts)])))
     line_no = np.flatnonzero(per_line) + 1  # 1-based numbers of non-blank lines
     counts = per_line[line_no - 1]
-    first_idx = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    keep = None
+    first_idx = np.concatenate(([0], np.cumsum(counts)[:-1]))  # index of each line's first token
     comment = buf[starts[first_idx]] == ord("#")
+    data_counts, data_lines = counts, line_no
     if comment.any():
-        keep = np.repeat(~comment, counts)
-        counts, first_idx, line_no = counts[~comment], first_idx[~comment], line_no[~comment]
-        if len(counts) == 0:
+        data_counts, data_lines = counts[~comment], line_no[~comment]
+        if len(data_counts) == 0:
             raise InputFormatError(path, None, f"no data lines (only comments), expected '{expected}'")
-    bad = counts < nfields if extra_fields == "ignore" else counts != nfields
+    bad = data_counts < nfields if extra_fields == "ignore" else data_counts != nfields
     if bad.any():
         k = int(np.argmax(bad))
-        line = int(line_no[k])
-        hint = "" if counts[k] < nfields else (
+        line = int(data_lines[k])
+        hint = "" if data_counts[k] < nfields else (
             " (pass extra_fields='ignore' / --ignore-extra-fields to ignore the rest of such lines,"
             " as trec_eval does)")
-        raise InputFormatError(path, line, f"expected {nfields} fields '{expected}', found {counts[k]}{hint}",
+        raise InputFormatError(path, line, f"expected {nfields} fields '{expected}', found {data_counts[k]}{hint}",
                                _line_text(data, line))
-    if (counts > nfields).any():
-        pos = np.arange(len(starts)) - np.repeat(first_idx, counts)
+    keep = np.repeat(~comment, counts) if comment.any() else None  # per token, over all lines
+    if (data_counts > nfields).any():
+        pos = np.arange(len(starts)) - np.repeat(first_idx, counts)  # position within its line
         keep = (pos < nfields) if keep is None else (keep & (pos < nfields))
     if keep is not None:
         starts, ends = starts[keep], ends[keep]
     starts = starts.reshape(-1, nfields)
     ends = ends.reshape(-1, nfields)
-    return _Tokens(buf, starts, ends, line_no, path, data)
+    return _Tokens(buf, starts, ends, data_lines, path, data)
 
 
 def _hidden_char_error(data: bytes, path: str, pos: int, ch: str) -> InputFormatError:
@@ -521,7 +521,8 @@ def parse_runs(
     if len(nan):
         raise tok.error(int(nan[0]), "score is NaN; scores must be numbers")
     if score_precision == "float32":
-        score = score.astype(np.float32).astype(np.float64)
+        with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as in trec_eval 9
+            score = score.astype(np.float32).astype(np.float64)
     qid = tok.column(0)
     docno = tok.column(2)
     tags = tok.column(5)
