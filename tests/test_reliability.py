@@ -406,3 +406,28 @@ def test_cli_messages_show_invisible_characters_and_brackets_literally(tmp_path)
     assert "duplicate docno '[bold]a'" in msg
     msg = one_error_line(cli("evaluate", q, r, "-m", "AP\u200b"))
     assert "AP\\u200b" in msg and "\u200b" not in msg
+
+
+# -- reader items through the CLI (the API side is in test_reader_reliability.py) ------------------
+
+def test_cli_bom_is_stripped_with_one_warning(tmp_path):
+    q = _write(tmp_path, "q.txt", "\ufeff" + QRELS)
+    r = _write(tmp_path, "r.txt", "\ufeff" + RUN)
+    res = cli("evaluate", q, r, "-m", "AP", "-q", "-f", "tsv")
+    clean = cli("evaluate", _write(tmp_path, "q2.txt", QRELS), _write(tmp_path, "r2.txt", RUN), "-m", "AP", "-q",
+                "-f", "tsv")
+    assert res.exit_code == 0 and res.stdout == clean.stdout
+    assert res.stderr.count("byte-order mark") == 2 and "\ufeff" not in res.stderr
+
+
+@pytest.mark.parametrize("which, text, line, fragment", [
+    ("run", RUN.replace("1 Q0 b 2 2 r", "1 Q0 b 2 1_000 r"), 2, "found '1_000'"),
+    ("qrels", QRELS.replace("1 0 c 2", "1 0 c 12345678901234567890"), 3, "out of the supported range"),
+    ("run", RUN.replace("1 Q0 b 2 2 r", "1 Q0 b 2 \u0662 r"), 2, "score (5th field)"),
+])
+def test_cli_python_syntax_numbers_are_errors(tmp_path, which, text, line, fragment):
+    q = _write(tmp_path, "q.txt", text if which == "qrels" else QRELS)
+    r = _write(tmp_path, "r.txt", text if which == "run" else RUN)
+    msg = one_error_line(cli("evaluate", q, r))
+    target = q if which == "qrels" else r
+    assert f"{target}:{line}:" in msg and fragment in msg
