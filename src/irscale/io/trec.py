@@ -226,7 +226,7 @@ def tokenize(
         k = int(np.argmax(bad))
         line = int(data_lines[k])
         hint = "" if data_counts[k] < nfields else (
-            " (pass extra_fields='ignore' / --ignore-extra-fields to ignore the rest of such lines,"
+            " (pass extra_fields='ignore', CLI --ignore-extra-fields, to ignore the rest of such lines,"
             " as trec_eval does)")
         raise InputFormatError(path, line, f"expected {nfields} fields '{expected}', found {data_counts[k]}{hint}",
                                _line_text(data, line))
@@ -558,8 +558,8 @@ def _build_run(tok: _Tokens, records: np.ndarray | None, qid, docno, score, name
             i, j = (int(k) for k in dups[0])
             first, dup = (i, j) if records is None else (int(records[i]), int(records[j]))
             raise tok.error(dup, f"duplicate docno {docno[j].decode()!r} for topic {qid[j].decode()!r} "
-                                 f"(first at line {tok.lines[first]}); pass duplicates='first' to keep only the "
-                                 "first occurrence")
+                                 f"(first at line {tok.lines[first]}); to keep only the first occurrence pass "
+                                 "duplicates='first' (CLI --duplicates first)")
         keep = np.ones(len(qid), dtype=bool)
         keep[dups[:, 1]] = False
         qid, docno, score, codes = qid[keep], docno[keep], score[keep], codes[keep]
