@@ -44,7 +44,7 @@ def test_cli_compare_and_study(tmp_path):
     assert "Table 2/3" in res.stdout and "Student's t Test" in res.stdout
     assert (tmp_path / "c" / "report_N5.md").exists()
     res = cli.invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-t", "bogus"])
-    assert res.exit_code == 2 and "unknown test" in res.stderr
+    assert res.exit_code == 2 and "--test must be one of" in res.stderr
     res = cli.invoke(app, ["study", "trec8-like", str(TOY / "qrels.txt"), str(TOY / "runs"), "--depths", "5,10",
                            "--out", str(tmp_path / "s")])
     assert res.exit_code == 0, res.output
