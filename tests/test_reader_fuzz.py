@@ -1,0 +1,321 @@
+"""Fuzz both readers against a plain-Python reference reader.
+
+Inputs are random bytes, and valid files mutated the ways real files go wrong: truncated
+at any byte; a byte-order mark, NUL, control characters, Unicode spaces (U+00A0, U+2003,
+U+3000), zero-width characters or bytes that are not UTF-8 inserted anywhere; fields
+swapped, dropped or added; huge numbers and Python-only spellings (``1_000``); ``#``
+comment lines, CRLF line ends, blank lines.
+
+The outcome must be exactly what the reference reader below says: the same records in
+the same (trec_eval) order, or an :class:`InputFormatError` whose ``path`` is the file,
+whose ``line`` is ``None`` or a line of the input (and ``text`` that line), and whose
+message shows no raw invisible character. Never another exception, never a silent
+difference, no warning but the byte-order mark's.
+
+The reference is written from the format's rules (see ``irscale.io.trec``), not from the
+reader's code: lines split on ``\\n``, fields on ASCII whitespace (``bytes.split()``),
+characters classified with :mod:`unicodedata`, numbers with Python's ``float``/``int``
+behind strict regular expressions, order by sorting tuples.
+
+Examples are derandomized (reproducible in CI) and few enough for the file to run in
+seconds; ``IRSCALE_FUZZ_EXAMPLES=20000 pytest tests/test_reader_fuzz.py`` searches harder,
+with fresh random examples on every run (pass ``--hypothesis-seed`` to repeat one).
+"""
+
+import math
+import os
+import re
+import unicodedata
+import warnings
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from irscale.errors import InputFormatError
+from irscale.io import parse_qrels, parse_run, parse_runs
+from irscale.io.trec import GRADE_MAX, GRADE_MIN
+
+PATH = "fuzz.txt"
+BOM = b"\xef\xbb\xbf"
+EXAMPLES = os.environ.get("IRSCALE_FUZZ_EXAMPLES")  # a longer, random (not derandomized) search
+FUZZ = settings(max_examples=int(EXAMPLES or 150), deadline=None, derandomize=EXAMPLES is None, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+# --- the reference reader ------------------------------------------------------------------
+
+SCORE = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE)
+GRADE = re.compile(r"[+-]?[0-9]+")
+FIELD_SEPARATORS = "\t\n\x0b\x0c\r "  # what bytes.split() splits on
+INVISIBLE = {"Cc", "Cf", "Zs", "Zl", "Zp", "Co", "Cs", "Cn"}
+
+
+class Bad(Exception):
+    """The reference reader finds the input malformed."""
+
+
+def visible(msg: str) -> bool:
+    return all(c == " " or unicodedata.category(c) not in INVISIBLE for c in msg)
+
+
+def ref_records(data: bytes, nfields: int, extra_ignored: bool = False):
+    """[(line number, fields)] of the data lines."""
+    if data.startswith(BOM):
+        data = data[3:]
+    if b"\0" in data:
+        raise Bad("NUL")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Bad("not UTF-8") from None
+    for ch in text:
+        if ch in FIELD_SEPARATORS:
+            continue
+        if unicodedata.category(ch) == "Cc" or ch.isspace() or ch in "\u200b\u2060\ufeff":
+            raise Bad(f"hidden character {ch!r}")
+    records = []
+    for number, line in enumerate(data.split(b"\n"), 1):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        if len(fields) < nfields or (len(fields) > nfields and not extra_ignored):
+            raise Bad(f"line {number}: {len(fields)} fields")
+        records.append((number, fields[:nfields]))
+    if not records:
+        raise Bad("no data")
+    return records
+
+
+def ref_qrels(data: bytes):
+    judged = {}
+    for _, (q, _, d, g) in ref_records(data, 4):
+        if not GRADE.fullmatch(g.decode()):
+            raise Bad(f"grade {g!r}")
+        if not GRADE_MIN <= int(g) <= GRADE_MAX:
+            raise Bad(f"grade {g!r} out of range")
+        if (q, d) in judged:
+            raise Bad("duplicate")
+        judged[q, d] = int(g)
+    return sorted((q, d, g) for (q, d), g in judged.items())
+
+
+def ref_runs(data: bytes, *, split_tags=False, name=None, score_precision="float64", extra_fields="error",
+             duplicates="error"):
+    rows = []
+    for _, (q, _, d, _, s, tag) in ref_records(data, 6, extra_fields == "ignore"):
+        if not SCORE.fullmatch(s.decode()):
+            raise Bad(f"score {s!r}")
+        v = float(s)
+        if math.isnan(v):
+            raise Bad("NaN")
+        if score_precision == "float32":
+            with np.errstate(over="ignore"):
+                v = float(np.float32(v))
+        rows.append((tag, q, d, v))
+    tags = list(dict.fromkeys(r[0] for r in rows))
+    if len(tags) > 1 and not split_tags:
+        raise Bad("several tags")
+    runs = []
+    for tag in tags:
+        seen, kept = set(), []
+        for t, q, d, v in rows:
+            if t != tag:
+                continue
+            if (q, d) in seen:
+                if duplicates == "error":
+                    raise Bad("duplicate")
+                continue
+            seen.add((q, d))
+            kept.append((q, d, v))
+        kept.sort(key=lambda r: r[1], reverse=True)  # docno descending (byte-wise) breaks ties
+        kept.sort(key=lambda r: (r[0], -r[2]))  # stable: topic ascending, score descending
+        runs.append((tag.decode() if name is None else name, kept))
+    return runs
+
+
+def as_records(run):
+    assert run.path == PATH
+    assert run.topics.tolist() == sorted(set(run.qid.tolist()))
+    assert run.offsets[0] == 0 and run.offsets[-1] == len(run)
+    for k, t in enumerate(run.topics):
+        assert (run.qid[run.offsets[k]:run.offsets[k + 1]] == t).all()
+    return run.name, list(zip(run.qid.tolist(), run.docno.tolist(), run.score.tolist()))
+
+
+def line_text(data: bytes, line: int) -> str:
+    data = data[3:] if data.startswith(BOM) else data
+    return data.split(b"\n")[line - 1].decode("utf-8", "replace").rstrip("\r")
+
+
+def check(data: bytes, read, reference):
+    """``read(data)`` agrees with ``reference(data)``: same result or both refuse."""
+    try:
+        expected = reference(data)
+    except Bad as why:
+        expected = Bad(str(why))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            got = read(data)
+        except InputFormatError as e:
+            assert isinstance(expected, Bad), f"refused valid input: {e}"
+            assert e.path == PATH
+            assert e.line is None or 1 <= e.line <= data.count(b"\n") + 1, e.line
+            assert e.line is None or e.text is None or e.text == line_text(data, e.line)
+            assert visible(str(e)), str(e)
+            got = None
+    if got is not None:
+        assert not isinstance(expected, Bad), f"accepted input the reference refuses ({expected})"
+        assert got == expected
+    messages = [str(w.message) for w in caught]
+    bom = [f"{PATH}: ignoring the UTF-8 byte-order mark at the start of the file"]
+    assert messages == (bom if data.startswith(BOM) else []), messages
+
+
+# --- inputs -----------------------------------------------------------------------------------
+
+qids = st.sampled_from([b"1", b"2", b"10", b"301", "q\u00e9".encode()])
+docnos = st.text(alphabet="ABab019-_.#é文", min_size=1, max_size=5).map(str.encode)
+plain_scores = st.one_of(
+    st.floats(allow_nan=False, width=64).map(lambda x: repr(x).encode()),
+    st.floats(min_value=-1e3, max_value=1e3).map(lambda x: f"{x:.3f}".encode()),
+    st.integers(-(10 ** 25), 10 ** 25).map(lambda x: str(x).encode()),
+)
+odd_numbers = st.sampled_from([b"1_000", b"1_0", b"1e400", b"-1e400", b"9" * 400, b"inf", b"-Infinity", b"nan", b"NaN",
+                     b"5.", b".5", b"+.5e-3", b"1e", b"--1", b"0x10", b"1,5", b"1.2.3", b"e5", b"-0", b"-0.0",
+                     b"32000", b"-32000", b"32001", b"99999999999999999999", "\u0661".encode(),
+                     "\uff11".encode()])
+
+
+def mostly(usual, odd, one_in):
+    """``odd`` once in ``one_in`` draws, ``usual`` otherwise (one_of would draw each half the time)."""
+    return st.sampled_from(range(one_in)).flatmap(lambda k: odd if k == 0 else usual)
+
+
+numbers = mostly(plain_scores, odd_numbers, 5)
+grades = mostly(st.integers(-3, 4).map(lambda x: str(x).encode()), odd_numbers, 10)
+separators = st.sampled_from([b" ", b"\t", b"  ", b" \t ", b"\x0b", b"\x0c", b"\r"])
+line_ends = st.sampled_from([b"\n", b"\r\n", b" \n", b"\t\r\n"])
+INSERTS = [BOM, b"\x00", b"\x01", b"\x1b", b"\x1f", b"\x7f", b"\r", b"\x0b", b"\x0c", "\u00a0".encode(),
+           "\u2003".encode(), "\u3000".encode(), "\u200b".encode(), "\u200d".encode(), "\u2060".encode(),
+           "\u2028".encode(), "\x85".encode(), "\x9f".encode(), "é".encode(), "\U0001f600".encode(),
+           b"\xff", b"\xc3", b"\xe2\x80", b"\xed\xa0\x80", b"_", b"#", b"\n", b"\r\n", b" ", b"\t", b"1", b"e",
+           b"-", b".", b"nan", b"inf", b"9" * 25, b"\n# comment\n", b"\n\n", b"\n \t \n"]
+
+
+@st.composite
+def lines_of(draw, fields_of):
+    """Text of a file: lines of fields, some swapped, dropped or doubled, with comments
+    and blank lines among them."""
+    out = []
+    for _ in range(draw(st.integers(1, 12))):
+        kind = draw(st.sampled_from(["data"] * 8 + ["comment", "blank"]))
+        if kind == "comment":
+            out.append(b"#" + draw(st.sampled_from([b"", b" comment", b"1 Q0 a 1 2 r"])))
+        elif kind == "blank":
+            out.append(draw(st.sampled_from([b"", b"  ", b"\t"])))
+        else:
+            fields = draw(fields_of)
+            change = draw(st.sampled_from(["none"] * 40 + ["swap", "drop", "add"]))
+            if change == "swap":
+                i, j = draw(st.integers(0, len(fields) - 1)), draw(st.integers(0, len(fields) - 1))
+                fields[i], fields[j] = fields[j], fields[i]
+            elif change == "drop":
+                del fields[draw(st.integers(0, len(fields) - 1))]
+            elif change == "add":
+                fields.append(draw(st.sampled_from([b"x", b"1", b"#"])))
+            sep = draw(separators)
+            out.append(draw(st.sampled_from([b"", b" ", b"\t"])) + sep.join(fields))
+    ends = [draw(line_ends) for _ in out]
+    text = b"".join(line + end for line, end in zip(out, ends))
+    return text if draw(st.booleans()) else text.rstrip(b"\r\n")  # with or without a final newline
+
+
+@st.composite
+def mutated(draw, valid):
+    data = draw(valid)
+    for _ in range(draw(st.sampled_from([0, 0, 0, 1, 1, 2, 3]))):
+        what = draw(st.sampled_from(["insert"] * 4 + ["delete", "truncate", "bom"]))
+        at = draw(st.integers(0, len(data)))
+        if what == "insert":
+            data = data[:at] + draw(st.sampled_from(INSERTS)) + data[at:]
+        elif what == "delete":
+            data = data[:at] + data[at + draw(st.integers(1, 4)):]
+        elif what == "truncate":
+            data = data[:at]
+        else:
+            data = BOM + data
+    return data
+
+
+run_fields = st.builds(lambda q, d, r, s, t: [q, b"Q0", d, r, s, t], qids, docnos,
+                       st.sampled_from([b"1", b"0", b"17"]), numbers, st.sampled_from([b"r", b"r", b"r", b"s", b"run_1"]))
+qrels_fields = st.builds(lambda q, i, d, g: [q, i, d, g], qids, st.sampled_from([b"0", b"Q0", b"iter"]), docnos,
+                         grades)
+run_options = st.fixed_dictionaries({
+    "split_tags": st.booleans(),
+    "score_precision": st.sampled_from(["float64", "float32"]),
+    "extra_fields": st.sampled_from(["error", "ignore"]),
+    "duplicates": st.sampled_from(["error", "first"]),
+})
+# bytes that make up run and qrels files, for random files that are sometimes valid
+alphabet_bytes = st.lists(st.sampled_from([b"1", b"2", b"Q0", b"a", b"b", b"0", b".", b"5", b"e", b"-", b"r", b"s",
+                                           b"#", b" ", b" ", b"\t", b"\n", b"\n", b"\r"] + INSERTS),
+                          max_size=60).map(b"".join)
+
+
+def read_runs_as_records(options):
+    def read(data):
+        return [as_records(r) for r in parse_runs(data, PATH, **options)]
+    return read
+
+
+def check_run(data, options):
+    check(data, read_runs_as_records(options), lambda d: ref_runs(d, **options))
+
+
+def check_qrels(data):
+    def read(d):
+        q = parse_qrels(d, PATH)
+        assert q.path == PATH and q.topics.tolist() == sorted(set(q.qid.tolist()))
+        return list(zip(q.qid.tolist(), q.docno.tolist(), q.grade.tolist()))
+    check(data, read, ref_qrels)
+
+
+# --- the properties ------------------------------------------------------------------------------
+
+
+@FUZZ
+@given(data=mutated(lines_of(run_fields)), options=run_options)
+def test_run_reader_on_mutated_files(data, options):
+    check_run(data, options)
+
+
+@FUZZ
+@given(data=mutated(lines_of(qrels_fields)))
+def test_qrels_reader_on_mutated_files(data):
+    check_qrels(data)
+
+
+@FUZZ
+@given(data=st.one_of(st.binary(max_size=200), alphabet_bytes), options=run_options)
+def test_readers_on_random_bytes(data, options):
+    check_run(data, options)
+    check_qrels(data)
+
+
+@FUZZ
+@given(data=lines_of(run_fields), name=st.sampled_from([None, "renamed"]))
+def test_parse_run_is_parse_runs_without_split(data, name):
+    def read(d):
+        return [as_records(parse_run(d, PATH, name=name))]
+    check(data, read, lambda d: ref_runs(d, name=name))
+
+
+def test_reference_agrees_on_a_hand_made_file():
+    # the reference itself, on a file whose result is derived by hand: topic '1' ordered
+    # by score descending, the tie at 2.0 by docno descending ('b' before 'a'); the
+    # comment, blank and CRLF lines are skipped; '\ufeff' at the start is dropped
+    data = BOM + b"# c\r\n1 Q0 a 1 2.0 r\r\n\r\n1\tQ0 c 2 3 r\n1 Q0 b 3 2 r\n"
+    assert ref_runs(data) == [("r", [(b"1", b"c", 3.0), (b"1", b"b", 2.0), (b"1", b"a", 2.0)])]
+    check_run(data, {})
