@@ -58,22 +58,18 @@ GRADE_MIN, GRADE_MAX = -32000, 32000
 
 BOM = b"\xef\xbb\xbf"
 
-# UTF-8 of characters that must not hide inside a field (the data is valid UTF-8 when this
-# runs, so a lead byte here can't be a continuation byte): C1 controls and the non-breaking
-# space (U+0080-U+00A0), Ogham space mark U+1680, U+2000-U+200B (spaces, zero-width space),
+# Characters that must not hide inside a field: C1 controls and the non-breaking space
+# (U+0080-U+00A0), Ogham space mark U+1680, U+2000-U+200B (spaces, zero-width space),
 # line/paragraph separators U+2028/U+2029, narrow no-break space U+202F, medium
 # mathematical space U+205F, word joiner U+2060, ideographic space U+3000, and the
-# byte-order mark U+FEFF (allowed only at the very start of a file).
-_HIDDEN_UTF8 = re.compile(
-    rb"\xc2[\x80-\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8b\xa8\xa9\xaf]|\xe2\x81[\x9f\xa0]"
-    rb"|\xe3\x80\x80|\xef\xbb\xbf")
+# byte-order mark U+FEFF (allowed only at the very start of a file). Found in valid UTF-8
+# by their bytes: a two-byte sequence c2 80-a0, or one of these three-byte sequences.
+_HIDDEN_3 = np.array(sorted(int.from_bytes(chr(c).encode(), "big") for c in
+                            [0x1680, *range(0x2000, 0x200C), 0x2028, 0x2029, 0x202F, 0x205F, 0x2060, 0x3000, 0xFEFF]),
+                     dtype=np.uint32)
 _CHAR_NAMES = {0xA0: "non-breaking space", 0x85: "next-line control character", 0x200B: "zero-width space",
                0x202F: "narrow non-breaking space", 0x2060: "word joiner", 0x3000: "ideographic space"}
 
-# ASCII control bytes other than the whitespace 9-13 (tab, LF, VT, FF, CR); NUL is
-# reported separately (UTF-16 or binary files)
-_CTRL = np.zeros(256, dtype=bool)
-_CTRL[1:9] = _CTRL[14:32] = _CTRL[127] = True
 
 # strict number syntax (C's strtod without hex floats; no Python underscores or Unicode digits)
 _SCORE_RE = re.compile(rb"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))\Z")
@@ -174,9 +170,9 @@ def tokenize(
     buf = np.frombuffer(data, dtype=np.uint8)
     if len(buf) == 0:
         raise InputFormatError(path, None, f"empty file, expected lines '{expected}'")
-    nul = np.flatnonzero(buf == 0)
-    if len(nul):
-        line = data.count(b"\n", 0, int(nul[0])) + 1
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
         raise InputFormatError(
             path, line,
             "NUL byte: the file is binary or UTF-16; expected UTF-8 (or ASCII) text "
@@ -190,15 +186,19 @@ def tokenize(
                 path, line,
                 f"not UTF-8 text (byte 0x{data[e.start]:02x}); re-encode the file as UTF-8"
             ) from None
-        m = _HIDDEN_UTF8.search(data)
-        if m:
-            raise _hidden_char_error(data, path, m.start(), m.group().decode("utf-8"))
-    # token boundaries: transitions of the whitespace mask (padded with whitespace)
-    ctrl = np.flatnonzero(_CTRL[buf])
-    if len(ctrl):
-        line = data.count(b"\n", 0, int(ctrl[0])) + 1
-        raise InputFormatError(path, line, f"control character 0x{data[ctrl[0]]:02x}; expected text "
+        hidden = hidden_characters(buf)
+        if len(hidden):
+            pos = int(hidden[0])
+            raise _hidden_char_error(data, path, pos, data[pos:pos + 4].decode("utf-8", "ignore")[0])
+    # ASCII control characters other than the whitespace 9-13 (tab, LF, VT, FF, CR)
+    ctrl = np.flatnonzero((buf < 9) | ((buf > 13) & (buf < 32)))
+    delete = data.find(b"\x7f")
+    if len(ctrl) or delete >= 0:
+        pos = min(int(ctrl[0]) if len(ctrl) else len(data), delete if delete >= 0 else len(data))
+        line = data.count(b"\n", 0, pos) + 1
+        raise InputFormatError(path, line, f"control character 0x{data[pos]:02x}; expected text "
                                            "fields separated by spaces or tabs", _line_text(data, line))
+    # token boundaries: transitions of the whitespace mask (padded with whitespace)
     ws = np.empty(len(buf) + 2, dtype=np.int8)
     ws[0] = ws[-1] = 1
     np.less_equal(buf, 32, out=ws[1:-1].view(bool))  # isspace() once control characters are excluded
@@ -239,6 +239,21 @@ def tokenize(
     starts = starts.reshape(-1, nfields)
     ends = ends.reshape(-1, nfields)
     return _Tokens(buf, starts, ends, data_lines, path, data)
+
+
+def hidden_characters(buf: np.ndarray) -> np.ndarray:
+    """Positions in ``buf`` (valid UTF-8) of the characters that may not hide in a field
+    (see ``_HIDDEN_3``), vectorised: only lead bytes c2, e1-e3 and ef can start one."""
+    lead = np.flatnonzero((buf == 0xC2) | ((buf >= 0xE1) & (buf <= 0xE3)) | (buf == 0xEF))
+    if len(lead) == 0:
+        return lead
+    last = len(buf) - 1
+    b0 = buf[lead].astype(np.uint32)
+    b1 = buf[np.minimum(lead + 1, last)].astype(np.uint32)
+    b2 = buf[np.minimum(lead + 2, last)].astype(np.uint32)
+    two = (b0 == 0xC2) & (b1 <= 0xA0)  # U+0080-U+00A0 (b1 >= 0x80: valid UTF-8)
+    three = (b0 != 0xC2) & np.isin((b0 << 16) | (b1 << 8) | b2, _HIDDEN_3)
+    return lead[two | three]
 
 
 def _hidden_char_error(data: bytes, path: str, pos: int, ch: str) -> InputFormatError:
