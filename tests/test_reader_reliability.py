@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import irscale
-from irscale.errors import InputFormatError, IrscaleWarning, PolicyError, check_choice, show
+from irscale.errors import ArgumentError, InputFormatError, IrscaleWarning, PolicyError, check_choice, show
 from irscale.io import Qrels, parse_qrels, parse_run, parse_runs, read_qrels, read_run, read_runs
 from irscale.io.trec import GRADE_MAX, GRADE_MIN
 
@@ -188,7 +188,7 @@ def test_name_renames_a_single_run_and_conflicts_with_several():
     (only,) = parse_runs(RUN, "x", split_tags=True, name="bm25")
     assert only.name == "bm25"
     assert [r.name for r in parse_runs(RUN, "x")] == ["r"]
-    with pytest.raises(PolicyError, match=r"x: name='n' renames a single run, but the file holds 2 runs \(tags 'r', 's'\)"):
+    with pytest.raises(ArgumentError, match=r"x: name='n' renames a single run, but the file holds 2 runs \(tags 'r', 's'\)"):
         parse_runs(TWO_TAGS, "x", split_tags=True, name="n")
 
 
@@ -367,3 +367,9 @@ def test_hidden_character_set_is_exactly_the_unicode_definition():
     found = {data[p:p + 4].decode("utf-8", "ignore")[0] for p in hidden_characters(np.frombuffer(data, np.uint8))}
     expected = {c for c in chars if c.isspace() or unicodedata.category(c) == "Cc" or c in "\u200b\u2060\ufeff"}
     assert found == expected
+
+
+@pytest.mark.parametrize("name", ["", "  ", 42])
+def test_run_name_must_be_a_non_empty_string(name):
+    with pytest.raises(ArgumentError, match="name must be a non-empty string"):
+        parse_run(b"1 Q0 a 1 2.0 r\n", "x", name=name)

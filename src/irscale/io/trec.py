@@ -44,7 +44,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from irscale.errors import InputFormatError, IrscaleWarning, PolicyError, check_choice
+from irscale.errors import ArgumentError, InputFormatError, IrscaleWarning, PolicyError, check_choice
 
 RUN_FIELDS = "qid Q0 docno rank score tag"
 QRELS_FIELDS = "qid iter docno grade"
@@ -530,6 +530,8 @@ def parse_runs(
 ) -> list[Run]:
     """Parse run text into one run per tag (see :func:`read_runs`)."""
     _check_options(score_precision, extra_fields, duplicates)
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ArgumentError(f"name must be a non-empty string naming the run, not {name!r}")
     tok = tokenize(data, path, 6, RUN_FIELDS, extra_fields)
     score = parse_scores(tok, 4)
     nan = np.flatnonzero(np.isnan(score))
@@ -553,7 +555,7 @@ def parse_runs(
     uniq, first, inverse = np.unique(tags, return_index=True, return_inverse=True)
     if name is not None:
         shown = ", ".join(repr(t.decode()) for t in uniq[np.argsort(first)][:5]) + (", ..." if len(uniq) > 5 else "")
-        raise PolicyError(f"{path}: name={name!r} renames a single run, but the file holds {len(uniq)} runs "
+        raise ArgumentError(f"{path}: name={name!r} renames a single run, but the file holds {len(uniq)} runs "
                           f"(tags {shown}); leave name out to name each run by its tag")
     records = np.argsort(inverse, kind="stable")  # grouped by tag, file order within a tag
     bounds = np.searchsorted(inverse[records], np.arange(len(uniq) + 1))
