@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from irscale.errors import IrscaleError
-from irscale.scales.spaces import DCGSpace, RBPSpace, all_runs
+from irscale.scales.spaces import DCGSpace, RBPSpace
 
 
 @dataclass
@@ -56,14 +56,15 @@ class Counter:
         """:meth:`count` of many queries at once: one binary search per prefix value over
         all queries (cheaper than one pass over the prefixes per query when there are
         more than a few hundred queries)."""
+        wide = weighted and (self.Pn.dtype == object or self.Sc.dtype == object)
         if len(keys) < 256:
-            return np.array([self.count(k, weighted) for k in keys], dtype=np.int64)
+            return np.array([self.count(k, weighted) for k in keys], dtype=object if wide else np.int64)
         split = [self.split_query(k) for k in keys]
         x = np.array([v for v, _ in split])
         order = np.argsort(x)  # sorted needles search faster
         xs = x[order]
         tol = self.tol * np.maximum(1.0, np.abs(xs))
-        counts = np.zeros(len(keys), dtype=np.int64)
+        counts = np.zeros(len(keys), dtype=object if wide else np.int64)  # run counts beyond int64: exact
         undecided = []
         # loop over the smaller half, search the larger one
         loop_p = len(self.P) <= len(self.S)
@@ -86,7 +87,7 @@ class Counter:
                 counts[q] += int((self.Pn[pi[ok]] * self.Sn[sj[ok]]).sum())
             else:
                 counts[q] += int(ok.sum())
-        out = np.empty(len(keys), dtype=np.int64)
+        out = np.empty(len(keys), dtype=counts.dtype)
         out[order] = counts
         return out
 
@@ -122,41 +123,59 @@ def _check_half(space, n: int) -> None:
                            f"values (up to {MAX_HALF:,} are held); use a smaller N")
 
 
+def _subset_sums(weights: list[int], total: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every subset sum of ``weights`` (Python ints) as a fraction of ``total``: float64
+    positions sorted ascending, and for each the subset as a bit mask (bit k: weights[k]
+    taken), from which the exact sum is recomputed when a pair is too close to call.
+
+    Each weight's fraction is an int / int true division, correctly rounded however
+    large the integers; a position sums at most 24 of them (``MAX_HALF``), so it lies
+    within 48 * 2^-53 < 6e-15 of the exact fraction, far inside the counter's 1e-12."""
+    vals = np.zeros(1)
+    for w in weights:
+        vals = np.concatenate([vals, vals + w / total])  # masks with bit k get index + 2^k
+    masks = np.argsort(vals, kind="stable")
+    return vals[masks], masks.astype(np.int64)
+
+
+def _mask_sum(weights: list[int], mask: int) -> int:
+    return sum(w for k, w in enumerate(weights) if mask >> k & 1)
+
+
 def rbp_counter(space: RBPSpace) -> Counter:
+    """Binary RBP, p = a/b: a run's exact key is sum of x_k a^(k-1) b^(N-k), a Python int
+    of about N log2(b) bits (beyond 64 bits from N = 14 at p = 0.95). The halves hold
+    float positions (key / total key) with their subset masks; pairs the floats cannot
+    decide are decided on exact Python-int keys, so phi is exact at every N accepted."""
     _check_half(space, 2 ** (space.N - space.N // 2))
     if not space.binary_measure and space.c > 1:
         raise IrscaleError(f"{space.measure}: counting serves binary RBP; graded RBP at N={space.N} "
                            "has keys beyond 64 bits and no engine yet")
     N = space.N
     h = N // 2
-    a, b = space.ab
     w = space.weights  # Python ints
-    B = b ** (N - h)  # full weight of rank k <= h = a^(k-1) b^(h-k) * B
-    A = a ** h  # full weight of rank h + j = A * a^(j-1) b^(N-h-j)
-    wp = [w[k] // B for k in range(h)]
-    ws = [w[h + j] // A for j in range(N - h)]
-    Kp = all_runs(h, 1).astype(np.int64) @ np.array(wp, dtype=np.int64)
-    Ks = all_runs(N - h, 1).astype(np.int64) @ np.array(ws, dtype=np.int64)
-    Kp.sort()
-    Ks.sort()
-    Kp_obj = [int(x) for x in Kp]
-    Ks_obj = [int(x) for x in Ks]
-    scale = float(sum(w))
+    total = sum(w)
+    wp, ws = w[:h], w[h:]
+    P, Pm = _subset_sums(wp, total)
+    S, Sm = _subset_sums(ws, total)
 
     def split_query(key):
         X = int(key)
-        return X / scale, X
+        return X / total, X  # int / int: correctly rounded
 
     def exact_le(i, j, X):
-        return np.array([Kp_obj[ii] * B + A * Ks_obj[jj] <= X for ii, jj in zip(i, j)], dtype=bool)
+        return np.array([_mask_sum(wp, int(Pm[ii])) + _mask_sum(ws, int(Sm[jj])) <= X for ii, jj in zip(i, j)],
+                        dtype=bool)
 
-    P = np.array([x * B / scale for x in Kp_obj])  # values as fractions of the total weight
-    S = np.array([A * y / scale for y in Ks_obj])
     return Counter(2 ** N, P, S, np.ones(len(P), dtype=np.int64),
                    np.arange(len(S) + 1, dtype=np.int64), exact_le, split_query, lambda key: 1, tol=1e-12)
 
 
 def dcg_counter(space: DCGSpace) -> Counter:
+    if space.gmax > 1:
+        raise IrscaleError(f"graded {space.measure} at N={space.N}: the count engine takes distinct class totals "
+                           "to have distinct values, which rational weights break in graded DCG (2 x 1/2 = 1); "
+                           "use engine='dcg' (up to 80,000,000 candidate values)")
     classes = space.classes
     radix = space.radix
     # split the classes so that both halves have about sqrt(size) total vectors
@@ -201,6 +220,5 @@ def dcg_counter(space: DCGSpace) -> Counter:
         return space.runs_of(space.decode(np.array([key]))[0])
 
     size = math.prod(radix)
-    exact_ints = space.n_runs < 2**62
-    return Counter(size, P, S, Pn.astype(np.int64) if exact_ints else Pn,
-                   Sc.astype(np.int64) if exact_ints else Sc, exact_le, split_query, runs_of, tol=1e-12)
+    # run counts: int64 below 2^62 runs, exact Python ints (object arrays) beyond
+    return Counter(size, P, S, Pn, Sc, exact_le, split_query, runs_of, tol=1e-12)

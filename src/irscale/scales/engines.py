@@ -24,7 +24,7 @@ import numpy as np
 
 from irscale.errors import IrscaleError
 from irscale.parallel import Progress, parallel_map
-from irscale.scales.spaces import DCGSpace, Space, all_runs
+from irscale.scales.spaces import INT64_LIMIT, DCGSpace, Space, all_runs
 
 # -- value-set summaries ----------------------------------------------------------------------
 
@@ -34,8 +34,8 @@ class Table:
     runs having each. For spaces whose key order is not the value order (DCG),
     ``phi_of_key`` holds each key's rank."""
 
-    keys: np.ndarray  # int64 sorted
-    runs: np.ndarray  # int64 (or object) runs per key
+    keys: np.ndarray  # int64 sorted (object: Python ints, for the oracle on spaces beyond int64)
+    runs: np.ndarray  # int64 runs per key (object: Python ints where counts may pass 2^62)
     phi_of_key: np.ndarray | None = None  # None: phi = position + 1 (key order = value order)
     value_order: np.ndarray | None = None  # for DCG: key indices in value order
 
@@ -67,15 +67,24 @@ def _unique_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return k, c.astype(np.int64)
 
 
+def _sum_by_key(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct keys and the exact sum of ``counts`` per key (integer sums, in
+    the counts' own dtype: no float weights, which round above 2^53)."""
+    order = np.argsort(keys, kind="stable")
+    k = keys[order]
+    if not len(k):
+        return k, counts[:0]
+    start = np.flatnonzero(np.concatenate([[True], k[1:] != k[:-1]]))
+    return k[start], np.add.reduceat(counts[order], start)
+
+
 def _merge(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    keys = np.concatenate([p[0] for p in parts])
-    counts = np.concatenate([p[1] for p in parts])
-    u, inv = np.unique(keys, return_inverse=True)
-    return u, np.bincount(inv, weights=counts, minlength=len(u)).astype(np.int64)
+    return _sum_by_key(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
 
 
 def oracle(space: Space, limit: int = 2**24) -> Table:
-    """Brute force: the keys of all (c+1)^N runs, deduplicated. For tests (small N)."""
+    """Brute force: the keys of all (c+1)^N runs, deduplicated. For tests (small N);
+    keys beyond int64 are handled as Python ints (slow but exact)."""
     if space.n_runs > limit:
         raise IrscaleError(f"the oracle enumerates all {space.n_runs:,} runs; allowed up to {limit:,}")
     if isinstance(space, DCGSpace):
@@ -85,6 +94,7 @@ def oracle(space: Space, limit: int = 2**24) -> Table:
 
 def enumerate_engine(space: Space, chunk: int = 2**20, scheduler=None, progress: Progress = None) -> Table:
     """Every run, in chunks (parallel), deduplicated per chunk then merged."""
+    space.require_int64("enumerate")
     total = space.n_runs
     starts = list(range(0, total, chunk))
 
@@ -108,9 +118,7 @@ def dcg_engine(space: DCGSpace, limit: int = 80_000_000) -> Table:
         raise IrscaleError(f"{space.measure} at N={space.N} has {size:,} candidate values; the DCG engine "
                            f"holds up to {limit:,} in memory (pair counting for larger N is not built yet)")
     keys = np.arange(size, dtype=np.int64)
-    runs = space.runs_behind(space.decode(keys))  # runs behind each totals vector
-    if space.n_runs < 2**53:  # exact in float64
-        runs = runs.astype(np.int64)
+    runs = space.runs_behind(space.decode(keys))  # runs behind each totals vector (exact integers)
     return _dcg_table(space, keys, runs)
 
 
@@ -147,7 +155,8 @@ class _Half:
     V: list  # per state: sorted distinct prefix values (int64)
     Vn: list  # per state: runs per prefix value
     F: list  # per state: sorted distinct suffix parts
-    Fc: list  # per state: cumulative runs (len + 1), Python-int safe int64
+    Fc: list  # per state: cumulative runs (len + 1), int64 (at most the suffix count)
+    wide_runs: bool = False  # runs per key may pass 2^62: products and sums in Python ints
 
 
 def _prepare(space: Space, h: int) -> _Half:
@@ -161,7 +170,7 @@ def _prepare(space: Space, h: int) -> _Half:
         Vn.append(vn)
         Fs.append(fv)
         Fc.append(np.concatenate([[0], np.cumsum(fn)]))
-    return _Half(states, Vs, Vn, Fs, Fc)
+    return _Half(states, Vs, Vn, Fs, Fc, space.n_runs >= INT64_LIMIT)
 
 
 def _bucket_bounds(half: _Half, target: int, seed: int = 0) -> np.ndarray:
@@ -206,7 +215,10 @@ def _bucket(half: _Half, lo: int, hi: int, with_runs: bool):
         vals.append(F[idx] + Vk[rep])
         if with_runs:
             fcount = Fc[idx + 1] - Fc[idx]
-            wts.append(fcount * Vn[keep][rep])
+            vn = Vn[keep][rep]
+            if half.wide_runs:
+                fcount, vn = fcount.astype(object), vn.astype(object)
+            wts.append(fcount * vn)  # runs behind the pair: at most n_runs
     if not vals:
         return np.empty(0, dtype=np.int64), (np.empty(0, dtype=np.int64) if with_runs else None)
     allv = np.concatenate(vals)
@@ -216,8 +228,7 @@ def _bucket(half: _Half, lo: int, hi: int, with_runs: bool):
         keep[0] = True
         np.not_equal(allv[1:], allv[:-1], out=keep[1:])
         return allv[keep], None
-    u, inv = np.unique(allv, return_inverse=True)
-    return u, np.bincount(inv, weights=np.concatenate(wts), minlength=len(u)).astype(np.int64)
+    return _sum_by_key(allv, np.concatenate(wts))
 
 
 def _bucket_runs(half: _Half, lo: int, hi: int) -> int:
@@ -234,9 +245,7 @@ def split_engine(space: Space, h: int | None = None, bucket_pairs: int = 2**22, 
                  progress: Progress = None, keep_in_memory: int = 2**25) -> Table | Buckets:
     """Meet in the middle (see the module doc). Returns the whole table when it holds at
     most ``keep_in_memory`` distinct keys, else the bucket summary."""
-    if not space.int64:
-        raise IrscaleError(f"{space.measure} at N={space.N}: keys exceed 64 bits; the split engine "
-                           "needs 64-bit keys")
+    space.require_int64("split")
     h = space.N // 2 if h is None else h
     half = _prepare(space, h)
     bounds = _bucket_bounds(half, bucket_pairs)

@@ -60,7 +60,7 @@ class RankMap:
         ranks 1..size; ``min``/``max``/``mid`` ranks among all (c+1)^N runs (float64)."""
         if ties not in TIES:
             raise ValueError(f"ties must be one of {', '.join(TIES)}, not {ties!r}")
-        keys = _as_keys(keys)
+        keys = _as_keys(keys, self.space)
         if ties == "unq":
             return self._phi_unq(keys)
         le = self._runs_le(keys)
@@ -193,16 +193,20 @@ class RankMap:
                 return np.array([cum[p - 1] if p else 0 for p in pos], dtype=object)
             # DCG: runs at or below a value = cumulative over value order up to its last tie
             return np.cumsum(self._runs_per_phi)[self._phi_unq(keys)]
+        wide = self.n_runs >= 2**62  # run counts beyond int64: exact Python ints, not cached
+
         def compute(new):
             b = np.clip(np.searchsorted(s.bounds, new, side="right") - 1, 0, len(s.bounds) - 2)
-            out = np.empty(len(new), dtype=np.int64)
+            out = np.empty(len(new), dtype=object if wide else np.int64)
             for bb in np.unique(b):
                 sel = np.flatnonzero(b == bb)
                 ks, runs = self._bucket(int(bb), True)
-                cum = np.concatenate([[0], np.cumsum(runs)])
+                cum = np.concatenate([[0], np.cumsum(runs.astype(object) if wide else runs)])
                 out[sel] = int(s.cum_runs[bb]) + cum[np.searchsorted(ks, new[sel], side="right")]
             return out
 
+        if wide:
+            return compute(keys)
         return self._cached_answers(keys, compute, "le").astype(object)
 
     def _runs_at(self, keys):
@@ -243,16 +247,28 @@ class RankMap:
 
 # -- building --------------------------------------------------------------------------------
 
-def _as_keys(keys) -> np.ndarray:
+def _as_keys(keys, space: Space) -> np.ndarray:
+    """Query keys in the space's one form: int64, or (keys beyond int64) Python ints in an
+    object array, whatever the values of this particular query, so answers given and
+    persisted for one query are found again for the next."""
     keys = np.asarray(keys)
+    if not space.int64:
+        return np.array([int(k) for k in keys.flat], dtype=object).reshape(keys.shape)
     if keys.dtype == object:
-        return keys if any(abs(int(k)) >= 2**63 for k in keys) else keys.astype(np.int64)
+        try:
+            return keys.astype(np.int64)
+        except OverflowError:
+            raise IrscaleError("a key outside the run space was asked for (not a run of length N)") from None
     return keys.astype(np.int64)
+
+
+def _lookup_dtype(space: Space):
+    return np.int64 if space.int64 else np.str_
 
 
 def _lookup_form(keys: np.ndarray) -> np.ndarray:
     """Keys in a sortable, storable form: int64, or decimal strings for wider keys."""
-    return np.array([str(int(k)) for k in keys]) if keys.dtype == object else keys
+    return np.array([str(int(k)) for k in keys], dtype=np.str_) if keys.dtype == object else keys
 
 
 def choose_engine(space: Space) -> str:
@@ -368,7 +384,7 @@ def _answers_file(rm: RankMap, kind: str = "unq") -> Path:
 
 
 def _answers_load(rm: RankMap, kind: str = "unq"):
-    empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+    empty = (np.empty(0, dtype=_lookup_dtype(rm.space)), np.empty(0, dtype=np.int64))
     if not rm.cached:
         return empty
     try:

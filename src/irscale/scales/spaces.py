@@ -3,8 +3,10 @@
 A :class:`Space` knows, for one measure at run length N over grades 0..c, an *exact
 key* of every run: an integer whose order and equality are those of the measure's
 RB-free core (SPEC section 3), so tie decisions never depend on rounding. Keys are
-int64 here; a space whose keys would not fit says so (``int64 = False``) and only the
-engines that do not need them (closed forms, pair counting) serve it.
+int64 where every key (and every sum of two partial keys) stays below 2^62; a space
+whose keys would not fit says so (``int64 = False``), gives exact Python-int keys
+(object arrays) instead, and only the engines that do not need int64 keys (closed
+forms, pair counting, the test oracle) serve it; the others refuse with an error.
 
 The families and their keys (g_k is the grade at rank k, r_k = [g_k >= rel]):
 
@@ -79,6 +81,13 @@ class Space:
     @property
     def int64(self) -> bool:
         return self.max_key < INT64_LIMIT
+
+    def require_int64(self, engine: str) -> None:
+        """Refuse (MeasureError) an engine that adds int64 keys where they could overflow."""
+        if not self.int64:
+            raise MeasureError(f"{self.measure} at N={self.N}: exact keys reach {self.max_key.bit_length()} bits; "
+                               f"the {engine} engine adds int64 keys and needs them below 2^62; engine='auto' "
+                               "picks one that can serve this space where one exists, or use a smaller N")
 
     def keys(self, g: np.ndarray) -> np.ndarray:
         """Exact int64 keys of runs ``g`` ((n, N) grades in 0..c)."""
@@ -292,10 +301,12 @@ def sbto_rank(runs: np.ndarray, c: int) -> np.ndarray:
     sorted descending; the rank (from 0) of the run's grade multiset in the set-based order."""
     N = runs.shape[1]
     d = -np.sort(-np.asarray(runs, dtype=np.int64), axis=1)
-    out = np.zeros(len(d), dtype=np.int64)
+    # ranks run up to C(N + c, c) - 1: int64 below 2^62, exact Python ints beyond
+    dtype = np.int64 if math.comb(N + c, c) < INT64_LIMIT else object
+    out = np.zeros(len(d), dtype=dtype)
     for j in range(1, N + 1):
-        table = np.array([math.comb(x + N - j, N - j + 1) for x in range(c + 1)], dtype=np.int64)
-        out += table[d[:, j - 1]]
+        table = np.array([math.comb(x + N - j, N - j + 1) for x in range(c + 1)], dtype=dtype)
+        out = out + table[d[:, j - 1]]
     return out
 
 
@@ -327,15 +338,20 @@ class APSpace(Space):
         return self.L * self.N
 
     def keys(self, g):
-        r = (g > 0).astype(np.int64)
+        r = (np.asarray(g) > 0).astype(np.int64)
         hits = np.cumsum(r, axis=-1) * r
+        if not self.int64:  # exact Python integers (N >= 41: L * N passes 2^62)
+            return hits.astype(object) @ np.array([self.L // k for k in range(1, self.N + 1)], dtype=object)
         w = self.L // np.arange(1, self.N + 1, dtype=np.int64)
         return hits @ w
 
     def key_values(self, keys):
+        if not self.int64:
+            return np.array([int(k) / self.L for k in keys], dtype=np.float64)  # int / int: correctly rounded
         return np.asarray(keys, dtype=np.float64) / self.L
 
     def split_parts(self, h):
+        self.require_int64("split")
         L = self.L
         pre = all_runs(h, 1).astype(np.int64)
         hits = np.cumsum(pre, axis=1) * pre
@@ -381,16 +397,16 @@ class RBPSpace(Space):
 
     def key_values(self, keys):
         a, b = self.ab
-        if not self.int64:
-            total = sum(self.weights)
-            return np.array([int(k) / total for k in keys]) * (1 - a / b) * sum(self.weights) / (
-                self.gmax * float(b) ** (self.N - 1))
+        if not self.int64:  # RBP = key (1 - p) / (gmax b^(N-1)) = key (b - a) / (gmax b^N): int / int, exact
+            den = self.gmax * b ** self.N
+            return np.array([int(k) * (b - a) / den for k in keys], dtype=np.float64)
         return np.asarray(keys, dtype=np.float64) * (1 - a / b) / (self.gmax * float(b) ** (self.N - 1))
 
     def n_states(self, h):
         return 1
 
     def split_parts(self, h):
+        self.require_int64("split")
         c = self.gmax
         w = np.array(self.weights, dtype=np.int64)
         V = all_runs(h, c).astype(np.int64) @ w[:h]
@@ -424,12 +440,14 @@ class ERRSpace(Space):
         for a block of ranks starting at ``first_rank`` (1-based), as if the block were a
         whole run of length ``total`` ranks ending at N."""
         c = self.cc
-        g = g.astype(np.int64)
+        # int64 while every key stays below 2^62 (then so do all partial products, whose
+        # factors are >= 1); exact Python integers otherwise
+        g = np.asarray(g).astype(np.int64 if self.int64 else object)
         n, m = g.shape
         stop = (1 << g) - 1  # numerator of R over 2^c
         cont = (1 << c) - (1 << g) + 1  # numerator of 1 - R over 2^c
-        reach = np.ones(n, dtype=np.int64)
-        out = np.zeros(n, dtype=np.int64)
+        reach = np.ones(n, dtype=g.dtype)
+        out = np.zeros(n, dtype=g.dtype)
         for i in range(m):
             k = first_rank + i
             out += (self.L // k) * stop[:, i] * reach * (1 << (c * (total - 1 - i)))
@@ -440,12 +458,16 @@ class ERRSpace(Space):
         return self._terms(g, 1, self.N)[0]
 
     def key_values(self, keys):
+        if not self.int64:
+            den = self.L << (self.cc * self.N)
+            return np.array([int(k) / den for k in keys], dtype=np.float64)  # int / int: correctly rounded
         return np.asarray(keys, dtype=np.float64) / (self.L * 2.0 ** (self.cc * self.N))
 
     def n_states(self, h):
         return (2 ** self.cc) ** h
 
     def split_parts(self, h):
+        self.require_int64("split")
         c = self.cc
         pre = all_runs(h, c)
         V, reach = self._terms(pre, 1, h)
@@ -518,7 +540,9 @@ class DCGSpace(Space):
 
     def keys(self, g):
         tot = self.class_totals(g)
-        key = np.zeros(len(g), dtype=np.int64)
+        if not self.int64:  # exact Python integers (mixed-radix codes beyond 2^62)
+            tot = tot.astype(object)
+        key = np.zeros(len(g), dtype=tot.dtype)
         for j, r in enumerate(self.radix):
             key = key * r + tot[:, j]
         return key
@@ -527,8 +551,9 @@ class DCGSpace(Space):
         """Class totals (n, classes) of mixed-radix codes; with ``first``/``stop``, codes
         over the classes first..stop-1 only (a half of the counting engine)."""
         radix = self.radix[first:stop]
-        keys = np.asarray(keys, dtype=np.int64).copy()
-        tot = np.empty((len(keys), len(radix)), dtype=np.int64)
+        keys = np.asarray(keys)
+        keys = keys.astype(object if keys.dtype == object or not self.int64 else np.int64, copy=True)
+        tot = np.empty((len(keys), len(radix)), dtype=np.int64)  # totals are small
         for j in range(len(radix) - 1, -1, -1):
             tot[:, j] = keys % radix[j]
             keys //= radix[j]
@@ -542,11 +567,12 @@ class DCGSpace(Space):
 
     def runs_behind(self, tot, first: int = 0) -> np.ndarray:
         """Runs having each vector of class totals (classes first.. of ``tot``'s columns),
-        float64: exact below 2^53."""
+        exact: int64 below 2^62 runs in all (no product can exceed that), Python ints beyond."""
         tot = np.asarray(tot)
-        out = np.ones(len(tot), dtype=np.float64)
+        dtype = np.int64 if self.n_runs < INT64_LIMIT else object
+        out = np.ones(len(tot), dtype=dtype)
         for j in range(tot.shape[1]):
-            out *= np.array(self._ways[first + j], dtype=np.float64)[tot[:, j]]
+            out = out * np.array(self._ways[first + j], dtype=dtype)[tot[:, j]]
         return out
 
     def runs_of(self, totals) -> int:
@@ -593,7 +619,7 @@ class GenericSpace(Space):
     def keys(self, g):
         hook = getattr(self.measure, "exact_key", None)
         if hook is not None:
-            return np.asarray(hook(np.asarray(g), self.c), dtype=np.int64)
+            return self._hook_keys(hook(np.asarray(g), self.c))
         from irscale.data import TopicStats
 
         topics = TopicStats.single([self.N] * (self.c + 1))
@@ -602,6 +628,21 @@ class GenericSpace(Space):
             raise MeasureError(f"{self.measure} gives NaN on some run of length {self.N}")
         bits = (v + 0.0).view(np.int64)  # + 0.0 turns -0.0 into 0.0
         return np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+
+    def _hook_keys(self, raw) -> np.ndarray:
+        """The hook's keys as int64, refused (never wrapped or truncated) when they are
+        not integers or do not fit."""
+        k = np.asarray(raw)
+        lo, hi = -(2**63), 2**63 - 1
+        if k.dtype.kind == "b":
+            return k.astype(np.int64)
+        if k.dtype.kind in "iu" and (k.size == 0 or (int(k.min()) >= lo and int(k.max()) <= hi)):
+            return k.astype(np.int64)
+        if k.dtype == object and all(isinstance(x, (int, np.integer)) and lo <= int(x) <= hi for x in k.flat):
+            return np.array([int(x) for x in k.flat], dtype=np.int64).reshape(k.shape)
+        raise MeasureError(f"{self.measure}.exact_key(g, c) must return integers that fit in int64 (got "
+                           f"{k.dtype}{' values out of range' if k.dtype.kind in 'iuO' else ''}); scale "
+                           "and round inside exact_key, or drop it to rank the measure's float values")
 
     def key_values(self, keys):
         keys = np.asarray(keys, dtype=np.int64)
