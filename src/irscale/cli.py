@@ -584,10 +584,16 @@ def cache_info_cmd():
     """Where the cache is and what it holds."""
     from irscale.scales import cache_info
 
-    info = cache_info()
+    try:
+        info = cache_info()
+    except IrscaleError as e:
+        _fail(e)
     typer.echo(f"cache directory {info['dir']} ({info['bytes'] / 1e6:.1f} MB)")
     for e in info["entries"]:
-        typer.echo(f"  {e['identity']}: {e['size']:,} values, {e['bytes'] / 1e6:.1f} MB")
+        if e.get("damaged"):  # rebuilt (and replaced) when next needed
+            typer.echo(f"  {e['file']}: (damaged: {e['damaged']}), {e['bytes'] / 1e6:.1f} MB")
+        else:
+            typer.echo(f"  {e['identity']}: {e['size']:,} values, {e['bytes'] / 1e6:.1f} MB")
 
 
 @cache_app.command("clear")
@@ -595,7 +601,11 @@ def cache_clear_cmd():
     """Remove every cached rank map."""
     from irscale.scales import cache_clear
 
-    typer.echo(f"removed {cache_clear()} rank map(s)")
+    try:
+        n = cache_clear()
+    except IrscaleError as e:
+        _fail(e)
+    typer.echo(f"removed {n} rank map(s)")
 
 
 @app.command()

@@ -7,9 +7,18 @@ values instead (1 + runs below, runs at or below, their mean).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
+import lzma
 import os
+import secrets
+import socket
+import struct
 import time
+import warnings
+import zipfile
+import zlib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -19,7 +28,7 @@ from typing import Literal
 import numpy as np
 
 from irscale import __version__
-from irscale.errors import IrscaleError, MeasureError
+from irscale.errors import IrscaleError, IrscaleWarning, MeasureError
 from irscale.measures import Measure
 from irscale.scales.engines import (Buckets, Table, attach_buckets, dcg_engine, enumerate_engine,
                                     oracle, split_engine)
@@ -337,6 +346,35 @@ def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "aut
 
 
 # -- cache -------------------------------------------------------------------------------------
+#
+# One .npz per rank map (and one per kind of persisted answers) under cache_dir()/rankmaps.
+# Every file carries a sha256 of its arrays (name, dtype, shape and bytes, names sorted);
+# a file that cannot be read or whose checksum fails is treated as absent: rebuilt, with
+# one IrscaleWarning per file. Files are written atomically (a uniquely named temp file
+# beside the target, flushed and fsynced, then renamed over it), so readers see the old
+# file or the new one, never a half-written one; temp files left by killed writers are
+# removed once their writer is gone (or after an hour).
+
+_STALE_SECONDS = 3600
+_HOST = "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in socket.gethostname()) or "host"
+_warned: set = set()  # files reported damaged, directories reported unwritable (once per process)
+_swept: set = set()  # directories swept of stale temp files by loads in this process
+
+# every way numpy's loader fails on a damaged .npz: zip structure and CRCs (BadZipFile),
+# truncation (EOFError), headers and pickle refusal (ValueError), missing members
+# (KeyError), unsupported or encrypted-looking members after a bit flip, absurd shapes
+_LOAD_ERRORS = (OSError, EOFError, ValueError, KeyError, IndexError, TypeError, OverflowError, MemoryError,
+                RuntimeError, NotImplementedError, SyntaxError, zipfile.BadZipFile, zipfile.LargeZipFile,
+                zlib.error, lzma.LZMAError, struct.error)
+
+
+class _Damaged(Exception):
+    """A cache file that cannot be trusted; ``reason`` says why."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
 
 def cache_dir() -> Path:
     """``$IRSCALE_CACHE_DIR``, else the platform's user cache directory."""
@@ -354,28 +392,181 @@ def _cache_file(space: Space, engine: str) -> Path:
     return cache_dir() / "rankmaps" / f"{digest}.npz"
 
 
+def _why(e: BaseException) -> str:
+    """An OSError's reason in lower case ("permission denied"), else the exception's text."""
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror[:1].lower() + e.strerror[1:]
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+
+
+def _checksum(arrays: dict) -> str:
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        if name == "checksum":
+            continue
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def _read_npz(f: Path) -> dict:
+    """Every array of a cache file, checksum verified. Raises FileNotFoundError when the
+    file is absent and :class:`_Damaged` when it cannot be trusted."""
+    try:
+        size = f.stat().st_size
+    except OSError as e:  # no such file, or its directory cannot be reached: absent
+        raise FileNotFoundError(errno.ENOENT, _why(e), str(f)) from e
+    try:
+        if size == 0:
+            raise _Damaged("empty file")
+        with np.load(f, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        raise
+    except _LOAD_ERRORS as e:
+        raise _Damaged(_why(e)) from e
+    if "checksum" not in arrays:
+        raise _Damaged("no checksum (written by an older irscale, or not by irscale)")
+    if str(arrays["checksum"]) != _checksum(arrays):
+        raise _Damaged("checksum mismatch: the stored arrays were altered")
+    return arrays
+
+
+def _write_npz(f: Path, arrays: dict) -> None:
+    """Write ``arrays`` and their checksum to ``f`` atomically (OSError when it cannot)."""
+    arrays = dict(arrays)
+    arrays["checksum"] = np.array(_checksum(arrays))
+    tmp = f.with_name(f"{f.name}.{_HOST}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, f)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def _warn_damaged(f: Path, reason: str, what: str = "rank-map") -> None:
+    if ("damaged", str(f)) in _warned:
+        return
+    _warned.add(("damaged", str(f)))
+    done = "rebuilt" if what == "rank-map" else "recomputed"
+    warnings.warn(f"the {what} cache file {f} was damaged ({reason}); it was ignored and is {done}",
+                  IrscaleWarning, stacklevel=3)
+
+
+def _warn_unwritable(e: OSError, consequence: str) -> None:
+    d = cache_dir()
+    if ("unwritable", str(d)) in _warned:
+        return
+    _warned.add(("unwritable", str(d)))
+    warnings.warn(f"cannot write the rank-map cache at {d} ({_why(e)}); {consequence}: set IRSCALE_CACHE_DIR "
+                  "to a writable directory", IrscaleWarning, stacklevel=3)
+
+
+def _is_temp(name: str) -> bool:
+    return name.endswith(".tmp") or name.endswith(".tmp.npz")  # .tmp.npz: older irscale's temp files
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists but not ours (PermissionError), or cannot tell
+        return True
+    return True
+
+
+def _stale(p: Path, now: float) -> bool:
+    """A temp file no live writer will rename: its writer (on this host) is gone, or it
+    is older than an hour (writers on other hosts, and older irscale's unnamed temps)."""
+    parts = p.name[: -len(".tmp")].rsplit(".", 3) if p.name.endswith(".tmp") else []
+    if len(parts) == 4 and parts[1] == _HOST and parts[2].isdigit() and not _pid_alive(int(parts[2])):
+        return True
+    try:
+        return now - p.stat().st_mtime > _STALE_SECONDS
+    except OSError:
+        return False
+
+
+def _sweep(d: Path) -> None:
+    """Remove stale temp files (best effort: a read-only cache keeps them, ignored)."""
+    try:
+        temps = [p for p in d.iterdir() if _is_temp(p.name)]
+    except OSError:
+        return
+    now = time.time()
+    for p in temps:
+        if _stale(p, now):
+            with contextlib.suppress(OSError):
+                p.unlink()
+
+
+def _map_files(d: Path) -> list[Path]:
+    """The rank-map files (not answers, not temp files) in ``d``; IrscaleError if unreadable."""
+    try:
+        return sorted(p for p in d.iterdir() if p.name.endswith(".npz") and not _is_temp(p.name))
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise IrscaleError(f"cannot read the rank-map cache at {d} ({_why(e)}); fix its permissions or set "
+                           "IRSCALE_CACHE_DIR to another directory") from e
+
+
+def _ints_out(a: np.ndarray) -> np.ndarray:
+    """Integers for storage without pickles: int64 where they fit, decimal strings beyond."""
+    a = np.asarray(a)
+    if a.dtype != object:
+        return a
+    if all(-(2**63) <= int(x) < 2**63 for x in a.flat):
+        return a.astype(np.int64)
+    return np.array([str(int(x)) for x in a.flat]).reshape(a.shape)
+
+
+def _ints_in(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    if a.dtype.kind == "U":
+        return np.array([int(x) for x in a.flat], dtype=object).reshape(a.shape)
+    return a
+
+
 def _cache_load(space: Space, engine: str) -> RankMap | None:
     f = _cache_file(space, engine)
-    if not f.exists():
+    if str(f.parent) not in _swept:
+        _swept.add(str(f.parent))
+        _sweep(f.parent)
+    try:
+        z = _read_npz(f)
+    except FileNotFoundError:
+        return None
+    except _Damaged as e:
+        _warn_damaged(f, e.reason)
         return None
     try:
-        with np.load(f, allow_pickle=False) as z:
-            if str(z["identity"]) != space.identity:
-                return None
-            size, seconds = int(z["size"]), float(z["seconds"])
-            if engine == "closed":
-                summary = None
-            elif engine == "count":  # the halves are rebuilt (fast); answers persist
-                summary = dcg_counter(space) if isinstance(space, DCGSpace) else rbp_counter(space)
-            elif "bounds" in z:
-                summary = attach_buckets(space, int(z["h"]), z["bounds"], z["cum_distinct"],
-                                         [int(x) for x in z["cum_runs"]])
-            else:
-                phi = z["phi_of_key"] if "phi_of_key" in z else None
-                order = z["value_order"] if "value_order" in z else None
-                summary = Table(z["keys"], z["runs"], phi, order)
-    except (OSError, ValueError, KeyError):
-        return None  # a damaged cache entry is rebuilt
+        if str(z["identity"]) != space.identity:
+            return None  # another map behind the same digest: rebuilt (and replaced)
+        size, seconds = int(z["size"]), float(z["seconds"])
+        if engine == "closed":
+            summary = None
+        elif engine == "count":  # the halves are rebuilt (fast); answers persist
+            summary = dcg_counter(space) if isinstance(space, DCGSpace) else rbp_counter(space)
+        elif "bounds" in z:
+            summary = attach_buckets(space, int(z["h"]), z["bounds"], z["cum_distinct"],
+                                     [int(x) for x in z["cum_runs"]])
+        else:
+            phi = z["phi_of_key"] if "phi_of_key" in z else None
+            order = z["value_order"] if "value_order" in z else None
+            summary = Table(_ints_in(z["keys"]), _ints_in(z["runs"]), phi, order)
+    except (KeyError, ValueError, TypeError) as e:  # checksum fine, content not a rank map
+        _warn_damaged(f, _why(e))
+        return None
     return RankMap(space, engine, size, space.n_runs, seconds, summary, cached=True, from_cache=True)
 
 
@@ -387,67 +578,96 @@ def _answers_load(rm: RankMap, kind: str = "unq"):
     empty = (np.empty(0, dtype=_lookup_dtype(rm.space)), np.empty(0, dtype=np.int64))
     if not rm.cached:
         return empty
+    f = _answers_file(rm, kind)
     try:
-        with np.load(_answers_file(rm, kind), allow_pickle=False) as z:
-            return z["keys"], z["phi"]
-    except (OSError, ValueError, KeyError):
+        z = _read_npz(f)
+        keys, phi = z["keys"], z["phi"]
+        if (str(z["identity"]) != rm.space.identity or keys.ndim != 1 or keys.shape != phi.shape
+                or keys.dtype.kind != np.dtype(_lookup_dtype(rm.space)).kind or phi.dtype.kind != "i"):
+            raise _Damaged("not the answers of this rank map")
+    except FileNotFoundError:
         return empty
+    except _Damaged as e:
+        _warn_damaged(f, e.reason, "answers")
+        return empty
+    except KeyError as e:
+        _warn_damaged(f, _why(e), "answers")
+        return empty
+    return keys, phi
 
 
 def _answers_save(rm: RankMap, kind: str = "unq") -> None:
-    f = _answers_file(rm, kind)
+    keys, phi = rm._known[kind]
     try:
-        tmp = f.with_suffix(".tmp.npz")
-        np.savez(tmp, keys=rm._known[kind][0], phi=rm._known[kind][1])
-        os.replace(tmp, f)
-    except OSError:
-        pass
+        _write_npz(_answers_file(rm, kind), {"identity": np.array(rm.space.identity), "keys": keys, "phi": phi})
+    except OSError as e:
+        _warn_unwritable(e, "phi answers are recomputed every time")
 
 
 def _cache_save(rm: RankMap) -> bool:
     f = _cache_file(rm.space, rm.engine)
+    arrays = {"identity": np.array(rm.space.identity), "size": _ints_out(np.array(rm.size, dtype=object)),
+              "seconds": np.array(rm.seconds)}
+    if isinstance(rm.summary, Table):
+        arrays["keys"] = _ints_out(rm.summary.keys)
+        arrays["runs"] = _ints_out(rm.summary.runs)
+        if rm.summary.phi_of_key is not None:
+            arrays["phi_of_key"] = rm.summary.phi_of_key
+            arrays["value_order"] = rm.summary.value_order
+    elif isinstance(rm.summary, Buckets):
+        arrays.update(h=np.array(rm.summary.h), bounds=rm.summary.bounds, cum_distinct=rm.summary.cum_distinct,
+                      cum_runs=_ints_out(rm.summary.cum_runs))
     try:
         f.parent.mkdir(parents=True, exist_ok=True)
-        arrays = {"identity": np.array(rm.space.identity), "size": np.array(rm.size),
-                  "seconds": np.array(rm.seconds)}
-        if isinstance(rm.summary, Table):
-            arrays["keys"] = rm.summary.keys
-            arrays["runs"] = np.asarray(rm.summary.runs, dtype=np.float64 if rm.summary.runs.dtype == object
-                                        else rm.summary.runs.dtype)
-            if rm.summary.phi_of_key is not None:
-                arrays["phi_of_key"] = rm.summary.phi_of_key
-                arrays["value_order"] = rm.summary.value_order
-        elif isinstance(rm.summary, Buckets):
-            arrays.update(h=np.array(rm.summary.h), bounds=rm.summary.bounds,
-                          cum_distinct=rm.summary.cum_distinct,
-                          cum_runs=rm.summary.cum_runs.astype(np.int64))  # <= 2^N runs
-        tmp = f.with_suffix(".tmp.npz")
-        np.savez(tmp, **arrays)
-        os.replace(tmp, f)
-        return True
-    except OSError:
-        return False  # a read-only cache only costs a rebuild
+        _write_npz(f, arrays)
+    except OSError as e:
+        _warn_unwritable(e, "rank maps are rebuilt every time")
+        return False
+    return True
 
 
 def cache_info() -> dict:
-    d = cache_dir() / "rankmaps"
-    files = sorted(f for f in d.glob("*.npz") if ".answers" not in f.name) if d.exists() else []
+    """The cache directory and its rank maps: one entry per file with ``file``,
+    ``identity``, ``size``, ``bytes`` and ``damaged`` (None, or why the file cannot be
+    used: it will be rebuilt when next needed)."""
+    root = cache_dir()
+    d = root / "rankmaps"
+    if d.is_dir():
+        _sweep(d)
     entries = []
-    for f in files:
+    for f in _map_files(d) if d.is_dir() else []:
+        if ".answers" in f.name:
+            continue
         try:
-            with np.load(f, allow_pickle=False) as z:
-                entries.append({"file": f.name, "identity": str(z["identity"]), "size": int(z["size"]),
-                                "bytes": f.stat().st_size})
-        except (OSError, ValueError, KeyError):
-            entries.append({"file": f.name, "identity": "(unreadable)", "size": 0, "bytes": f.stat().st_size})
-    return {"dir": str(cache_dir()), "entries": entries, "bytes": sum(e["bytes"] for e in entries)}
+            nbytes = f.stat().st_size
+            z = _read_npz(f)
+            entry = {"identity": str(z["identity"]), "size": int(z["size"]), "damaged": None}
+        except FileNotFoundError:
+            continue  # removed meanwhile
+        except _Damaged as e:
+            entry = {"identity": f"(damaged: {e.reason})", "size": 0, "damaged": e.reason}
+        except (KeyError, ValueError, TypeError) as e:
+            entry = {"identity": f"(damaged: {_why(e)})", "size": 0, "damaged": _why(e)}
+        except OSError as e:
+            raise IrscaleError(f"cannot read {f} ({_why(e)}); fix its permissions or remove it") from e
+        entries.append({"file": f.name, "bytes": nbytes, **entry})
+    return {"dir": str(root), "entries": entries, "bytes": sum(e["bytes"] for e in entries)}
 
 
 def cache_clear() -> int:
+    """Remove every cached rank map (and its answers, and stale temp files); returns the
+    number of rank maps removed. IrscaleError when a file cannot be removed."""
     d = cache_dir() / "rankmaps"
+    if not d.is_dir():
+        return 0
+    _sweep(d)
     n = 0
-    if d.exists():
-        for f in d.glob("*.npz"):
-            n += ".answers" not in f.name
+    for f in _map_files(d):
+        try:
             f.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            raise IrscaleError(f"cannot remove {f} ({_why(e)}); remove it by hand or fix the permissions") from e
+        n += ".answers" not in f.name
     return n
