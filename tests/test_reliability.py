@@ -431,3 +431,16 @@ def test_cli_python_syntax_numbers_are_errors(tmp_path, which, text, line, fragm
     msg = one_error_line(cli("evaluate", q, r))
     target = q if which == "qrels" else r
     assert f"{target}:{line}:" in msg and fragment in msg
+
+
+def test_every_verb_prints_warnings_as_one_line(tmp_path, monkeypatch):
+    """rankmap and cache read no runs, yet their warnings (a damaged cache file) are one
+    'warning:' line too, not Python's two-line format with a source line."""
+    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
+    assert cli("rankmap", "AP", "-N", "8").exit_code == 0
+    f = next(p for p in (tmp_path / "rankmaps").glob("*.npz") if ".answers" not in p.name)
+    f.write_bytes(f.read_bytes()[:50])
+    res = cli("rankmap", "AP", "-N", "8")
+    assert res.exit_code == 0
+    lines = [x for x in res.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("warning:") and "damaged" in lines[0], res.stderr

@@ -67,6 +67,13 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
         err.print(f"warning: {category.__name__}: {_plain(message)}", soft_wrap=True)
 
 
+@app.callback()
+def _main():
+    """Measurement-theoretic evaluation of IR systems (trec_eval-exact scores, interval
+    scales, meaningful statistics)."""
+    warnings.showwarning = _show_warning  # every verb: warnings as one yellow line on stderr
+
+
 def _progress():
     return _bar("reading runs")
 
