@@ -68,11 +68,17 @@ def ref_records(data: bytes, nfields: int, extra_ignored: bool = False):
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise Bad("not UTF-8") from None
-    for ch in text:
-        if ch in FIELD_SEPARATORS:
-            continue
-        if unicodedata.category(ch) == "Cc" or ch.isspace() or ch in "\u200b\u2060\ufeff":
-            raise Bad(f"hidden character {ch!r}")
+    for line in text.split("\n"):
+        first = line.encode().split()[:1]  # fields split on ASCII whitespace, as the reader does
+        comment = bool(first) and first[0].startswith(b"#")
+        for ch in line:
+            if ch in FIELD_SEPARATORS:
+                continue
+            hidden = unicodedata.category(ch) == "Cc" or ch.isspace() or ch in "\u200b\u2060\ufeff"
+            # ASCII controls are refused everywhere; other hidden characters only in data lines
+            # (a comment may hold a non-breaking space)
+            if hidden and (ord(ch) < 128 or not comment):
+                raise Bad(f"hidden character {ch!r}")
     records = []
     for number, line in enumerate(data.split(b"\n"), 1):
         fields = line.split()

@@ -18,7 +18,11 @@ __all__ = [
 ]
 
 class IrscaleError(Exception):
-    """Base class of every error that irscale reports to a user (bad input, bad option)."""
+    """Base class of every error that irscale reports to a user (bad input, bad option).
+    Its message shows invisible and control characters escaped (see :func:`show`)."""
+
+    def __str__(self) -> str:
+        return show(super().__str__())
 
 
 class InputFormatError(IrscaleError):
@@ -61,7 +65,11 @@ class PolicyError(IrscaleError):
 
 class IrscaleWarning(UserWarning):
     """Something in the data deserves attention but does not stop the work
-    (a run lacks qrels topics, a topic has no relevant document, ...)."""
+    (a run lacks qrels topics, a topic has no relevant document, ...). Its message
+    shows invisible and control characters escaped (see :func:`show`)."""
+
+    def __str__(self) -> str:
+        return show(super().__str__())
 
 
 class ArgumentError(IrscaleError, TypeError, ValueError):

@@ -18,7 +18,8 @@ import numpy as np
 from irscale import __version__
 from irscale.data import JudgedRuns, MissingTopics, _index, assemble, check_options, judge_run
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, check_choice
-from irscale.io.trec import Duplicates, ExtraFields, Qrels, Run, ScorePrecision, read_qrels, read_runs
+from irscale.io.trec import (Duplicates, ExtraFields, Qrels, Run, ScorePrecision, check_reader_options, read_qrels,
+                              read_runs)
 from irscale.measures import Measure, parse_measures
 from irscale.validate import flag, integer, wrong_type
 
@@ -215,9 +216,8 @@ def load_runs(
 
 def reader_options(score_precision: str, extra_fields: str, duplicates: str) -> dict:
     """The run readers' policies, validated (the allowed values are in the message)."""
-    return dict(score_precision=check_choice("score_precision", score_precision, ("float64", "float32")),
-                extra_fields=check_choice("extra_fields", extra_fields, ("error", "ignore")),
-                duplicates=check_choice("duplicates", duplicates, ("error", "first")))
+    check_reader_options(score_precision, extra_fields, duplicates)
+    return dict(score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates)
 
 
 _SHARED_TASK: Callable | None = None

@@ -154,6 +154,7 @@ def tokenize(
     nfields: int,
     expected: str,
     extra_fields: ExtraFields = "error",
+    extra_advice: str | None = None,
 ) -> _Tokens:
     """Split ``data`` into records of ``nfields`` whitespace-separated fields.
 
@@ -186,10 +187,11 @@ def tokenize(
                 path, line,
                 f"not UTF-8 text (byte 0x{data[e.start]:02x}); re-encode the file as UTF-8"
             ) from None
-        hidden = hidden_characters(buf)
-        if len(hidden):
-            pos = int(hidden[0])
-            raise _hidden_char_error(data, path, pos, data[pos:pos + 4].decode("utf-8", "ignore")[0])
+        for pos in hidden_characters(buf):  # allowed in comment lines only ('# Lab\u00a0X')
+            pos = int(pos)
+            start = data.rfind(b"\n", 0, pos) + 1
+            if not data[start:pos + 1].lstrip(b" \t\r\x0b\x0c").startswith(b"#"):
+                raise _hidden_char_error(data, path, pos, data[pos:pos + 4].decode("utf-8", "ignore")[0])
     # ASCII control characters other than the whitespace 9-13 (tab, LF, VT, FF, CR)
     ctrl = np.flatnonzero((buf < 9) | ((buf > 13) & (buf < 32)))
     delete = data.find(b"\x7f")
@@ -225,9 +227,7 @@ def tokenize(
     if bad.any():
         k = int(np.argmax(bad))
         line = int(data_lines[k])
-        hint = "" if data_counts[k] < nfields else (
-            " (pass extra_fields='ignore', CLI --ignore-extra-fields, to ignore the rest of such lines,"
-            " as trec_eval does)")
+        hint = f" ({extra_advice})" if data_counts[k] > nfields and extra_advice else ""
         raise InputFormatError(path, line, f"expected {nfields} fields '{expected}', found {data_counts[k]}{hint}",
                                _line_text(data, line))
     keep = np.repeat(~comment, counts) if comment.any() else None  # per token, over all lines
@@ -512,7 +512,8 @@ def read_qrels(path: str | Path) -> Qrels:
     return parse_qrels(read_bytes(path), path)
 
 
-def _check_options(score_precision, extra_fields, duplicates) -> None:
+def check_reader_options(score_precision, extra_fields, duplicates) -> None:
+    """Refuse (PolicyError) any value of the run readers' policies but the documented ones."""
     check_choice("score_precision", score_precision, get_args(ScorePrecision))
     check_choice("extra_fields", extra_fields, get_args(ExtraFields))
     check_choice("duplicates", duplicates, get_args(Duplicates))
@@ -529,10 +530,12 @@ def parse_runs(
     duplicates: Duplicates = "error",
 ) -> list[Run]:
     """Parse run text into one run per tag (see :func:`read_runs`)."""
-    _check_options(score_precision, extra_fields, duplicates)
+    check_reader_options(score_precision, extra_fields, duplicates)
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise ArgumentError(f"name must be a non-empty string naming the run, not {name!r}")
-    tok = tokenize(data, path, 6, RUN_FIELDS, extra_fields)
+    tok = tokenize(data, path, 6, RUN_FIELDS, extra_fields,
+                   extra_advice="pass extra_fields='ignore', CLI --ignore-extra-fields, to ignore the rest of such "
+                                "lines, as trec_eval does")
     score = parse_scores(tok, 4)
     nan = np.flatnonzero(np.isnan(score))
     if len(nan):
