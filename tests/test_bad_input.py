@@ -36,7 +36,7 @@ CASES = [
     ("run_nbsp_in_docno", "run", "1 Q0 a\u00a0b 1 2.0 r\n", 1, "non-breaking space (U+00A0) inside a field; fields are separated by spaces or tabs"),
     ("run_del_character", "run", "1 Q0 a 1 2.0 r\n1 Q0 b\x7f 2 1.0 r\n", 2, "control character 0x7f"),
     ("run_underscore_score", "run", "1 Q0 a 1 1_000 r\n", 1, "score (5th field) must be a number, found '1_000'; write a plain decimal number like 12.5 or 1.2e-3"),
-    ("run_two_tags_split_hint", "run", "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 s\n", 2, "pass split_tags=True (CLI --split-tags) to read one run per tag"),
+    ("run_two_tags_split_hint", "run", "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 s\n", 2, "to read one run per tag use irscale.io.read_runs(path, split_tags=True)"),
     ("qrels_underscore_grade", "qrels", "1 0 a 1_0\n", 1, "grade (4th field) must be an integer, found '1_0'"),
     ("qrels_huge_grade", "qrels", "1 0 a 1\n1 0 b 99999999999999999999\n", 2, "grade 99999999999999999999 out of the supported range [-32000, 32000]"),
     ("qrels_ideographic_space", "qrels", "1 0 a\u30001\n", 1, "ideographic space (U+3000) inside a field"),

@@ -156,8 +156,9 @@ def test_several_tags_are_an_error_even_with_a_name(tmp_path, name):
     with pytest.raises(InputFormatError) as e:
         read_run(p, name=name)
     assert e.value.line == 2
-    assert ("run tag 's' differs from the first line's 'r'; a run file must hold one run: pass "
-            "split_tags=True (CLI --split-tags) to read one run per tag") in str(e.value)
+    assert ("run tag 's' differs from the first line's 'r'; a run file must hold one run: to read one run per "
+            "tag use irscale.io.read_runs(path, split_tags=True), evaluate(..., split_tags=True) or the CLI's "
+            "--split-tags") in str(e.value)
     assert "--name" not in str(e.value)
     with pytest.raises(InputFormatError, match="split_tags=True"):
         read_runs(p)

@@ -471,3 +471,94 @@ def test_api_messages_show_invisible_characters_escaped(tmp_path):
     shown = " | ".join(str(w.message) for w in rec)
     assert "9\\u200e" in shown and "\u200e" not in shown
     assert str(IrscaleError("nope\u200b.txt")) == "nope\\u200b.txt"
+
+
+# -- found in review: engine limits up front, remaining raw errors, advice ----------------------------
+
+def test_count_engine_limits_fail_before_the_runs_are_read(tmp_path):
+    from irscale.experiment import plan_rank_maps
+
+    for m in ("RBP(p=0.9)", "DCG(base=2)"):
+        with pytest.raises(IrscaleError, match="a half of the pair count would hold"):
+            plan_rank_maps([m], 60, 2)
+    q = _write(tmp_path, "q.txt", QRELS.replace(" 2\n", " 1\n"))  # binary
+    broken = _write(tmp_path, "broken.txt", "not a run\n")
+    msg = one_error_line(cli("transform", q, broken, "-m", "RBP(p=0.9)", "-N", "60"))
+    assert "pair count" in msg and "broken.txt" not in msg
+
+
+def test_run_length_is_bounded(files):
+    q, runs = files
+    t = irscale.evaluate(q, runs, "AP")
+    with pytest.raises(ArgumentError, match="depth must be at most 10000"):
+        irscale.transform(t, "P", depth=10**9)
+    with pytest.raises(ArgumentError, match="run length N must be at most 10000"):
+        irscale.scales.build("AP", 10**7)
+    msg = one_error_line(cli("transform", q, runs, "-m", "P", "-N", "1000000000"))
+    assert "at most 10000" in msg
+
+
+def test_graded_no_engine_message_says_what_to_type(files):
+    q, runs = files
+    msg = one_error_line(cli("transform", q, runs, "-m", "nDCG(base=2)", "-N", "20"))
+    assert "3 relevance levels" in msg and "--max-grade 1" in msg
+    assert cli("transform", q, runs, "-m", "nDCG(base=2)", "-N", "20", "--max-grade", "1").exit_code == 0
+
+
+def test_more_api_misuse_gives_clear_errors(files, tmp_path):
+    from irscale import scales
+    from irscale.io import read_runs
+
+    q, runs = files
+    t = irscale.evaluate(q, runs, "AP")
+    two = _write(tmp_path, "two.txt", RUN + RUN2)
+    rm = scales.build("ERR", 3, 3, cache=False)
+    cases = [
+        (lambda: irscale.compare(t, ["AP"], 3, tests=None), ArgumentError, "tests must be a test name"),
+        (lambda: irscale.read_qrels(123), ArgumentError, "a file path"),
+        (lambda: irscale.read_run(None), ArgumentError, "a file path"),
+        (lambda: irscale.read_qrels(str(q).encode()), ArgumentError, "a file path"),
+        (lambda: irscale.meaningful(lambda d: True, {"a": [1.0]}, seed="x"), ArgumentError, "seed must be"),
+        (lambda: irscale.evaluate(q, runs, "AP", progress=5), ArgumentError, "progress must be a function"),
+        (lambda: irscale.evaluate(q, runs, "AP", max_grade=10**12), ArgumentError, "max_grade must be at most"),
+        (lambda: irscale.evaluate(q, t.judged, "AP", max_grade=2), ArgumentError, "judged already"),
+        (lambda: read_runs(two, split_tags="no"), ArgumentError, "split_tags must be True or False"),
+        (lambda: scales.build("AP", 5, engine="bogus"), PolicyError, "engine must be one of"),
+        (lambda: scales.build("AP", True), ArgumentError, "must be an integer"),
+        (lambda: scales.build("AP", 5, levels=1), ArgumentError, "levels must be at least 2"),
+        (lambda: scales.build("AP", 5, levels=2.5), ArgumentError, "levels must be an integer"),
+        (lambda: rm.phi_runs(np.zeros((1, 3), dtype=int), ties="avg"), PolicyError, "ties must be one of"),
+        (lambda: rm.phi_runs(np.zeros((1, 4), dtype=int)), ArgumentError, "(n, 3) integer array"),
+        (lambda: rm.phi_runs(np.full((1, 3), 5)), ArgumentError, "grades must be in 0..2"),
+        (lambda: irscale.evaluate(q, runs, b"AP"), ArgumentError, "measures must be"),
+    ]
+    for call, kind, fragment in cases:
+        with pytest.raises(kind) as ei:
+            call()
+        assert fragment in str(ei.value), (fragment, str(ei.value))
+    assert cli("rankmap", "AP", "--levels", "0").exit_code == 2
+    assert cli("rankmap", "AP", "-N", "5", "--show", "-3").exit_code == 2
+
+
+def test_rankmap_takes_measures_without_cutoff(tmp_path, monkeypatch):
+    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
+    res = cli("rankmap", "gP", "-N", "6", "--levels", "3")
+    assert res.exit_code == 0 and "13 distinct values" in res.stdout
+    msg = one_error_line(cli("rankmap", "AP", "-N", "41", "--engine", "split"))
+    assert "--engine auto" in msg
+
+
+def test_same_file_twice_is_named(files):
+    q, runs = files
+    msg = one_error_line(cli("evaluate", q, runs / "r.txt", runs / "r.txt"))
+    assert "r.txt is given 2 times" in msg
+
+
+def test_max_grade_warning_names_the_first_line_in_file_order(tmp_path):
+    q = _write(tmp_path, "q.txt", "2 0 a 9\n1 0 b 7\n1 0 c 1\n")
+    r = _write(tmp_path, "r.txt", "1 Q0 b 1 2 r\n2 Q0 a 1 2 r\n")
+    with pytest.warns(IrscaleWarning, match=r"q.txt:1: 2 judgement\(s\) have a grade above max_grade=3 \(the first: 9\)"):
+        irscale.evaluate(q, r, "ERR", max_grade=3)
+    qb = _write(tmp_path, "qb.txt", "\ufeff1 0 z 1000\n" + QRELS)
+    with pytest.warns(IrscaleWarning, match=r"qb.txt:1: the highest grade 1000"):
+        irscale.evaluate(qb, r, "ERR")

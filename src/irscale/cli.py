@@ -98,7 +98,7 @@ SplitOpt = Annotated[bool, typer.Option(
 SkipOpt = Annotated[bool, typer.Option(
     "--skip-invalid", help="skip, with a warning, files that are not runs (a README in a run directory)")]
 MaxGradeOpt = Annotated[Optional[int], typer.Option(
-    "--max-grade", min=1, help="top grade c of the relevance scale for graded measures (default: the qrels' "
+    "--max-grade", min=1, max=32000, help="top grade c of the relevance scale for graded measures (default: the qrels' "
                                "highest); higher grades count as c")]
 
 
@@ -302,9 +302,9 @@ def transform(
 def rankmap(
     measure: Annotated[str, typer.Argument(help="measure without cutoff, e.g. AP, 'RBP(p=0.8)', 'DCG(base=2)'")],
     N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N")] = 30,
-    levels: Annotated[int, typer.Option(help="relevance degrees (2 = binary) for graded measures")] = 2,
+    levels: Annotated[int, typer.Option(min=2, help="relevance degrees (2 = binary) for graded measures")] = 2,
     engine: Annotated[EngineOpt, typer.Option(help="engine (all exact); auto picks the fastest")] = EngineOpt.auto,
-    show: Annotated[int, typer.Option(help="how many of the first and last values to print")] = 5,
+    show: Annotated[int, typer.Option(min=0, help="how many of the first and last values to print")] = 5,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="build afresh, do not read or write the cache")] = False,
     scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address; default: local threads")] = None,
 ):

@@ -276,13 +276,15 @@ def grade_scale(qrels: Qrels, max_grade: int | None = None) -> int:
     grade between it and the next)."""
     grades = qrels.grade[qrels.grade >= 0].astype(np.int64)
     if max_grade is not None:
-        max_grade = integer("max_grade", max_grade, minimum=1)
+        from irscale.io.trec import GRADE_MAX
+
+        max_grade = integer("max_grade", max_grade, minimum=1, maximum=GRADE_MAX)
         above = np.flatnonzero(qrels.grade > max_grade)
         if len(above):
-            i = int(above[0])
-            warnings.warn(f"{_where(qrels, i)}: {len(above):,} judgement(s) have a grade above max_grade="
-                          f"{max_grade} (this one {int(qrels.grade[i])}); they count as grade {max_grade}",
-                          IrscaleWarning, stacklevel=3)
+            line, grade = _first_line_above(qrels, max_grade)
+            where = f"{qrels.path}:{line}" if line else qrels.path
+            warnings.warn(f"{where}: {len(above):,} judgement(s) have a grade above max_grade={max_grade} (the "
+                          f"first: {grade}); they count as grade {max_grade}", IrscaleWarning, stacklevel=3)
         return max_grade
     if len(grades) == 0:
         return 1
@@ -296,7 +298,7 @@ def grade_scale(qrels: Qrels, max_grade: int | None = None) -> int:
             warnings.warn(
                 f"{_where(qrels, i)}: the highest grade {top} is used by {int(counts[-1]):,} of {len(grades):,} "
                 f"judgements ({100 * share:.2g}%) and is {top - nxt} above the next grade used ({nxt}); graded "
-                f"measures (nDCG, RBP, ERR, gP, gR) scale every topic by it (gain g/{top}). If it is a typo, fix "
+                f"measures normalised by the top grade (RBP, ERR, gP) scale every topic by it (gain g/{top}). If it is a typo, fix "
                 f"that line; to set the scale yourself pass max_grade={nxt} (CLI --max-grade {nxt}), and higher "
                 "grades then count as that grade", IrscaleWarning, stacklevel=3)
     return max(top, 1)
@@ -308,19 +310,36 @@ def _where(qrels: Qrels, i: int) -> str:
     return f"{qrels.path}:{line}" if line else qrels.path
 
 
-def _qrels_line(qrels: Qrels, i: int) -> int | None:
-    from irscale.io.trec import read_bytes
+def _qrels_lines(qrels: Qrels):
+    """(line number, fields) of the data lines of the qrels file (warnings only)."""
+    from irscale.io.trec import BOM, read_bytes
 
     try:
         data = read_bytes(qrels.path)
     except (IrscaleError, OSError):
-        return None
-    want_q, want_d = qrels.qid[i], qrels.docno[i]
+        return
+    if data.startswith(BOM):
+        data = data[len(BOM):]
     for n, line in enumerate(data.split(b"\n"), 1):
         f = line.split()
-        if len(f) >= 4 and f[0] == want_q and f[2] == want_d:
-            return n
-    return None
+        if len(f) >= 4 and not f[0].startswith(b"#"):
+            yield n, f
+
+
+def _qrels_line(qrels: Qrels, i: int) -> int | None:
+    want_q, want_d = qrels.qid[i], qrels.docno[i]
+    return next((n for n, f in _qrels_lines(qrels) if f[0] == want_q and f[2] == want_d), None)
+
+
+def _first_line_above(qrels: Qrels, max_grade: int) -> tuple[int | None, int]:
+    """The first line (in file order) whose grade exceeds ``max_grade``, and that grade."""
+    for n, f in _qrels_lines(qrels):
+        try:
+            if int(f[3]) > max_grade:
+                return n, int(f[3])
+        except ValueError:
+            continue
+    return None, int(qrels.grade.max())
 
 
 def assemble(
@@ -338,6 +357,10 @@ def assemble(
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         files = [j[1] for j in judged if j[0] == dup[0]]
+        if len(set(files)) < len(files):
+            again = next(f for f in files if files.count(f) > 1)
+            raise PolicyError(f"{again} is given {files.count(again)} times (run names must be unique); name each "
+                              "run file once")
         raise PolicyError(f"{len(files)} runs are named {dup[0]!r} ({', '.join(files)}); run names come from "
                           "the tag column (6th field) and must be unique: change the tag in all but one of "
                           "these files")

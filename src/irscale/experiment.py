@@ -159,6 +159,7 @@ def load_runs(
     """
     depth = check_options(depth, missing_topics)
     opts = reader_options(score_precision, extra_fields, duplicates)
+    check_progress(progress)
     split_tags = flag("split_tags", split_tags)
     skip_invalid = flag("skip_invalid", skip_invalid)
     if runs is None or isinstance(runs, (bytes, int, float)):
@@ -310,8 +311,16 @@ def evaluate(
     ms = parse_measures(measures)  # a misspelt measure fails before any file is read
     depth = check_options(depth, missing_topics)
     reader_options(score_precision, extra_fields, duplicates)
+    check_progress(progress)
     qrels = as_qrels(qrels)
     if isinstance(runs, JudgedRuns):
+        given = {k: v for k, v in dict(depth=depth, split_tags=split_tags, skip_invalid=skip_invalid,
+                                       max_grade=max_grade, duplicates=duplicates, extra_fields=extra_fields,
+                                       score_precision=score_precision).items()
+                 if v not in (None, False, "error", "float64")}
+        if given:
+            raise ArgumentError(f"{', '.join(given)} apply when runs are read and judged; these runs are judged "
+                                "already (JudgedRuns): pass the run files instead, or judge them with those options")
         judged = runs
     else:
         judged = load_runs(runs, qrels, depth=depth, missing_topics=missing_topics,
@@ -321,6 +330,11 @@ def evaluate(
     table = score(judged, ms)
     table.provenance.update({"qrels": qrels.path, "score_precision": score_precision})
     return table
+
+
+def check_progress(progress) -> None:
+    if progress is not None and not callable(progress):
+        raise wrong_type("progress", progress, "a function called as progress(done, total, ...) or None")
 
 
 def as_qrels(qrels) -> Qrels:
@@ -368,7 +382,8 @@ def at_depth(measure: str | Measure, N: int) -> Measure:
     if m.cutoff in (None, N):
         return dataclasses.replace(m, cutoff=N)
     raise IrscaleError(f"{m} has cutoff {m.cutoff}, but the transform is at run length N={N}; give the measure "
-                       f"without a cutoff ({type(m).NAME} instead of {m}) or use N={m.cutoff}")
+                       f"without a cutoff ({type(m).NAME} instead of {m}) or use N={m.cutoff} (API depth={m.cutoff}, "
+                       f"CLI -N {m.cutoff})")
 
 
 def plan_rank_maps(measures, depth: int, levels: int) -> list[Measure]:
@@ -422,8 +437,11 @@ def transform(
     from irscale.scales import TIES, build
 
     check_choice("ties", ties, TIES)
-    depth = integer("depth", depth, minimum=1)
+    from irscale.scales.spaces import MAX_N
+
+    depth = integer("depth", depth, minimum=1, maximum=MAX_N)
     normalize = flag("normalize", normalize)
+    check_progress(progress)
     if isinstance(data, ScoreTable):
         if data.judged is None:
             raise ArgumentError("this score table carries no grades (it was not made by irscale.evaluate); "

@@ -130,6 +130,7 @@ def meaningful(
                             f"'B': scores_b}}, not {type(data).__name__}")
     check_choice("scale", scale, SCALES)
     trials = integer("trials", trials, minimum=0)
+    seed = integer("seed", seed)
     try:
         data = {k: np.asarray(v, dtype=np.float64) for k, v in data.items()}
     except (TypeError, ValueError):

@@ -181,6 +181,11 @@ def compare(
     mid = flag("mid", mid)
     if isinstance(tests, str):
         tests = [tests]
+    if tests is None or not hasattr(tests, "__iter__"):
+        raise ArgumentError(f"tests must be a test name or a list of them (an empty list for correlations only), "
+                            f"not {tests!r}; known: {', '.join(st.TESTS)}")
+    if progress is not None and not callable(progress):
+        raise wrong_type("progress", progress, "a function progress(what, done, total) or None")
     tests = [check_choice("test", t, st.TESTS) for t in tests]  # none: correlations only
     measures = [str(m) for m in parse_measures(measures)]
     if len(judged.systems) < 2:

@@ -34,6 +34,7 @@ Error messages show invisible and control characters escaped (:func:`irscale.err
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import unicodedata
 import warnings
@@ -87,6 +88,8 @@ GRADE_SYNTAX = "write a plain integer like 2 or -1"
 
 def read_bytes(path: str | Path) -> bytes:
     """Return the content of ``path``, gunzipped if it is gzip (by magic number)."""
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise ArgumentError(f"a file path (str or pathlib.Path) was expected, not {type(path).__name__} {path!r}")
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -531,6 +534,8 @@ def parse_runs(
 ) -> list[Run]:
     """Parse run text into one run per tag (see :func:`read_runs`)."""
     check_reader_options(score_precision, extra_fields, duplicates)
+    if not isinstance(split_tags, (bool, np.bool_)):
+        raise ArgumentError(f"split_tags must be True or False, not {split_tags!r}")
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise ArgumentError(f"name must be a non-empty string naming the run, not {name!r}")
     tok = tokenize(data, path, 6, RUN_FIELDS, extra_fields,
@@ -553,8 +558,9 @@ def parse_runs(
     if not split_tags:
         i = int(np.argmax(other))
         raise tok.error(i, f"run tag {tags[i].decode()!r} differs from the first line's {tags[0].decode()!r}; "
-                           "a run file must hold one run: pass split_tags=True (CLI --split-tags) "
-                           "to read one run per tag (irscale.io.read_runs)")
+                           "a run file must hold one run: to read one run per tag use "
+                           "irscale.io.read_runs(path, split_tags=True), evaluate(..., split_tags=True) or the CLI's "
+                           "--split-tags")
     uniq, first, inverse = np.unique(tags, return_index=True, return_inverse=True)
     if name is not None:
         shown = ", ".join(repr(t.decode()) for t in uniq[np.argsort(first)][:5]) + (", ..." if len(uniq) > 5 else "")

@@ -288,7 +288,7 @@ def parse_measures(items: "str | Measure | Sequence[str | Measure]", *,
 
     if isinstance(items, (str, Measure)):
         items = [items]
-    if items is None or not hasattr(items, "__iter__"):
+    if items is None or isinstance(items, (bytes, bytearray)) or not hasattr(items, "__iter__"):
         raise ArgumentError(f"measures must be a name like 'AP@30', a Measure, or a list of them, not "
                             f"{type(items).__name__} {items!r}")
     out: list[Measure] = []

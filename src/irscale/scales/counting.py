@@ -142,15 +142,40 @@ def _mask_sum(weights: list[int], mask: int) -> int:
     return sum(w for k, w in enumerate(weights) if mask >> k & 1)
 
 
+def check_counter(space) -> None:
+    """Refuse (IrscaleError) a space the count engine cannot serve, before anything is
+    built: graded RBP and DCG, and halves beyond ``MAX_HALF`` partial values. Called
+    when the engine is chosen, so a long job fails before it reads or builds anything."""
+    if isinstance(space, RBPSpace):
+        if not space.binary_measure and space.c > 1:
+            raise IrscaleError(f"{space.measure}: counting serves binary RBP; graded RBP at N={space.N} "
+                               "has keys beyond 64 bits and no engine yet; use a smaller N")
+        _check_half(space, 2 ** (space.N - space.N // 2))
+    elif isinstance(space, DCGSpace):
+        if space.gmax > 1:
+            raise IrscaleError(f"graded {space.measure} at N={space.N}: the count engine takes distinct class "
+                               "totals to have distinct values, which rational weights break in graded DCG "
+                               "(2 x 1/2 = 1); use engine='dcg' (CLI --engine dcg; up to 80,000,000 candidate "
+                               "values)")
+        _check_half(space, max(math.prod(space.radix[:_dcg_cut(space)]), math.prod(space.radix[_dcg_cut(space):])))
+    else:
+        raise IrscaleError("the count engine serves RBP and DCG/nDCG")
+
+
+def _dcg_cut(space) -> int:
+    """Split the classes so that both halves have about sqrt(size) total vectors."""
+    radix = space.radix
+    logs = np.log(radix)
+    cut = int(np.searchsorted(np.cumsum(logs), logs.sum() / 2)) + 1
+    return min(max(cut, 1), len(radix) - 1) if len(radix) > 1 else len(radix)
+
+
 def rbp_counter(space: RBPSpace) -> Counter:
     """Binary RBP, p = a/b: a run's exact key is sum of x_k a^(k-1) b^(N-k), a Python int
     of about N log2(b) bits (beyond 64 bits from N = 14 at p = 0.95). The halves hold
     float positions (key / total key) with their subset masks; pairs the floats cannot
     decide are decided on exact Python-int keys, so phi is exact at every N accepted."""
-    _check_half(space, 2 ** (space.N - space.N // 2))
-    if not space.binary_measure and space.c > 1:
-        raise IrscaleError(f"{space.measure}: counting serves binary RBP; graded RBP at N={space.N} "
-                           "has keys beyond 64 bits and no engine yet")
+    check_counter(space)
     N = space.N
     h = N // 2
     w = space.weights  # Python ints
@@ -172,18 +197,11 @@ def rbp_counter(space: RBPSpace) -> Counter:
 
 
 def dcg_counter(space: DCGSpace) -> Counter:
-    if space.gmax > 1:
-        raise IrscaleError(f"graded {space.measure} at N={space.N}: the count engine takes distinct class totals "
-                           "to have distinct values, which rational weights break in graded DCG (2 x 1/2 = 1); "
-                           "use engine='dcg' (up to 80,000,000 candidate values)")
+    check_counter(space)
     classes = space.classes
     radix = space.radix
-    # split the classes so that both halves have about sqrt(size) total vectors
-    logs = np.log(radix)
-    cut = int(np.searchsorted(np.cumsum(logs), logs.sum() / 2)) + 1
-    cut = min(max(cut, 1), len(classes) - 1) if len(classes) > 1 else len(classes)
+    cut = _dcg_cut(space)
     w = space.class_weights
-    _check_half(space, max(math.prod(radix[:cut]), math.prod(radix[cut:])))
 
     def half(lo, hi):
         tot = space.decode(np.arange(math.prod(radix[lo:hi]), dtype=np.int64), lo, hi)

@@ -67,8 +67,9 @@ class RankMap:
     def phi_keys(self, keys: np.ndarray, ties: Ties = "unq") -> np.ndarray:
         """phi of exact keys (see :mod:`irscale.scales.spaces`). ``unq`` gives int64
         ranks 1..size; ``min``/``max``/``mid`` ranks among all (c+1)^N runs (float64)."""
-        if ties not in TIES:
-            raise ValueError(f"ties must be one of {', '.join(TIES)}, not {ties!r}")
+        from irscale.errors import check_choice
+
+        check_choice("ties", ties, TIES)
         keys = _as_keys(keys, self.space)
         if ties == "unq":
             return self._phi_unq(keys)
@@ -83,7 +84,17 @@ class RankMap:
 
     def phi_runs(self, g: np.ndarray, ties: Ties = "unq") -> np.ndarray:
         """phi of runs given as (n, N) grades in this space (0..c)."""
-        return self.phi_keys(self.space.keys(np.asarray(g)), ties)
+        from irscale.errors import ArgumentError
+
+        g = np.asarray(g)
+        c = 1 if self.space.binary_measure else self.space.c
+        if g.ndim != 2 or g.shape[1] != self.N or g.dtype.kind not in "iub":
+            raise ArgumentError(f"runs must be an (n, {self.N}) integer array of grades (one row per run of length "
+                                f"N={self.N}), not shape {g.shape} of {g.dtype}")
+        if g.size and (g.min() < 0 or g.max() > c):
+            raise ArgumentError(f"grades must be in 0..{c} on this space, found {int(g.min())}..{int(g.max())}; "
+                                "judged runs with sentinels or other grades go through phi_grades")
+        return self.phi_keys(self.space.keys(g), ties)
 
     def phi_grades(self, grades: np.ndarray, ties: Ties = "unq") -> np.ndarray:
         """phi of judged runs (any shape (..., D) of judged grades, sentinels included):
@@ -281,6 +292,24 @@ def _lookup_form(keys: np.ndarray) -> np.ndarray:
 
 
 def choose_engine(space: Space) -> str:
+    """The fastest exact engine for ``space``; raises MeasureError/IrscaleError, before
+    anything is built, where none can serve it (see :func:`check_engine`)."""
+    name = _pick_engine(space)
+    check_engine(space, name)
+    return name
+
+
+def check_engine(space: Space, name: str) -> None:
+    """Refuse an engine that cannot serve ``space`` (its limits, checked up front)."""
+    if name == "count":
+        from irscale.scales.counting import check_counter
+
+        check_counter(space)
+    elif name in ("split", "enumerate"):
+        space.require_int64(name)
+
+
+def _pick_engine(space: Space) -> str:
     if space.closed:
         return "closed"
     if isinstance(space, DCGSpace):
@@ -288,27 +317,33 @@ def choose_engine(space: Space) -> str:
             return "dcg"
         if space.gmax == 1:
             return "count"
-        raise MeasureError(f"graded {space.measure} at N={space.N}: {space.max_key + 1:,} candidate values; "
-                           "rational weights tie there (2 x 1/2 = 1), so pair counting does not apply, and "
-                           "the dcg engine holds up to 80,000,000")
+        raise MeasureError(f"graded {space.measure} at N={space.N} with {space.c + 1} relevance levels: "
+                           f"{space.max_key + 1:,} candidate values; rational weights tie there (2 x 1/2 = 1), so "
+                           "pair counting does not apply, and the dcg engine holds up to 80,000,000: use a smaller "
+                           "N, or binary relevance (rel=1 in the measure, or max_grade=1 / --max-grade 1)")
     if space.splittable and space.int64 and space.N >= 12:
         return "split"
     if space.int64:
         return "enumerate"
     if isinstance(space, RBPSpace) and space.c == 1:
         return "count"
-    raise MeasureError(f"{space.measure} at N={space.N}: exact keys exceed 64 bits and no engine "
-                       "for this case is built yet")
+    raise MeasureError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: exact keys exceed "
+                       "64 bits and no engine for this case is built yet: use a smaller N, or binary relevance "
+                       "(rel=1 in the measure, or max_grade=1 / --max-grade 1)")
 
 
 def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "auto", scheduler=None,
           progress=None, cache: bool = True) -> RankMap:
     """Build (or load from the cache) the rank map of ``measure`` at run length ``N``
     with ``levels`` relevance degrees (2: binary). All engines are exact."""
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    from irscale.errors import check_choice
+    from irscale.validate import integer
+
+    check_choice("engine", engine, ENGINES)
+    levels = integer("levels", levels, minimum=2)
     space = space_for(measure, N, levels - 1)
     name = choose_engine(space) if engine == "auto" else engine
+    check_engine(space, name)
     if cache and name != "oracle":
         hit = _cache_load(space, name)
         if hit is not None:

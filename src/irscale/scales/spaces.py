@@ -36,6 +36,7 @@ from irscale.measures.orders import RBTO, SBTO
 from irscale.measures.ranked import AP, RR
 from irscale.measures.sets import F, NumRelRet, P, R, Success
 
+MAX_N = 10_000  # run lengths served (runs are cut at N: arrays of N grades per run and topic)
 INT64_LIMIT = 2**62  # keys (and sums of two keys) stay below 2^63
 
 
@@ -87,7 +88,8 @@ class Space:
         if not self.int64:
             raise MeasureError(f"{self.measure} at N={self.N}: exact keys reach {self.max_key.bit_length()} bits; "
                                f"the {engine} engine adds int64 keys and needs them below 2^62; engine='auto' "
-                               "picks one that can serve this space where one exists, or use a smaller N")
+                               "(CLI --engine auto) picks one that can serve this space where one exists, or use a "
+                               "smaller N")
 
     def keys(self, g: np.ndarray) -> np.ndarray:
         """Exact int64 keys of runs ``g`` ((n, N) grades in 0..c)."""
@@ -659,13 +661,15 @@ def space_for(measure: str | Measure, N: int, c: int = 1) -> Space:
     Binary measures (and graded ones given ``rel=``) always live on binary runs (c = 1).
     A measure's own cutoff, if any, must equal N (the ranked measure is defined at N).
     """
-    m = parse_measure(measure)
-    if N < 1:
-        raise MeasureError("run length N must be at least 1")
+    from irscale.validate import integer
+
+    N = integer("run length N", N, minimum=1, maximum=MAX_N)
+    c = integer("c (the top grade)", c, minimum=1)
+    m = parse_measure(measure, default_cutoff=N)
     cutoff = getattr(m, "cutoff", None)
     if cutoff is not None and cutoff != N:
         raise MeasureError(f"{m} has cutoff {cutoff} but the run length is N={N}; "
-                           f"use {type(m).__name__} without a cutoff, or N={cutoff}")
+                           f"use {type(m).NAME} without a cutoff, or N={cutoff} (API depth={cutoff}, CLI -N {cutoff})")
     binary = (not m.graded) or getattr(m, "rel", None) is not None
     c = 1 if binary else int(c)
     if c < 1:
