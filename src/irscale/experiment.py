@@ -314,10 +314,12 @@ def evaluate(
     check_progress(progress)
     qrels = as_qrels(qrels)
     if isinstance(runs, JudgedRuns):
-        given = {k: v for k, v in dict(depth=depth, split_tags=split_tags, skip_invalid=skip_invalid,
-                                       max_grade=max_grade, duplicates=duplicates, extra_fields=extra_fields,
-                                       score_precision=score_precision).items()
-                 if v not in (None, False, "error", "float64")}
+        defaults = dict(depth=None, missing_topics="zero", split_tags=False, skip_invalid=False, max_grade=None,
+                        duplicates="error", extra_fields="error", score_precision="float64")
+        given = [k for k, v in dict(depth=depth, missing_topics=missing_topics, split_tags=split_tags,
+                                    skip_invalid=skip_invalid, max_grade=max_grade, duplicates=duplicates,
+                                    extra_fields=extra_fields, score_precision=score_precision).items()
+                 if v != defaults[k]]
         if given:
             raise ArgumentError(f"{', '.join(given)} apply when runs are read and judged; these runs are judged "
                                 "already (JudgedRuns): pass the run files instead, or judge them with those options")
