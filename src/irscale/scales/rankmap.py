@@ -490,6 +490,10 @@ def _warn_damaged(f: Path, reason: str, what: str = "rank-map") -> None:
         return
     _warned.add(("damaged", str(f)))
     done = "rebuilt" if what == "rank-map" else "recomputed"
+    if reason.startswith("no checksum"):  # a file of an older irscale: not damage, just old
+        warnings.warn(f"the {what} cache file {f} has no checksum (written by an older irscale); it is {done} "
+                      "once", IrscaleWarning, stacklevel=3)
+        return
     warnings.warn(f"the {what} cache file {f} was damaged ({reason}); it was ignored and is {done}",
                   IrscaleWarning, stacklevel=3)
 
