@@ -241,8 +241,9 @@ def test_api_misuse_gives_clear_errors(files):
         (lambda: irscale.evaluate(q, [3.5]), "each run must be a path"),
         (lambda: irscale.transform(str(q), ["AP"], depth=3), "evaluate the runs first"),
         (lambda: irscale.transform(t.values, ["AP"]), "evaluate the runs first"),
-        (lambda: irscale.transform(t, None, depth=3) if t.judged is None else irscale.transform(
-            irscale.ScoreTable(t.measures, t.systems, t.topics, t.values), ["AP"]), "carries no grades"),
+        (lambda: irscale.transform(irscale.ScoreTable(t.measures, t.systems, t.topics, t.values), ["AP"]),
+         "carries no grades"),
+        (lambda: irscale.transform(t.judged, None, depth=3), "name the measures to transform"),
         (lambda: irscale.meaningful("bogus", {"a": [1.0]}), "statement must be a function"),
         (lambda: irscale.meaningful(lambda d: True, [1, 2]), "data must be a non-empty dict"),
         (lambda: irscale.compare(t, ["P"], depth=3, alpha=2), "alpha must be a number strictly between 0 and 1"),
