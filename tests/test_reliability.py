@@ -563,3 +563,28 @@ def test_max_grade_warning_names_the_first_line_in_file_order(tmp_path):
     qb = _write(tmp_path, "qb.txt", "\ufeff1 0 z 1000\n" + QRELS)
     with pytest.warns(IrscaleWarning, match=r"qb.txt:1: the highest grade 1000"):
         irscale.evaluate(qb, r, "ERR")
+
+
+# -- issue 10's first two bugs (found while testing this one) --------------------------------------
+
+def test_compare_takes_recall_base_dependence_from_the_measure(files):
+    q, runs = files
+    t = irscale.evaluate(q, runs, "AP")
+    st = irscale.compare(t, ["nDCG", "nDCG(base=2,rel=1)", "AP(rel=2)", "P", "RBP(p=0.8)"], depth=3,
+                         tests=["ranksum", "ttest"], mid=False)
+    rb = dict(zip(st.table2["measure"], st.table2["rb_dependent"]))
+    assert rb == {"nDCG": True, "nDCG(base=2,rel=1)": True, "AP(rel=2)": True, "P": False, "RBP_p08": False}
+    ch = st.changes.set_index("measure")
+    for m in ("nDCG", "nDCG(base=2,rel=1)", "AP(rel=2)"):  # pooled or summed across topics: not meaningful
+        assert not ch.loc[m, "meaningful"].any() and not ch.loc[m, "meaningful_ranked"].any()
+
+
+def test_transformed_table_prints_in_trec_eval_layout(files):
+    from irscale.report import tables
+
+    q, runs = files
+    t = irscale.transform(irscale.evaluate(q, runs, "AP"), ["AP", "P"], depth=3)
+    text = tables.trec_eval_text(t, per_topic=True)
+    assert "ranked(AP@3)" in text and "\nmap_cut_3 " in "\n" + text
+    res = cli("transform", q, runs, "-m", "AP", "-N", "3", "--trec-eval", "-q")
+    assert res.exit_code == 0 and "ranked(AP@3)" in res.stdout and "runid" in res.stdout

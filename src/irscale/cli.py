@@ -273,6 +273,7 @@ def transform(
     normalize: Annotated[bool, typer.Option("--normalize", help="divide ranks by the number of distinct values")] = False,
     per_topic: Annotated[bool, typer.Option("--per-topic", "-q", help="one row per topic as well")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
+    trec_eval: Annotated[bool, typer.Option("--trec-eval", help="print trec_eval's own layout")] = False,
     float32_scores: Float32Opt = False,
     missing_topics: MissingOpt = MissingTopicsOpt.zero,
     ignore_extra_fields: ExtraOpt = False,
@@ -295,7 +296,7 @@ def transform(
             out = do_transform(judged, measures, N, ties.value, normalize, scheduler=scheduler)
     except IrscaleError as e:
         _fail(e)
-    _print(out, per_topic, fmt)
+    _print(out, per_topic, fmt, trec_eval)
 
 
 @app.command()

@@ -22,7 +22,6 @@ from irscale.experiment import PAPER_MEASURES, ScoreTable, transform
 LABELS = {"P": "P", "R": "R", "RR": "RR", "AP": "AP", "RBP(p=0.3)": "RBP_p03", "RBP(p=0.5)": "RBP_p05",
           "RBP(p=0.8)": "RBP_p08", "DCG(base=2)": "DCG_b02", "DCG(base=10)": "DCG_b10",
           "nDCG(base=2)": "nDCG_b02", "nDCG(base=10)": "nDCG_b10"}
-RB_DEPENDENT = ("R", "AP", "nDCG(base=2)", "nDCG(base=10)", "F")
 
 
 def label(measure: str) -> str:
@@ -194,6 +193,9 @@ def compare(
     plan_rank_maps(measures, depth, max(judged.topics.max_grade, 1) + 1)  # fail before any build
     t0 = time.perf_counter()
     M = len(measures)
+    from irscale.measures import parse_measure
+
+    rb_dependent = {m: parse_measure(m).needs_recall_base for m in measures}  # the measure's own declaration
     tick = (lambda what, i, n: progress(what, i, n)) if progress else (lambda *a: None)
     tick("rank maps (unq)", 0, 1)
     unq = transform(judged, measures, depth, "unq", scheduler=scheduler, exact_values=True)
@@ -216,7 +218,7 @@ def compare(
                      "tau_mid": st.tau_overall(orig[m].T, ranked_mid[m].T) if mid else np.nan,
                      "topic_tau_min": float(defined.min()) if len(defined) else np.nan,
                      "topic_tau_max": float(defined.max()) if len(defined) else np.nan,
-                     "rb_dependent": measures[m] in RB_DEPENDENT})
+                     "rb_dependent": rb_dependent[measures[m]]})
     table2 = pd.DataFrame(rows)
 
     # Table 4
@@ -243,8 +245,8 @@ def compare(
                      "sig": ch.sig, "s2ns": ch.s2ns, "s2ns_pct": 100 * ch.s2ns / ch.sig if ch.sig else 0.0,
                      "ns2s": ch.ns2s, "ns2s_pct": 100 * ch.ns2s / ch.sig if ch.sig else 0.0,
                      "delta_pct": 100 * ch.delta, "sig_ranked": ch.sig_ranked,
-                     "meaningful": meaningful_test(test, interval[measures[m]], measures[m] in RB_DEPENDENT),
-                     "meaningful_ranked": meaningful_test(test, True, measures[m] in RB_DEPENDENT)})
+                     "meaningful": meaningful_test(test, interval[measures[m]], rb_dependent[measures[m]]),
+                     "meaningful_ranked": meaningful_test(test, True, rb_dependent[measures[m]])})
         tick("significance tests", k + 1, total)
     changes = pd.DataFrame(rows)
     prov = {"irscale_version": __version__, "N": depth, "measures": measures, "tests": list(tests),

@@ -39,7 +39,7 @@ def trec_eval_text(table: ScoreTable, per_topic: bool) -> str:
     lines: list[str] = []
     names = []
     for m in table.measures:
-        names.append(m.trec_eval_name or str(m))
+        names.append(getattr(m, "trec_eval_name", None) or str(m))  # ranked columns have no trec_eval name
     counts = [isinstance(m, _COUNTS) for m in table.measures]
 
     def fmt(name, qid, v, is_count):
