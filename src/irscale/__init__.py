@@ -2,14 +2,32 @@
 
 Scores TREC runs exactly like trec_eval, maps measures onto interval scales, and says
 which conclusions are meaningful.
+
+The public names below are imported on first use (PEP 562), so ``import irscale`` and
+the command line start without loading pandas, scipy and the study.
 """
 
-__version__ = "0.1.0"
+from irscale._version import __version__
 
-from irscale.experiment import ScoreTable, evaluate, transform  # noqa: E402
-from irscale.io import Qrels, Run, read_qrels, read_run  # noqa: E402
-from irscale.measures import parse_measure  # noqa: E402
-from irscale.study import Study, compare  # noqa: E402
-from irscale.meaning import meaningful  # noqa: E402
+_LAZY = {
+    "evaluate": "irscale.experiment", "transform": "irscale.experiment", "ScoreTable": "irscale.experiment",
+    "read_qrels": "irscale.io", "read_run": "irscale.io", "read_runs": "irscale.io", "Qrels": "irscale.io",
+    "Run": "irscale.io", "parse_measure": "irscale.measures", "compare": "irscale.study", "Study": "irscale.study",
+    "meaningful": "irscale.meaning",
+}
 
-__all__ = ["__version__", "evaluate", "transform", "compare", "Study", "meaningful", "ScoreTable", "read_qrels", "read_run", "Qrels", "Run", "parse_measure"]
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module 'irscale' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))

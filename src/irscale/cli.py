@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from irscale import __version__
+from irscale._version import __version__
 from irscale.errors import IrscaleError, IrscaleWarning
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,

@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from irscale import __version__
+from irscale._version import __version__
 from irscale.data import JudgedRuns, MissingTopics, _index, assemble, check_options, judge_run
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, check_choice
 from irscale.io.trec import (Duplicates, ExtraFields, Qrels, Run, ScorePrecision, check_reader_options, read_qrels,

@@ -44,7 +44,7 @@ from functools import cached_property
 import numpy as np
 from scipy import stats as sps
 
-from irscale import __version__
+from irscale._version import __version__
 
 PAIRWISE = ("sign", "ranksum", "signrank", "ttest")
 MULTI = ("anova1", "kruskal", "anova2", "friedman")

@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from irscale import __version__
+from irscale._version import __version__
 from irscale import stats as st
 from irscale.data import JudgedRuns
 from irscale.experiment import PAPER_MEASURES, ScoreTable, transform

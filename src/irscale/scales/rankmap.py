@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 
-from irscale import __version__
+from irscale._version import __version__
 from irscale.errors import IrscaleError, IrscaleWarning, MeasureError
 from irscale.measures import Measure
 from irscale.scales.engines import (Buckets, Table, attach_buckets, dcg_engine, enumerate_engine,
