@@ -16,7 +16,6 @@ import irscale
 from irscale import stats
 from irscale.cli import app
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, MeasureError, PolicyError
-from irscale.io import Qrels, Run
 from irscale.measures import parse_measure
 
 runner = CliRunner()

@@ -24,7 +24,6 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from irscale.errors import IrscaleError
 
 SCALES = ("nominal", "ordinal", "interval", "ratio")
 

@@ -45,7 +45,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from irscale.errors import ArgumentError, InputFormatError, IrscaleWarning, PolicyError, check_choice
+from irscale.errors import ArgumentError, InputFormatError, IrscaleWarning, check_choice
 
 RUN_FIELDS = "qid Q0 docno rank score tag"
 QRELS_FIELDS = "qid iter docno grade"

@@ -216,7 +216,6 @@ def _lookup(name: str, text: str) -> type[Measure]:
     canonical = _canonical_names()
     if name.lower() in canonical:
         return REGISTRY[canonical[name.lower()]]
-    known = sorted(REGISTRY) + sorted(_ALIASES)
     close = difflib.get_close_matches(name.lower(), list(canonical), n=3, cutoff=0.5)
     close = list(dict.fromkeys(canonical[c] for c in close))  # canonical names, once
     hint = (f"; did you mean {' or '.join(repr(text.replace(name, c, 1)) for c in close)}?"
