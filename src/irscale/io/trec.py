@@ -697,14 +697,8 @@ def read_runs(
         (several tags are an error), as a list of one run.
     name : str, optional
         Name of the run when the file holds a single one; with several tags, an error.
-    score_precision : {"float64", "float32"}
-        ``"float32"`` rounds scores to 32-bit floats before ordering, like trec_eval up
-        to 9.0.8, pytrec_eval and the official results of old TREC campaigns.
-    extra_fields : {"error", "ignore"}
-        What to do with lines that have more than six fields (trec_eval ignores the rest).
-    duplicates : {"error", "first"}
-        A docno retrieved twice for one topic (of one run) is an error, or only its first
-        line is kept.
+    score_precision, extra_fields, duplicates
+        As in :func:`read_run` (duplicates are looked for within each run).
 
     Returns
     -------
