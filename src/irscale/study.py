@@ -4,7 +4,6 @@ campaign: correlations (Tables 2-4) and significance-test changes (Tables 5-6)."
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,72 +41,17 @@ class Study:
     provenance: dict = field(default_factory=dict)
 
     def write(self, out: str | Path) -> list[Path]:
-        """CSV, JSON and LaTeX files of every table, and ``report.md`` linking them."""
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        tag = f"N{self.N}"
-        written = []
-        tables = {"table2_tau_measure_vs_ranked": self.table2, "table4_tau_between_measures": self.table4,
-                  "tables5_6_significance_changes": self.changes}
-        for name, df in tables.items():
-            base = out / f"{name}_{tag}"
-            df.to_csv(base.with_suffix(".csv"), index=False)
-            base.with_suffix(".json").write_text(json.dumps(
-                {"provenance": self.provenance, "rows": df.to_dict(orient="records")}, indent=1, default=_jsonable))
-            base.with_suffix(".tex").write_text(_latex(df, name.replace("_", " ")))
-            written += [base.with_suffix(s) for s in (".csv", ".json", ".tex")]
-        report = out / f"report_{tag}.md"
-        report.write_text(self.markdown(links={n: f"{n}_{tag}" for n in tables}))
-        written.append(report)
-        return written
+        """CSV, JSON and LaTeX files of every table, and ``report.md`` linking them
+        (rendered by :func:`irscale.report.study.write_study`)."""
+        from irscale.report.study import write_study
+
+        return write_study(self, out)
 
     def markdown(self, links: dict | None = None) -> str:
-        p = self.provenance
-        lines = [f"# irscale study: original vs interval-scaled measures, N = {self.N}", "",
-                 f"{len(self.systems)} systems x {len(self.topics)} topics; measures {', '.join(self.measures)}; "
-                 f"alpha = {p.get('alpha')}; irscale {__version__}.", ""]
-        for title, key, df in [("Table 2/3: Kendall's tau between each measure and its ranked version",
-                                "table2_tau_measure_vs_ranked", self.table2),
-                               ("Table 4: tau between measures and between their ranked versions",
-                                "table4_tau_between_measures", self.table4),
-                               ("Tables 5/6: significance changes (original -> ranked)",
-                                "tables5_6_significance_changes", self.changes)]:
-            lines += [f"## {title}", ""]
-            if links:
-                stem = links[key]
-                lines += [f"Files: [{stem}.csv]({stem}.csv), [{stem}.json]({stem}.json), [{stem}.tex]({stem}.tex)", ""]
-            lines += [_md(df), ""]
-        return "\n".join(lines)
+        """The study as a Markdown report (:func:`irscale.report.study.study_markdown`)."""
+        from irscale.report.study import study_markdown
 
-
-def _jsonable(o):
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return float(o)
-    return str(o)
-
-
-def _fmt(v) -> str:
-    if isinstance(v, (float, np.floating)):
-        return f"{v:.4f}"
-    return str(v)
-
-
-def _md(df: pd.DataFrame) -> str:
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    sep = "|" + "|".join("---" for _ in df.columns) + "|"
-    rows = ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, sep] + rows)
-
-
-def _latex(df: pd.DataFrame, caption: str) -> str:
-    esc = lambda s: str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")  # noqa: E731
-    cols = "l" * len(df.columns)
-    body = [" & ".join(esc(_fmt(v)) for v in row) + r" \\" for row in df.itertuples(index=False)]
-    return "\n".join([r"\begin{table}", r"\centering", rf"\caption{{{esc(caption)}}}",
-                      rf"\begin{{tabular}}{{{cols}}}", r"\hline", " & ".join(esc(c) for c in df.columns) + r" \\",
-                      r"\hline", *body, r"\hline", r"\end{tabular}", r"\end{table}", ""])
+        return study_markdown(self, links)
 
 
 WITHIN_TOPIC = ("sign", "friedman")  # ordinal tests comparing systems topic by topic only
