@@ -342,17 +342,6 @@ def rankmap(
         typer.echo("last      " + " ".join(f"{v:.6g}" for v in last))
 
 
-def _df_table(df, title: str):
-    from rich.table import Table as RichTable
-
-    t = RichTable(title=title, title_justify="left", header_style="bold")
-    for c in df.columns:
-        t.add_column(str(c), justify="right" if df[c].dtype.kind in "fiu" else "left", no_wrap=True)
-    for row in df.itertuples(index=False):
-        t.add_row(*(f"{v:.4f}" if isinstance(v, float) else str(v) for v in row))
-    return t
-
-
 def _run_study(judged, measures, N, tests, alpha, mid, scheduler):
     from irscale.study import compare as do_compare
 
@@ -367,14 +356,11 @@ def _run_study(judged, measures, N, tests, alpha, mid, scheduler):
 
 
 def _show_study(study, out):
+    from irscale.report.console import study_tables
+
     con = Console(width=max(Console().width, 160))
-    t2 = study.table2.drop(columns=["rb_dependent"])
-    con.print(_df_table(t2, f"Table 2/3 (N={study.N}): Kendall's tau, measure vs ranked (unq, mid); "
-                            "topic-by-topic tau range"))
-    t4 = study.table4.copy()
-    con.print(_df_table(t4, f"Table 4 (N={study.N}): tau between measures (tau) and ranked versions (tau_ranked)"))
-    ch = study.changes[["measure", "test", "sig", "s2ns", "ns2s", "delta_pct", "sig_ranked"]]
-    con.print(_df_table(ch, f"Tables 5/6 (N={study.N}): significant pairs, original -> ranked"))
+    for t in study_tables(study):
+        con.print(t)
     if out:
         files = study.write(out)
         err.print(f"wrote {len(files)} files to {out} (report_N{study.N}.md links them)")
@@ -454,10 +440,9 @@ def study_trec8_like(
     measures at each N (Table 2 rows, Table 3, Table 4, Tables 5/6). Every (measure, N)
     is checked before the runs are read; with --out, each N's tables are written as soon
     as that N is finished, so a failure later loses only the part that failed."""
-    import pandas as pd
-
     from irscale.experiment import PAPER_MEASURES, plan_rank_maps
-    from irscale.study import label
+    from irscale.report import console as report
+    from irscale.report.study import write_tau_tables
 
     opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
                     max_grade)
@@ -469,23 +454,6 @@ def study_trec8_like(
         _fail(IrscaleError(f"--depths must be positive integers separated by commas (for example 5,10,20,30), "
                            f"not {depths!r}"))
     measures = list(PAPER_MEASURES)
-    order = ["P", "RBP(p=0.5)", "RR", "RBP(p=0.3)", "RBP(p=0.8)", "DCG(base=2)", "DCG(base=10)", "R", "AP",
-             "nDCG(base=2)", "nDCG(base=10)"]
-    con = Console(width=max(Console().width, 160))
-
-    def tau_tables(studies, show: bool):
-        for col, title in [("tau_unq", "Table 2 (unq)"), ("tau_mid", "Table 3 (mid)")]:
-            rows = []
-            for st in studies:
-                tau = dict(zip(st.table2["measure"], st.table2[col]))
-                rows.append({"track": f"N={st.N}", **{label(m): tau[label(m)] for m in order}})
-            df = pd.DataFrame(rows)
-            if show:
-                con.print(_df_table(df, f"{title}: Kendall's tau, measure vs ranked"))
-            if out:
-                out.mkdir(parents=True, exist_ok=True)
-                df.to_csv(out / f"{title.split()[0].lower()}{title.split()[1]}_{col}.csv", index=False)
-
     try:
         judged = _judge(qrels, runs, opts,
                         plan=lambda levels: [plan_rank_maps(measures, N, levels) for N in Ns])
@@ -502,9 +470,11 @@ def study_trec8_like(
         studies.append(st)
         if out:
             files = st.write(out)
-            tau_tables(studies, show=False)
+            write_tau_tables(studies, out)  # Tables 2 and 3 over the N done so far
             err.print(f"N = {N}: wrote {len(files)} files to {out}")
-    tau_tables(studies, show=True)
+    con = Console(width=max(Console().width, 160))
+    for t in report.tau_tables(studies):
+        con.print(t)
     _show_study(studies[-1], None)
 
 
@@ -590,18 +560,14 @@ app.add_typer(cache_app, name="cache")
 @cache_app.command("info")
 def cache_info_cmd():
     """Where the cache is and what it holds."""
+    from irscale.report.console import cache_listing
     from irscale.scales import cache_info
 
     try:
         info = cache_info()
     except IrscaleError as e:
         _fail(e)
-    typer.echo(f"cache directory {info['dir']} ({info['bytes'] / 1e6:.1f} MB)")
-    for e in info["entries"]:
-        if e.get("damaged"):  # rebuilt (and replaced) when next needed
-            typer.echo(f"  {e['file']}: (damaged: {e['damaged']}), {e['bytes'] / 1e6:.1f} MB")
-        else:
-            typer.echo(f"  {e['identity']}: {e['size']:,} values, {e['bytes'] / 1e6:.1f} MB")
+    typer.echo(cache_listing(info))
 
 
 @cache_app.command("clear")

@@ -1,0 +1,57 @@
+"""Renderables for the terminal: rich tables of data frames and studies, and the cache
+listing. Pure functions: they build what the CLI prints and print nothing themselves."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.table import Table
+
+    from irscale.study import Study
+
+
+def df_table(df: pd.DataFrame, title: str) -> Table:
+    """A rich Table of ``df`` titled ``title``: numeric columns right-aligned, floats with
+    4 decimals, nothing wrapped."""
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left", header_style="bold")
+    for c in df.columns:
+        t.add_column(str(c), justify="right" if df[c].dtype.kind in "fiu" else "left", no_wrap=True)
+    for row in df.itertuples(index=False):
+        t.add_row(*(f"{v:.4f}" if isinstance(v, float) else str(v) for v in row))
+    return t
+
+
+def study_tables(study: Study) -> list[Table]:
+    """The tables of one study at run length N: Table 2/3 (tau, measure vs ranked),
+    Table 4 (tau between measures) and Tables 5/6 (significant pairs, original -> ranked)."""
+    N = study.N
+    t2 = study.table2.drop(columns=["rb_dependent"])
+    ch = study.changes[["measure", "test", "sig", "s2ns", "ns2s", "delta_pct", "sig_ranked"]]
+    return [df_table(t2, f"Table 2/3 (N={N}): Kendall's tau, measure vs ranked (unq, mid); topic-by-topic tau range"),
+            df_table(study.table4, f"Table 4 (N={N}): tau between measures (tau) and ranked versions (tau_ranked)"),
+            df_table(ch, f"Tables 5/6 (N={N}): significant pairs, original -> ranked")]
+
+
+def tau_tables(studies: Sequence[Study]) -> list[Table]:
+    """The paper's Tables 2 (unq) and 3 (mid) over several run lengths, one row per study
+    (see :func:`irscale.report.study.tau_tables`)."""
+    from irscale.report.study import tau_tables as frames
+
+    return [df_table(df, f"{title}: Kendall's tau, measure vs ranked") for title, _, df in frames(studies)]
+
+
+def cache_listing(info: dict) -> str:
+    """The rank-map cache as text lines: its directory and size, then one line per entry
+    (identity, number of values, size; or the file and why it is damaged). ``info`` is
+    what :func:`irscale.scales.cache_info` returns."""
+    lines = [f"cache directory {info['dir']} ({info['bytes'] / 1e6:.1f} MB)"]
+    for e in info["entries"]:
+        if e.get("damaged"):  # rebuilt (and replaced) when next needed
+            lines.append(f"  {e['file']}: (damaged: {e['damaged']}), {e['bytes'] / 1e6:.1f} MB")
+        else:
+            lines.append(f"  {e['identity']}: {e['size']:,} values, {e['bytes'] / 1e6:.1f} MB")
+    return "\n".join(lines)
