@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import glob
 import os
-import multiprocessing
-import threading
 import warnings
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -21,6 +19,7 @@ from irscale.errors import ArgumentError, InputFormatError, IrscaleError, Irscal
 from irscale.io.trec import (Duplicates, ExtraFields, Qrels, Run, ScorePrecision, check_reader_options, read_qrels,
                               read_runs)
 from irscale.measures import Measure, parse_measures
+from irscale.parallel import can_fork as _can_fork, parallel_imap
 from irscale.validate import flag, integer, wrong_type
 
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RR", "Rprec", "bpref")
@@ -181,7 +180,6 @@ def load_runs(
     total = len(items)
     task = partial(_read_and_judge, qrels=qrels, depth=depth, opts=opts, split_tags=split_tags,
                    skip_invalid=skip_invalid)
-    n = min(workers or min(8, os.cpu_count() or 1), total)
     judged: list = []
 
     def collect(results):
@@ -196,20 +194,10 @@ def load_runs(
             if progress:
                 progress(i + 1, total, name)
 
-    if n <= 1:
-        collect(map(task, items))
-    elif _can_fork():
-        global _SHARED_TASK
-        _SHARED_TASK = task  # inherited by the forked workers: the qrels are not pickled
-        try:
-            ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(n, mp_context=ctx) as ex:
-                collect(ex.map(_run_shared_task, items, chunksize=2))
-        finally:
-            _SHARED_TASK = None
-    else:
-        with ThreadPoolExecutor(n) as ex:
-            collect(ex.map(task, items))
+    # forked processes where they can be (they inherit the task: the qrels are not pickled), else
+    # threads; results arrive in order, so warnings and progress follow the input order
+    with closing(parallel_imap(task, items, workers=workers, processes=_can_fork())) as results:
+        collect(results)
     if not judged:
         raise IrscaleError(f"none of the {total} file(s) given is a valid run (see the warnings above)")
     return assemble(judged, qrels, depth=depth, missing_topics=missing_topics, max_grade=max_grade)
@@ -219,18 +207,6 @@ def reader_options(score_precision: str, extra_fields: str, duplicates: str) -> 
     """The run readers' policies, validated (the allowed values are in the message)."""
     check_reader_options(score_precision, extra_fields, duplicates)
     return dict(score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates)
-
-
-_SHARED_TASK: Callable | None = None
-
-
-def _run_shared_task(item):
-    return _SHARED_TASK(item)
-
-
-def _can_fork() -> bool:
-    """Forking is safe only where it exists and no other thread could hold a lock."""
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
 def _read_and_judge(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_tags: bool = False,

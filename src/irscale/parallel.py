@@ -1,11 +1,18 @@
-"""Parallel execution of independent tasks (rank-map buckets, enumeration chunks):
-local threads by default, or Dask — a local scheduler by name, or a cluster by address
-(``--scheduler tcp://host:8786``; install ``irscale[parallel]``)."""
+"""Parallel execution of independent tasks (run files to read and judge, rank-map buckets,
+enumeration chunks): the one place that starts threads, processes or Dask.
+
+* local threads by default (numpy sorts, decompression and hashing release the GIL);
+* ``processes=True``: forked worker processes that inherit the task (its arguments, the
+  qrels for example, are not pickled; only each item and each result travel), where the
+  platform can fork and the calling process has no other thread; else threads;
+* Dask: a local scheduler by name, or a cluster by address (``--scheduler
+  tcp://host:8786``; install ``irscale[parallel]``).
+"""
 
 from __future__ import annotations
 
 import os
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from irscale.errors import IrscaleError
 
@@ -13,32 +20,23 @@ Progress = Callable[[int, int], None] | None
 
 
 def parallel_map(fn: Callable, items: Sequence, scheduler=None, progress: Progress = None,
-                 workers: int | None = None) -> list:
+                 workers: int | None = None, processes: bool = False) -> list:
     """``[fn(x) for x in items]`` in parallel, results in order.
 
-    ``scheduler=None``: local threads (numpy sorts release the GIL); ``"threads"``,
-    ``"processes"`` or ``"synchronous"``: that Dask local scheduler; a
-    ``distributed.Client`` or a scheduler address (``"tcp://host:8786"``): that cluster.
+    ``scheduler=None``: local execution, see :func:`parallel_imap` for ``workers`` and
+    ``processes``; ``progress(done, total)`` is called after each result, in order.
+    ``"threads"``, ``"processes"`` or ``"synchronous"``: that Dask local scheduler; a
+    ``distributed.Client`` or a scheduler address (``"tcp://host:8786"``): that cluster
+    (``workers`` and ``processes`` are then the scheduler's business).
     """
     items = list(items)
     n = len(items)
     if scheduler is None:
-        workers = workers or min(os.cpu_count() or 1, 8)
-        if workers <= 1 or n <= 1:
-            out = []
-            for i, x in enumerate(items):
-                out.append(fn(x))
-                if progress:
-                    progress(i + 1, n)
-            return out
-        from concurrent.futures import ThreadPoolExecutor
-
         out = []
-        with ThreadPoolExecutor(workers) as ex:
-            for i, r in enumerate(ex.map(fn, items)):
-                out.append(r)
-                if progress:
-                    progress(i + 1, n)
+        for i, r in enumerate(parallel_imap(fn, items, workers=workers, processes=processes)):
+            out.append(r)
+            if progress:
+                progress(i + 1, n)
         return out
     try:
         import dask
@@ -62,3 +60,52 @@ def parallel_map(fn: Callable, items: Sequence, scheduler=None, progress: Progre
     finally:
         if client is not scheduler:
             client.close()
+
+
+def parallel_imap(fn: Callable, items: Sequence, *, workers: int | None = None,
+                  processes: bool = False) -> Iterator:
+    """``fn(x) for x in items`` on this machine, yielded in order as they are ready.
+
+    ``workers`` (default: one per CPU, at most 8; never more than there are items) run
+    ``fn``: threads, or with ``processes=True`` forked processes that inherit ``fn`` (only
+    each item and its result are pickled) where :func:`can_fork`, else threads. One
+    worker or one item: ``fn`` runs in the calling thread. An exception raised by ``fn``
+    reaches the caller as it was raised (the remaining items are cancelled). Exhaust or
+    close the iterator (``contextlib.closing``) to release the workers.
+    """
+    items = list(items)
+    n = min(workers or min(os.cpu_count() or 1, 8), len(items))
+    if n <= 1:
+        yield from map(fn, items)
+    elif processes and can_fork():
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        global _SHARED_FN
+        before, _SHARED_FN = _SHARED_FN, fn  # the workers fork with it: fn is not pickled
+        try:
+            with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as ex:
+                yield from ex.map(_call_shared_fn, items, chunksize=2)
+        finally:
+            _SHARED_FN = before
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(n) as ex:
+            yield from ex.map(fn, items)
+
+
+def can_fork() -> bool:
+    """Whether worker processes may be forked: only where the platform can fork and no
+    other thread runs (a forked child would inherit any lock another thread holds)."""
+    import multiprocessing
+    import threading
+
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+_SHARED_FN: Callable | None = None  # the task of the process pool being started
+
+
+def _call_shared_fn(item):
+    return _SHARED_FN(item)
