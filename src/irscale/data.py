@@ -114,7 +114,8 @@ class JudgedRuns:
     missing : dict
         For each system, the qrels topics it did not retrieve anything for.
     missing_topics : {"zero", "drop"}
-        How those topics are scored (see :func:`judge`).
+        How those topics are scored: 0 on every measure, or left out of that run's means
+        (see :func:`assemble`).
     """
 
     systems: tuple[str, ...]
@@ -132,30 +133,6 @@ class JudgedRuns:
     def num_ret(self) -> np.ndarray:
         """Number of retrieved documents per (system, topic)."""
         return (self.grades != PAD).sum(axis=-1)
-
-    def subset(self, systems: Sequence[int]) -> "JudgedRuns":
-        idx = list(systems)
-        return JudgedRuns(tuple(self.systems[i] for i in idx), self.topics, self.grades[idx],
-                          {self.systems[i]: self.missing.get(self.systems[i], []) for i in idx},
-                          self.missing_topics, self.depth)
-
-    @classmethod
-    def from_grades(cls, grades, topics: TopicStats | None = None, systems=None) -> "JudgedRuns":
-        """Build from nested lists or an array of grades (S, T, D); ragged lists are padded."""
-        if isinstance(grades, np.ndarray):
-            arr = grades.astype(np.int16)
-        else:
-            S = len(grades)
-            T = max(len(s) for s in grades)
-            D = max([len(r) for s in grades for r in s] + [1])
-            arr = np.full((S, T, D), PAD, dtype=np.int16)
-            for i, s in enumerate(grades):
-                for t, r in enumerate(s):
-                    arr[i, t, : len(r)] = r
-        if topics is None:
-            raise ValueError("topics (TopicStats) are required")
-        systems = tuple(systems) if systems is not None else tuple(f"run{i}" for i in range(arr.shape[0]))
-        return cls(systems, topics, arr)
 
 
 @dataclass(frozen=True, eq=False)
@@ -236,30 +213,6 @@ def _lookup(qrels: Qrels, topic_idx: np.ndarray, docno: np.ndarray) -> np.ndarra
             rec[sel] = lo + np.minimum(np.searchsorted(qrels.docno[lo:hi], docno[sel]), max(hi - lo - 1, 0))
     hit = (qrels.topic_code[rec] == topic_idx) & (qrels.docno[rec] == docno) & ~too_long
     return np.where(hit, qrels.grade[rec], UNJUDGED).astype(np.int16)
-
-
-def judge(
-    runs: Sequence[Run],
-    qrels: Qrels,
-    *,
-    depth: int | None = None,
-    missing_topics: MissingTopics = "zero",
-) -> JudgedRuns:
-    """Judge runs against qrels: the (S, T, D) grade matrix of :class:`JudgedRuns`.
-
-    Parameters
-    ----------
-    depth : int, optional
-        Keep only the first ``depth`` documents of every topic (trec_eval's ``-M``).
-    missing_topics : {"zero", "drop", "error"}
-        A qrels topic that a run does not retrieve anything for is evaluated as an
-        empty ranking (``"zero"``: every measure scores 0, like ``trec_eval -c``; a
-        warning names run and topics), left out of that run's scores (``"drop"``: like
-        trec_eval without ``-c``), or an error.
-    """
-    depth = check_options(depth, missing_topics)
-    return assemble([(r.name, r.path, *judge_run(r, qrels, depth)) for r in runs], qrels,
-                    depth=depth, missing_topics=missing_topics)
 
 
 def check_options(depth: int | None, missing_topics: str) -> int | None:
@@ -351,7 +304,15 @@ def assemble(
     max_grade: int | None = None,
 ) -> JudgedRuns:
     """Stack the results of :func:`judge_run` (``(name, path, grades, missing, extra)``
-    per run) into :class:`JudgedRuns`, applying the policies of :func:`judge`."""
+    per run) into :class:`JudgedRuns`.
+
+    Run names must be unique; topics absent from the qrels are ignored with a warning.
+    ``missing_topics`` says what becomes of a qrels topic that a run retrieves nothing
+    for: ``"zero"``, the run scores 0 on it with every measure (like ``trec_eval -c``),
+    with a warning naming run and topics; ``"drop"``, the topic is left out of that run's
+    mean (like trec_eval without ``-c``), with a warning; ``"error"``, a
+    :class:`~irscale.errors.PolicyError`. ``max_grade``: see :func:`grade_scale`.
+    """
     c = grade_scale(qrels, max_grade)
     names = [j[0] for j in judged]
     dup = sorted({n for n in names if names.count(n) > 1})

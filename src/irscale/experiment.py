@@ -254,7 +254,10 @@ def evaluate(
     depth : int, optional
         Keep only the first ``depth`` documents of each topic of each run.
     missing_topics : {"zero", "drop", "error"}
-        See :func:`irscale.data.judge`.
+        A qrels topic that a run retrieves nothing for: the run scores 0 on it with every
+        measure (``"zero"``, like ``trec_eval -c``; a warning names run and topics), the
+        topic is left out of that run's mean (``"drop"``, like trec_eval without ``-c``),
+        or it is an error (``"error"``).
     score_precision : {"float64", "float32"}
         ``"float32"`` orders documents like trec_eval <= 9.0.8 and pytrec_eval.
     extra_fields : {"error", "ignore"}
