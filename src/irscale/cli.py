@@ -4,27 +4,50 @@ An :class:`~irscale.errors.IrscaleError` becomes one red line on stderr and exit
 warnings are yellow lines on stderr; results go to stdout.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: typer reads every verb's annotations
+# when it builds the commands, at each start, and evaluating them from strings costs
+# about 50 ms. Annotations in this module must therefore name things defined at import.
 import sys
 import warnings
 from dataclasses import dataclass
 from enum import Enum
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from irscale._version import __version__
 from irscale.errors import IrscaleError, IrscaleWarning
 
+# Start-up (irscale --help, irscale version) loads typer and this module only: rich's
+# console, progress and tables, numpy and every other irscale module are imported by the
+# verbs that use them.
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Measurement-theoretic evaluation of IR systems (trec_eval-exact scores, "
                        "interval scales, meaningful statistics).")
-err = Console(stderr=True, highlight=False)
+
+
+class _Stderr:
+    """``err``: the rich Console on stderr, made on first use (importing rich.console
+    takes about 50 ms that ``irscale version`` need not pay). ``err.print(...)`` and
+    the other methods are the Console's; rich objects that take a console (Progress)
+    get ``err.console``, the Console itself."""
+
+    _console = None
+
+    @property
+    def console(self):
+        if _Stderr._console is None:
+            from rich.console import Console
+
+            _Stderr._console = Console(stderr=True, highlight=False)
+        return _Stderr._console
+
+    def __getattr__(self, name):
+        return getattr(self.console, name)
+
+
+err = _Stderr()
 
 
 class Format(str, Enum):
@@ -79,8 +102,10 @@ def _progress():
 
 
 def _bar(what: str):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     return Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TextColumn("{task.description}"), console=err, transient=True,
+                    TextColumn("{task.description}"), console=err.console, transient=True,
                     auto_refresh=False)  # no refresh thread: the readers may then fork worker processes
 
 
@@ -159,6 +184,8 @@ def _judge(qrels, runs, opts: ReadOpts, plan=None):
 
 
 def _print(table, per_topic, fmt, trec_eval=False):
+    from rich.console import Console
+
     from irscale.report import tables
 
     out = sys.stdout
@@ -209,6 +236,8 @@ def demo(
     fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
 ):
     """Evaluate the small synthetic collection shipped with irscale (no files needed)."""
+    from importlib import resources
+
     root = resources.files("irscale") / "examples" / "toy"
     with resources.as_file(root) as path:
         err.print(f"[bold]irscale {__version__}[/] demo: synthetic collection in {path}")
@@ -231,6 +260,7 @@ def list_measures():
     """List the measures irscale knows, with their parameters."""
     import dataclasses
 
+    from rich.console import Console
     from rich.table import Table
 
     from irscale.measures import REGISTRY
@@ -356,6 +386,8 @@ def _run_study(judged, measures, N, tests, alpha, mid, scheduler):
 
 
 def _show_study(study, out):
+    from rich.console import Console
+
     from irscale.report.console import study_tables
 
     con = Console(width=max(Console().width, 160))
@@ -440,6 +472,8 @@ def study_trec8_like(
     measures at each N (Table 2 rows, Table 3, Table 4, Tables 5/6). Every (measure, N)
     is checked before the runs are read; with --out, each N's tables are written as soon
     as that N is finished, so a failure later loses only the part that failed."""
+    from rich.console import Console
+
     from irscale.experiment import PAPER_MEASURES, plan_rank_maps
     from irscale.report import console as report
     from irscale.report.study import write_tau_tables
@@ -507,6 +541,7 @@ def inspect(
     plot: Annotated[Optional[Path], typer.Option("--plot", help="write PNG and SVG pictures here")] = None,
 ):
     """On which scale is a measure, and why? Orders, swap/replacement, balancing, pictures."""
+    from rich.console import Console
     from rich.table import Table as RichTable
 
     from irscale import inspect as ins
