@@ -542,9 +542,9 @@ def inspect(
 ):
     """On which scale is a measure, and why? Orders, swap/replacement, balancing, pictures."""
     from rich.console import Console
-    from rich.table import Table as RichTable
 
     from irscale import inspect as ins
+    from irscale.report.inspect import verdict_table
 
     try:
         target = _load_user_measure(measure) if ":" in measure and "(" not in measure else measure
@@ -558,26 +558,14 @@ def inspect(
             try:
                 verdicts.append(ins.is_interval(fn, o, N, levels))
             except IrscaleError as e:
-                err.print(f"[yellow]interval ({o}): {e}[/]")
+                err.print(f"[yellow]interval ({o}): {_plain(e)}[/]")
         verdicts.append(ins.swap_holds(fn, N, levels))
         verdicts.append(ins.replacement_holds(fn, N, levels))
         b = ins.balancing_index(fn, N, 1, levels - 1, levels)
         summary = ins.intervalness(fn, N, levels)
     except IrscaleError as e:
         _fail(e)
-    con = Console(width=max(Console().width, 120))
-    t = RichTable(title=f"{fn.name}: N = {N}, {levels} relevance levels, {levels ** N:,} runs",
-                  title_justify="left", header_style="bold")
-    for col in ("check", "order", "verdict", "counterexample"):
-        t.add_column(col)
-    for v in verdicts:
-        ce = "; ".join(f"{k}={ins._show(x)}" for k, x in (v.counterexample or {}).items())
-        t.add_row(v.check, v.order or "", "[green]holds[/]" if v.holds else "[red]fails[/]", ce)
-    con.print(t)
-    con.print(f"balancing index B({N}) = {b}  (N: like a set-based measure; 1: only rank 1 counts)")
-    con.print(f"distinct values {summary['distinct']:,} of {summary['runs']:,} runs; Pearson r(value, rank) = "
-              f"{summary['pearson_r_value_vs_rank']:.4f} (1 = equi-spaced); gaps {summary['gap_min']:.3g} .. "
-              f"{summary['gap_max']:.3g} (ratio {summary['gap_ratio']:.3g})")
+    Console(width=max(Console().width, 120)).print(verdict_table(fn.name, N, levels, verdicts, b, summary))
     if plot:
         from irscale.report import figures as plots
 

@@ -9,7 +9,9 @@ from typing import Sequence
 
 import numpy as np
 
-from irscale.inspect import as_measure, balancing_index, weak_covers, weak_level
+from irscale.scales.balancing import balancing_index
+from irscale.scales.checks import as_measure
+from irscale.scales.orders import positional_weights, weak_covers, weak_level
 from irscale.scales.spaces import all_runs
 
 
@@ -82,7 +84,7 @@ def hasse_diagram(N: int, out: str | Path, measure=None, levels: int = 2) -> lis
     pos = {}
     for h in np.unique(height):
         members = np.flatnonzero(height == h)
-        members = members[np.argsort(-(runs[members].astype(np.int64) @ ((c + 1) ** np.arange(N - 1, -1, -1))))]
+        members = members[np.argsort(-(runs[members].astype(np.int64) @ positional_weights(N, c)))]
         for k, node in enumerate(members):
             pos[int(node)] = (k - (len(members) - 1) / 2, float(h))
     fig, ax = plt.subplots(figsize=(max(6, 1.1 * max(np.bincount(height))), 0.7 * (height.max() + 2)))

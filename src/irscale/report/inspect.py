@@ -1,0 +1,45 @@
+"""The verdict of ``irscale inspect``: the scale checks of one measure as a rich renderable."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+def verdict_table(name: str, N: int, levels: int, verdicts: Sequence, balancing: int, summary: dict):
+    """The checks as a table (check, order, verdict, counterexample), then the balancing
+    index and the spacing of the values.
+
+    Parameters
+    ----------
+    name : str
+        The measure's name (shown as given, never read as markup).
+    N, levels : int
+        Run length and number of relevance levels of the checks.
+    verdicts : sequence of :class:`irscale.scales.checks.Verdict`
+    balancing : int
+        The balancing index B(N) (:func:`irscale.scales.balancing.balancing_index`).
+    summary : dict
+        :func:`irscale.scales.checks.intervalness` of the measure.
+
+    Returns
+    -------
+    rich.console.Group
+    """
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    title = Text(f"{name}: N = {N}, {levels} relevance levels, {levels ** N:,} runs")
+    t = Table(title=title, title_justify="left", header_style="bold")
+    for col in ("check", "order", "verdict", "counterexample"):
+        t.add_column(col)
+    for v in verdicts:
+        verdict = Text("holds", style="green") if v.holds else Text("fails", style="red")
+        t.add_row(v.check, v.order or "", verdict, Text(v.counterexample_text()))
+    return Group(
+        t,
+        Text(f"balancing index B({N}) = {balancing}  (N: like a set-based measure; 1: only rank 1 counts)"),
+        Text(f"distinct values {summary['distinct']:,} of {summary['runs']:,} runs; Pearson r(value, rank) = "
+             f"{summary['pearson_r_value_vs_rank']:.4f} (1 = equi-spaced); gaps {summary['gap_min']:.3g} .. "
+             f"{summary['gap_max']:.3g} (ratio {summary['gap_ratio']:.3g})"),
+    )
