@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from irscale.cli import app
 from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales import all_runs, build, cache_clear, cache_info
-from irscale.scales import rankmap as R
+from irscale.scales import cache as R
 
 SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
 
@@ -385,7 +385,7 @@ def test_concurrent_writers(cache):
 _CHILD = textwrap.dedent("""
     import os, sys, time
     import numpy as np
-    from irscale.scales import rankmap as R
+    from irscale.scales import cache as R
     from irscale.scales import all_runs, build
     mode = sys.argv[1]
     if mode == "before-rename":  # the temp file is complete; killed before os.replace

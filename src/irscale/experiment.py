@@ -18,7 +18,7 @@ from irscale.data import JudgedRuns, MissingTopics, _index, assemble, check_opti
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, check_choice
 from irscale.io.trec import (Duplicates, ExtraFields, Qrels, Run, ScorePrecision, check_reader_options, read_qrels,
                               read_runs)
-from irscale.measures import Measure, parse_measures
+from irscale.measures import Measure, at_depth, parse_measures
 from irscale.parallel import can_fork as _can_fork, parallel_imap
 from irscale.validate import flag, integer, wrong_type
 
@@ -85,15 +85,11 @@ class ScoreTable:
 
 def score(judged: JudgedRuns, measures: Iterable[str | Measure]) -> ScoreTable:
     """Compute measures on already judged runs."""
-    ms = parse_measures(list(measures))
+    ms = parse_measures(list(measures)) if measures else []
     values = np.empty((len(ms), len(judged.systems), len(judged.topics)), dtype=np.float64)
     for i, m in enumerate(ms):
         values[i] = m.batch(judged.grades, judged.topics)
-    if judged.missing_topics == "drop":
-        pos = {t: k for k, t in enumerate(judged.topics.names)}
-        for s, name in enumerate(judged.systems):
-            for t in judged.missing.get(name, []):
-                values[:, s, pos[t]] = np.nan
+    values[:, _dropped(judged)] = np.nan
     prov = {
         "irscale_version": __version__,
         "measures": [str(m) for m in ms],
@@ -335,36 +331,26 @@ PAPER_MEASURES = ("P", "R", "RR", "AP", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)"
 
 @dataclass(frozen=True)
 class Ranked:
-    """The interval-scaled ("ranked") version of ``measure`` at run length ``N``."""
+    """The interval-scaled ("ranked") version of ``measure`` at run length ``N``: phi of
+    the measure's value (SPEC section 3). A column of a :class:`ScoreTable` like a
+    :class:`~irscale.measures.Measure`: renderers read ``str``, ``label``,
+    ``trec_eval_name`` and ``is_count`` of either."""
 
     measure: Measure
     N: int
     ties: str = "unq"
     normalized: bool = False
+    trec_eval_name = None  # trec_eval has no ranked measures
+    is_count = False
 
     def __str__(self):
         opts = "".join([f", ties={self.ties}" if self.ties != "unq" else "",
                         ", normalized" if self.normalized else ""])
         return f"ranked({self.measure}{opts})"
 
-
-def at_depth(measure: str | Measure, N: int) -> Measure:
-    """``measure`` evaluated on runs cut at N (its cutoff set to N)."""
-    import dataclasses
-
-    from irscale.measures import parse_measure
-
-    m = parse_measure(measure, default_cutoff=N)
-    if not any(f.name == "cutoff" for f in dataclasses.fields(m)):
-        from irscale.scales import space_for
-
-        space_for(m, N)  # says which measures have a ranked version
-        raise IrscaleError(f"{m} has no ranked version at a run length N")  # pragma: no cover
-    if m.cutoff in (None, N):
-        return dataclasses.replace(m, cutoff=N)
-    raise IrscaleError(f"{m} has cutoff {m.cutoff}, but the transform is at run length N={N}; give the measure "
-                       f"without a cutoff ({type(m).NAME} instead of {m}) or use N={m.cutoff} (API depth={m.cutoff}, "
-                       f"CLI -N {m.cutoff})")
+    @property
+    def label(self) -> str:
+        return f"{self.measure.label}_R"
 
 
 def plan_rank_maps(measures, depth: int, levels: int) -> list[Measure]:
@@ -384,7 +370,7 @@ def transform(
     data: "ScoreTable | JudgedRuns",
     measures: Iterable[str | Measure] | None = None,
     depth: int = 30,
-    ties: str = "unq",
+    ties: "str | Sequence[str]" = "unq",
     normalize: bool = False,
     *,
     scheduler=None,
@@ -398,11 +384,14 @@ def transform(
     it) or :class:`~irscale.data.JudgedRuns`. Each run is cut at N and padded with
     non-relevant documents; for every measure the table holds the measure at N (e.g.
     ``AP@30``) and ``ranked(AP@30)``: phi of the run's value, 1..size (SPEC section 3;
-    ``ties="min"|"max"|"mid"`` rank over all (c+1)^N runs instead; ``normalize``
-    divides by the size). Recall-base-dependent measures map through their RB-free core.
-    ``exact_values=True`` computes the measure columns from the same exact keys (equal
-    values are then bitwise equal, which rank-based statistics need; they may differ
-    from trec_eval's arithmetic in the last bit).
+    ``ties="min"|"max"|"mid"`` rank over all (c+1)^N runs instead; several strategies
+    at once, ``ties=("unq", "mid")``, add one ranked column per measure and strategy,
+    in that order; ``normalize`` divides by the size). Recall-base-dependent measures
+    map through their RB-free core. Each rank map is built once and each run's exact
+    key computed once, whatever the number of strategies. ``exact_values=True``
+    derives the measure columns from the same exact keys (equal values are then
+    bitwise equal, which rank-based statistics need; they may differ from trec_eval's
+    arithmetic in the last bit).
 
     Examples
     --------
@@ -416,12 +405,15 @@ def transform(
     [0.8333333333333333, 0.6666666666666666, 6.0, 3.0]
     """
     from irscale.scales import TIES, build
-
-    check_choice("ties", ties, TIES)
     from irscale.scales.spaces import MAX_N
 
+    tie_list = [ties] if isinstance(ties, str) else list(ties) if isinstance(ties, (list, tuple)) else None
+    if not tie_list:
+        raise ArgumentError(f"ties must be one of {', '.join(map(repr, TIES))} or a list of them, not {ties!r}")
+    tie_list = list(dict.fromkeys(check_choice("ties", t, TIES) for t in tie_list))
     depth = integer("depth", depth, minimum=1, maximum=MAX_N)
     normalize = flag("normalize", normalize)
+    exact_values = flag("exact_values", exact_values)
     check_progress(progress)
     if isinstance(data, ScoreTable):
         if data.judged is None:
@@ -439,27 +431,38 @@ def transform(
         raise ArgumentError("name the measures to transform, for example ['AP', 'nDCG']")
     levels = max(judged.topics.max_grade, 1) + 1
     ms = plan_rank_maps(measures, depth, levels)
-    base = score(judged, ms)
+    base = score(judged, [] if exact_values else ms)
+    shape = (len(judged.systems), len(judged.topics))
+    dropped = _dropped(judged)
+    values = np.empty((len(ms) * (1 + len(tie_list)),) + shape, dtype=np.float64)
     maps = []
     for i, m in enumerate(ms):
-        maps.append(build(m, depth, levels, scheduler=scheduler, cache=cache))
+        rm = build(m, depth, levels, scheduler=scheduler, cache=cache)
+        maps.append(rm)
+        keys = rm.space.keys(rm.space.grade_view(judged.grades).reshape(-1, depth))
+        values[i] = rm.space.measure_values(keys.reshape(shape), judged.topics) if exact_values else base.values[i]
+        for k, (tie, phi) in enumerate(rm.rank(keys, tie_list).items()):
+            phi = phi.reshape(shape)
+            values[len(ms) * (1 + k) + i] = rm.normalized(phi) if normalize else phi
         if progress:
             progress(i + 1, len(ms))
-    ranked = np.empty((len(ms),) + base.values.shape[1:], dtype=np.float64)
-    for i, rm in enumerate(maps):
-        g = rm.space.grade_view(judged.grades).reshape(-1, depth)
-        keys = rm.space.keys(g)
-        phi = rm.phi_keys(keys, ties).reshape(ranked.shape[1:])
-        ranked[i] = rm.normalized(phi) if normalize else phi
-        if exact_values:
-            nan = np.isnan(base.values[i])
-            base.values[i] = rm.space.measure_values(keys.reshape(ranked.shape[1:]), judged.topics)
-            base.values[i][nan] = np.nan
-    ranked[np.isnan(base.values)] = np.nan  # topics dropped by missing_topics="drop"
-    values = np.concatenate([base.values, ranked])
-    cols = tuple(ms) + tuple(Ranked(m, depth, ties, normalize) for m in ms)
-    prov = dict(base.provenance)
-    prov.update({"transform": {"N": depth, "ties": ties, "normalized": normalize,
+    values[:, dropped] = np.nan  # topics dropped by missing_topics="drop"
+    cols = tuple(ms) + tuple(Ranked(m, depth, t, normalize) for t in tie_list for m in ms)
+    prov = dict(base.provenance, measures=[str(m) for m in ms])
+    prov.update({"transform": {"N": depth, "ties": ties if isinstance(ties, str) else tie_list,
+                               "normalized": normalize, "exact_values": exact_values,
                                "maps": {str(rm.measure): {"size": rm.size, "engine": rm.engine,
                                                           "levels": rm.space.c + 1} for rm in maps}}})
     return ScoreTable(cols, base.systems, base.topics, values, prov, judged)
+
+
+def _dropped(judged: JudgedRuns) -> np.ndarray:
+    """(systems, topics) mask of the topics left out of a system's scores
+    (``missing_topics="drop"``)."""
+    out = np.zeros((len(judged.systems), len(judged.topics)), dtype=bool)
+    if judged.missing_topics == "drop":
+        pos = {t: k for k, t in enumerate(judged.topics.names)}
+        for s, name in enumerate(judged.systems):
+            for t in judged.missing.get(name, []):
+                out[s, pos[t]] = True
+    return out

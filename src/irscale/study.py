@@ -17,14 +17,11 @@ from irscale import stats as st
 from irscale.data import JudgedRuns
 from irscale.experiment import PAPER_MEASURES, ScoreTable, transform
 
-# the paper's column labels
-LABELS = {"P": "P", "R": "R", "RR": "RR", "AP": "AP", "RBP(p=0.3)": "RBP_p03", "RBP(p=0.5)": "RBP_p05",
-          "RBP(p=0.8)": "RBP_p08", "DCG(base=2)": "DCG_b02", "DCG(base=10)": "DCG_b10",
-          "nDCG(base=2)": "nDCG_b02", "nDCG(base=10)": "nDCG_b10"}
-
-
 def label(measure: str) -> str:
-    return LABELS.get(str(measure), str(measure))
+    """The measure's short column label (the paper's ``RBP_p03``, ``DCG_b10``)."""
+    from irscale.measures import parse_measure
+
+    return parse_measure(measure).label
 
 
 @dataclass
@@ -77,7 +74,7 @@ def _is_interval(measure: str, N: int) -> bool:
     distinct values equi-spaced (checked exhaustively; P and RBP(1/2) are, and DCG with
     base b up to N = b)."""
     from irscale.errors import IrscaleError
-    from irscale.inspect import is_interval
+    from irscale.scales.checks import is_interval
 
     try:
         return bool(is_interval(measure, "induced", min(N, 12), 2))
@@ -141,14 +138,13 @@ def compare(
 
     rb_dependent = {m: parse_measure(m).needs_recall_base for m in measures}  # the measure's own declaration
     tick = (lambda what, i, n: progress(what, i, n)) if progress else (lambda *a: None)
-    tick("rank maps (unq)", 0, 1)
-    unq = transform(judged, measures, depth, "unq", scheduler=scheduler, exact_values=True)
-    tick("rank maps (unq)", 1, 1)
-    orig, ranked = unq.values[:M], unq.values[M:]
+    ties = ("unq", "mid") if mid else ("unq",)
+    tick("rank maps", 0, 1)
+    table = transform(judged, measures, depth, ties, scheduler=scheduler, exact_values=True)  # one pass
+    tick("rank maps", 1, 1)
+    orig, ranked = table.values[:M], table.values[M:2 * M]
     if mid:
-        tick("rank maps (mid)", 0, 1)
-        ranked_mid = transform(judged, measures, depth, "mid", scheduler=scheduler).values[M:]
-        tick("rank maps (mid)", 1, 1)
+        ranked_mid = table.values[2 * M:]
 
     # Table 2/3
     rows = []
@@ -196,5 +192,5 @@ def compare(
     prov = {"irscale_version": __version__, "N": depth, "measures": measures, "tests": list(tests),
             "alpha": alpha, "systems": len(judged.systems), "topics": list(judged.topics.names),
             "tie_strategies": ["unq", "mid"] if mid else ["unq"], "means_rounded_to": 8,
-            "rank_maps": unq.provenance["transform"]["maps"], "seconds": time.perf_counter() - t0}
+            "rank_maps": table.provenance["transform"]["maps"], "seconds": time.perf_counter() - t0}
     return Study(depth, tuple(measures), judged.systems, judged.topics.names, table2, table4, changes, prov)

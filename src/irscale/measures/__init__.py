@@ -5,14 +5,15 @@
 'map_cut_30'
 """
 
-from irscale.measures.base import REGISTRY, Measure, from_trec_eval, parse_measure, parse_measures, register
+from irscale.measures.base import (REGISTRY, FunctionMeasure, Measure, at_depth, from_trec_eval, parse_measure,
+                                   parse_measures, register)
 from irscale.measures.gains import DCG, ERR, RBP, gP, gR, nDCG
-from irscale.measures.orders import RBTO, SBTO
-from irscale.measures.ranked import AP, RR, Bpref, Rprec
+from irscale.measures.topheavy import RBTO, SBTO
+from irscale.measures.rankbased import AP, RR, Bpref, Rprec
 from irscale.measures.sets import F, NumRel, NumRelRet, NumRet, P, R, Success
 
 __all__ = [
-    "REGISTRY", "Measure", "register", "parse_measure", "parse_measures", "from_trec_eval",
+    "REGISTRY", "Measure", "FunctionMeasure", "at_depth", "register", "parse_measure", "parse_measures", "from_trec_eval",
     "P", "R", "F", "Success", "NumRet", "NumRel", "NumRelRet", "AP", "RR", "Rprec", "Bpref",
     "DCG", "nDCG", "RBP", "ERR", "gP", "gR", "SBTO", "RBTO",
 ]

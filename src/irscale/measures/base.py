@@ -64,6 +64,18 @@ class Measure:
     needs_recall_base: ClassVar[bool] = False
     requires_cutoff: ClassVar[bool] = False
     always_shown: ClassVar[tuple[str, ...]] = ()  # parameters shown in the name even at default
+    # trec_eval's names, "{cutoff}" standing for the cutoff (``("map", "map_cut_{cutoff}")``):
+    # both trec_eval_name and the parser of trec_eval names read them
+    trec_eval: ClassVar[tuple[str, ...]] = ()
+    trec_eval_defaults: ClassVar[tuple[str, ...]] = ()  # parameters that must be at their default for it
+    is_count: ClassVar[bool] = False  # an integer count (trec_eval sums it over topics)
+    user_defined: ClassVar[bool] = False  # irscale's own measures: True for FunctionMeasure
+    no_scale: ClassVar[str | None] = None  # why the measure has no interval-scale version, if it has none
+    # what each parameter means (``irscale measures`` shows it); subclasses add their own
+    param_docs: ClassVar[dict[str, str]] = {
+        "cutoff": "rank cutoff k: only the top k documents count (the run length N in a transform)",
+        "rel": "binary relevance: a document is relevant if its grade >= rel",
+    }
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
@@ -103,8 +115,39 @@ class Measure:
 
     @property
     def trec_eval_name(self) -> str | None:
-        """trec_eval's name for this measure (``map_cut_10``), or None if it has none."""
+        """trec_eval's name for this measure (``map_cut_10``), or None if it has none
+        (from the class's ``trec_eval`` templates)."""
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}
+        if any(getattr(self, k) != defaults[k] for k in self.trec_eval_defaults):
+            return None
+        cutoff = getattr(self, "cutoff", None)
+        for t in self.trec_eval:
+            if ("{cutoff}" in t) == (cutoff is not None):
+                return t.format(cutoff=cutoff)
         return None
+
+    @property
+    def label(self) -> str:
+        """A short label for report columns (the canonical name unless a family has a
+        shorter one)."""
+        return str(self)
+
+    @classmethod
+    def param_info(cls) -> list[tuple[str, Any, str]]:
+        """``(name, default, description)`` of each parameter."""
+        docs: dict[str, str] = {}
+        for k in reversed(cls.__mro__):
+            docs.update(k.__dict__.get("param_docs", {}))
+        return [(f.name, f.default, docs.get(f.name, "")) for f in dataclasses.fields(cls)]
+
+    # -- the interval-scale layer's view ------------------------------------------------
+    def normalizer(self, topics: TopicStats, N: int, c: int) -> np.ndarray:
+        """Per-topic divisor from the measure's recall-base-free core to the measure at
+        run length N over grades 0..c: the core (``measure * normalizer``) depends on
+        the run only, and is what the interval-scale transformation maps (RB * AP for
+        AP, the number of relevant documents retrieved for P and R, DCG for nDCG).
+        1 for measures that need no normalisation."""
+        return np.ones(len(topics.names))
 
     # -- computation --------------------------------------------------------------
     def batch(self, grades: np.ndarray, topics: TopicStats) -> np.ndarray:
@@ -125,6 +168,47 @@ class Measure:
         topic = TopicStats.single(level_counts)
         arr = np.array([[g if g else [int(PAD)]]], dtype=np.int16)
         return float(self.batch(arr, topic)[0, 0])
+
+
+def at_depth(measure: "str | Measure", N: int) -> "Measure":
+    """``measure`` evaluated on runs cut at N (its cutoff set to N): the one way a measure
+    is put at a run length (transform, compare, the scale checks and the CLI use it).
+
+    >>> str(at_depth("RBP(p=0.8)", 30)), str(at_depth("AP@10", 10))
+    ('RBP(p=0.8)@30', 'AP@10')
+    """
+    m = parse_measure(measure, default_cutoff=N)
+    if not any(f.name == "cutoff" for f in dataclasses.fields(m)):
+        raise MeasureError(f"{m} has no ranked version at a run length N: it takes no cutoff"
+                           + (f" ({m.no_scale})" if m.no_scale else ""))
+    if m.cutoff in (None, N):
+        return dataclasses.replace(m, cutoff=N)
+    raise MeasureError(f"{m} has cutoff {m.cutoff}, but the transform is at run length N={N}; give the measure "
+                       f"without a cutoff ({type(m).NAME} instead of {m}) or use N={m.cutoff} (API depth={m.cutoff}, "
+                       f"CLI -N {m.cutoff})")
+
+
+@dataclass(frozen=True, eq=False)
+class FunctionMeasure(Measure):
+    """A user measure given as a plain function ``fn(runs, c)`` of an (n, N) array of
+    grades 0..c (one row per run), returning n numbers (``irscale inspect module:function``).
+    Like every user measure without a run space of its own, its runs tie exactly when its
+    float64 values are equal (return integers, or write a Measure with ``exact_key``,
+    where floating-point noise could split a tie)."""
+
+    fn: Any = None
+    name: str = "measure"
+    cutoff: int | None = None
+    graded = True
+    user_defined: ClassVar[bool] = True
+
+    def __str__(self) -> str:
+        return self.name
+
+    def batch(self, grades, topics):
+        g = np.clip(cut(np.asarray(grades), self.cutoff), 0, topics.max_grade)
+        flat = g.reshape(-1, g.shape[-1]).astype(np.int64)
+        return np.asarray(self.fn(flat, topics.max_grade), dtype=np.float64).reshape(g.shape[:-1])
 
 
 # -- helpers shared by the measure families ----------------------------------------
@@ -182,6 +266,13 @@ def row_sums(row: np.ndarray, weights: np.ndarray, shape: tuple[int, ...]) -> np
     return np.bincount(row, weights=weights, minlength=int(np.prod(shape))).reshape(shape)
 
 
+def rb_divisor(topics: TopicStats, rel: int) -> np.ndarray:
+    """Each topic's recall base RB (documents with grade >= rel) as a divisor of the
+    RB-free core: infinite where RB = 0, so that the measure is 0 there."""
+    rb = topics.num_rel(rel).astype(np.float64)
+    return np.where(rb > 0, rb, np.inf)
+
+
 def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     den = np.asarray(den, dtype=np.float64)
     out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
@@ -189,8 +280,8 @@ def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["Measure", "REGISTRY", "register", "parse_measure", "parse_measures", "from_trec_eval",
-           "PAD", "UNJUDGED"]
+__all__ = ["Measure", "FunctionMeasure", "REGISTRY", "register", "parse_measure", "parse_measures",
+           "from_trec_eval", "at_depth", "PAD", "UNJUDGED"]
 
 
 # -- parsing ---------------------------------------------------------------------
@@ -300,19 +391,13 @@ def parse_measures(items: "str | Measure | Sequence[str | Measure]", *,
     return out
 
 
-_TE_PATTERNS = [
-    (r"map", "AP"), (r"map_cut_(\d+)", "AP@{}"), (r"P_(\d+)", "P@{}"), (r"recall_(\d+)", "R@{}"),
-    (r"ndcg", "nDCG"), (r"ndcg_cut_(\d+)", "nDCG@{}"), (r"recip_rank", "RR"), (r"Rprec", "Rprec"),
-    (r"bpref", "bpref"), (r"success_(\d+)", "Success@{}"), (r"set_F", "F"), (r"set_P", "P"),
-    (r"set_recall", "R"), (r"num_ret", "NumRet"), (r"num_rel", "NumRel"), (r"num_rel_ret", "NumRelRet"),
-]
-
-
 def from_trec_eval(name: str) -> Measure | None:
-    """The measure for a trec_eval name (``map_cut_10`` -> ``AP@10``), or None."""
-    for pat, fmt in _TE_PATTERNS:
-        m = re.fullmatch(pat, name, flags=re.IGNORECASE)
-        if m:
-            native = fmt.format(*m.groups())
-            return _parse_native(native, native)
+    """The measure for a trec_eval name (``map_cut_10`` -> ``AP@10``), or None (from each
+    registered class's ``trec_eval`` templates)."""
+    for cls in REGISTRY.values():
+        for t in cls.trec_eval:
+            pattern = re.escape(t).replace(re.escape("{cutoff}"), r"(\d+)")
+            m = re.fullmatch(pattern, name, flags=re.IGNORECASE)
+            if m:
+                return cls(cutoff=int(m.group(1))) if m.groups() else cls()
     return None

@@ -34,6 +34,15 @@ def _ref_discount(i: int, base: float | None) -> float:
 
 class _DCGFamily(Measure):
     graded = True
+    param_docs = {"base": "log base b of Järvelin & Kekäläinen's discount max(1, log_b i); default "
+                          "trec_eval's log2(i + 1)",
+                  "rel": "binary gains (1 for grade >= rel) instead of the grade"}
+
+    @property
+    def label(self):  # the paper's column labels: DCG_b02, nDCG_b10
+        if self.base is not None and self.rel is None and self.cutoff is None:
+            return f"{self.NAME}_b{self.base:02g}"
+        return str(self)
 
     def validate(self):
         if self.base is not None and not (isinstance(self.base, (int, float)) and self.base > 1):
@@ -78,11 +87,12 @@ class nDCG(_DCGFamily):
     rel: int | None = None
     needs_recall_base = True
 
-    @property
-    def trec_eval_name(self):
-        if self.base is not None or self.rel is not None:
-            return None
-        return f"ndcg_cut_{self.cutoff}" if self.cutoff else "ndcg"
+    trec_eval = ("ndcg", "ndcg_cut_{cutoff}")
+    trec_eval_defaults = ("base", "rel")
+
+    def normalizer(self, topics, N, c):
+        ideal = self.ideal(topics)
+        return np.where(ideal > 0, ideal, np.inf)
 
     def ideal(self, topics) -> np.ndarray:
         ideal = cut(topics.ideal_grades(self.rel), self.cutoff)
@@ -114,6 +124,12 @@ class RBP(Measure):
     rel: int | None = None
     graded = True
     always_shown = ("p",)
+    param_docs = {"p": "persistence: the probability that the user goes on to the next rank, in (0, 1)",
+                  "rel": "binary gains (1 for grade >= rel) instead of grade / c"}
+
+    @property
+    def label(self):  # the paper's column labels: RBP_p03, RBP_p08
+        return f"RBP_p{self.p:g}".replace(".", "") if self.rel is None and self.cutoff is None else str(self)
 
     def validate(self):
         if not (isinstance(self.p, (int, float)) and 0 < self.p < 1):
@@ -141,6 +157,7 @@ class ERR(Measure):
     cutoff: int | None = None
     rel: int | None = None
     graded = True
+    param_docs = {"rel": "binary relevance (stop probability 1/2 for grade >= rel) instead of (2^g - 1) / 2^c"}
 
     @staticmethod
     def _stop(g, c):
@@ -177,6 +194,9 @@ class gP(Measure):
     cutoff: int | None = None
     graded = True
     requires_cutoff = True
+
+    def normalizer(self, topics, N, c):
+        return np.full(len(topics.names), float(c * N))
 
     def batch(self, grades, topics):
         g = graded_gain(cut(grades, self.cutoff), topics.max_grade, None)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irscale.data import PAD
-from irscale.measures.base import Measure, cut, ref_rel, register, relevant, safe_div
+from irscale.measures.base import Measure, cut, rb_divisor, ref_rel, register, relevant, safe_div
 
 
 def _rel_ret(grades, cutoff, rel):
@@ -32,9 +32,10 @@ class P(Measure):
     cutoff: int | None = None
     rel: int = 1
 
-    @property
-    def trec_eval_name(self):
-        return f"P_{self.cutoff}" if self.cutoff else "set_P"
+    trec_eval = ("set_P", "P_{cutoff}")
+
+    def normalizer(self, topics, N, c):
+        return np.full(len(topics.names), float(N))
 
     def batch(self, grades, topics):
         den = self.cutoff if self.cutoff else _num_ret(grades, None)
@@ -56,9 +57,10 @@ class R(Measure):
     rel: int = 1
     needs_recall_base = True
 
-    @property
-    def trec_eval_name(self):
-        return f"recall_{self.cutoff}" if self.cutoff else "set_recall"
+    trec_eval = ("set_recall", "recall_{cutoff}")
+
+    def normalizer(self, topics, N, c):
+        return rb_divisor(topics, self.rel)
 
     def batch(self, grades, topics):
         return safe_div(_rel_ret(grades, self.cutoff, self.rel), topics.num_rel(self.rel))
@@ -80,9 +82,10 @@ class F(Measure):
     rel: int = 1
     needs_recall_base = True
 
-    @property
-    def trec_eval_name(self):
-        return None if self.cutoff else "set_F"
+    trec_eval = ("set_F",)
+
+    def normalizer(self, topics, N, c):
+        return (N + topics.num_rel(self.rel)) / 2.0
 
     def batch(self, grades, topics):
         r = _rel_ret(grades, self.cutoff, self.rel)
@@ -104,9 +107,8 @@ class Success(Measure):
     cutoff: int | None = None
     rel: int = 1
 
-    @property
-    def trec_eval_name(self):
-        return f"success_{self.cutoff}" if self.cutoff else None
+    trec_eval = ("success_{cutoff}",)
+    no_scale = "Success takes two values; its ranked version is itself"
 
     def batch(self, grades, topics):
         return (_rel_ret(grades, self.cutoff, self.rel) > 0).astype(np.float64)
@@ -123,9 +125,8 @@ class NumRet(Measure):
 
     cutoff: int | None = None
 
-    @property
-    def trec_eval_name(self):
-        return None if self.cutoff else "num_ret"
+    trec_eval = ("num_ret",)
+    is_count = True
 
     def batch(self, grades, topics):
         return _num_ret(grades, self.cutoff).astype(np.float64)
@@ -142,9 +143,8 @@ class NumRel(Measure):
     rel: int = 1
     needs_recall_base = True
 
-    @property
-    def trec_eval_name(self):
-        return "num_rel"
+    trec_eval = ("num_rel",)
+    is_count = True
 
     def batch(self, grades, topics):
         return np.broadcast_to(topics.num_rel(self.rel).astype(np.float64), grades.shape[:2]).copy()
@@ -161,9 +161,8 @@ class NumRelRet(Measure):
     cutoff: int | None = None
     rel: int = 1
 
-    @property
-    def trec_eval_name(self):
-        return None if self.cutoff else "num_rel_ret"
+    trec_eval = ("num_rel_ret",)
+    is_count = True
 
     def batch(self, grades, topics):
         return _rel_ret(grades, self.cutoff, self.rel).astype(np.float64)

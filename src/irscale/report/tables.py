@@ -8,9 +8,6 @@ import numpy as np
 import pandas as pd
 
 from irscale.experiment import ScoreTable
-from irscale.measures import NumRel, NumRelRet, NumRet
-
-_COUNTS = (NumRet, NumRel, NumRelRet)
 
 
 def long_frame(table: ScoreTable, per_topic: bool) -> pd.DataFrame:
@@ -37,10 +34,8 @@ def trec_eval_text(table: ScoreTable, per_topic: bool) -> str:
     4 decimals; counts as integers and summed over topics in the 'all' lines), one block
     per run, each 'all' block opened by runid and num_q."""
     lines: list[str] = []
-    names = []
-    for m in table.measures:
-        names.append(getattr(m, "trec_eval_name", None) or str(m))  # ranked columns have no trec_eval name
-    counts = [isinstance(m, _COUNTS) for m in table.measures]
+    names = [m.trec_eval_name or str(m) for m in table.measures]  # ranked columns have no trec_eval name
+    counts = [m.is_count for m in table.measures]
 
     def fmt(name, qid, v, is_count):
         val = f"{int(round(v))}" if is_count else f"{v:.4f}"

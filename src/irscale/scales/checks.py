@@ -76,10 +76,8 @@ class MeasureFn:
     _all: _AllRuns | None = field(default=None, init=False, repr=False, compare=False)
 
     def order_keys(self, runs):
-        """Exact keys when known, else the float values snapped to 12 significant digits."""
-        if self.keys is not None:
-            return self.keys(runs)
-        return _snap(self.values(runs))
+        """Exact keys: ordered and tied exactly like the measure."""
+        return self.keys(runs)
 
     def on_all_runs(self) -> _AllRuns:
         """The measure on all (c+1)^N runs (computed on first use, then shared)."""
@@ -88,35 +86,28 @@ class MeasureFn:
 
             runs = all_runs(self.N, self.c)
             vals = self.values(runs)
-            keys = self.keys(runs) if self.keys is not None else _snap(vals)
+            keys = self.keys(runs)
             self._all = _AllRuns(runs, keys, vals)
         return self._all
 
 
-def _snap(v: np.ndarray) -> np.ndarray:
-    scale = np.max(np.abs(v)) if len(v) else 0.0
-    return np.round(v / (scale or 1.0), 12)
-
-
 def as_measure(measure, N: int, c: int = 1) -> MeasureFn:
     """A registered measure name (``"AP"``, ``"RBP(p=0.8)"``), a Measure, or a callable
-    ``f(runs, c)``. Recall-base measures see RB = N (every run of the space can be
-    perfect); their RB-free core orders runs the same way."""
-    if callable(measure) and not hasattr(measure, "batch"):
-        name = getattr(measure, "__name__", "measure")
-        return MeasureFn(name, N, c, lambda r: np.asarray(measure(np.asarray(r), c), dtype=np.float64))
+    ``f(runs, c)`` (wrapped in a :class:`~irscale.measures.FunctionMeasure`: one protocol
+    for user measures, ties decided as for every measure without a space of its own).
+    Recall-base measures see RB = N (every run of the space can be perfect); their
+    RB-free core orders runs the same way."""
     import dataclasses
 
     from irscale.data import TopicStats
-    from irscale.measures import parse_measure
-    from irscale.scales.spaces import space_for
+    from irscale.measures import FunctionMeasure, at_depth, parse_measure
+    from irscale.scales.spaces import GenericSpace, space_for
 
+    if callable(measure) and not hasattr(measure, "batch"):
+        measure = FunctionMeasure(fn=measure, name=getattr(measure, "__name__", "measure"))
     m = parse_measure(measure, default_cutoff=N)
-    try:
-        if hasattr(m, "cutoff") and getattr(m, "cutoff") is None:
-            m = dataclasses.replace(m, cutoff=N)
-    except (TypeError, ValueError):
-        pass
+    if any(f.name == "cutoff" for f in dataclasses.fields(m)):
+        m = at_depth(m, N)
     topics = TopicStats.single([N] * (c + 1))
 
     def values(runs):
@@ -124,8 +115,10 @@ def as_measure(measure, N: int, c: int = 1) -> MeasureFn:
 
     try:
         keys = _space_keys(space_for(m, N, c))
-    except IrscaleError:  # no run space (Rprec, bpref, ...): ties from the float values
+    except IrscaleError:  # no run space (Rprec, bpref): exact float values, as a user measure's
         keys = None
+    if keys is None:
+        keys = _space_keys(GenericSpace(m, N, 1 if not m.graded else c))
     return MeasureFn(str(m), N, c, values, keys, rb=N)
 
 
@@ -133,7 +126,7 @@ def _space_keys(space) -> Callable[[np.ndarray], np.ndarray] | None:
     """Exact order keys of runs (grades 0..c of the check, mapped onto the space): the
     space's keys where they are in value order, else their phi in the measure's rank
     map, built (or loaded from the cache) on first use. None beyond the runs a check
-    enumerates: ties are then taken from the float values."""
+    enumerates."""
 
     def exact(runs):
         return space.keys(space.grade_view(np.asarray(runs)))

@@ -26,11 +26,13 @@ import numpy as np
 
 from irscale.errors import IrscaleError
 from irscale.scales.spaces import DCGSpace, RBPSpace
+from irscale.scales.valuesets import ValueSet
 
 
 @dataclass
-class Counter:
-    """A value set answered by counting: ``size`` values, ``count_le(queries)``."""
+class Counter(ValueSet):
+    """A value set answered by counting (see the module doc): ``size`` values, never
+    listed; phi and run counts by :meth:`count_many`."""
 
     size: int
     P: np.ndarray  # prefix partial values, float64, sorted
@@ -43,6 +45,20 @@ class Counter:
     # pairs within tol * max(1, |x|) of the query are decided exactly; float sums of at
     # most N partial values carry errors below N * 2^-52 * |x|, far inside this margin
     tol: float = 0.0
+
+    memo = True
+
+    def phi(self, keys):
+        return self.count_many(keys)
+
+    def runs_le(self, keys):
+        return np.asarray(self.count_many(keys, weighted=True)).astype(object)
+
+    def runs_at(self, keys):
+        return np.array([self.runs_of(k) for k in keys], dtype=object)
+
+    def listed(self, first=None, last=None):
+        return None  # the counting engine never lists the values
 
     @property
     def Sn(self) -> np.ndarray:
@@ -146,12 +162,12 @@ def check_counter(space) -> None:
     """Refuse (IrscaleError) a space the count engine cannot serve, before anything is
     built: graded RBP and DCG, and halves beyond ``MAX_HALF`` partial values. Called
     when the engine is chosen, so a long job fails before it reads or builds anything."""
-    if isinstance(space, RBPSpace):
+    if space.family == "rbp":
         if not space.binary_measure and space.c > 1:
             raise IrscaleError(f"{space.measure}: counting serves binary RBP; graded RBP at N={space.N} "
                                "has keys beyond 64 bits and no engine yet; use a smaller N")
         _check_half(space, 2 ** (space.N - space.N // 2))
-    elif isinstance(space, DCGSpace):
+    elif space.family == "dcg":
         if space.gmax > 1:
             raise IrscaleError(f"graded {space.measure} at N={space.N}: the count engine takes distinct class "
                                "totals to have distinct values, which rational weights break in graded DCG "
@@ -159,7 +175,7 @@ def check_counter(space) -> None:
                                "values)")
         _check_half(space, max(math.prod(space.radix[:_dcg_cut(space)]), math.prod(space.radix[_dcg_cut(space):])))
     else:
-        raise IrscaleError("the count engine serves RBP and DCG/nDCG")
+        raise IrscaleError("the count engine serves binary RBP and DCG/nDCG")
 
 
 def _dcg_cut(space) -> int:

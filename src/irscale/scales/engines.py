@@ -17,48 +17,14 @@ Dask when a scheduler is given).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from irscale.errors import IrscaleError
+from irscale.errors import IrscaleError, MeasureError
 from irscale.parallel import Progress, parallel_map
-from irscale.scales.spaces import INT64_LIMIT, DCGSpace, Space, all_runs
-
-# -- value-set summaries ----------------------------------------------------------------------
-
-@dataclass
-class Table:
-    """The whole value set in memory: distinct keys sorted ascending and the number of
-    runs having each. For spaces whose key order is not the value order (DCG),
-    ``phi_of_key`` holds each key's rank."""
-
-    keys: np.ndarray  # int64 sorted (object: Python ints, for the oracle on spaces beyond int64)
-    runs: np.ndarray  # int64 runs per key (object: Python ints where counts may pass 2^62)
-    phi_of_key: np.ndarray | None = None  # None: phi = position + 1 (key order = value order)
-    value_order: np.ndarray | None = None  # for DCG: key indices in value order
-
-    @property
-    def size(self) -> int:
-        return int(self.phi_of_key.max()) if self.phi_of_key is not None and len(self.keys) else len(self.keys)
-
-
-@dataclass
-class Buckets:
-    """The value set as key ranges [bounds[b], bounds[b+1]) with the number of distinct
-    keys and of runs before each; a bucket's keys are recomputed on demand."""
-
-    h: int  # split rank the buckets were produced with
-    bounds: np.ndarray  # int64, B + 1
-    cum_distinct: np.ndarray  # int64, B + 1
-    cum_runs: np.ndarray  # object (Python ints), B + 1
-    regenerate: Callable[[int, bool], tuple[np.ndarray, np.ndarray | None]] = field(repr=False, default=None)
-
-    @property
-    def size(self) -> int:
-        return int(self.cum_distinct[-1])
-
+from irscale.scales.spaces import INT64_LIMIT, Space, all_runs
+from irscale.scales.valuesets import Buckets, Table, ValueTable
 
 # -- oracle / enumeration ------------------------------------------------------------------------
 
@@ -82,17 +48,22 @@ def _merge(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.n
     return _sum_by_key(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
 
 
-def oracle(space: Space, limit: int = 2**24) -> Table:
+def _tabulate(space: Space, keys: np.ndarray, runs: np.ndarray) -> Table | ValueTable:
+    """The value set of distinct keys and their run counts: a Table where key order is
+    value order, else (DCG) a ValueTable ordered by value with exact tie decisions."""
+    return Table(keys, runs) if space.ordered_keys else _dcg_table(space, keys, runs)
+
+
+def oracle(space: Space, limit: int = 2**24) -> Table | ValueTable:
     """Brute force: the keys of all (c+1)^N runs, deduplicated. For tests (small N);
     keys beyond int64 are handled as Python ints (slow but exact)."""
     if space.n_runs > limit:
         raise IrscaleError(f"the oracle enumerates all {space.n_runs:,} runs; allowed up to {limit:,}")
-    if isinstance(space, DCGSpace):
-        return _dcg_table(space, *_unique_counts(space.keys(all_runs(space.N, space.c))))
-    return Table(*_unique_counts(space.keys(all_runs(space.N, space.c))))
+    return _tabulate(space, *_unique_counts(space.keys(all_runs(space.N, space.c))))
 
 
-def enumerate_engine(space: Space, chunk: int = 2**20, scheduler=None, progress: Progress = None) -> Table:
+def enumerate_engine(space: Space, chunk: int = 2**20, scheduler=None,
+                     progress: Progress = None) -> Table | ValueTable:
     """Every run, in chunks (parallel), deduplicated per chunk then merged."""
     space.require_int64("enumerate")
     total = space.n_runs
@@ -102,17 +73,17 @@ def enumerate_engine(space: Space, chunk: int = 2**20, scheduler=None, progress:
         return _unique_counts(space.keys(all_runs(space.N, space.c, start, start + chunk)))
 
     parts = parallel_map(work, starts, scheduler, progress)
-    keys, runs = _merge(parts)
-    if isinstance(space, DCGSpace):
-        return _dcg_table(space, keys, runs)
-    return Table(keys, runs)
+    return _tabulate(space, *_merge(parts))
 
 
 # -- DCG: enumerate class totals ------------------------------------------------------------------
 
-def dcg_engine(space: DCGSpace, limit: int = 80_000_000) -> Table:
-    """Every vector of class gain totals (the run space modulo equal weights), with the
-    number of runs behind it, ordered by value with exact near-tie resolution."""
+def dcg_engine(space, limit: int = 80_000_000) -> ValueTable:
+    """Every vector of class gain totals of a :class:`~irscale.scales.spaces.DCGSpace`
+    (the run space modulo equal weights), with the number of runs behind it, ordered by
+    value with exact near-tie resolution."""
+    if not hasattr(space, "classes"):
+        raise MeasureError(f"the dcg engine serves DCG and nDCG, not {space.measure}")
     size = space.max_key + 1
     if size > limit:
         raise IrscaleError(f"{space.measure} at N={space.N} has {size:,} candidate values; the DCG engine "
@@ -122,7 +93,7 @@ def dcg_engine(space: DCGSpace, limit: int = 80_000_000) -> Table:
     return _dcg_table(space, keys, runs)
 
 
-def _dcg_table(space: DCGSpace, keys: np.ndarray, runs: np.ndarray) -> Table:
+def _dcg_table(space, keys: np.ndarray, runs: np.ndarray) -> ValueTable:
     vals = space.key_values(keys)
     order = np.argsort(vals, kind="stable")
     v = vals[order]
@@ -144,7 +115,7 @@ def _dcg_table(space: DCGSpace, keys: np.ndarray, runs: np.ndarray) -> Table:
     phi_sorted = np.cumsum(new)
     phi = np.empty(len(keys), dtype=np.int64)
     phi[order] = phi_sorted
-    return Table(keys, runs, phi, order)
+    return ValueTable(keys, runs, phi, order)
 
 
 # -- split (meet in the middle) -----------------------------------------------------------------
@@ -231,6 +202,28 @@ def _bucket(half: _Half, lo: int, hi: int, with_runs: bool):
     return _sum_by_key(allv, np.concatenate(wts))
 
 
+def _count_pairs(half: _Half, queries: np.ndarray, block: int = 2**22) -> tuple[np.ndarray, np.ndarray]:
+    """Runs with key <= and < each query, counted from the halves without producing any
+    key: sum over states and prefix values v of runs(v) x suffix runs with part <= q - v
+    (one binary search per pair of prefix value and query, in blocks of ``block``)."""
+    q = np.asarray(queries, dtype=np.int64)
+    dtype = object if half.wide_runs else np.int64
+    le = np.zeros(len(q), dtype=dtype)
+    lt = np.zeros(len(q), dtype=dtype)
+    if not len(q):
+        return le, lt
+    for V, Vn, F, Fc in zip(half.V, half.Vn, half.F, half.Fc):
+        Fc = Fc.astype(dtype)
+        Vn = Vn.astype(dtype)
+        rows = max(1, block // len(q))
+        for a in range(0, len(V), rows):
+            t = q[None, :] - V[a:a + rows, None]  # suffix parts allowed behind each prefix value
+            w = Vn[a:a + rows, None]
+            le += (Fc[np.searchsorted(F, t, side="right")] * w).sum(axis=0)
+            lt += (Fc[np.searchsorted(F, t, side="left")] * w).sum(axis=0)
+    return le, lt
+
+
 def _bucket_runs(half: _Half, lo: int, hi: int) -> int:
     """Runs with key in [lo, hi), without producing the keys."""
     total = 0
@@ -278,5 +271,10 @@ def attach_buckets(space: Space, h: int, bounds, cum_d, cum_r, half: _Half | Non
             state["half"] = _prepare(space, h)
         return _bucket(state["half"], ranges[b][0], ranges[b][1], with_runs)
 
+    def count_pairs(queries):
+        if state["half"] is None:
+            state["half"] = _prepare(space, h)
+        return _count_pairs(state["half"], queries)
+
     return Buckets(h, np.asarray(bounds, dtype=np.int64), np.asarray(cum_d, dtype=np.int64),
-                   np.asarray(cum_r, dtype=object), regenerate)
+                   np.asarray(cum_r, dtype=object), regenerate, count_pairs)

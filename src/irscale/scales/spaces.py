@@ -26,15 +26,13 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from typing import Callable
 
 import numpy as np
 
 from irscale.errors import MeasureError
-from irscale.measures import Measure, parse_measure
-from irscale.measures.gains import DCG, ERR, RBP, gP, nDCG
-from irscale.measures.orders import RBTO, SBTO
-from irscale.measures.ranked import AP, RR
-from irscale.measures.sets import F, NumRelRet, P, R, Success
+from irscale.measures import (AP, DCG, ERR, RBP, RBTO, RR, SBTO, F, Measure, NumRelRet, P, R, gP, nDCG,
+                              parse_measure)
 
 MAX_N = 10_000  # run lengths served (runs are cut at N: arrays of N grades per run and topic)
 INT64_LIMIT = 2**62  # keys (and sums of two keys) stay below 2^63
@@ -65,6 +63,7 @@ class Space:
     # -- what engines ask --------------------------------------------------------------
     closed: bool = False  # size, phi and run counts have closed forms
     splittable: bool = False  # value = V(prefix) + f(state(prefix), suffix)
+    ordered_keys: bool = True  # key order is value order (else keys only tie-group runs: DCG)
 
     @property
     def identity(self) -> str:
@@ -109,22 +108,26 @@ class Space:
         return core.reshape(np.shape(keys)) / self.normalizer(topics)[None, :]
 
     def normalizer(self, topics) -> np.ndarray:
-        """Per-topic divisor from the RB-free core to the measure (1 for RB-free ones)."""
-        m, T = self.measure, len(topics.names)
-        rel = getattr(m, "rel", 1) or 1
-        if isinstance(m, P):
-            return np.full(T, float(self.N))
-        if isinstance(m, R) or isinstance(m, AP):
-            rb = topics.num_rel(rel).astype(np.float64)
-            return np.where(rb > 0, rb, np.inf)  # RB = 0: the measure is 0
-        if isinstance(m, F):
-            return (self.N + topics.num_rel(rel)) / 2.0
-        if isinstance(m, gP):
-            return np.full(T, float(self.c * self.N))
-        if isinstance(m, nDCG):
-            ideal = m.ideal(topics)
-            return np.where(ideal > 0, ideal, np.inf)
-        return np.ones(T)
+        """Per-topic divisor from the RB-free core to the measure (the measure declares
+        it: :meth:`irscale.measures.Measure.normalizer`)."""
+        return self.measure.normalizer(topics, self.N, self.c)
+
+    # -- which engine serves the space ------------------------------------------------------
+    def pick_engine(self) -> str:
+        """The fastest exact engine for this space (MeasureError where none can serve it)."""
+        if self.closed:
+            return "closed"
+        if self.splittable and self.int64 and self.N >= 12:
+            return "split"
+        if self.int64:
+            return "enumerate"
+        raise MeasureError(f"{self.measure} at N={self.N} with {self.c + 1} relevance levels: exact keys exceed "
+                           "64 bits and no engine for this case is built yet: use a smaller N, or binary relevance "
+                           "(rel=1 in the measure, or max_grade=1 / --max-grade 1)")
+
+    def counter(self):
+        """The pair-counting value set (engine ``count``) of spaces that have one."""
+        raise MeasureError("the count engine serves binary RBP and DCG/nDCG")
 
     def grade_view(self, grades: np.ndarray) -> np.ndarray:
         """Map judged grades (any ints, sentinels included) onto this space: cut at N,
@@ -159,10 +162,30 @@ class Space:
         """``(prefix_values, prefix_states, suffix_function)`` for a split after rank h:
         prefix arrays over all (c+1)^h prefixes; ``suffix_function(s)`` gives the suffix
         part of the value of all (c+1)^(N-h) suffixes behind a prefix in state s."""
-        raise NotImplementedError
+        raise MeasureError(f"{self.measure} does not split into prefix and suffix parts")
 
-    def n_states(self, h: int) -> int:
-        return h + 1
+
+# -- which space serves a measure: declared next to each space -----------------------------
+
+_SERVED: list[tuple[type[Measure], type[Space], Callable[[Measure, int, int], bool] | None]] = []
+
+
+def serves(*measures: type[Measure], when: Callable[[Measure, int, int], bool] | None = None):
+    """Class decorator declaring that a :class:`Space` computes phi for ``measures``
+    (classes; their subclasses too), or only for those instances where
+    ``when(measure, N, c)`` holds. :func:`space_for` takes the first declaration that
+    applies, in declaration order.
+
+    >>> space_for("AP", 10).family, space_for("RBP(p=0.5)", 10).family, space_for("RBP(p=0.8)", 10).family
+    ('ap', 'positional', 'rbp')
+    """
+
+    def deco(space_cls: type[Space]) -> type[Space]:
+        for m in measures:
+            _SERVED.append((m, space_cls, when))
+        return space_cls
+
+    return deco
 
 
 # -- closed-form families --------------------------------------------------------------
@@ -180,6 +203,7 @@ def _poly_counts(N: int, per_run_weights: list[int]) -> list[int]:
     return coeffs
 
 
+@serves(P, R, F, NumRelRet, gP)
 @dataclass(frozen=True, eq=False)
 class CountSpace(Space):
     """Key = number of relevant documents in the top N (binary) or sum of grades (gP)."""
@@ -207,6 +231,7 @@ class CountSpace(Space):
         return self._cum[np.asarray(keys, dtype=np.int64)]
 
 
+@serves(RR)
 @dataclass(frozen=True, eq=False)
 class RRSpace(Space):
     family: str = "rr"
@@ -231,10 +256,11 @@ class RRSpace(Space):
         return np.cumsum(np.array(counts, dtype=object))[np.asarray(keys, dtype=np.int64)]
 
 
+@serves(RBTO)
 @dataclass(frozen=True, eq=False)
 class PositionalSpace(Space):
-    """Key = the run read as a base-(c+1) number (RBTO; binary RBP with p <= 1/2, whose
-    weight at rank k exceeds the sum of all later ones). Every run has its own value."""
+    """Key = the run read as a base-(c+1) number (RBTO; binary RBP with p <= 1/2, see
+    :class:`BinaryRBPSpace`). Every run has its own value."""
 
     family: str = "positional"
     closed: bool = True
@@ -244,24 +270,30 @@ class PositionalSpace(Space):
         return (self.c + 1) ** self.N - 1
 
     def keys(self, g):
-        if not self.int64:  # exact Python integers (any N)
-            w = np.array([(self.c + 1) ** k for k in range(self.N - 1, -1, -1)], dtype=object)
-            return np.asarray(g).astype(object) @ w
-        w = (self.c + 1) ** np.arange(self.N - 1, -1, -1, dtype=np.int64)
-        return g.astype(np.int64) @ w
+        from irscale.scales.orders import positional_weights
+
+        w = positional_weights(self.N, self.c)  # int64, or exact Python integers beyond 2^62
+        return np.asarray(g).astype(w.dtype) @ w
 
     def key_values(self, keys):
-        m = self.measure
-        if isinstance(m, RBP):  # keys are binary numbers: RBP = (1-p) sum p^(k-1) bit_k
-            out = []
-            for key in keys:
-                bits = [(int(key) >> (self.N - 1 - k)) & 1 for k in range(self.N)]
-                out.append((1 - m.p) * sum(b * m.p ** k for k, b in enumerate(bits)))
-            return np.array(out, dtype=np.float64)
         return np.array([float(k) for k in keys], dtype=np.float64)
 
     def closed_runs_le(self, keys):
         return _plus_one(keys)
+
+
+@serves(RBP, when=lambda m, N, c: c == 1 and m.p <= 0.5)
+@dataclass(frozen=True, eq=False)
+class BinaryRBPSpace(PositionalSpace):
+    """Binary RBP with p <= 1/2: the weight p^(k-1) of rank k is at least the sum of
+    all later ones, so runs are ordered as binary numbers (closed form)."""
+
+    def key_values(self, keys):  # RBP = (1 - p) sum p^(k-1) bit_k
+        p, out = self.measure.p, []
+        for key in keys:
+            bits = [(int(key) >> (self.N - 1 - k)) & 1 for k in range(self.N)]
+            out.append((1 - p) * sum(b * p ** k for k, b in enumerate(bits)))
+        return np.array(out, dtype=np.float64)
 
 
 def _plus_one(keys):
@@ -269,6 +301,7 @@ def _plus_one(keys):
     return keys + 1 if keys.dtype == object else keys.astype(np.int64) + 1
 
 
+@serves(SBTO)
 @dataclass(frozen=True, eq=False)
 class SBTOSpace(Space):
     family: str = "sbto"
@@ -323,6 +356,7 @@ def _compositions(n: int, parts: int):
 
 # -- families served by the decomposition / enumeration engines --------------------------
 
+@serves(AP)
 @dataclass(frozen=True, eq=False)
 class APSpace(Space):
     """Key = lcm(1..N) * RB * AP. Split after rank h: with R1 relevant documents in the
@@ -366,6 +400,7 @@ class APSpace(Space):
         return V, state, (lambda s: s * A + B)
 
 
+@serves(RBP)
 @dataclass(frozen=True, eq=False)
 class RBPSpace(Space):
     """RBP with p = a/b rational: key = sum of g_k a^(k-1) b^(N-k). State-free split.
@@ -404,8 +439,17 @@ class RBPSpace(Space):
             return np.array([int(k) * (b - a) / den for k in keys], dtype=np.float64)
         return np.asarray(keys, dtype=np.float64) * (1 - a / b) / (self.gmax * float(b) ** (self.N - 1))
 
-    def n_states(self, h):
-        return 1
+    def pick_engine(self):
+        if not self.int64 and self.c == 1:
+            return "count"  # binary, keys beyond 64 bits: pair counting in exact integers
+        return super().pick_engine()
+
+    def counter(self):
+        if self.c != 1:
+            return super().counter()
+        from irscale.scales.counting import rbp_counter
+
+        return rbp_counter(self)
 
     def split_parts(self, h):
         self.require_int64("split")
@@ -416,6 +460,7 @@ class RBPSpace(Space):
         return V, np.zeros(len(V), dtype=np.int64), (lambda s: S)
 
 
+@serves(ERR)
 @dataclass(frozen=True, eq=False)
 class ERRSpace(Space):
     """Key = lcm(1..N) * 2^(cN) * ERR: with stopping probabilities R = (2^g - 1) / 2^c
@@ -465,9 +510,6 @@ class ERRSpace(Space):
             return np.array([int(k) / den for k in keys], dtype=np.float64)  # int / int: correctly rounded
         return np.asarray(keys, dtype=np.float64) / (self.L * 2.0 ** (self.cc * self.N))
 
-    def n_states(self, h):
-        return (2 ** self.cc) ** h
-
     def split_parts(self, h):
         self.require_int64("split")
         c = self.cc
@@ -484,6 +526,7 @@ class ERRSpace(Space):
 
 # -- DCG: logarithmic weights ------------------------------------------------------------
 
+@serves(DCG, nDCG)
 @dataclass(frozen=True, eq=False)
 class DCGSpace(Space):
     """DCG / nDCG (nDCG maps like DCG). Ranks with equal discount weights form classes
@@ -496,6 +539,22 @@ class DCGSpace(Space):
     in graded base-2 DCG are ties, as they must be)."""
 
     family: str = "dcg"
+    ordered_keys: bool = False
+
+    def pick_engine(self):
+        if self.max_key < 2**20 or (self.gmax > 1 and self.max_key < 80_000_000):
+            return "dcg"
+        if self.gmax == 1:
+            return "count"
+        raise MeasureError(f"graded {self.measure} at N={self.N} with {self.c + 1} relevance levels: "
+                           f"{self.max_key + 1:,} candidate values; rational weights tie there (2 x 1/2 = 1), so "
+                           "pair counting does not apply, and the dcg engine holds up to 80,000,000: use a smaller "
+                           "N, or binary relevance (rel=1 in the measure, or max_grade=1 / --max-grade 1)")
+
+    def counter(self):
+        from irscale.scales.counting import dcg_counter
+
+        return dcg_counter(self)
 
     @property
     def identity(self) -> str:  # nDCG maps like DCG: one rank map (and cache entry) for both
@@ -672,31 +731,12 @@ def space_for(measure: str | Measure, N: int, c: int = 1) -> Space:
                            f"use {type(m).NAME} without a cutoff, or N={cutoff} (API depth={cutoff}, CLI -N {cutoff})")
     binary = (not m.graded) or getattr(m, "rel", None) is not None
     c = 1 if binary else int(c)
-    if c < 1:
-        raise MeasureError("the run space needs at least two relevance levels (c >= 1)")
-    if isinstance(m, (P, R, F, NumRelRet)) or (isinstance(m, gP)):
-        return CountSpace(m, N, c)
-    if isinstance(m, Success):
-        raise MeasureError("Success takes two values; its ranked version is itself")
-    if isinstance(m, RR):
-        return RRSpace(m, N, c)
-    if isinstance(m, AP):
-        return APSpace(m, N, c)
-    if isinstance(m, RBTO):
-        return PositionalSpace(m, N, c)
-    if isinstance(m, SBTO):
-        return SBTOSpace(m, N, c)
-    if isinstance(m, RBP):
-        if not 0 < m.p < 1:
-            raise MeasureError(f"{m}: p must be in (0, 1)")
-        if c == 1 and m.p <= 0.5:
-            return PositionalSpace(m, N, c, family="positional")
-        return RBPSpace(m, N, c)
-    if isinstance(m, ERR):
-        return ERRSpace(m, N, c)
-    if isinstance(m, (DCG, nDCG)):
-        return DCGSpace(m, N, c)
-    if type(m).__module__.startswith("irscale."):
-        raise MeasureError(f"{m} has no ranked version (they exist for P, R, F, gP, RR, AP, RBP, ERR, DCG, "
-                           "nDCG, SBTO, RBTO and user-defined measures)")
+    for measure_type, space_cls, when in _SERVED:
+        if isinstance(m, measure_type) and (when is None or when(m, N, c)):
+            return space_cls(m, N, c)
+    if m.no_scale:
+        raise MeasureError(m.no_scale)
+    if type(m).__module__.startswith("irscale.") and not m.user_defined:
+        served = ", ".join(dict.fromkeys(t.NAME for t, _, _ in _SERVED if t.__module__.startswith("irscale.")))
+        raise MeasureError(f"{m} has no ranked version (they exist for {served} and user-defined measures)")
     return GenericSpace(m, N, c)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from irscale.measures.base import Measure, cut, hits_at, ref_rel, register, relevant, row_sums, safe_div
+from irscale.measures.base import Measure, cut, hits_at, rb_divisor, ref_rel, register, relevant, row_sums, safe_div
 
 
 @register("AP", "MAP")
@@ -23,9 +23,10 @@ class AP(Measure):
     rel: int = 1
     needs_recall_base = True
 
-    @property
-    def trec_eval_name(self):
-        return f"map_cut_{self.cutoff}" if self.cutoff else "map"
+    trec_eval = ("map", "map_cut_{cutoff}")
+
+    def normalizer(self, topics, N, c):
+        return rb_divisor(topics, self.rel)
 
     def batch(self, grades, topics):
         r = relevant(cut(grades, self.cutoff), self.rel)
@@ -51,9 +52,7 @@ class RR(Measure):
     cutoff: int | None = None
     rel: int = 1
 
-    @property
-    def trec_eval_name(self):
-        return None if self.cutoff else "recip_rank"
+    trec_eval = ("recip_rank",)
 
     def batch(self, grades, topics):
         r = relevant(cut(grades, self.cutoff), self.rel)
@@ -75,9 +74,7 @@ class Rprec(Measure):
     rel: int = 1
     needs_recall_base = True
 
-    @property
-    def trec_eval_name(self):
-        return "Rprec"
+    trec_eval = ("Rprec",)
 
     def batch(self, grades, topics):
         rb = topics.num_rel(self.rel)
@@ -101,9 +98,7 @@ class Bpref(Measure):
     rel: int = 1
     needs_recall_base = True
 
-    @property
-    def trec_eval_name(self):
-        return "bpref"
+    trec_eval = ("bpref",)
 
     def batch(self, grades, topics):
         rb = topics.num_rel(self.rel)

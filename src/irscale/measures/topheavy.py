@@ -12,19 +12,25 @@ from scipy.special import comb
 from irscale.measures.base import Measure, cut, graded_gain, ref_gain, register
 
 
-@register("SBTO")
 @dataclass(frozen=True)
-class SBTO(Measure):
-    """Set-Based Total Order measure at N = ``cutoff`` (2019 paper, eq. 3):
-    sum over j = 1..N of C(d_j + N - j, N - j + 1), where d_1 >= ... >= d_N are the
-    grades of the top N documents sorted in decreasing order. With binary relevance
-    (``rel=`` given, or c = 1) it is the number of relevant documents retrieved.
-    Computed in float64 (exact while the values stay below 2^53)."""
+class _TotalOrderMeasure(Measure):
+    """The rank function of a total order on the runs of length N = ``cutoff`` (graded;
+    binary with ``rel=``)."""
 
     cutoff: int | None = None
     rel: int | None = None
     graded = True
     requires_cutoff = True
+
+
+@register("SBTO")
+@dataclass(frozen=True)
+class SBTO(_TotalOrderMeasure):
+    """Set-Based Total Order measure at N = ``cutoff`` (2019 paper, eq. 3):
+    sum over j = 1..N of C(d_j + N - j, N - j + 1), where d_1 >= ... >= d_N are the
+    grades of the top N documents sorted in decreasing order. With binary relevance
+    (``rel=`` given, or c = 1) it is the number of relevant documents retrieved.
+    Computed in float64 (exact while the values stay below 2^53)."""
 
     def batch(self, grades, topics):
         N = self.cutoff
@@ -44,15 +50,10 @@ class SBTO(Measure):
 
 @register("RBTO")
 @dataclass(frozen=True)
-class RBTO(Measure):
+class RBTO(_TotalOrderMeasure):
     """Rank-Based Total Order measure at N = ``cutoff`` (2019 paper, eq. 6):
     sum over i = 1..N of d_i (c + 1)^(N - i), the run's grades read as a base-(c+1)
     number. Computed in float64 (exact while (c+1)^N < 2^53)."""
-
-    cutoff: int | None = None
-    rel: int | None = None
-    graded = True
-    requires_cutoff = True
 
     def batch(self, grades, topics):
         N = self.cutoff

@@ -1,0 +1,228 @@
+"""Value sets: a measure's distinct values M(REL^N) on one run space, behind one interface.
+
+Every engine returns a value set; :class:`~irscale.scales.rankmap.RankMap` asks it the
+same questions whatever its kind:
+
+* ``phi(keys)``: distinct values <= each key's value (the "unq" rank, 1..size);
+* ``runs_le(keys)`` / ``runs_at(keys)``: runs of length N with value <= / = each key's
+  value (the "min", "max" and "mid" ranks over the multiset of all (c+1)^N runs);
+* ``listed(first, last)``: the keys of the distinct values in value order (the first
+  or last few), or None when the kind never lists them (pair counting);
+* ``arrays()``: what the disk cache stores (:mod:`irscale.scales.cache` rebuilds the
+  value set from it with :func:`from_arrays`).
+
+Kinds: :class:`ClosedForm` (P, R, F, gP, RR, RBTO, SBTO, binary RBP with p <= 1/2),
+:class:`Table` (every distinct key in memory, key order = value order),
+:class:`ValueTable` (DCG: keys group runs, several keys may share a value),
+:class:`Buckets` (key ranges of a split, keys regenerated on demand) and
+:class:`irscale.scales.counting.Counter` (pair counting, nothing listed). Kinds whose
+answers are expensive (``memo = True``) have them remembered, and persisted, by the
+rank map.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable
+
+import numpy as np
+
+from irscale.errors import IrscaleError
+
+
+def _object_ints(a) -> np.ndarray:
+    return np.asarray(a).astype(object)
+
+
+class ValueSet:
+    """The interface (see the module docstring)."""
+
+    memo = False  # answers are expensive: the rank map remembers (and persists) them
+    size: int  # distinct values (a field or a property of each kind)
+
+    def phi(self, keys: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def runs_le(self, keys: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def runs_at(self, keys: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def listed(self, first: int | None = None, last: int | None = None) -> np.ndarray | None:
+        raise NotImplementedError
+
+    def arrays(self) -> dict:
+        return {}
+
+
+def _first_last(n: int, first: int | None, last: int | None) -> range:
+    """Positions 0..n-1 of the first ``first`` or the last ``last`` (all when neither)."""
+    if first is not None:
+        return range(min(first, n))
+    if last is not None:
+        return range(max(n - last, 0), n)
+    return range(n)
+
+
+@dataclass
+class ClosedForm(ValueSet):
+    """Closed forms: every closed family's key is its rank minus one (0..size-1)."""
+
+    space: object
+
+    @property
+    def size(self) -> int:
+        return self.space.closed_size()
+
+    def phi(self, keys):
+        return self.space.closed_phi(keys)
+
+    def runs_le(self, keys):
+        return np.asarray(self.space.closed_runs_le(keys), dtype=object)
+
+    def runs_at(self, keys):
+        le = self.runs_le(keys)
+        below = np.asarray(self.space.closed_runs_le(np.maximum(keys - 1, 0)), dtype=object)
+        return np.where(np.asarray(keys) > 0, le - below, le).astype(object)
+
+    def listed(self, first=None, last=None):
+        return np.array(list(_first_last(self.size, first, last)), dtype=object)
+
+
+@dataclass
+class Table(ValueSet):
+    """The whole value set in memory, key order = value order: distinct keys sorted
+    ascending and the number of runs having each."""
+
+    keys: np.ndarray  # int64 sorted (object: Python ints, for the oracle on spaces beyond int64)
+    runs: np.ndarray  # int64 runs per key (object: Python ints where counts may pass 2^62)
+
+    @property
+    def size(self) -> int:
+        return len(self.keys)
+
+    @cached_property
+    def _cum(self) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(self.runs.astype(object))]).astype(object)
+
+    def phi(self, keys):
+        return np.searchsorted(self.keys, keys, side="right").astype(np.int64)
+
+    def runs_le(self, keys):
+        return self._cum[np.searchsorted(self.keys, keys, side="right")]
+
+    def runs_at(self, keys):
+        return self._cum[np.searchsorted(self.keys, keys, side="right")] - \
+            self._cum[np.searchsorted(self.keys, keys, side="left")]
+
+    def listed(self, first=None, last=None):
+        return self.keys[list(_first_last(len(self.keys), first, last))]
+
+    def arrays(self):
+        return {"keys": self.keys, "runs": self.runs}
+
+
+@dataclass
+class ValueTable(ValueSet):
+    """The whole value set in memory where keys only group runs (DCG: the class-total
+    vectors): ``phi_of_key`` is each key's rank, ``value_order`` the key indices in value
+    order; several keys may share a value (rational ties, decided exactly)."""
+
+    keys: np.ndarray  # int64 sorted
+    runs: np.ndarray  # runs per key
+    phi_of_key: np.ndarray  # int64, 1..size
+    value_order: np.ndarray  # key indices in value order
+
+    @property
+    def size(self) -> int:
+        return int(self.phi_of_key.max()) if len(self.keys) else 0
+
+    def _pos(self, keys):
+        pos = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
+        if not (self.keys[pos] == keys).all():
+            raise IrscaleError("a key outside the run space was asked for (not a run of length N)")
+        return pos
+
+    def phi(self, keys):
+        return self.phi_of_key[self._pos(keys)]
+
+    @cached_property
+    def _runs_per_phi(self) -> np.ndarray:
+        out = np.zeros(self.size + 1, dtype=object)
+        np.add.at(out, self.phi_of_key, self.runs.astype(object))
+        return out
+
+    def runs_le(self, keys):
+        return np.cumsum(self._runs_per_phi)[self.phi(keys)]
+
+    def runs_at(self, keys):
+        return self._runs_per_phi[self.phi(keys)]
+
+    def listed(self, first=None, last=None):
+        order = self.value_order
+        _, firsts = np.unique(self.phi_of_key[order], return_index=True)  # one key per value
+        order = order[firsts]
+        return self.keys[order[list(_first_last(len(order), first, last))]]
+
+    def arrays(self):
+        return {"keys": self.keys, "runs": self.runs, "phi_of_key": self.phi_of_key,
+                "value_order": self.value_order}
+
+
+@dataclass
+class Buckets(ValueSet):
+    """The value set as key ranges [bounds[b], bounds[b+1]) with the number of distinct
+    keys and of runs before each (a split too large to hold). A bucket's distinct keys
+    are regenerated on demand (for phi and listing); run counts need no keys at all:
+    ``count_pairs(queries)`` counts the (prefix, suffix) pairs at or below and strictly
+    below each query directly from the two halves."""
+
+    h: int  # split rank the buckets were produced with
+    bounds: np.ndarray  # int64, B + 1
+    cum_distinct: np.ndarray  # int64, B + 1
+    cum_runs: np.ndarray  # object (Python ints), B + 1
+    regenerate: Callable[[int, bool], tuple[np.ndarray, np.ndarray | None]] = field(repr=False, default=None)
+    count_pairs: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] = field(repr=False, default=None)
+    memo = True
+
+    @property
+    def size(self) -> int:
+        return int(self.cum_distinct[-1])
+
+    def _which(self, keys):
+        return np.clip(np.searchsorted(self.bounds, keys, side="right") - 1, 0, len(self.bounds) - 2)
+
+    def phi(self, keys):
+        b = self._which(keys)
+        out = np.empty(len(keys), dtype=np.int64)
+        for bb in np.unique(b):
+            sel = b == bb
+            ks, _ = self.regenerate(int(bb), False)
+            out[sel] = self.cum_distinct[bb] + np.searchsorted(ks, keys[sel], side="right")
+        return out
+
+    def runs_le(self, keys):
+        return self.count_pairs(keys)[0]
+
+    def runs_at(self, keys):
+        le, lt = self.count_pairs(keys)
+        return le - lt
+
+    def listed(self, first=None, last=None):
+        need = first if first is not None else last
+        parts = []
+        rng = range(len(self.bounds) - 1) if last is None else range(len(self.bounds) - 2, -1, -1)
+        for b in rng:
+            parts.append(self.regenerate(b, False)[0])
+            if need is not None and sum(map(len, parts)) >= need:
+                break
+        keys = np.concatenate(parts if last is None else parts[::-1])
+        return keys[list(_first_last(len(keys), first, last))]
+
+    def arrays(self):
+        from irscale.scales.cache import ints_out
+
+        return {"h": np.array(self.h), "bounds": self.bounds, "cum_distinct": self.cum_distinct,
+                "cum_runs": ints_out(self.cum_runs)}
