@@ -1,3 +1,3 @@
-from irscale.cli import app
+from irscale.cli import main
 
-app()
+main()

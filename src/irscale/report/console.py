@@ -55,3 +55,25 @@ def cache_listing(info: dict) -> str:
         else:
             lines.append(f"  {e['identity']}: {e['size']:,} values, {e['bytes'] / 1e6:.1f} MB")
     return "\n".join(lines)
+
+
+def measures_table():
+    """The registered measures: name, parameters (default: meaning), graded, RB-dependent,
+    the run space that computes their interval scale (or why there is none), summary."""
+    from rich.table import Table
+
+    from irscale.errors import MeasureError
+    from irscale.measures import REGISTRY
+    from irscale.scales import space_for
+
+    t = Table("name", "parameters (default): meaning", "graded", "RB", "interval scale", "summary")
+    for name, cls in sorted(REGISTRY.items(), key=lambda kv: kv[0].lower()):
+        params = "\n".join(f"{p}={default!r}" + (f": {doc}" if doc else "") for p, default, doc in cls.param_info())
+        try:
+            scale = type(space_for(name + ("@10" if cls.requires_cutoff else ""), 10)).__name__
+        except MeasureError as e:
+            scale = f"none: {e}" if cls.no_scale else "none"
+        doc = (cls.__doc__ or "").strip().split("\n")[0]
+        t.add_row(name, params, "yes" if cls.graded else "", "yes" if cls.needs_recall_base else "", scale, doc)
+    return t
+
