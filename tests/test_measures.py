@@ -3,7 +3,6 @@ brute-force checks; property tests (bounds, swap / replacement monotonicity, doc
 renaming, padding of short runs); hand-derived values."""
 
 import itertools
-import math
 
 import numpy as np
 import pytest

@@ -203,3 +203,29 @@ def test_results_are_objects_with_frames():
     assert len(df) == 10 and df.significant.sum() == res.n_significant
     assert res.provenance["test"] == "Friedman Test" and res.provenance["measure"] == "toy"
     assert len(res.pairs()) == res.n_significant
+
+
+def test_tau_by_topic_equals_scipy_row_by_row():
+    """The vectorised tau-b per topic (pair counts over all topics at once) is scipy's
+    kendalltau topic by topic, bit for bit: ties, NaN, constant rows, -0.0; and the
+    scipy fallback beyond the pairwise limit gives the same."""
+    from scipy.stats import kendalltau
+
+    from irscale import stats
+
+    rng = np.random.default_rng(7)
+    X = rng.integers(0, 4, (40, 12)).astype(float)  # many ties
+    Y = X + rng.integers(-1, 2, X.shape)
+    X[3] = 1.0  # constant row
+    Y[5, 2] = np.nan
+    X[7, 0], X[7, 1] = 0.0, -0.0
+    got = stats.tau_by_topic(X, Y)
+    want = np.array([kendalltau(X[t], Y[t]).statistic for t in range(len(X))])
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.isnan(got[3]) and np.isnan(got[5])
+    old = stats._PAIRWISE_TAU_MAX
+    try:
+        stats._PAIRWISE_TAU_MAX = 1  # force the topic-by-topic scipy path
+        assert np.array_equal(stats.tau_by_topic(X, Y), want, equal_nan=True)
+    finally:
+        stats._PAIRWISE_TAU_MAX = old

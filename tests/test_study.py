@@ -3,7 +3,6 @@
 import json
 from importlib import resources
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 

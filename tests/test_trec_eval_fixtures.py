@@ -6,7 +6,6 @@ results.test > out.test.aq``. Values are printed with 4 decimals; every irscale 
 a measure irscale implements must print identically.
 """
 
-from collections import defaultdict
 
 import numpy as np
 import pytest
