@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import warnings
@@ -33,7 +34,7 @@ class ScoreTable:
     topic left out of a system's scores (``missing_topics="drop"``).
     """
 
-    measures: tuple[Measure, ...]
+    measures: tuple["Measure | Ranked", ...]  # columns: a Measure or its Ranked version
     systems: tuple[str, ...]
     topics: tuple[str, ...]
     values: np.ndarray
@@ -360,7 +361,12 @@ def plan_rank_maps(measures, depth: int, levels: int) -> list[Measure]:
     from irscale.scales import space_for
     from irscale.scales.rankmap import choose_engine
 
-    ms = [at_depth(m, depth) for m in parse_measures(measures, default_cutoff=depth)]
+
+    ms = []
+    for m in parse_measures(measures, default_cutoff=depth):
+        if not any(f.name == "cutoff" for f in dataclasses.fields(m)):
+            space_for(m, depth)  # its message lists the measures that have a ranked version
+        ms.append(at_depth(m, depth))
     for m in ms:
         choose_engine(space_for(m, depth, levels - 1))
     return ms
@@ -386,7 +392,8 @@ def transform(
     ``AP@30``) and ``ranked(AP@30)``: phi of the run's value, 1..size (SPEC section 3;
     ``ties="min"|"max"|"mid"`` rank over all (c+1)^N runs instead; several strategies
     at once, ``ties=("unq", "mid")``, add one ranked column per measure and strategy,
-    in that order; ``normalize`` divides by the size). Recall-base-dependent measures
+    in that order; ``normalize`` divides "unq" ranks by the number of distinct values and
+    the others by the number of runs, so all lie in (0, 1]). Recall-base-dependent measures
     map through their RB-free core. Each rank map is built once and each run's exact
     key computed once, whatever the number of strategies. ``exact_values=True``
     derives the measure columns from the same exact keys (equal values are then
@@ -415,18 +422,9 @@ def transform(
     normalize = flag("normalize", normalize)
     exact_values = flag("exact_values", exact_values)
     check_progress(progress)
-    if isinstance(data, ScoreTable):
-        if data.judged is None:
-            raise ArgumentError("this score table carries no grades (it was not made by irscale.evaluate); "
-                                "pass the JudgedRuns or evaluate the runs first")
-        judged = data.judged
-        if measures is None:
-            measures = [m for m in data.measures]
-    elif isinstance(data, JudgedRuns):
-        judged = data
-    else:
-        raise wrong_type("data", data, "the ScoreTable returned by irscale.evaluate(qrels, runs) (or "
-                                       "JudgedRuns); evaluate the runs first")
+    judged = judged_runs(data)
+    if measures is None and isinstance(data, ScoreTable):
+        measures = [m for m in data.measures]
     if measures is None:
         raise ArgumentError("name the measures to transform, for example ['AP', 'nDCG']")
     levels = max(judged.topics.max_grade, 1) + 1
@@ -441,9 +439,10 @@ def transform(
         maps.append(rm)
         keys = rm.space.keys(rm.space.grade_view(judged.grades).reshape(-1, depth))
         values[i] = rm.space.measure_values(keys.reshape(shape), judged.topics) if exact_values else base.values[i]
-        for k, (tie, phi) in enumerate(rm.rank(keys, tie_list).items()):
-            phi = phi.reshape(shape)
-            values[len(ms) * (1 + k) + i] = rm.normalized(phi) if normalize else phi
+        ranks = rm.rank(keys, tie_list)
+        for k, tie in enumerate(tie_list):  # columns in the order the strategies were asked
+            phi = ranks[tie].reshape(shape)
+            values[len(ms) * (1 + k) + i] = rm.normalized(phi, tie) if normalize else phi
         if progress:
             progress(i + 1, len(ms))
     values[:, dropped] = np.nan  # topics dropped by missing_topics="drop"
@@ -454,6 +453,20 @@ def transform(
                                "maps": {str(rm.measure): {"size": rm.size, "engine": rm.engine,
                                                           "levels": rm.space.c + 1} for rm in maps}}})
     return ScoreTable(cols, base.systems, base.topics, values, prov, judged)
+
+
+def judged_runs(data: "ScoreTable | JudgedRuns") -> JudgedRuns:
+    """The judged runs behind ``data`` (a ScoreTable from :func:`evaluate`, or JudgedRuns):
+    what transform and compare work on."""
+    if isinstance(data, ScoreTable):
+        if data.judged is None:
+            raise ArgumentError("this score table carries no grades (it was not made by irscale.evaluate); "
+                                "pass the JudgedRuns or evaluate the runs first")
+        return data.judged
+    if isinstance(data, JudgedRuns):
+        return data
+    raise wrong_type("data", data, "the ScoreTable returned by irscale.evaluate(qrels, runs) (or JudgedRuns); "
+                                   "evaluate the runs first")
 
 
 def _dropped(judged: JudgedRuns) -> np.ndarray:

@@ -15,12 +15,26 @@ import pandas as pd
 from irscale._version import __version__
 from irscale import stats as st
 from irscale.data import JudgedRuns
-from irscale.experiment import PAPER_MEASURES, ScoreTable, transform
+from irscale.experiment import PAPER_MEASURES, ScoreTable, judged_runs, transform
+from irscale.measures import parse_measure
+
+def __getattr__(name: str):
+    """Deprecated names: LABELS and RB_DEPENDENT are declared by each measure now
+    (``Measure.label``, ``Measure.needs_recall_base``)."""
+    if name in ("LABELS", "RB_DEPENDENT"):
+        import warnings
+
+        warnings.warn(f"irscale.study.{name} is deprecated: use Measure.label / Measure.needs_recall_base",
+                      DeprecationWarning, stacklevel=2)
+        paper = [parse_measure(m) for m in PAPER_MEASURES]
+        if name == "LABELS":
+            return {str(m): m.label for m in paper}
+        return [str(m) for m in paper if m.needs_recall_base]
+    raise AttributeError(f"module 'irscale.study' has no attribute {name!r}")
+
 
 def label(measure: str) -> str:
     """The measure's short column label (the paper's ``RBP_p03``, ``DCG_b10``)."""
-    from irscale.measures import parse_measure
-
     return parse_measure(measure).label
 
 
@@ -76,8 +90,15 @@ def _is_interval(measure: str, N: int) -> bool:
     from irscale.errors import IrscaleError
     from irscale.scales.checks import is_interval
 
+    import dataclasses
+
+    from irscale.measures import parse_measure
+
+    m = parse_measure(measure)
+    if getattr(m, "cutoff", None) is not None:  # the check runs at its own (smaller) run length
+        m = dataclasses.replace(m, cutoff=None)
     try:
-        return bool(is_interval(measure, "induced", min(N, 12), 2))
+        return bool(is_interval(m, "induced", min(N, 12), 2))
     except IrscaleError:  # a measure the check cannot enumerate: not claimed interval
         return False
 
@@ -102,20 +123,12 @@ def compare(
     that stop (S2NS) or start (NS2S) being significant with M_R, and
     Delta% = (S2NS + NS2S) / Sig (Tables 5/6).
     """
-    from irscale.errors import ArgumentError, IrscaleError, check_choice
+    from irscale.errors import ArgumentError, check_choice
     from irscale.experiment import plan_rank_maps
     from irscale.measures import parse_measures
     from irscale.validate import flag, integer, level, wrong_type
 
-    if isinstance(data, ScoreTable):
-        judged = data.judged
-        if judged is None:
-            raise IrscaleError("this score table carries no grades (it was not made by irscale.evaluate); "
-                               "evaluate the runs first")
-    elif isinstance(data, JudgedRuns):
-        judged = data
-    else:
-        raise wrong_type("data", data, "the ScoreTable returned by irscale.evaluate(qrels, runs) (or JudgedRuns)")
+    judged = judged_runs(data)
     depth = integer("depth", depth, minimum=1)
     alpha = level("alpha", alpha)
     mid = flag("mid", mid)

@@ -51,6 +51,9 @@ def register(name: str, *aliases: str):
 class Measure:
     """Base class. Subclasses are frozen dataclasses; fields are parameters.
 
+    The interval scale of a measure (phi) is computed by the run space that declares
+    ``@serves(ItsClass)`` in :mod:`irscale.scales.spaces` (``irscale measures`` names it).
+
     Class attributes
     ----------------
     graded : bool
@@ -188,7 +191,7 @@ def at_depth(measure: "str | Measure", N: int) -> "Measure":
                        f"CLI -N {m.cutoff})")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class FunctionMeasure(Measure):
     """A user measure given as a plain function ``fn(runs, c)`` of an (n, N) array of
     grades 0..c (one row per run), returning n numbers (``irscale inspect module:function``).
@@ -201,6 +204,13 @@ class FunctionMeasure(Measure):
     cutoff: int | None = None
     graded = True
     user_defined: ClassVar[bool] = True
+
+    def __eq__(self, other):  # two functions are two measures, even under one name
+        return isinstance(other, FunctionMeasure) and (self.fn, self.name, self.cutoff) == (
+            other.fn, other.name, other.cutoff)
+
+    def __hash__(self):
+        return hash((FunctionMeasure, id(self.fn), self.name, self.cutoff))
 
     def __str__(self) -> str:
         return self.name

@@ -16,7 +16,8 @@ class AP(Measure):
     """Average Precision: the sum of P@k over the ranks k <= ``cutoff`` of relevant
     documents, divided by RB (0 when RB = 0). trec_eval ``map`` / ``map_cut_k``.
 
-    The numerator RB * AP is RB-free; it is what the interval-scale transformation maps.
+    The numerator RB * AP is RB-free; it is what the interval-scale transformation maps
+    (phi for AP: :class:`irscale.scales.spaces.APSpace`, ``@serves(AP)``).
     """
 
     cutoff: int | None = None

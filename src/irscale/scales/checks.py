@@ -8,8 +8,10 @@ values and order keys are shared by every check given the same ``MeasureFn``). I
 keys are the exact keys of its run space (:func:`irscale.scales.space_for`); where those
 keys only group ties and are not in value order (DCG, nDCG), the keys' phi in the
 measure's cached rank map (:func:`irscale.scales.build`). Any Python callable
-``f(runs (n, N) int array, c) -> values`` works too (floats; ties are decided with a
-relative tolerance of 1e-12).
+``f(runs (n, N) int array, c) -> values`` works too: it is wrapped in a
+:class:`~irscale.measures.FunctionMeasure`, and, like every measure without exact keys of
+its own, its runs tie exactly when its float64 values are equal
+(:func:`irscale.scales.spaces.float_keys`; no tolerance).
 """
 
 from __future__ import annotations
@@ -74,6 +76,13 @@ class MeasureFn:
     keys: Callable[[np.ndarray], np.ndarray] | None = None
     rb: int | None = None
     _all: _AllRuns | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.keys is None:  # ties as for every measure without exact keys: equal float64 values
+            from irscale.scales.spaces import float_keys
+
+            values = self.values
+            self.keys = lambda runs: float_keys(values(runs))
 
     def order_keys(self, runs):
         """Exact keys: ordered and tied exactly like the measure."""

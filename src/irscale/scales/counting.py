@@ -26,9 +26,10 @@ import numpy as np
 
 from irscale.errors import IrscaleError
 from irscale.scales.spaces import DCGSpace, RBPSpace
-from irscale.scales.valuesets import ValueSet
+from irscale.scales.valuesets import ValueSet, kind
 
 
+@kind("count")
 @dataclass
 class Counter(ValueSet):
     """A value set answered by counting (see the module doc): ``size`` values, never
@@ -59,6 +60,10 @@ class Counter(ValueSet):
 
     def listed(self, first=None, last=None):
         return None  # the counting engine never lists the values
+
+    @classmethod
+    def from_arrays(cls, space, z):
+        return space.counter()  # the halves are rebuilt (fast); answers persist beside
 
     @property
     def Sn(self) -> np.ndarray:
@@ -162,20 +167,25 @@ def check_counter(space) -> None:
     """Refuse (IrscaleError) a space the count engine cannot serve, before anything is
     built: graded RBP and DCG, and halves beyond ``MAX_HALF`` partial values. Called
     when the engine is chosen, so a long job fails before it reads or builds anything."""
-    if space.family == "rbp":
-        if not space.binary_measure and space.c > 1:
-            raise IrscaleError(f"{space.measure}: counting serves binary RBP; graded RBP at N={space.N} "
-                               "has keys beyond 64 bits and no engine yet; use a smaller N")
-        _check_half(space, 2 ** (space.N - space.N // 2))
-    elif space.family == "dcg":
-        if space.gmax > 1:
-            raise IrscaleError(f"graded {space.measure} at N={space.N}: the count engine takes distinct class "
-                               "totals to have distinct values, which rational weights break in graded DCG "
-                               "(2 x 1/2 = 1); use engine='dcg' (CLI --engine dcg; up to 80,000,000 candidate "
-                               "values)")
-        _check_half(space, max(math.prod(space.radix[:_dcg_cut(space)]), math.prod(space.radix[_dcg_cut(space):])))
-    else:
-        raise IrscaleError("the count engine serves binary RBP and DCG/nDCG")
+    space.check_counter()  # the spaces the count engine serves say what it can count
+
+
+def check_rbp(space) -> None:
+    """The count engine's limits for RBP (:meth:`RBPSpace.check_counter`)."""
+    if not space.binary_measure and space.c > 1:
+        raise IrscaleError(f"{space.measure}: counting serves binary RBP; graded RBP at N={space.N} "
+                           "has keys beyond 64 bits and no engine yet; use a smaller N")
+    _check_half(space, 2 ** (space.N - space.N // 2))
+
+
+def check_dcg(space) -> None:
+    """The count engine's limits for DCG / nDCG (:meth:`DCGSpace.check_counter`)."""
+    if space.gmax > 1:
+        raise IrscaleError(f"graded {space.measure} at N={space.N}: the count engine takes distinct class "
+                           "totals to have distinct values, which rational weights break in graded DCG "
+                           "(2 x 1/2 = 1); use engine='dcg' (CLI --engine dcg; up to 80,000,000 candidate "
+                           "values)")
+    _check_half(space, max(math.prod(space.radix[:_dcg_cut(space)]), math.prod(space.radix[_dcg_cut(space):])))
 
 
 def _dcg_cut(space) -> int:

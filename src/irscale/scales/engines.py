@@ -16,6 +16,7 @@ Dask when a scheduler is given).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -266,6 +267,7 @@ def attach_buckets(space: Space, h: int, bounds, cum_d, cum_r, half: _Half | Non
     ranges = list(zip(np.asarray(bounds)[:-1].tolist(), np.asarray(bounds)[1:].tolist()))
     state = {"half": half}
 
+    @functools.lru_cache(maxsize=8)  # the last buckets asked (listing, nearby queries)
     def regenerate(b: int, with_runs: bool):
         if state["half"] is None:
             state["half"] = _prepare(space, h)

@@ -21,13 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from irscale.errors import IrscaleError
-
-# irscale.scales.spaces imports positional_weights from here: this module imports the
-# spaces module only inside functions, so either can be imported first.
+from irscale.scales.spaces import INT64_LIMIT  # spaces imports this module only inside functions
 
 ORDERS = ("set", "strong", "weak", "induced")
-
-_INT64_LIMIT = 2**62
 
 
 def positional_weights(N: int, c: int) -> np.ndarray:
@@ -58,7 +54,7 @@ def positional_weights(N: int, c: int) -> np.ndarray:
     dtype('O')
     """
     base = c + 1
-    if base ** N < _INT64_LIMIT:
+    if base ** N < INT64_LIMIT:
         return base ** np.arange(N - 1, -1, -1, dtype=np.int64)
     return np.array([base ** k for k in range(N - 1, -1, -1)], dtype=object)
 

@@ -21,13 +21,10 @@ import numpy as np
 from irscale.errors import IrscaleError, MeasureError
 from irscale.measures import Measure
 from irscale.scales import cache as _cache
-from irscale.scales.engines import attach_buckets, dcg_engine, enumerate_engine, oracle, split_engine
+from irscale.scales.cache import cache_clear, cache_dir, cache_info
+from irscale.scales.engines import dcg_engine, enumerate_engine, oracle, split_engine
 from irscale.scales.spaces import Space, space_for
-from irscale.scales.valuesets import Buckets, ClosedForm, Table, ValueSet, ValueTable
-
-# the cache's public functions and the names tests and tools reach through this module
-from irscale.scales.cache import (_HOST, _is_temp, _read_npz, _warned, _write_npz, cache_clear,  # noqa: F401
-                                  cache_dir, cache_info)
+from irscale.scales.valuesets import ClosedForm, ValueSet, from_arrays
 
 Ties = Literal["unq", "min", "max", "mid"]
 TIES = ("unq", "min", "max", "mid")
@@ -76,8 +73,7 @@ class RankMap:
         if "unq" in ties:
             out["unq"] = self._ask("unq", keys)
         if set(ties) - {"unq"}:
-            le = self._ask("le", keys)
-            at = self._ask("at", keys)
+            le, at = self._le_at(keys)
             lo = le - at + 1
             for t in ties:
                 if t == "min":
@@ -109,9 +105,10 @@ class RankMap:
                                 "judged runs (sentinels, other grades) go through the space's grade_view first")
         return self.phi_keys(self.space.keys(g), ties)
 
-    def normalized(self, phi: np.ndarray) -> np.ndarray:
-        """phi / size, in (0, 1] (still an interval scale)."""
-        return np.asarray(phi, dtype=np.float64) / self.size
+    def normalized(self, phi: np.ndarray, ties: Ties = "unq") -> np.ndarray:
+        """phi in (0, 1] (still an interval scale): "unq" ranks divided by the number of
+        distinct values, "min"/"max"/"mid" ranks (over all runs) by the number of runs."""
+        return np.asarray(phi, dtype=np.float64) / (self.size if ties == "unq" else float(self.n_runs))
 
     def values(self, first: int | None = None, last: int | None = None) -> np.ndarray | None:
         """The distinct values of the measure's core (RB-free), ascending; the first or
@@ -121,14 +118,35 @@ class RankMap:
 
     # -- answers: asked of the value set, remembered where they are expensive ---------------
     def _ask(self, kind: str, keys: np.ndarray) -> np.ndarray:
+        """phi ("unq") of keys, remembered where the value set says it is expensive."""
         vs = self.summary
-        fn = {"unq": vs.phi, "le": vs.runs_le, "at": vs.runs_at}[kind]
-        wide = kind != "unq" and self.n_runs >= 2**62  # run counts beyond int64: exact Python ints
-        if not vs.memo or wide:
-            out = fn(keys)
-            return out if kind == "unq" else np.asarray(out, dtype=object)
-        out = self._cached_answers(keys, fn, kind)
-        return out if kind == "unq" else out.astype(object)
+        return self._cached_answers(keys, vs.phi, kind) if vs.memo else vs.phi(keys)
+
+    def _le_at(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Runs at or below and at each key's value (exact: object arrays), asked of the
+        value set in one pass and remembered where expensive."""
+        vs = self.summary
+        if not vs.memo or self.n_runs >= 2**62:  # run counts beyond int64 are not stored
+            le, at = vs.runs_le_at(keys)
+            return np.asarray(le, dtype=object), np.asarray(at, dtype=object)
+        both = {}
+
+        def le_and_at(new):
+            le, at = vs.runs_le_at(new)
+            both["at"] = (_lookup_form(new), np.asarray(at).astype(np.int64))
+            return le
+
+        def at_only(new):
+            if "at" in both:  # computed beside "le" for (usually) the same new keys
+                k, a = both["at"]
+                pos = np.minimum(np.searchsorted(k, _lookup_form(new)), len(k) - 1)
+                if len(k) and (k[pos] == _lookup_form(new)).all():
+                    return a[pos]
+            return vs.runs_at(new)
+
+        le = self._cached_answers(keys, le_and_at, "le")
+        at = self._cached_answers(keys, at_only, "at")
+        return le.astype(object), at.astype(object)
 
     def _cached_answers(self, keys, compute, kind: str = "unq"):
         """Answers for keys through the answers given before (persisted beside the value
@@ -210,9 +228,9 @@ def check_engine(space: Space, name: str) -> None:
         check_counter(space)
     elif name in ("split", "enumerate"):
         space.require_int64(name)
-    elif name == "closed" and not space.closed:
+    if name == "closed" and not space.closed:
         raise MeasureError(f"{space.measure} has no closed form")
-    elif name == "split" and not space.splittable:
+    if name == "split" and not space.splittable:
         raise MeasureError(f"{space.measure} does not split into prefix and suffix parts")
 
 
@@ -224,8 +242,6 @@ def _run_engine(space: Space, name: str, scheduler, progress) -> ValueSet:
     if name == "enumerate":
         return enumerate_engine(space, scheduler=scheduler, progress=progress)
     if name == "split":
-        if not space.splittable:
-            raise MeasureError(f"{space.measure} does not split into prefix and suffix parts")
         return split_engine(space, scheduler=scheduler, progress=progress)
     if name == "count":
         return space.counter()
@@ -244,14 +260,15 @@ def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "aut
     space = space_for(measure, N, levels - 1)
     name = choose_engine(space) if engine == "auto" else engine
     check_engine(space, name)
-    if cache and name != "oracle":
+    cache = cache and space.cacheable and name != "oracle"
+    if cache:
         hit = _cache_load(space, name)
         if hit is not None:
             return hit
     t = time.perf_counter()
     summary = _run_engine(space, name, scheduler, progress)
     rm = RankMap(space, name, int(summary.size), space.n_runs, time.perf_counter() - t, summary)
-    if cache and name != "oracle":
+    if cache:
         rm.cached = _cache_save(rm)
     return rm
 
@@ -262,18 +279,7 @@ def _cache_load(space: Space, engine: str) -> RankMap | None:
     if z is None:
         return None
     try:
-        if engine == "closed":
-            summary = ClosedForm(space)
-        elif engine == "count":  # the halves are rebuilt (fast); answers persist
-            summary = space.counter()
-        elif "bounds" in z:
-            summary = attach_buckets(space, int(z["h"]), z["bounds"], z["cum_distinct"],
-                                     [int(x) for x in z["cum_runs"]])
-        elif "phi_of_key" in z:
-            summary = ValueTable(_cache.ints_in(z["keys"]), _cache.ints_in(z["runs"]), z["phi_of_key"],
-                                 z["value_order"])
-        else:
-            summary = Table(_cache.ints_in(z["keys"]), _cache.ints_in(z["runs"]))
+        summary = from_arrays(space, engine, z)
     except (KeyError, ValueError, TypeError) as e:  # checksum fine, content not a rank map
         _cache.damaged(z["_file"], e)
         return None
@@ -282,10 +288,11 @@ def _cache_load(space: Space, engine: str) -> RankMap | None:
 
 
 def _cache_save(rm: RankMap) -> bool:
-    arrays = {"size": _cache.ints_out(np.array(rm.size, dtype=object)), "seconds": np.array(rm.seconds)}
+    arrays = {"size": _cache.ints_out(np.array(rm.size, dtype=object)), "seconds": np.array(rm.seconds),
+              "kind": np.array(rm.summary.kind)}
     arrays.update({k: _cache.ints_out(v) for k, v in rm.summary.arrays().items()})
     return _cache.save_map(rm.space, rm.engine, arrays)
 
 
 __all__ = ["RankMap", "build", "choose_engine", "check_engine", "cache_dir", "cache_info", "cache_clear",
-           "ENGINES", "TIES", "Buckets"]
+           "ENGINES", "TIES"]

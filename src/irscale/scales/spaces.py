@@ -38,6 +38,11 @@ MAX_N = 10_000  # run lengths served (runs are cut at N: arrays of N grades per 
 INT64_LIMIT = 2**62  # keys (and sums of two keys) stay below 2^63
 
 
+def _owner(cls: type) -> str:
+    """'' for irscale's own classes, else '|module.QualName'."""
+    return "" if cls.__module__.startswith("irscale.") else f"|{cls.__module__}.{cls.__qualname__}"
+
+
 def all_runs(N: int, c: int, start: int = 0, stop: int | None = None) -> np.ndarray:
     """Runs number ``start..stop-1`` of the (c+1)^N runs, as an (n, N) int8 matrix; run
     i is i written in base c+1, most significant digit at rank 1."""
@@ -64,10 +69,13 @@ class Space:
     closed: bool = False  # size, phi and run counts have closed forms
     splittable: bool = False  # value = V(prefix) + f(state(prefix), suffix)
     ordered_keys: bool = True  # key order is value order (else keys only tie-group runs: DCG)
+    cacheable: bool = True  # rank maps may be kept in the disk cache
 
     @property
     def identity(self) -> str:
-        return f"{self.measure}|N={self.N}|c={self.c}|{self.family}"
+        """What the disk cache keys the rank map by (a space class outside irscale is
+        named in it, so a user's space never meets another one's cached map)."""
+        return f"{self.measure}|N={self.N}|c={self.c}|{self.family}{_owner(type(self))}"
 
     @property
     def n_runs(self) -> int:
@@ -129,6 +137,12 @@ class Space:
         """The pair-counting value set (engine ``count``) of spaces that have one."""
         raise MeasureError("the count engine serves binary RBP and DCG/nDCG")
 
+    def check_counter(self) -> None:
+        """Refuse (IrscaleError), before anything is built, what the count engine cannot count."""
+        from irscale.errors import IrscaleError
+
+        raise IrscaleError("the count engine serves binary RBP and DCG/nDCG")
+
     def grade_view(self, grades: np.ndarray) -> np.ndarray:
         """Map judged grades (any ints, sentinels included) onto this space: cut at N,
         pad with non-relevant documents, binary measures to 0/1, graded ones to 0..c."""
@@ -172,7 +186,8 @@ _SERVED: list[tuple[type[Measure], type[Space], Callable[[Measure, int, int], bo
 
 def serves(*measures: type[Measure], when: Callable[[Measure, int, int], bool] | None = None):
     """Class decorator declaring that a :class:`Space` computes phi for ``measures``
-    (classes; their subclasses too), or only for those instances where
+    (classes, not their subclasses: a subclass may compute something else, and is
+    enumerated unless it declares a space of its own), or only for those instances where
     ``when(measure, N, c)`` holds. :func:`space_for` takes the first declaration that
     applies, in declaration order.
 
@@ -451,6 +466,11 @@ class RBPSpace(Space):
 
         return rbp_counter(self)
 
+    def check_counter(self):
+        from irscale.scales.counting import check_rbp
+
+        check_rbp(self)
+
     def split_parts(self, h):
         self.require_int64("split")
         c = self.gmax
@@ -556,10 +576,15 @@ class DCGSpace(Space):
 
         return dcg_counter(self)
 
+    def check_counter(self):
+        from irscale.scales.counting import check_dcg
+
+        check_dcg(self)
+
     @property
     def identity(self) -> str:  # nDCG maps like DCG: one rank map (and cache entry) for both
         core = f"DCG(base={self.base}, rel={getattr(self.measure, 'rel', None)})"
-        return f"{core}|N={self.N}|c={self.c}|{self.family}"
+        return f"{core}|N={self.N}|c={self.c}|{self.family}{_owner(type(self))}"
 
     @cached_property
     def base(self):
@@ -672,6 +697,7 @@ class GenericSpace(Space):
     level has N documents in the qrels)."""
 
     family: str = "generic"
+    cacheable: bool = False  # user code may change under the same name: never cached on disk
 
     @cached_property
     def max_key(self):
@@ -687,8 +713,7 @@ class GenericSpace(Space):
         v = np.asarray(self.measure.batch(np.asarray(g, dtype=np.int16)[None], topics)[0], dtype=np.float64)
         if np.isnan(v).any():
             raise MeasureError(f"{self.measure} gives NaN on some run of length {self.N}")
-        bits = (v + 0.0).view(np.int64)  # + 0.0 turns -0.0 into 0.0
-        return np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+        return float_keys(v)
 
     def _hook_keys(self, raw) -> np.ndarray:
         """The hook's keys as int64, refused (never wrapped or truncated) when they are
@@ -712,6 +737,14 @@ class GenericSpace(Space):
         return np.where(keys < 0, keys ^ np.int64(0x7FFFFFFFFFFFFFFF), keys).view(np.float64)
 
 
+def float_keys(v: np.ndarray) -> np.ndarray:
+    """int64 keys ordered and tied exactly like the float64 values ``v`` (equal values,
+    -0.0 and 0.0 included, get equal keys): the tie rule of every measure without exact
+    keys of its own."""
+    bits = (np.asarray(v, dtype=np.float64) + 0.0).view(np.int64)  # + 0.0 turns -0.0 into 0.0
+    return np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+
+
 # -- which space serves a measure ----------------------------------------------------------
 
 def space_for(measure: str | Measure, N: int, c: int = 1) -> Space:
@@ -732,7 +765,7 @@ def space_for(measure: str | Measure, N: int, c: int = 1) -> Space:
     binary = (not m.graded) or getattr(m, "rel", None) is not None
     c = 1 if binary else int(c)
     for measure_type, space_cls, when in _SERVED:
-        if isinstance(m, measure_type) and (when is None or when(m, N, c)):
+        if type(m) is measure_type and (when is None or when(m, N, c)):
             return space_cls(m, N, c)
     if m.no_scale:
         raise MeasureError(m.no_scale)

@@ -8,8 +8,9 @@ same questions whatever its kind:
   value (the "min", "max" and "mid" ranks over the multiset of all (c+1)^N runs);
 * ``listed(first, last)``: the keys of the distinct values in value order (the first
   or last few), or None when the kind never lists them (pair counting);
-* ``arrays()``: what the disk cache stores (:mod:`irscale.scales.cache` rebuilds the
-  value set from it with :func:`from_arrays`).
+* ``runs_le_at(keys)``: both run counts at once (one pass where a kind can share it);
+* ``arrays()`` / ``from_arrays(space, arrays)``: what the disk cache stores, and the
+  value set rebuilt from it (:func:`from_arrays` picks the kind by its stored name).
 
 Kinds: :class:`ClosedForm` (P, R, F, gP, RR, RBTO, SBTO, binary RBP with p <= 1/2),
 :class:`Table` (every distinct key in memory, key order = value order),
@@ -31,10 +32,6 @@ import numpy as np
 from irscale.errors import IrscaleError
 
 
-def _object_ints(a) -> np.ndarray:
-    return np.asarray(a).astype(object)
-
-
 class ValueSet:
     """The interface (see the module docstring)."""
 
@@ -50,11 +47,53 @@ class ValueSet:
     def runs_at(self, keys: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    def runs_le_at(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.runs_le(keys), self.runs_at(keys)
+
     def listed(self, first: int | None = None, last: int | None = None) -> np.ndarray | None:
         raise NotImplementedError
 
+    kind = "?"  # the name stored with the arrays
+
     def arrays(self) -> dict:
+        """Arrays to store (beside ``kind``); nothing for kinds rebuilt from the space."""
         return {}
+
+    @classmethod
+    def from_arrays(cls, space, z: dict) -> "ValueSet":
+        raise NotImplementedError
+
+
+KINDS: dict[str, type[ValueSet]] = {}
+
+
+def kind(name: str):
+    """Class decorator: the value-set kind stored under ``name`` in the cache."""
+
+    def deco(cls):
+        cls.kind = name
+        KINDS[name] = cls
+        return cls
+
+    return deco
+
+
+def from_arrays(space, engine: str, z: dict) -> ValueSet:
+    """The value set stored in ``z`` (a cache file's arrays). Files written before kinds
+    were stored are recognised by their arrays."""
+    import irscale.scales.counting  # noqa: F401  (registers the "count" kind; it builds on this module)
+    from irscale.scales.cache import ints_in
+
+    z = {k: (ints_in(v) if k in ("keys", "runs") else v) for k, v in z.items()}
+    if "kind" in z:
+        name = str(z["kind"])
+    elif engine in ("closed", "count"):
+        name = engine
+    else:
+        name = "buckets" if "bounds" in z else "value-table" if "phi_of_key" in z else "table"
+    if name not in KINDS:
+        raise KeyError(f"unknown value-set kind {name!r}")
+    return KINDS[name].from_arrays(space, z)
 
 
 def _first_last(n: int, first: int | None, last: int | None) -> range:
@@ -66,6 +105,7 @@ def _first_last(n: int, first: int | None, last: int | None) -> range:
     return range(n)
 
 
+@kind("closed")
 @dataclass
 class ClosedForm(ValueSet):
     """Closed forms: every closed family's key is its rank minus one (0..size-1)."""
@@ -90,7 +130,12 @@ class ClosedForm(ValueSet):
     def listed(self, first=None, last=None):
         return np.array(list(_first_last(self.size, first, last)), dtype=object)
 
+    @classmethod
+    def from_arrays(cls, space, z):
+        return cls(space)
 
+
+@kind("table")
 @dataclass
 class Table(ValueSet):
     """The whole value set in memory, key order = value order: distinct keys sorted
@@ -123,7 +168,12 @@ class Table(ValueSet):
     def arrays(self):
         return {"keys": self.keys, "runs": self.runs}
 
+    @classmethod
+    def from_arrays(cls, space, z):
+        return cls(z["keys"], z["runs"])
 
+
+@kind("value-table")
 @dataclass
 class ValueTable(ValueSet):
     """The whole value set in memory where keys only group runs (DCG: the class-total
@@ -154,8 +204,12 @@ class ValueTable(ValueSet):
         np.add.at(out, self.phi_of_key, self.runs.astype(object))
         return out
 
+    @cached_property
+    def _cum_per_phi(self) -> np.ndarray:
+        return np.cumsum(self._runs_per_phi)
+
     def runs_le(self, keys):
-        return np.cumsum(self._runs_per_phi)[self.phi(keys)]
+        return self._cum_per_phi[self.phi(keys)]
 
     def runs_at(self, keys):
         return self._runs_per_phi[self.phi(keys)]
@@ -170,7 +224,12 @@ class ValueTable(ValueSet):
         return {"keys": self.keys, "runs": self.runs, "phi_of_key": self.phi_of_key,
                 "value_order": self.value_order}
 
+    @classmethod
+    def from_arrays(cls, space, z):
+        return cls(z["keys"], z["runs"], z["phi_of_key"], z["value_order"])
 
+
+@kind("buckets")
 @dataclass
 class Buckets(ValueSet):
     """The value set as key ranges [bounds[b], bounds[b+1]) with the number of distinct
@@ -210,6 +269,10 @@ class Buckets(ValueSet):
         le, lt = self.count_pairs(keys)
         return le - lt
 
+    def runs_le_at(self, keys):
+        le, lt = self.count_pairs(keys)  # one pass for both
+        return le, le - lt
+
     def listed(self, first=None, last=None):
         need = first if first is not None else last
         parts = []
@@ -226,3 +289,9 @@ class Buckets(ValueSet):
 
         return {"h": np.array(self.h), "bounds": self.bounds, "cum_distinct": self.cum_distinct,
                 "cum_runs": ints_out(self.cum_runs)}
+
+    @classmethod
+    def from_arrays(cls, space, z):
+        from irscale.scales.engines import attach_buckets  # engines builds on this module
+
+        return attach_buckets(space, int(z["h"]), z["bounds"], z["cum_distinct"], [int(x) for x in z["cum_runs"]])

@@ -1,0 +1,9 @@
+"""Deprecated alias of :mod:`irscale.measures.topheavy` (renamed in the refit: "orders" meant two
+things). Import from :mod:`irscale.measures` instead."""
+
+import warnings
+
+from irscale.measures.topheavy import SBTO, RBTO  # noqa: F401
+
+warnings.warn("irscale.measures.orders is now irscale.measures.topheavy; import the measures from irscale.measures",
+              DeprecationWarning, stacklevel=2)

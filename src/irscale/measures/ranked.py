@@ -1,0 +1,9 @@
+"""Deprecated alias of :mod:`irscale.measures.rankbased` (renamed in the refit: "ranked" meant two
+things). Import from :mod:`irscale.measures` instead."""
+
+import warnings
+
+from irscale.measures.rankbased import AP, RR, Rprec, Bpref  # noqa: F401
+
+warnings.warn("irscale.measures.ranked is now irscale.measures.rankbased; import the measures from irscale.measures",
+              DeprecationWarning, stacklevel=2)
