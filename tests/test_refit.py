@@ -114,3 +114,14 @@ def test_mid_ranks_on_buckets_count_the_pairs_once(monkeypatch):
     oracle = build("AP", 14, engine="oracle", cache=False)
     for t in ("mid", "min", "max"):
         assert np.array_equal(got[t], oracle.phi_runs(g, t))
+
+
+def test_cli_transform_takes_several_strategies():
+    from typer.testing import CliRunner
+
+    from irscale.cli import app
+
+    res = CliRunner().invoke(app, ["transform", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "AP", "-N", "5",
+                                   "--ties", "unq", "--ties", "mid", "-f", "tsv"])
+    assert res.exit_code == 0, res.output
+    assert "ranked(AP@5)\t" in res.stdout and "ranked(AP@5, ties=mid)\t" in res.stdout

@@ -292,9 +292,11 @@ def transform(
                                 "(repeatable; default: AP P RR)")] = None,
     N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N: runs are cut at N and "
                                    "padded with non-relevant documents")] = 30,
-    ties: Annotated[TiesOpt, typer.Option(help="unq: ranks of distinct values (interval scale); "
-                                         "min/max/mid: over all runs (analysis only)")] = TiesOpt.unq,
-    normalize: Annotated[bool, typer.Option("--normalize", help="divide ranks by the number of distinct values")] = False,
+    ties: Annotated[Optional[list[TiesOpt]], typer.Option(
+        help="unq: ranks of distinct values (interval scale); min/max/mid: over all runs (analysis "
+             "only); repeat for several ranked columns from one pass (--ties unq --ties mid)")] = None,
+    normalize: Annotated[bool, typer.Option("--normalize", help="divide ranks by the number of distinct values "
+                                            "(unq) or of runs (min/max/mid)")] = False,
     per_topic: Annotated[bool, typer.Option("--per-topic", "-q", help="one row per topic as well")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
     trec_eval: Annotated[bool, typer.Option("--trec-eval", help="print trec_eval's own layout")] = False,
@@ -317,7 +319,9 @@ def transform(
     try:
         judged = _judge(qrels, runs, opts, plan=lambda levels: plan_rank_maps(measures, N, levels))
         with err.status("building rank maps (cached after the first time)"):
-            out = do_transform(judged, measures, N, ties.value, normalize, scheduler=scheduler)
+            strategies = [t.value for t in ties] if ties else ["unq"]
+            out = do_transform(judged, measures, N, strategies if len(strategies) > 1 else strategies[0],
+                               normalize, scheduler=scheduler)
     except IrscaleError as e:
         _fail(e)
     _print(out, per_topic, fmt, trec_eval)
