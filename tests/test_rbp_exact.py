@@ -186,12 +186,22 @@ def test_engines_adding_int64_keys_refuse_wider_keys(measure, N, levels, engine)
         build(measure, N, levels, engine=engine, cache=False)
 
 
-def test_graded_dcg_count_engine_refuses():
-    """Counting takes distinct class totals to be distinct values; graded DCG breaks that
-    (at N = 8 on 3 levels it returned 3,645 values where there are 2,673)."""
-    with pytest.raises(IrscaleError, match="graded"):
-        build("DCG(base=2)", 8, levels=3, engine="count", cache=False)
-    assert build("DCG(base=2)", 8, levels=3, engine="dcg", cache=False).size == 2_673
+def test_graded_dcg_count_engine_counts_commensurable_classes():
+    """Counting takes distinct class sums to be distinct values. With classes of equal
+    weights graded DCG broke that (at N = 8 on 3 levels counting returned 3,645 values where
+    there are 2,673, and was refused); with classes of commensurable weights (ranks 1, 2, 4,
+    8 of base 2 weigh 1, 1, 1/2, 1/3) the rational ties are inside one class sum, and the
+    count engine agrees with the dcg engine and the brute-force oracle."""
+    from irscale.scales.spaces import all_runs
+
+    count = build("DCG(base=2)", 8, levels=3, engine="count", cache=False)
+    table = build("DCG(base=2)", 8, levels=3, engine="dcg", cache=False)
+    oracle = build("DCG(base=2)", 8, levels=3, engine="oracle", cache=False)
+    assert count.size == table.size == oracle.size == 2_673
+    g = all_runs(8, 2)[::17]
+    for t in ("unq", "mid"):
+        assert np.array_equal(count.phi_runs(g, t), oracle.phi_runs(g, t))
+        assert np.array_equal(table.phi_runs(g, t), oracle.phi_runs(g, t))
 
 
 def test_user_exact_key_is_never_wrapped():

@@ -179,18 +179,18 @@ def check_rbp(space) -> None:
 
 
 def check_dcg(space) -> None:
-    """The count engine's limits for DCG / nDCG (:meth:`DCGSpace.check_counter`)."""
-    if space.gmax > 1:
-        raise IrscaleError(f"graded {space.measure} at N={space.N}: the count engine takes distinct class "
-                           "totals to have distinct values, which rational weights break in graded DCG "
-                           "(2 x 1/2 = 1); use engine='dcg' (CLI --engine dcg; up to 80,000,000 candidate "
-                           "values)")
-    _check_half(space, max(math.prod(space.radix[:_dcg_cut(space)]), math.prod(space.radix[_dcg_cut(space):])))
+    """The count engine's limits for DCG / nDCG (:meth:`DCGSpace.check_counter`): each
+    half of the classes holds at most ``MAX_HALF`` class-sum vectors. Rational ties
+    (2 x 1/2 = 1 in graded DCG) are inside one class's sum, so distinct vectors are
+    distinct values for graded runs too."""
+    cut = _dcg_cut(space)
+    sizes = [len(a) for a in space.attainable]
+    _check_half(space, max(math.prod(sizes[:cut]), math.prod(sizes[cut:])))
 
 
 def _dcg_cut(space) -> int:
-    """Split the classes so that both halves have about sqrt(size) total vectors."""
-    radix = space.radix
+    """Split the classes so that both halves have about sqrt(size) class-sum vectors."""
+    radix = [len(a) for a in space.attainable]
     logs = np.log(radix)
     cut = int(np.searchsorted(np.cumsum(logs), logs.sum() / 2)) + 1
     return min(max(cut, 1), len(radix) - 1) if len(radix) > 1 else len(radix)
@@ -225,12 +225,11 @@ def rbp_counter(space: RBPSpace) -> Counter:
 def dcg_counter(space: DCGSpace) -> Counter:
     check_counter(space)
     classes = space.classes
-    radix = space.radix
     cut = _dcg_cut(space)
     w = space.class_weights
 
     def half(lo, hi):
-        tot = space.decode(np.arange(math.prod(radix[lo:hi]), dtype=np.int64), lo, hi)
+        tot = space.attainable_totals(lo, hi)
         ways = space.runs_behind(tot, lo)
         vals = tot @ w[lo:hi]
         order = np.argsort(vals, kind="stable")
@@ -263,6 +262,6 @@ def dcg_counter(space: DCGSpace) -> Counter:
     def runs_of(key):
         return space.runs_of(space.decode(np.array([key]))[0])
 
-    size = math.prod(radix)
+    size = space.n_values
     # run counts: int64 below 2^62 runs, exact Python ints (object arrays) beyond
     return Counter(size, P, S, Pn, Sc, exact_le, split_query, runs_of, tol=1e-12)

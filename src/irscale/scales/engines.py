@@ -83,14 +83,15 @@ def dcg_engine(space, limit: int = 80_000_000) -> ValueTable:
     """Every vector of class gain totals of a :class:`~irscale.scales.spaces.DCGSpace`
     (the run space modulo equal weights), with the number of runs behind it, ordered by
     value with exact near-tie resolution."""
-    if not hasattr(space, "classes"):
+    if not hasattr(space, "attainable"):
         raise MeasureError(f"the dcg engine serves DCG and nDCG, not {space.measure}")
-    size = space.max_key + 1
+    size = space.n_values
     if size > limit:
-        raise IrscaleError(f"{space.measure} at N={space.N} has {size:,} candidate values; the DCG engine "
-                           f"holds up to {limit:,} in memory (pair counting for larger N is not built yet)")
-    keys = np.arange(size, dtype=np.int64)
-    runs = space.runs_behind(space.decode(keys))  # runs behind each totals vector (exact integers)
+        raise IrscaleError(f"{space.measure} at N={space.N} has {size:,} class-sum vectors; the dcg engine "
+                           f"holds up to {limit:,} in memory; engine='count' (CLI --engine count) counts them")
+    tot = space.attainable_totals()
+    keys = space.encode(tot)  # sorted: attainable sums ascending per class, mixed radix
+    runs = space.runs_behind(tot)  # runs behind each class-sum vector (exact integers)
     return _dcg_table(space, keys, runs)
 
 

@@ -546,30 +546,65 @@ class ERRSpace(Space):
 
 # -- DCG: logarithmic weights ------------------------------------------------------------
 
+def _primitive_power(n: int) -> tuple[int, int]:
+    """``(r, a)`` with n = r^a and r not itself a perfect power (n >= 2)."""
+    for a in range(n.bit_length(), 1, -1):
+        r = round(n ** (1.0 / a))
+        for cand in (r - 1, r, r + 1):
+            if cand >= 2 and cand ** a == n:
+                return _primitive_power(cand)[0], a * _primitive_power(cand)[1]
+    return n, 1
+
+
+def dcg_weight_classes(N: int, base) -> list[tuple[object, list[tuple[int, Fraction]]]]:
+    """The ranks 1..N of a DCG discount grouped into classes of commensurable weights:
+    ``[(theta, [(rank0, q), ...]), ...]`` with weight(rank) = q * theta, q rational and
+    theta the class's common irrational factor (a label: ``("log", r)`` for 1/log2 r,
+    ``("jk", r)`` for ln b / ln r, ``1`` for the rational class).
+
+    trec_eval's discount 1/log2(k+1): with k + 1 = r^a (r not a perfect power) the weight
+    is (1/a) * 1/log2(r), so ranks 1, 3, 7, 15 (r = 2) weigh 1, 1/2, 1/3, 1/4 and ranks 2,
+    8, 26 (r = 3) 1, 1/2, 1/3 times 1/log2(3). Järvelin & Kekäläinen's base b: ranks up to
+    b weigh 1; beyond, k = r^a weighs ln b / (a ln r), rational when r is b's own root
+    (base 2: ranks 4, 8, 16 weigh 1/2, 1/3, 1/4 and join ranks 1, 2).
+    """
+    classes: dict = {}
+    b_int = int(base) if base is not None and float(base).is_integer() else None
+    rb, kb = _primitive_power(b_int) if b_int is not None and b_int >= 2 else (None, None)
+    for k in range(1, N + 1):
+        if base is None:
+            r, a = _primitive_power(k + 1)
+            theta, q = ("log", r), Fraction(1, a)
+        elif k <= base:
+            theta, q = 1, Fraction(1)
+        else:
+            r, a = _primitive_power(k)
+            theta, q = (1, Fraction(kb, a)) if r == rb else (("jk", r), Fraction(1, a))
+        classes.setdefault(theta, []).append((k - 1, q))
+    return list(classes.items())
+
+
 @serves(DCG, nDCG)
 @dataclass(frozen=True, eq=False)
 class DCGSpace(Space):
-    """DCG / nDCG (nDCG maps like DCG). Ranks with equal discount weights form classes
-    (J&K base b: ranks 1..b all weigh 1); the run's value depends only on the gain
-    total of each class. Key = those totals as a mixed-radix integer: equal keys, equal
-    values. Distinct keys are assumed to have distinct values (logarithms of distinct
-    integers carry no exact relation that could make two such sums equal at small N);
-    the engines check every pair of values closer than a relative 1e-12 with 60-digit
-    arithmetic and merge them if they agree (so rational relations like 2 * 1/4 = 1/2
-    in graded base-2 DCG are ties, as they must be)."""
+    """DCG / nDCG (nDCG maps like DCG). Ranks whose discount weights are rational
+    multiples of each other form a class (:func:`dcg_weight_classes`); a run's value is
+    sum over classes of theta_c * S_c with S_c = sum of q_k * gain_k over the class, a
+    rational. Keys are the integer class sums L_c * S_c (L_c the lcm of the class's
+    denominators) as a mixed-radix integer: equal keys, equal values, and every rational
+    tie (a grade-2 document at rank 3 against a grade-1 one at rank 1) is an equal key.
+    Distinct keys are assumed to have distinct values (no rational relation among the
+    theta_c of different classes at these N); the engines check every pair of values
+    closer than a relative 1e-12 in 60-digit arithmetic and stop with an error if two
+    different keys ever agree there."""
 
-    family: str = "dcg"
+    family: str = "dcg-q"  # keys are commensurable-class sums (the cache never meets older keys)
     ordered_keys: bool = False
 
     def pick_engine(self):
-        if self.max_key < 2**20 or (self.gmax > 1 and self.max_key < 80_000_000):
+        if self.n_values <= 2**20 or (self.gmax > 1 and self.n_values < 80_000_000):
             return "dcg"
-        if self.gmax == 1:
-            return "count"
-        raise MeasureError(f"graded {self.measure} at N={self.N} with {self.c + 1} relevance levels: "
-                           f"{self.max_key + 1:,} candidate values; rational weights tie there (2 x 1/2 = 1), so "
-                           "pair counting does not apply, and the dcg engine holds up to 80,000,000: use a smaller "
-                           "N, or binary relevance (rel=1 in the measure, or max_grade=1 / --max-grade 1)")
+        return "count"
 
     def counter(self):
         from irscale.scales.counting import dcg_counter
@@ -595,51 +630,74 @@ class DCGSpace(Space):
         return 1 if self.binary_measure else self.c
 
     @cached_property
-    def weights(self) -> np.ndarray:
-        from irscale.measures.gains import discounts
-
-        return discounts(self.N, self.base)
+    def _structure(self):
+        return dcg_weight_classes(self.N, self.base)
 
     @cached_property
     def classes(self) -> list[list[int]]:
-        """Ranks (0-based) grouped by exactly equal weight (J&K: ranks 1..floor(b))."""
-        if self.base is None:
-            return [[k] for k in range(self.N)]
-        flat = int(math.floor(self.base))
-        head = list(range(min(flat, self.N)))
-        return ([head] if head else []) + [[k] for k in range(len(head), self.N)]
+        """Ranks (0-based) of each class of commensurable weights."""
+        return [[k for k, _ in members] for _, members in self._structure]
+
+    @cached_property
+    def multipliers(self) -> list[list[int]]:
+        """Per class, the integer multiplier L_c * q_k of each rank's gain in the class sum."""
+        out = []
+        for _, members in self._structure:
+            L = math.lcm(*(q.denominator for _, q in members))
+            out.append([int(q * L) for _, q in members])
+        return out
+
+    @cached_property
+    def _lcms(self) -> list[int]:
+        return [math.lcm(*(q.denominator for _, q in members)) for _, members in self._structure]
 
     @cached_property
     def radix(self) -> list[int]:
-        return [self.gmax * len(cl) + 1 for cl in self.classes]
+        return [self.gmax * sum(m) + 1 for m in self.multipliers]
 
     @cached_property
     def max_key(self):
         return math.prod(self.radix) - 1
 
     @cached_property
+    def n_values(self) -> int:
+        """Attainable class-sum vectors: the size of the value set (under the assumption)."""
+        return math.prod(len(a) for a in self.attainable)
+
+    @cached_property
     def class_weights(self) -> np.ndarray:
-        return np.array([self.weights[cl[0]] for cl in self.classes])
+        """The value of one unit of each integer class sum: theta_c / L_c."""
+        from irscale.measures.gains import discounts
+
+        w = discounts(self.N, self.base)
+        return np.array([w[members[0][0]] / float(members[0][1]) / L
+                         for (_, members), L in zip(self._structure, self._lcms)])
 
     def class_totals(self, g):
-        return np.stack([g[:, cl].sum(axis=1, dtype=np.int64) for cl in self.classes], axis=1)
+        g = np.asarray(g, dtype=np.int64)
+        return np.stack([g[:, cl] @ np.array(m, dtype=np.int64) for cl, m in zip(self.classes, self.multipliers)],
+                        axis=1)
 
-    def keys(self, g):
-        tot = self.class_totals(g)
-        if not self.int64:  # exact Python integers (mixed-radix codes beyond 2^62)
+    def encode(self, tot, first: int = 0) -> np.ndarray:
+        """Mixed-radix codes of class-sum vectors (classes first.. of ``tot``'s columns)."""
+        tot = np.asarray(tot)
+        if not self.int64:  # exact Python integers (codes beyond 2^62)
             tot = tot.astype(object)
-        key = np.zeros(len(g), dtype=tot.dtype)
-        for j, r in enumerate(self.radix):
-            key = key * r + tot[:, j]
+        key = np.zeros(len(tot), dtype=tot.dtype if tot.dtype == object else np.int64)
+        for j in range(tot.shape[1]):
+            key = key * self.radix[first + j] + tot[:, j]
         return key
 
+    def keys(self, g):
+        return self.encode(self.class_totals(g))
+
     def decode(self, keys, first: int = 0, stop: int | None = None):
-        """Class totals (n, classes) of mixed-radix codes; with ``first``/``stop``, codes
+        """Class sums (n, classes) of mixed-radix codes; with ``first``/``stop``, codes
         over the classes first..stop-1 only (a half of the counting engine)."""
         radix = self.radix[first:stop]
         keys = np.asarray(keys)
         keys = keys.astype(object if keys.dtype == object or not self.int64 else np.int64, copy=True)
-        tot = np.empty((len(keys), len(radix)), dtype=np.int64)  # totals are small
+        tot = np.empty((len(keys), len(radix)), dtype=np.int64)  # sums are small
         for j in range(len(radix) - 1, -1, -1):
             tot[:, j] = keys % radix[j]
             keys //= radix[j]
@@ -647,12 +705,35 @@ class DCGSpace(Space):
 
     @cached_property
     def _ways(self) -> list[list[int]]:
-        """Per class: how many gain assignments of its ranks reach each total."""
-        grades = list(range(self.gmax + 1))
-        return [_poly_counts(len(cl), grades) for cl in self.classes]
+        """Per class: how many gain assignments of its ranks reach each integer class sum."""
+        out = []
+        for m in self.multipliers:
+            coeffs = [1]
+            for mk in m:
+                nxt = [0] * (len(coeffs) + mk * self.gmax)
+                for i, a in enumerate(coeffs):
+                    if a:
+                        for g in range(self.gmax + 1):
+                            nxt[i + mk * g] += a
+                coeffs = nxt
+            out.append(coeffs)
+        return out
+
+    @cached_property
+    def attainable(self) -> list[np.ndarray]:
+        """Per class, the class sums some gain assignment reaches (sorted)."""
+        return [np.flatnonzero(np.array(w, dtype=object) > 0).astype(np.int64) for w in self._ways]
+
+    def attainable_totals(self, first: int = 0, stop: int | None = None) -> np.ndarray:
+        """Every attainable vector of class sums over classes first..stop-1, (n, classes)."""
+        parts = self.attainable[first:stop]
+        if not parts:
+            return np.zeros((1, 0), dtype=np.int64)
+        grids = np.meshgrid(*parts, indexing="ij")
+        return np.stack([gr.reshape(-1) for gr in grids], axis=1)
 
     def runs_behind(self, tot, first: int = 0) -> np.ndarray:
-        """Runs having each vector of class totals (classes first.. of ``tot``'s columns),
+        """Runs having each vector of class sums (classes first.. of ``tot``'s columns),
         exact: int64 below 2^62 runs in all (no product can exceed that), Python ints beyond."""
         tot = np.asarray(tot)
         dtype = np.int64 if self.n_runs < INT64_LIMIT else object
@@ -662,26 +743,26 @@ class DCGSpace(Space):
         return out
 
     def runs_of(self, totals) -> int:
-        """Exact number of runs with these class totals."""
+        """Exact number of runs with these class sums."""
         return math.prod(self._ways[j][int(t)] for j, t in enumerate(totals))
 
     def key_values(self, keys):
         return self.decode(keys) @ self.class_weights
 
     def exact_value(self, totals) -> "object":
-        """The value of class totals in 60-digit arithmetic (mpmath)."""
+        """The value of class sums in 60-digit arithmetic (mpmath)."""
         import mpmath
 
         with mpmath.workdps(60):
             b = self.base
             out = mpmath.mpf(0)
-            for cl, t in zip(self.classes, totals):
-                k = cl[0] + 1
+            for (_, members), L, t in zip(self._structure, self._lcms, totals):
+                k, q = members[0][0] + 1, members[0][1]
                 if b is None:
                     w = 1 / mpmath.log(k + 1, 2)
                 else:
                     w = mpmath.mpf(1) if k <= b else 1 / mpmath.log(k, b)
-                out += int(t) * w
+                out += int(t) * (w / (mpmath.mpf(q.numerator) / q.denominator)) / L
             return out
 
 
