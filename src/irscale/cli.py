@@ -267,6 +267,21 @@ def list_measures():
     Console().print(measures_table())
 
 
+class RelevanceOpt(str, Enum):
+    graded = "graded"
+    lenient = "lenient"
+
+
+RelevanceArg = Annotated[Optional[RelevanceOpt], typer.Option(
+    help="graded: graded measures on the graded run space; lenient: binarised qrels (grade >= 1 relevant), "
+         "the 2021 paper's protocol for graded collections; default graded, with a note on graded qrels")]
+
+
+def _levels(levels: int, relevance) -> int:
+    """Relevance levels the rank maps are checked for before the runs are read."""
+    return 2 if relevance is not None and relevance.value == "lenient" else levels
+
+
 class TiesOpt(str, Enum):
     unq = "unq"
     mid = "mid"
@@ -309,6 +324,7 @@ def transform(
     max_grade: MaxGradeOpt = None,
     scheduler: Annotated[Optional[str], typer.Option(
         help="Dask scheduler address (tcp://host:8786) for building rank maps; default: local threads")] = None,
+    relevance: RelevanceArg = None,
 ):
     """Score runs and add the interval-scaled ("ranked") version of each measure at N."""
     from irscale.experiment import plan_rank_maps, transform as do_transform
@@ -317,11 +333,12 @@ def transform(
                     max_grade)
     measures = measure or ["AP", "P", "RR"]
     try:
-        judged = _judge(qrels, runs, opts, plan=lambda levels: plan_rank_maps(measures, N, levels))
+        judged = _judge(qrels, runs, opts,
+                        plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance)))
         with err.status("building rank maps (cached after the first time)"):
             strategies = [t.value for t in ties] if ties else ["unq"]
             out = do_transform(judged, measures, N, strategies if len(strategies) > 1 else strategies[0],
-                               normalize, scheduler=scheduler)
+                               normalize, scheduler=scheduler, relevance=relevance and relevance.value)
     except IrscaleError as e:
         _fail(e)
     _print(out, per_topic, fmt, trec_eval)
@@ -370,7 +387,7 @@ def rankmap(
         typer.echo("last      " + " ".join(f"{v:.6g}" for v in last))
 
 
-def _run_study(judged, measures, N, tests, alpha, mid, scheduler):
+def _run_study(judged, measures, N, tests, alpha, mid, scheduler, relevance=None):
     from irscale.study import compare as do_compare
 
     with _bar(f"study N={N}") as bar:
@@ -380,7 +397,8 @@ def _run_study(judged, measures, N, tests, alpha, mid, scheduler):
             bar.update(task, completed=done, total=total, description=what)
             bar.refresh()
 
-        return do_compare(judged, measures, N, tests, alpha, mid=mid, scheduler=scheduler, progress=tick)
+        return do_compare(judged, measures, N, tests, alpha, mid=mid, scheduler=scheduler, progress=tick,
+                          relevance=relevance and relevance.value)
 
 
 def _show_study(study, out):
@@ -416,6 +434,7 @@ def compare(
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
     scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address for rank maps")] = None,
+    relevance: RelevanceArg = None,
 ):
     """Original vs interval-scaled measures: correlations and significance tests (paper Section 7)."""
     from irscale.experiment import PAPER_MEASURES, plan_rank_maps
@@ -426,8 +445,9 @@ def compare(
     tests = test or _all_tests()
     try:
         _check_tests(tests)
-        judged = _judge(qrels, runs, opts, plan=lambda levels: plan_rank_maps(measures, N, levels))
-        study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler)
+        judged = _judge(qrels, runs, opts,
+                        plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance)))
+        study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance)
     except IrscaleError as e:
         _fail(e)
     _show_study(study, out)
@@ -465,6 +485,7 @@ def study_trec8_like(
     split_tags: SplitOpt = False,
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
+    relevance: RelevanceArg = None,
 ):
     """The whole experiment of Ferrante, Ferro & Fuhr (2021) on one campaign: the eleven
     measures at each N (Table 2 rows, Table 3, Table 4, Tables 5/6). Every (measure, N)
@@ -488,13 +509,13 @@ def study_trec8_like(
     measures = list(PAPER_MEASURES)
     try:
         judged = _judge(qrels, runs, opts,
-                        plan=lambda levels: [plan_rank_maps(measures, N, levels) for N in Ns])
+                        plan=lambda levels: [plan_rank_maps(measures, N, _levels(levels, relevance)) for N in Ns])
     except IrscaleError as e:
         _fail(e)
     studies = []
     for N in Ns:
         try:
-            st = _run_study(judged, measures, N, _all_tests(), alpha, True, None)
+            st = _run_study(judged, measures, N, _all_tests(), alpha, True, None, relevance)
         except IrscaleError as e:
             if studies and out:
                 err.print(f"finished N = {', '.join(str(x.N) for x in studies)} (written to {out}); N = {N} failed")

@@ -129,6 +129,18 @@ class JudgedRuns:
     def shape(self) -> tuple[int, int, int]:
         return self.grades.shape
 
+    def binarised(self, rel: int = 1) -> "JudgedRuns":
+        """The same runs judged against binarised qrels: grade >= ``rel`` becomes 1 and
+        every other judged grade 0 (the "lenient" mapping of the 2021 paper for graded
+        collections); unjudged documents and padding stay as they are."""
+        g = self.grades
+        sentinel = (g == PAD) | (g == UNJUDGED)
+        out = np.where(sentinel, g, np.where(g >= rel, 1, 0)).astype(g.dtype)
+        lc = self.topics.level_counts
+        counts = np.stack([lc[:, :max(rel, 0)].sum(axis=1), lc[:, max(rel, 0):].sum(axis=1)], axis=1)
+        topics = TopicStats(self.topics.names, counts, 1)
+        return JudgedRuns(self.systems, topics, out, self.missing, self.missing_topics, self.depth)
+
     @cached_property
     def num_ret(self) -> np.ndarray:
         """Number of retrieved documents per (system, topic)."""

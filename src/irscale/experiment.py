@@ -354,6 +354,32 @@ class Ranked:
         return f"{self.measure.label}_R"
 
 
+RELEVANCE = ("graded", "lenient")
+
+
+def apply_relevance(judged: JudgedRuns, measures: Sequence[Measure], relevance: str | None = None
+                    ) -> tuple[JudgedRuns, str]:
+    """The judged runs under a relevance protocol, and the protocol's name.
+
+    ``"graded"``: graded measures live on the graded run space ((c+1)^N runs, c the top
+    grade). ``"lenient"``: the qrels are binarised (grade >= 1 relevant), so every measure
+    is binary: the 2021 paper's protocol for the graded Common Core tracks. ``None``:
+    graded, with a one-line note when graded qrels meet a graded measure (saying how to
+    get the other protocol)."""
+    if relevance is not None:
+        check_choice("relevance", relevance, RELEVANCE)
+    if relevance == "lenient":
+        return judged.binarised(1), "lenient"
+    c = judged.topics.max_grade
+    graded = [str(m) for m in measures if m.graded and getattr(m, "rel", None) is None]
+    if relevance is None and c > 1 and graded:
+        warnings.warn(f"graded qrels (grades 0..{c}): {', '.join(graded)} use the graded run space ({c + 1} "
+                      "levels); relevance='lenient' (CLI --relevance lenient) binarises the qrels (grade >= 1 "
+                      "relevant) as the 2021 paper does for Common Core; relevance='graded' (--relevance graded) "
+                      "keeps this and silences this note", IrscaleWarning, stacklevel=3)
+    return judged, "graded"
+
+
 def plan_rank_maps(measures, depth: int, levels: int) -> list[Measure]:
     """The measures at run length ``depth``, each checked to have an exact engine for
     ``levels`` relevance levels, before any rank map is built (so a job fails in a
@@ -383,6 +409,7 @@ def transform(
     cache: bool = True,
     progress: Callable[[int, int], None] | None = None,
     exact_values: bool = False,
+    relevance: str | None = None,
 ) -> ScoreTable:
     """Add the interval-scaled version of each measure at run length ``depth`` = N.
 
@@ -398,7 +425,9 @@ def transform(
     key computed once, whatever the number of strategies. ``exact_values=True``
     derives the measure columns from the same exact keys (equal values are then
     bitwise equal, which rank-based statistics need; they may differ from trec_eval's
-    arithmetic in the last bit).
+    arithmetic in the last bit). ``relevance``: ``"graded"`` or ``"lenient"`` (binarised
+    qrels, every measure binary, the 2021 paper's protocol for graded collections); see
+    :func:`apply_relevance` (the default is graded, with a note on graded qrels).
 
     Examples
     --------
@@ -427,6 +456,7 @@ def transform(
         measures = [m for m in data.measures]
     if measures is None:
         raise ArgumentError("name the measures to transform, for example ['AP', 'nDCG']")
+    judged, relevance = apply_relevance(judged, parse_measures(measures, default_cutoff=depth), relevance)
     levels = max(judged.topics.max_grade, 1) + 1
     ms = plan_rank_maps(measures, depth, levels)
     base = score(judged, [] if exact_values else ms)
@@ -448,7 +478,8 @@ def transform(
     values[:, dropped] = np.nan  # topics dropped by missing_topics="drop"
     cols = tuple(ms) + tuple(Ranked(m, depth, t, normalize) for t in tie_list for m in ms)
     prov = dict(base.provenance, measures=[str(m) for m in ms])
-    prov.update({"transform": {"N": depth, "ties": ties if isinstance(ties, str) else tie_list,
+    prov.update({"transform": {"N": depth, "relevance": relevance,
+                               "ties": ties if isinstance(ties, str) else tie_list,
                                "normalized": normalize, "exact_values": exact_values,
                                "maps": {str(rm.measure): {"size": rm.size, "engine": rm.engine,
                                                           "levels": rm.space.c + 1} for rm in maps}}})

@@ -111,6 +111,7 @@ def compare(
     alpha: float = 0.05,
     *,
     mid: bool = True,
+    relevance: str | None = None,
     scheduler=None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Study:
@@ -121,10 +122,12 @@ def compare(
     tau between every pair of measures and between their ranked versions (Table 4),
     and for each significance test the pairs of systems significant with M (Sig), those
     that stop (S2NS) or start (NS2S) being significant with M_R, and
-    Delta% = (S2NS + NS2S) / Sig (Tables 5/6).
+    Delta% = (S2NS + NS2S) / Sig (Tables 5/6). ``relevance``: ``"graded"`` or
+    ``"lenient"`` (binarised qrels, the paper's protocol for graded collections), see
+    :func:`irscale.experiment.apply_relevance`; recorded in the provenance.
     """
     from irscale.errors import ArgumentError, check_choice
-    from irscale.experiment import plan_rank_maps
+    from irscale.experiment import apply_relevance, plan_rank_maps
     from irscale.measures import parse_measures
     from irscale.validate import flag, integer, level, wrong_type
 
@@ -144,6 +147,7 @@ def compare(
     if len(judged.systems) < 2:
         raise ArgumentError(f"compare needs at least two systems to rank and test, got {len(judged.systems)} "
                             f"({', '.join(judged.systems)})")
+    judged, relevance = apply_relevance(judged, parse_measures(measures), relevance)
     plan_rank_maps(measures, depth, max(judged.topics.max_grade, 1) + 1)  # fail before any build
     t0 = time.perf_counter()
     M = len(measures)
@@ -153,7 +157,8 @@ def compare(
     tick = (lambda what, i, n: progress(what, i, n)) if progress else (lambda *a: None)
     ties = ("unq", "mid") if mid else ("unq",)
     tick("rank maps", 0, 1)
-    table = transform(judged, measures, depth, ties, scheduler=scheduler, exact_values=True)  # one pass
+    table = transform(judged, measures, depth, ties, scheduler=scheduler, exact_values=True,
+                      relevance=relevance)  # one pass
     tick("rank maps", 1, 1)
     orig, ranked = table.values[:M], table.values[M:2 * M]
     if mid:
@@ -202,7 +207,7 @@ def compare(
                      "meaningful_ranked": meaningful_test(test, True, rb_dependent[measures[m]])})
         tick("significance tests", k + 1, total)
     changes = pd.DataFrame(rows)
-    prov = {"irscale_version": __version__, "N": depth, "measures": measures, "tests": list(tests),
+    prov = {"irscale_version": __version__, "N": depth, "relevance": relevance, "measures": measures, "tests": list(tests),
             "alpha": alpha, "systems": len(judged.systems), "topics": list(judged.topics.names),
             "tie_strategies": ["unq", "mid"] if mid else ["unq"], "means_rounded_to": 8,
             "rank_maps": table.provenance["transform"]["maps"], "seconds": time.perf_counter() - t0}

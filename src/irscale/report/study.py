@@ -58,7 +58,7 @@ def study_markdown(study: Study, links: dict | None = None) -> str:
     p = study.provenance
     lines = [f"# irscale study: original vs interval-scaled measures, N = {study.N}", "",
              f"{len(study.systems)} systems x {len(study.topics)} topics; measures {', '.join(study.measures)}; "
-             f"alpha = {p.get('alpha')}; irscale {__version__}.", ""]
+             f"relevance {p.get('relevance', 'graded')}; alpha = {p.get('alpha')}; irscale {__version__}.", ""]
     for key, (attr, title) in TABLES.items():
         lines += [f"## {title}", ""]
         if links:
