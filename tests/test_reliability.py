@@ -167,17 +167,18 @@ def test_err_stop_probability_is_unchanged_for_small_scales():
 # -- 10. feasibility before heavy work; finished parts kept --------------------------------------
 
 def test_infeasible_rank_map_fails_before_the_runs_are_read(tmp_path):
-    """Graded DCG at N=20 has no engine: compare and transform say so before reading
-    (a broken run file would otherwise be the error)."""
+    """A graded rank map without an engine (graded ERR at N=20; graded RBP(p=0.8) at N=30
+    among the study's measures) is reported before reading (a broken run file would
+    otherwise be the error). Graded DCG at N=20 was the example until it got an engine."""
     q = tmp_path / "q.txt"
     q.write_text(QRELS)
     broken = tmp_path / "broken.txt"
     broken.write_text("not a run\n")
-    for verb in (["compare", q, broken, "-m", "P", "-m", "nDCG(base=2)", "-N", "20"],
-                 ["transform", q, broken, "-m", "nDCG(base=2)", "-N", "20"],
-                 ["study", "trec8-like", q, broken, "--depths", "5,20"]):
+    for verb, N in ((["compare", q, broken, "-m", "P", "-m", "ERR", "-N", "20"], 20),
+                    (["transform", q, broken, "-m", "ERR", "-N", "20"], 20),
+                    (["study", "trec8-like", q, broken, "--depths", "5,30"], 30)):
         msg = one_error_line(cli(*verb))
-        assert "N=20" in msg and "broken.txt" not in msg, msg
+        assert f"N={N}" in msg and "broken.txt" not in msg, msg
 
 
 def test_misspelt_measure_fails_before_the_runs_are_read(tmp_path):
@@ -223,7 +224,7 @@ def test_transform_checks_every_measure_before_building(files, monkeypatch):
     real = sc.build
     monkeypatch.setattr(sc, "build", lambda *a, **k: built.append(a) or real(*a, **k))
     with pytest.raises(MeasureError, match="N=20"):
-        irscale.transform(t, ["AP", "nDCG(base=2)"], depth=20)
+        irscale.transform(t, ["AP", "ERR"], depth=20)  # graded ERR at N=20: no engine yet
     assert built == []
 
 
@@ -500,9 +501,9 @@ def test_run_length_is_bounded(files):
 
 def test_graded_no_engine_message_says_what_to_type(files):
     q, runs = files
-    msg = one_error_line(cli("transform", q, runs, "-m", "nDCG(base=2)", "-N", "20"))
+    msg = one_error_line(cli("transform", q, runs, "-m", "ERR", "-N", "20"))  # graded ERR: no engine yet
     assert "3 relevance levels" in msg and "--max-grade 1" in msg
-    assert cli("transform", q, runs, "-m", "nDCG(base=2)", "-N", "20", "--max-grade", "1").exit_code == 0
+    assert cli("transform", q, runs, "-m", "ERR", "-N", "20", "--max-grade", "1").exit_code == 0
 
 
 def test_more_api_misuse_gives_clear_errors(files, tmp_path):
