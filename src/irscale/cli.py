@@ -248,11 +248,12 @@ def demo(
             table = _evaluate(path / "qrels.txt", [str(path / "runs")],
                               ["AP", "P@10", "nDCG@10", "RR", "RBP(p=0.8)@10", "ERR@10", "bpref"],
                               None, ReadOpts())
-            ranked = do_transform(table.judged, ["AP", "nDCG(base=2)", "RBP(p=0.8)", "RR"], 10)
+            ranked = do_transform(table.judged, ["AP", "nDCG(base=2)", "RBP(p=0.8)", "RR"], 10, relevance="graded")
         except IrscaleError as e:
             _fail(e)
         _print(table, False, fmt)
-        err.print("[bold]interval scales[/] at N = 10: each measure and its ranked version (phi, SPEC section 3)")
+        err.print("[bold]interval scales[/] at N = 10: each measure and its ranked version (phi, SPEC section 3); "
+                  "graded relevance (nDCG and RBP on the 3-level run space; --relevance lenient binarises)")
         _print(ranked, False, fmt)
 
 
