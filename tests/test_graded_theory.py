@@ -52,3 +52,28 @@ def test_dcg_err_gp_gr_are_not_ordinal(levels, N):
     for m in ("gP", "gR"):
         for order in ("set", "strong"):
             assert not is_ordinal(m, order, N, levels) and not is_interval(m, order, N, levels), (m, order)
+
+
+@pytest.mark.parametrize("levels,N", [(3, 5), (4, 4)])
+def test_irscale_states_the_same_and_its_checker_confirms_it(levels, N):
+    """irscale.scales.theory (what transform, compare and inspect --theory show) says what
+    the assertions above check independently, and its own brute-force check agrees."""
+    from irscale.scales.theory import statement, verify
+
+    c = levels - 1
+    expected = {f"RBP(p={1 / (c + 1)!r})": "interval", "RBP(p=0.2)": "ordinal", "RBP(p=0.5)": "not ordinal",
+                "RBP(p=0.8)": "not ordinal", "DCG": "not ordinal", "DCG(base=2)": "not ordinal",
+                "nDCG": "not ordinal", "ERR": "not ordinal", "gP": "not ordinal", "gR": "not ordinal"}
+    for m, scale in expected.items():
+        said = statement(m, N, levels)
+        assert said.original_scale == scale and said.order == ("set" if m in ("gP", "gR") else "strong"), m
+        assert said.phi_own_order_only == (scale == "not ordinal")
+        assert verify(m, N, levels).agrees, m
+
+
+def test_the_checker_shows_the_papers_runs():
+    from irscale.scales.theory import verify
+
+    check = verify("DCG(base=2)", 5, 3)
+    assert (check.paper_runs["r"], check.paper_runs["s"]) == ("(a1,a0,a2,a0,a1)", "(a1,a1,a0,a0,a0)")
+    assert check.paper_runs["values"] == pytest.approx([1 + 2 / math.log2(3) + 1 / math.log2(5), 2.0])

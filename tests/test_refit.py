@@ -42,8 +42,11 @@ def test_normalized_ranks_stay_in_the_unit_interval(toy):
 
 
 def test_a_measure_given_with_its_cutoff_is_still_checked_for_intervalness(toy):
-    study = irscale.compare(toy, ["P@20", "RBP(p=0.5)@20"], depth=20, tests=["ttest"])
-    assert study.changes["meaningful"].tolist() == [True, True]  # P and RBP(1/2) are interval scales
+    study = irscale.compare(toy, ["P@20", "RBP(p=0.5)@20"], depth=20, tests=["ttest"], relevance="lenient")
+    assert study.changes["meaningful"].tolist() == [True, True]  # binary P and RBP(1/2) are interval scales
+    # on the toy's 3 grades RBP(1/2) is not even ordinal (2019 paper, Sec. 5: p > 1/(c+1) = 1/3)
+    study = irscale.compare(toy, ["P@20", "RBP(p=0.5)@20"], depth=20, tests=["ttest"], relevance="graded")
+    assert study.changes["meaningful"].tolist() == [True, False]
 
 
 def test_two_user_functions_are_two_measures_and_never_share_a_cached_map():

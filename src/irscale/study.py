@@ -83,17 +83,22 @@ def meaningful_test(test: str, interval: bool, rb_dependent: bool) -> bool:
     return True if test in st.ORDINAL else interval
 
 
-def _is_interval(measure: str, N: int) -> bool:
-    """Whether the measure is an interval scale on its runs of length min(N, 12): its
-    distinct values equi-spaced (checked exhaustively; P and RBP(1/2) are, and DCG with
-    base b up to N = b)."""
-    from irscale.errors import IrscaleError
-    from irscale.scales.checks import is_interval
-
+def _is_interval(measure: str, N: int, levels: int = 2) -> bool:
+    """Whether the original measure is an interval scale on its runs of length N: what
+    the theory says (:func:`irscale.scales.theory.statement`; P and RBP(1/2) are, and
+    DCG with base b up to N = b). A measure the papers say nothing about (a user
+    measure) is checked exhaustively on its runs of length min(N, 12): are its distinct
+    values equi-spaced?"""
     import dataclasses
 
+    from irscale.errors import IrscaleError
     from irscale.measures import parse_measure
+    from irscale.scales.checks import is_interval
+    from irscale.scales.theory import statement
 
+    said = statement(measure, N, levels)
+    if said is not None:
+        return said.interval
     m = parse_measure(measure)
     if getattr(m, "cutoff", None) is not None:  # the check runs at its own (smaller) run length
         m = dataclasses.replace(m, cutoff=None)
@@ -192,7 +197,8 @@ def compare(
     table4 = pd.DataFrame(rows)
 
     # Tables 5/6, with which statements are meaningful (see meaningful_test)
-    interval = {m: _is_interval(m, depth) for m in measures}
+    levels = max(judged.topics.max_grade, 1) + 1
+    interval = {m: _is_interval(m, depth, levels) for m in measures}
     rows = []
     total = M * len(tests)
     for k, (m, test) in enumerate(itertools.product(range(M), tests)):
@@ -210,5 +216,8 @@ def compare(
     prov = {"irscale_version": __version__, "N": depth, "relevance": relevance, "measures": measures, "tests": list(tests),
             "alpha": alpha, "systems": len(judged.systems), "topics": list(judged.topics.names),
             "tie_strategies": ["unq", "mid"] if mid else ["unq"], "means_rounded_to": 8,
-            "rank_maps": table.provenance["transform"]["maps"], "seconds": time.perf_counter() - t0}
+            "rank_maps": table.provenance["transform"]["maps"],
+            "theory": {measures[i]: col.theory.as_dict() for i, col in enumerate(table.measures[M:2 * M])
+                       if col.theory is not None},
+            "seconds": time.perf_counter() - t0}
     return Study(depth, tuple(measures), judged.systems, judged.topics.names, table2, table4, changes, prov)
