@@ -343,6 +343,13 @@ def transform(
     except IrscaleError as e:
         _fail(e)
     _print(out, per_topic, fmt, trec_eval)
+    if fmt is Format.table and not trec_eval:  # what the theory says about each original measure
+        from rich.console import Console
+
+        from irscale.report.console import theory_text
+        from irscale.report.tables import theory_texts
+
+        Console(width=max(Console().width, 160)).print(theory_text(theory_texts(out)), soft_wrap=True)
 
 
 @app.command()
@@ -405,11 +412,12 @@ def _run_study(judged, measures, N, tests, alpha, mid, scheduler, relevance=None
 def _show_study(study, out):
     from rich.console import Console
 
-    from irscale.report.console import study_tables
+    from irscale.report.console import study_tables, study_theory, theory_text
 
     con = Console(width=max(Console().width, 160))
     for t in study_tables(study):
         con.print(t)
+    con.print(theory_text(study_theory(study)), soft_wrap=True)
     if out:
         files = study.write(out)
         err.print(f"wrote {len(files)} files to {out} (report_N{study.N}.md links them)")
@@ -559,17 +567,27 @@ def inspect(
     levels: Annotated[int, typer.Option(min=2, max=5, help="relevance degrees (2 = binary)")] = 2,
     order: Annotated[OrderOpt, typer.Option(help="order(s) to check the scale against")] = OrderOpt.all,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="write PNG and SVG pictures here")] = None,
+    theory: Annotated[bool, typer.Option("--theory", help="only what the 2019/2021 papers say about the measure "
+                                         "(the order under which it is interval, ordinal or neither), checked "
+                                         "over every run, with counterexample runs")] = False,
 ):
     """On which scale is a measure, and why? Orders, swap/replacement, balancing, pictures."""
     from rich.console import Console
 
     from irscale import inspect as ins
-    from irscale.report.inspect import verdict_table
+    from irscale.report.inspect import theory_check_text, verdict_table
 
     try:
         target = _load_user_measure(measure) if ":" in measure and "(" not in measure else measure
         if levels > 2 and levels ** N > 3 ** 10:
             raise IrscaleError(f"{levels} levels and N={N} make {levels ** N:,} runs; use N <= 10 for graded checks")
+        if theory:
+            if not isinstance(target, str):
+                raise IrscaleError(f"the papers make no statement about a user function ({measure}); drop --theory "
+                                   "for the checks of its scale")
+            check = ins.verify_theory(target, N, levels)
+            Console(width=max(Console().width, 120)).print(theory_check_text(check), soft_wrap=True)
+            return
         fn = ins.as_measure(target, N, levels - 1)
         orders = list(ins.ORDERS) if order is OrderOpt.all else [order.value]
         verdicts = []
@@ -585,7 +603,14 @@ def inspect(
         summary = ins.intervalness(fn, N, levels)
     except IrscaleError as e:
         _fail(e)
-    Console(width=max(Console().width, 120)).print(verdict_table(fn.name, N, levels, verdicts, b, summary))
+    con = Console(width=max(Console().width, 120))
+    con.print(verdict_table(fn.name, N, levels, verdicts, b, summary))
+    if isinstance(target, str):  # what the papers say (irscale inspect MEASURE --theory checks it)
+        from irscale.report.inspect import theory_line
+
+        said = ins.theory_statement(target, N, levels)
+        if said is not None:
+            con.print(theory_line(said), soft_wrap=True)
     if plot:
         from irscale.report import figures as plots
 

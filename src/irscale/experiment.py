@@ -335,12 +335,17 @@ class Ranked:
     """The interval-scaled ("ranked") version of ``measure`` at run length ``N``: phi of
     the measure's value (SPEC section 3). A column of a :class:`ScoreTable` like a
     :class:`~irscale.measures.Measure`: renderers read ``str``, ``label``,
-    ``trec_eval_name`` and ``is_count`` of either."""
+    ``trec_eval_name`` and ``is_count`` of either. ``theory``: what the theory says about
+    the original measure on its run space (:class:`irscale.scales.theory.Statement`: the
+    order under which it is an interval or ordinal scale, or not ordinal, and whether phi
+    only equi-spaces the measure's own order); None for measures the papers say nothing
+    about."""
 
     measure: Measure
     N: int
     ties: str = "unq"
     normalized: bool = False
+    theory: object = field(default=None, compare=False)  # scales.theory.Statement | None
     trec_eval_name = None  # trec_eval has no ranked measures
     is_count = False
 
@@ -476,13 +481,17 @@ def transform(
         if progress:
             progress(i + 1, len(ms))
     values[:, dropped] = np.nan  # topics dropped by missing_topics="drop"
-    cols = tuple(ms) + tuple(Ranked(m, depth, t, normalize) for t in tie_list for m in ms)
+    from irscale.scales.theory import statement
+
+    said = [statement(m, depth, levels) for m in ms]
+    cols = tuple(ms) + tuple(Ranked(m, depth, t, normalize, said[i]) for t in tie_list for i, m in enumerate(ms))
     prov = dict(base.provenance, measures=[str(m) for m in ms])
     prov.update({"transform": {"N": depth, "relevance": relevance,
                                "ties": ties if isinstance(ties, str) else tie_list,
                                "normalized": normalize, "exact_values": exact_values,
                                "maps": {str(rm.measure): {"size": rm.size, "engine": rm.engine,
-                                                          "levels": rm.space.c + 1} for rm in maps}}})
+                                                          "levels": rm.space.c + 1} for rm in maps},
+                               "theory": {str(m): st.as_dict() for m, st in zip(ms, said) if st is not None}}})
     return ScoreTable(cols, base.systems, base.topics, values, prov, judged)
 
 

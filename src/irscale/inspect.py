@@ -5,7 +5,9 @@
   functions, covers and chains;
 * :mod:`irscale.scales.checks`: measures as functions on runs, ordinal and interval
   checks, swap and replacement, intervalness;
-* :mod:`irscale.scales.balancing`: the balancing index.
+* :mod:`irscale.scales.balancing`: the balancing index;
+* :mod:`irscale.scales.theory`: what the 2019 and 2021 papers say about each measure
+  (``theory_statement``), checked over every run (``verify_theory``).
 """
 
 from irscale.scales.balancing import balancing_analytic, balancing_index
@@ -14,7 +16,11 @@ from irscale.scales.checks import (MeasureFn, Verdict, as_measure, intervalness,
 from irscale.scales.orders import (ORDERS, maximal_chain, positional_weights, set_rank, strong_rank, weak_covers,
                                    weak_level, weak_moves)
 from irscale.scales.spaces import all_runs, sbto_rank, space_for  # noqa: F401  (names this module always had)
+from irscale.scales.theory import Statement, TheoryCheck
+from irscale.scales.theory import statement as theory_statement
+from irscale.scales.theory import verify as verify_theory
 
 __all__ = ["ORDERS", "MeasureFn", "Verdict", "as_measure", "balancing_analytic", "balancing_index",
            "intervalness", "is_interval", "is_ordinal", "maximal_chain", "positional_weights", "replacement_holds",
-           "set_rank", "strong_rank", "swap_holds", "weak_covers", "weak_level", "weak_moves"]
+           "set_rank", "strong_rank", "swap_holds", "theory_statement", "verify_theory", "weak_covers", "weak_level",
+           "weak_moves", "Statement", "TheoryCheck"]

@@ -36,6 +36,25 @@ def study_tables(study: Study) -> list[Table]:
             df_table(ch, f"Tables 5/6 (N={N}): significant pairs, original -> ranked")]
 
 
+def theory_text(lines: Sequence[str]):
+    """What the theory says about each original measure (lines of
+    :func:`irscale.report.tables.theory_texts` or a study's provenance) under a heading,
+    as a rich Text (measure names are never read as markup); empty when there is none."""
+    from rich.text import Text
+
+    if not lines:
+        return Text("")
+    return Text("\n".join(["What the theory says about each original measure (irscale inspect MEASURE --theory "
+                           "checks it):"] + [f"  {line}" for line in lines]))
+
+
+def study_theory(study: Study) -> list[str]:
+    """The theory's line for each measure of ``study`` (recorded in its provenance)."""
+    said = study.provenance.get("theory", {})
+    return [said[m]["text"] if m in said else f"{m}: the papers make no statement about it; phi equi-spaces its "
+            "own order" for m in study.measures]
+
+
 def tau_tables(studies: Sequence[Study]) -> list[Table]:
     """The paper's Tables 2 (unq) and 3 (mid) over several run lengths, one row per study
     (see :func:`irscale.report.study.tau_tables`)."""

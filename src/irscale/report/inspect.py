@@ -43,3 +43,25 @@ def verdict_table(name: str, N: int, levels: int, verdicts: Sequence, balancing:
              f"{summary['pearson_r_value_vs_rank']:.4f} (1 = equi-spaced); gaps {summary['gap_min']:.3g} .. "
              f"{summary['gap_max']:.3g} (ratio {summary['gap_ratio']:.3g})"),
     )
+
+
+def theory_check_text(check):
+    """What the theory says about a measure and what the brute force over every run
+    found (:class:`irscale.scales.theory.TheoryCheck`), as a rich Text: the statement,
+    the verdict (green when it agrees with the theory, red when not), the counterexample
+    runs, and the 2019 paper's runs where they apply."""
+    from rich.text import Text
+
+    lines = check.lines()
+    out = Text(lines[0])
+    out.append("\n" + lines[1], style="green" if check.agrees else "bold red")
+    for line in lines[2:]:
+        out.append("\n" + line)
+    return out
+
+
+def theory_line(statement):
+    """The theory's one line about a measure (``theory: ...``), or an empty Text."""
+    from rich.text import Text
+
+    return Text(f"theory: {statement.text()}" if statement is not None else "")

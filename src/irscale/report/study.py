@@ -65,6 +65,12 @@ def study_markdown(study: Study, links: dict | None = None) -> str:
             stem = links[key]
             lines += [f"Files: [{stem}.csv]({stem}.csv), [{stem}.json]({stem}.json), [{stem}.tex]({stem}.tex)", ""]
         lines += [markdown_table(getattr(study, attr)), ""]
+    said = p.get("theory", {})
+    if said:
+        lines += ["## What the theory says about each original measure", "",
+                  "The order under which each original measure is an interval or ordinal scale (or none), from "
+                  "the 2019 and 2021 papers; `irscale inspect MEASURE --theory` checks it over every run.", ""]
+        lines += [f"* {said[m]['text']}" for m in study.measures if m in said] + [""]
     return "\n".join(lines)
 
 

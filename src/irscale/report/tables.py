@@ -80,3 +80,17 @@ def rich_table(table: ScoreTable, per_topic: bool):
         for system, row in means.iterrows():
             t.add_row(str(system), *(f"{v:.4f}" for v in row.to_numpy()))
     return t
+
+
+def theory_texts(table: ScoreTable) -> list[str]:
+    """One line per ranked measure of ``table`` saying what the theory says about the
+    original (:meth:`irscale.scales.theory.Statement.text`), in column order, each measure
+    once; measures the papers say nothing about are named as such."""
+    out: dict[str, str] = {}
+    for col in table.measures:
+        inner = getattr(col, "measure", None)
+        if inner is None or not hasattr(col, "theory") or str(inner) in out:
+            continue
+        out[str(inner)] = col.theory.text() if col.theory is not None else \
+            f"{inner}: the papers make no statement about it; phi equi-spaces its own order"
+    return list(out.values())
