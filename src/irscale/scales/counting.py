@@ -1,19 +1,19 @@
 """Counting without enumeration, for additive measures whose value set is known in size.
 
-Binary RBP with rational p = a/b: all 2^N runs have distinct values (if two differed
-in ranks with signs e_k in {-1, 0, 1}, the largest such rank l gives, after scaling by
-b^(l-1), a sum that is e_l a^(l-1) mod b, never 0 since gcd(a, b) = 1 and b >= 2), so
-|M(REL^N)| = 2^N and phi(x) = the number of runs with value <= x. DCG (any log base):
-the value depends on the gain totals of the classes of equally weighted ranks only, and
-distinct total vectors are taken to have distinct values (checked exhaustively by the
-``dcg`` engine wherever it can hold the set, and at every query below for the values
-near the query), so |M| is the number of total vectors and phi(x) again a count.
+RBP with rational p = a/b and b > c (binary: any p): all (c+1)^N runs have distinct
+values (:func:`rbp_runs_distinct`), so |M(REL^N)| = (c+1)^N and phi(x) = the number of
+runs with value <= x. DCG (any log base): the value depends on the sums of the classes
+of commensurable weights only, and distinct class-sum vectors are taken to have
+distinct values (checked exhaustively by the ``dcg`` engine wherever it can hold the
+set, and at every query below for the values near the query), so |M| is the number of
+class-sum vectors and phi(x) again a count.
 
 The count is a meet in the middle: the units (ranks or classes) split into two halves,
 each half's partial values enumerated and sorted once; for a query x, each prefix value
-v contributes the suffix values <= x - v (a binary search). Floating point decides all
-pairs except those within a tolerance of x, which are decided exactly (integers for
-RBP, 60-digit arithmetic for DCG).
+v contributes the suffix values <= x - v, found by one merge of the two sorted halves
+per query (:mod:`irscale.scales.merge`; queries in parallel). Floating point decides
+all pairs except those within a tolerance of x, which are decided exactly (integers
+for RBP, 60-digit arithmetic for DCG).
 """
 
 from __future__ import annotations
@@ -38,16 +38,22 @@ class Counter(ValueSet):
     size: int
     P: np.ndarray  # prefix partial values, float64, sorted
     S: np.ndarray  # suffix partial values, float64, sorted
-    Pn: np.ndarray  # runs behind each prefix value (for min/max over the multiset)
-    Sc: np.ndarray  # cumulative runs behind suffix values (len + 1)
+    Pn: np.ndarray  # runs behind each prefix value, uint64
+    Sn: np.ndarray  # runs behind each suffix value, uint64
     exact_le: Callable = field(repr=False)  # (i_prefix array, j_suffix array, query) -> bool array
     split_query: Callable = field(repr=False)  # query key -> (float value, query object)
     runs_of: Callable = field(repr=False)  # query key -> runs having exactly its value
     # pairs within tol * max(1, |x|) of the query are decided exactly; float sums of at
     # most N partial values carry errors below N * 2^-52 * |x|, far inside this margin
     tol: float = 0.0
+    scheduler: object = field(default=None, repr=False)  # Dask scheduler for the queries (None: threads)
+    progress: Callable | None = field(default=None, repr=False)  # progress(done, total) per block of queries
+    use_numba: bool | None = None  # None: numba where installed (merge.have_numba)
 
     memo = True
+
+    def __post_init__(self):
+        self.Sc = np.concatenate([[0], np.cumsum(self.Sn, dtype=np.uint64)]).astype(np.uint64)
 
     def phi(self, keys):
         return self.count_many(keys)
@@ -65,117 +71,126 @@ class Counter(ValueSet):
     def from_arrays(cls, space, z):
         return space.counter()  # the halves are rebuilt (fast); answers persist beside
 
-    @property
-    def Sn(self) -> np.ndarray:
-        return np.diff(self.Sc)
+    def count_many(self, keys, weighted: bool = False, block: int = 16) -> np.ndarray:
+        """Distinct values (``weighted=False``; each pair of partial values is one value)
+        or runs (``weighted=True``) with value <= each query's: the merge of
+        :mod:`irscale.scales.merge` per query, queries in blocks of ``block`` run in
+        parallel (threads, or the Dask ``scheduler``), pairs within the tolerance decided
+        exactly. Counts are exact Python ints (object array) when weighted, else int64."""
+        from irscale.parallel import parallel_map
+        from irscale.scales import merge
 
-    @property
-    def Pc(self) -> np.ndarray:
-        return np.concatenate([[0], np.cumsum(self.Pn)])
-
-    def count_many(self, keys, weighted: bool = False) -> np.ndarray:
-        """:meth:`count` of many queries at once: one binary search per prefix value over
-        all queries (cheaper than one pass over the prefixes per query when there are
-        more than a few hundred queries)."""
-        wide = weighted and (self.Pn.dtype == object or self.Sc.dtype == object)
-        if len(keys) < 256:
-            return np.array([self.count(k, weighted) for k in keys], dtype=object if wide else np.int64)
+        keys = list(keys)
         split = [self.split_query(k) for k in keys]
-        x = np.array([v for v, _ in split])
-        order = np.argsort(x)  # sorted needles search faster
-        xs = x[order]
-        tol = self.tol * np.maximum(1.0, np.abs(xs))
-        counts = np.zeros(len(keys), dtype=object if wide else np.int64)  # run counts beyond int64: exact
-        undecided = []
-        # loop over the smaller half, search the larger one
-        loop_p = len(self.P) <= len(self.S)
-        outer, inner = (self.P, self.S) if loop_p else (self.S, self.P)
-        if weighted:  # runs: pair weight = runs behind the prefix value x runs behind the suffix value
-            outer_n, inner_c = (self.Pn, self.Sc) if loop_p else (self.Sn, self.Pc)
-        for i, v in enumerate(outer):
-            t = xs - v
-            lo = np.searchsorted(inner, t - tol, side="left")
-            hi = np.searchsorted(inner, t + tol, side="right")
-            counts += inner_c[lo] * outer_n[i] if weighted else lo
-            for q in np.flatnonzero(hi > lo):
-                undecided.append((i, q, lo[q], hi[q]))
-        for i, q, lo, hi in undecided:
-            js = np.arange(lo, hi)
-            ii = np.full(len(js), i)
-            pi, sj = (ii, js) if loop_p else (js, ii)
-            ok = self.exact_le(pi, sj, split[order[q]][1])
-            if weighted:
-                counts[q] += int((self.Pn[pi[ok]] * self.Sn[sj[ok]]).sum())
-            else:
-                counts[q] += int(ok.sum())
-        out = np.empty(len(keys), dtype=counts.dtype)
-        out[order] = counts
-        return out
+        x = np.array([v for v, _ in split], dtype=np.float64)
+        tol = self.tol * np.maximum(1.0, np.abs(x))
+        by_value = np.argsort(x, kind="stable")  # a block's queries merge through nearby parts of S
+        blocks = [by_value[a:a + block] for a in range(0, len(keys), block)]
+        P, S, Pn, Sc, use = self.P, self.S, self.Pn, self.Sc, self.use_numba
+
+        def work(idx):
+            return merge.scan(P, S, Pn, Sc, x[idx], tol[idx], use, weighted)
+
+        parts = parallel_map(work, blocks, self.scheduler, self.progress)
+        if not parts:
+            return np.zeros(0, dtype=object if weighted else np.int64)
+        row = np.empty(len(keys), dtype=np.int64)  # query q's row in the results
+        row[np.concatenate(blocks)] = np.arange(len(keys))
+        lo, hi, wmod, wflt = (np.concatenate([p[k] for p in parts])[row] for k in range(4))
+        kept = None if parts[0][4] is None else tuple(np.concatenate([p[k] for p in parts])[row] for k in (4, 5))
+        out = []
+        for q in range(len(keys)):
+            total = merge.exact_sum(wmod[q], wflt[q]) if weighted else int(lo[q])
+            nb = int(hi[q] - lo[q])
+            if nb:  # pairs too close to the query to call in floating point
+                if kept is not None and nb <= merge.BAND:
+                    i, j = kept[0][q, :nb], kept[1][q, :nb]
+                else:
+                    i, j = merge.band(P, S, x[q], tol[q], nb, use)
+                ok = self.exact_le(i, j, split[q][1])
+                if weighted:
+                    total += sum(int(a) * int(b) for a, b in zip(self.Pn[i[ok]], self.Sn[j[ok]]))
+                else:
+                    total += int(ok.sum())
+            out.append(total)
+        return np.array(out, dtype=object if weighted else np.int64)
 
     def count(self, key, weighted: bool = False) -> int:
-        """Distinct values (``weighted=False``; each pair is one value) or runs
-        (``weighted=True``) with value <= the query's."""
-        x, q = self.split_query(key)
-        t = x - self.P
-        tol = self.tol * max(1.0, abs(x))
-        lo = np.searchsorted(self.S, t - tol, side="left")  # S[:lo] < t - tol: surely <= x
-        hi = np.searchsorted(self.S, t + tol, side="right")  # S[hi:] > t + tol: surely > x
-        if weighted:
-            total = int((self.Sc[lo].astype(object) * self.Pn.astype(object)).sum())
-        else:
-            total = int(lo.sum())
-        undecided = np.flatnonzero(hi > lo)
-        for i in undecided:
-            js = np.arange(lo[i], hi[i])
-            ok = js[self.exact_le(np.full(len(js), i), js, q)]
-            if weighted:
-                total += int(sum(int(self.Sc[j + 1] - self.Sc[j]) for j in ok) * int(self.Pn[i]))
-            else:
-                total += len(ok)
-        return total
+        """:meth:`count_many` of one key."""
+        return self.count_many([key], weighted)[0]
 
 
-MAX_HALF = 2**24  # partial values held per half (each a float64 plus its exact form)
+MAX_HALF = 2**25  # partial values held per half (a float64, its exact form and its runs: 24 bytes each)
 
 
 def _check_half(space, n: int) -> None:
     if n > MAX_HALF:
-        raise IrscaleError(f"{space.measure} at N={space.N}: a half of the pair count would hold {n:,} partial "
-                           f"values (up to {MAX_HALF:,} are held); use a smaller N")
+        raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: a half of the pair "
+                           f"count would hold {n:,} partial values (about {n * 48 / 2**30:.0f} GiB while it is "
+                           f"built); up to {MAX_HALF:,} are held: use a smaller N or fewer levels "
+                           "(max_grade= / --max-grade, or relevance='lenient')")
 
 
-def _subset_sums(weights: list[int], total: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every subset sum of ``weights`` (Python ints) as a fraction of ``total``: float64
-    positions sorted ascending, and for each the subset as a bit mask (bit k: weights[k]
-    taken), from which the exact sum is recomputed when a pair is too close to call.
+def _digit_sums(weights: list[int], total: int, top: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every sum of g_k * weights[k] with grades g_k in 0..top, as a fraction of
+    ``total``: float64 positions sorted ascending, and for each the grades as a number
+    in base top + 1 (digit k: g_k), from which the exact sum is recomputed when a pair
+    is too close to call.
 
     Each weight's fraction is an int / int true division, correctly rounded however
-    large the integers; a position sums at most 24 of them (``MAX_HALF``), so it lies
-    within 48 * 2^-53 < 6e-15 of the exact fraction, far inside the counter's 1e-12."""
+    large the integers, times a grade (one more rounding); a position sums at most N of
+    them, so it lies within 3N * 2^-53 of the exact fraction (relative: all terms are
+    nonnegative), inside the counter's tolerance (:func:`_tolerance`)."""
     vals = np.zeros(1)
     for w in weights:
-        vals = np.concatenate([vals, vals + w / total])  # masks with bit k get index + 2^k
-    masks = np.argsort(vals, kind="stable")
-    return vals[masks], masks.astype(np.int64)
+        f = w / total
+        vals = np.concatenate([vals + g * f for g in range(top + 1)])  # grade g: index + g (top+1)^k
+    codes = np.argsort(vals, kind="stable")
+    return vals[codes], codes.astype(np.int64)
 
 
-def _mask_sum(weights: list[int], mask: int) -> int:
-    return sum(w for k, w in enumerate(weights) if mask >> k & 1)
+def _digit_sum(weights: list[int], code: int, top: int) -> int:
+    total = 0
+    for w in weights:
+        code, g = divmod(code, top + 1)
+        total += g * w
+    return total
+
+
+def _tolerance(N: int) -> float:
+    """Pairs within this relative distance of a query are decided exactly: 64 times the
+    float error bound 3(N + 1) * 2^-53 of a position (sums of N + 1 roundings)."""
+    return 64 * 3 * (N + 1) * 2.0**-53
 
 
 def check_counter(space) -> None:
     """Refuse (IrscaleError) a space the count engine cannot serve, before anything is
-    built: graded RBP and DCG, and halves beyond ``MAX_HALF`` partial values. Called
-    when the engine is chosen, so a long job fails before it reads or builds anything."""
+    built: graded RBP with ties (p = a/b, b <= c), and halves beyond ``MAX_HALF``
+    partial values. Called when the engine is chosen, so a long job fails before it
+    reads or builds anything."""
     space.check_counter()  # the spaces the count engine serves say what it can count
 
 
 def check_rbp(space) -> None:
-    """The count engine's limits for RBP (:meth:`RBPSpace.check_counter`)."""
-    if not space.binary_measure and space.c > 1:
-        raise IrscaleError(f"{space.measure}: counting serves binary RBP; graded RBP at N={space.N} "
-                           "has keys beyond 64 bits and no engine yet; use a smaller N")
-    _check_half(space, 2 ** (space.N - space.N // 2))
+    """The count engine's limits for RBP (:meth:`RBPSpace.check_counter`): every run
+    must have its own value (p = a/b with b > c, :func:`rbp_runs_distinct`)."""
+    if not rbp_runs_distinct(space):
+        a, b = space.ab
+        raise IrscaleError(f"{space.measure} with {space.c + 1} relevance levels: p = {a}/{b} has b <= c = {space.c}, "
+                           "so different runs can tie and counting runs does not count values; engine='split' or "
+                           "'enumerate' serve it where keys fit in 64 bits")
+    top = space.gmax
+    _check_half(space, (top + 1) ** (space.N - space.N // 2))
+
+
+def rbp_runs_distinct(space) -> bool:
+    """Whether all (c+1)^N runs have distinct RBP values: for p = a/b (lowest terms)
+    with b > c (b >= 2 for binary runs). If two runs differed, with grade differences
+    e_k in -c..c, let l be the last rank where they differ; scaled by b^(l-1)/a^... the
+    sum of e_k a^(k-1) b^(N-k) is congruent to e_l a^(l-1) b^(N-l) modulo b^(N-l+1),
+    and e_l a^(l-1) is not divisible by b (gcd(a, b) = 1, 0 < |e_l| <= c < b), so the
+    sum is not 0."""
+    return space.ab[1] > space.gmax
 
 
 def check_dcg(space) -> None:
@@ -197,71 +212,87 @@ def _dcg_cut(space) -> int:
 
 
 def rbp_counter(space: RBPSpace) -> Counter:
-    """Binary RBP, p = a/b: a run's exact key is sum of x_k a^(k-1) b^(N-k), a Python int
-    of about N log2(b) bits (beyond 64 bits from N = 14 at p = 0.95). The halves hold
-    float positions (key / total key) with their subset masks; pairs the floats cannot
-    decide are decided on exact Python-int keys, so phi is exact at every N accepted."""
+    """RBP, p = a/b with b > c: a run's exact key is sum of g_k a^(k-1) b^(N-k), a
+    Python int of about N log2(b) bits (beyond 64 bits from N = 14 at p = 0.95), and
+    every run has its own value (:func:`rbp_runs_distinct`), so phi counts runs. The
+    halves hold float positions (key / total key) with their grades; pairs the floats
+    cannot decide are decided on exact Python-int keys, so phi is exact at every N
+    accepted."""
     check_counter(space)
-    N = space.N
+    N, top = space.N, space.gmax
     h = N // 2
     w = space.weights  # Python ints
     total = sum(w)
     wp, ws = w[:h], w[h:]
-    P, Pm = _subset_sums(wp, total)
-    S, Sm = _subset_sums(ws, total)
+    P, Pm = _digit_sums(wp, total, top)
+    S, Sm = _digit_sums(ws, total, top)
 
     def split_query(key):
         X = int(key)
         return X / total, X  # int / int: correctly rounded
 
     def exact_le(i, j, X):
-        return np.array([_mask_sum(wp, int(Pm[ii])) + _mask_sum(ws, int(Sm[jj])) <= X for ii, jj in zip(i, j)],
-                        dtype=bool)
+        return np.array([_digit_sum(wp, int(Pm[ii]), top) + _digit_sum(ws, int(Sm[jj]), top) <= X
+                         for ii, jj in zip(i, j)], dtype=bool)
 
-    return Counter(2 ** N, P, S, np.ones(len(P), dtype=np.int64),
-                   np.arange(len(S) + 1, dtype=np.int64), exact_le, split_query, lambda key: 1, tol=1e-12)
+    return Counter((top + 1) ** N, P, S, np.ones(len(P), dtype=np.uint64), np.ones(len(S), dtype=np.uint64),
+                   exact_le, split_query, lambda key: 1, tol=_tolerance(N))
+
+
+def _class_half(space: DCGSpace, lo: int, hi: int):
+    """Every class-sum vector of classes lo..hi-1 as (float value, mixed-radix code over
+    those classes, runs behind it), sorted by value; built class by class (no matrix
+    of vectors is held)."""
+    w = space.class_weights
+    vals = np.zeros(1)
+    codes = np.zeros(1, dtype=np.int64)
+    runs = np.ones(1, dtype=np.uint64)
+    for cl in range(lo, hi):
+        att = space.attainable[cl]
+        ways = np.array([space._ways[cl][t] for t in att], dtype=np.uint64)
+        vals = (vals[:, None] + att[None, :] * w[cl]).reshape(-1)
+        codes = (codes[:, None] * space.radix[cl] + att[None, :]).reshape(-1)
+        runs = (runs[:, None] * ways[None, :]).reshape(-1)
+    order = np.argsort(vals, kind="stable")
+    return vals[order], codes[order], runs[order]
 
 
 def dcg_counter(space: DCGSpace) -> Counter:
+    """DCG / nDCG: phi counts class-sum vectors (one value each, under the assumption
+    stated in :class:`~irscale.scales.spaces.DCGSpace`), pairs of halves of the
+    classes; pairs within the tolerance are decided in 60-digit arithmetic, and a pair
+    equal there to the query but not the query's own vector stops with an error."""
     check_counter(space)
-    classes = space.classes
+    n_cls = len(space.classes)
     cut = _dcg_cut(space)
-    w = space.class_weights
-
-    def half(lo, hi):
-        tot = space.attainable_totals(lo, hi)
-        ways = space.runs_behind(tot, lo)
-        vals = tot @ w[lo:hi]
-        order = np.argsort(vals, kind="stable")
-        return vals[order], tot[order], ways[order]
-
-    P, Ptot, Pn = half(0, cut)
-    S, Stot, Sn = half(cut, len(classes))
-    Sc = np.concatenate([[0], np.cumsum(Sn)])
+    halves = [_class_half(space, 0, cut), _class_half(space, cut, n_cls)]
+    first_outer = len(halves[0][0]) <= len(halves[1][0])  # the merge steps over the counter's P fully
+    (P, Pcode, Pn), (S, Scode, Sn) = halves if first_outer else halves[::-1]
 
     def split_query(key):
         tot = space.decode(np.array([key]))[0]
-        return float(tot @ w), tot
+        return float(tot @ space.class_weights), tot
 
     def exact_le(i, j, tot):
+        a, b = (Pcode[i], Scode[j]) if first_outer else (Scode[j], Pcode[i])  # classes 0..cut-1, then the rest
+        both = np.concatenate([space.decode(a, 0, cut), space.decode(b, cut)], axis=1)
+        out = np.empty(len(both), dtype=bool)
         xq = None
-        out = []
-        for ii, jj in zip(i, j):
-            both = np.concatenate([Ptot[ii], Stot[jj]])
-            if np.array_equal(both, tot):  # the query's own value
-                out.append(True)
+        for k, vec in enumerate(both):
+            if np.array_equal(vec, tot):  # the query's own value
+                out[k] = True
                 continue
             xq = space.exact_value(tot) if xq is None else xq
-            v = space.exact_value(both)
+            v = space.exact_value(vec)
             if abs(v - xq) <= abs(xq) * 1e-50:
                 raise IrscaleError(f"{space.measure} at N={space.N}: two different class totals have equal "
                                    "values; the counting engine assumes none (report this)")
-            out.append(v <= xq)
-        return np.array(out, dtype=bool)
+            out[k] = v <= xq
+        return out
 
     def runs_of(key):
         return space.runs_of(space.decode(np.array([key]))[0])
 
-    size = space.n_values
-    # run counts: int64 below 2^62 runs, exact Python ints (object arrays) beyond
-    return Counter(size, P, S, Pn, Sc, exact_le, split_query, runs_of, tol=1e-12)
+    # a class weight (a logarithm, then three divisions) carries about 3.5 roundings, a
+    # position one per class more: within 3 (classes + 8) * 2^-53 relative
+    return Counter(space.n_values, P, S, Pn, Sn, exact_le, split_query, runs_of, tol=_tolerance(n_cls + 8))

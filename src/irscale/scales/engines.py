@@ -63,10 +63,24 @@ def oracle(space: Space, limit: int = 2**24) -> Table | ValueTable:
     return _tabulate(space, *_unique_counts(space.keys(all_runs(space.N, space.c))))
 
 
+MAX_ENUMERATE = 2**34  # runs the enumerate engine visits: about ten minutes on 2 cores
+
+
+def check_enumerate(space: Space) -> None:
+    """Refuse (IrscaleError), before anything is built, an enumeration of more than
+    ``MAX_ENUMERATE`` runs or of keys beyond int64."""
+    space.require_int64("enumerate")
+    if space.n_runs > MAX_ENUMERATE:
+        raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the enumerate engine "
+                           f"would visit {space.n_runs:,} runs, more than the {MAX_ENUMERATE:,} (about ten minutes) "
+                           "it accepts; use a smaller N or fewer levels (max_grade= / --max-grade, or "
+                           "relevance='lenient')")
+
+
 def enumerate_engine(space: Space, chunk: int = 2**20, scheduler=None,
                      progress: Progress = None) -> Table | ValueTable:
     """Every run, in chunks (parallel), deduplicated per chunk then merged."""
-    space.require_int64("enumerate")
+    check_enumerate(space)
     total = space.n_runs
     starts = list(range(0, total, chunk))
 
@@ -236,11 +250,33 @@ def _bucket_runs(half: _Half, lo: int, hi: int) -> int:
     return total
 
 
+MAX_PAIRS = 2**35  # (prefix, suffix) pairs the split engine produces: about 10 minutes on 2 cores
+
+
+def split_pairs(space: Space, h: int | None = None) -> int:
+    """(prefix, suffix) pairs the split engine produces: every run once, so (c+1)^N
+    (states only group them)."""
+    return space.n_runs
+
+
+def check_split(space: Space) -> None:
+    """Refuse (IrscaleError), before anything is built, a split that would produce
+    more than ``MAX_PAIRS`` pairs (its buckets hold them all in turn, its bucket
+    bounds sample them)."""
+    space.require_int64("split")
+    n = split_pairs(space)
+    if n > MAX_PAIRS:
+        raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the split engine "
+                           f"would produce {n:,} (prefix, suffix) pairs, more than the {MAX_PAIRS:,} (about ten "
+                           "minutes) it accepts; use a smaller N, fewer levels (max_grade= / --max-grade, or "
+                           "relevance='lenient'), or engine='count' (CLI --engine count) where it serves the measure")
+
+
 def split_engine(space: Space, h: int | None = None, bucket_pairs: int = 2**22, scheduler=None,
                  progress: Progress = None, keep_in_memory: int = 2**25) -> Table | Buckets:
     """Meet in the middle (see the module doc). Returns the whole table when it holds at
     most ``keep_in_memory`` distinct keys, else the bucket summary."""
-    space.require_int64("split")
+    check_split(space)
     h = space.N // 2 if h is None else h
     half = _prepare(space, h)
     bounds = _bucket_bounds(half, bucket_pairs)

@@ -226,8 +226,14 @@ def check_engine(space: Space, name: str) -> None:
         from irscale.scales.counting import check_counter
 
         check_counter(space)
-    elif name in ("split", "enumerate"):
-        space.require_int64(name)
+    elif name == "split":
+        from irscale.scales.engines import check_split
+
+        check_split(space)
+    elif name == "enumerate":
+        from irscale.scales.engines import check_enumerate
+
+        check_enumerate(space)
     if name == "closed" and not space.closed:
         raise MeasureError(f"{space.measure} has no closed form")
     if name == "split" and not space.splittable:

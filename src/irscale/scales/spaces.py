@@ -14,7 +14,8 @@ The families and their keys (g_k is the grade at rank k, r_k = [g_k >= rel]):
 * RR: N + 1 - (first relevant rank), 0 when none — closed form;
 * AP: L * sum over relevant k of hits_k / k with L = lcm(1..N) (RB * AP times L);
 * RBP with p = a/b: sum of g_k a^(k-1) b^(N-k) (c * b^(N-1) * RBP / (1 - p));
-  binary with p <= 1/2 the runs are ordered as binary numbers — closed form;
+  with p <= 1/(c+1) (binary: p <= 1/2) the runs are ordered as base-(c+1) numbers —
+  closed form; graded with b > c every run has its own value — counted;
 * ERR: L * 2^(cN) * ERR, an integer (stopping probabilities are multiples of 2^-c);
 * RBTO, SBTO: their own integer values — closed form (they are interval scales);
 * DCG, nDCG (any log base): no rational key; see :class:`DCGSpace`.
@@ -135,13 +136,13 @@ class Space:
 
     def counter(self):
         """The pair-counting value set (engine ``count``) of spaces that have one."""
-        raise MeasureError("the count engine serves binary RBP and DCG/nDCG")
+        raise MeasureError("the count engine serves RBP (p = a/b with b > c) and DCG/nDCG")
 
     def check_counter(self) -> None:
         """Refuse (IrscaleError), before anything is built, what the count engine cannot count."""
         from irscale.errors import IrscaleError
 
-        raise IrscaleError("the count engine serves binary RBP and DCG/nDCG")
+        raise IrscaleError(f"{self.measure}: the count engine serves RBP (p = a/b with b > c) and DCG/nDCG")
 
     def grade_view(self, grades: np.ndarray) -> np.ndarray:
         """Map judged grades (any ints, sentinels included) onto this space: cut at N,
@@ -275,7 +276,7 @@ class RRSpace(Space):
 @dataclass(frozen=True, eq=False)
 class PositionalSpace(Space):
     """Key = the run read as a base-(c+1) number (RBTO; binary RBP with p <= 1/2, see
-    :class:`BinaryRBPSpace`). Every run has its own value."""
+    :class:`LexicographicRBPSpace`). Every run has its own value."""
 
     family: str = "positional"
     closed: bool = True
@@ -297,18 +298,31 @@ class PositionalSpace(Space):
         return _plus_one(keys)
 
 
-@serves(RBP, when=lambda m, N, c: c == 1 and m.p <= 0.5)
-@dataclass(frozen=True, eq=False)
-class BinaryRBPSpace(PositionalSpace):
-    """Binary RBP with p <= 1/2: the weight p^(k-1) of rank k is at least the sum of
-    all later ones, so runs are ordered as binary numbers (closed form)."""
+def _rbp_lexicographic(m, N: int, c: int) -> bool:
+    """RBP with p <= 1/(c+1) (exactly, p as the decimal fraction it is written as):
+    rank k weighs p^(k-1) >= c * (p^k + p^(k+1) + ...), strictly at any finite N, so
+    runs are ordered lexicographically, as base-(c+1) numbers (the 2019 paper's
+    interval case p = 1/(c+1), and every smaller p)."""
+    return Fraction(str(m.p)) <= Fraction(1, c + 1)
 
-    def key_values(self, keys):  # RBP = (1 - p) sum p^(k-1) bit_k
-        p, out = self.measure.p, []
+
+@serves(RBP, when=_rbp_lexicographic)
+@dataclass(frozen=True, eq=False)
+class LexicographicRBPSpace(PositionalSpace):
+    """RBP with p <= 1/(c+1) (binary: p <= 1/2): the weight of a rank is at least c
+    times the sum of all later ones, so runs are ordered as base-(c+1) numbers and every
+    run has its own value (closed form)."""
+
+    def key_values(self, keys):  # RBP = (1 - p) sum p^(k-1) g_k / c
+        p, c, out = self.measure.p, self.c, []
         for key in keys:
-            bits = [(int(key) >> (self.N - 1 - k)) & 1 for k in range(self.N)]
-            out.append((1 - p) * sum(b * p ** k for k, b in enumerate(bits)))
+            key, digits = int(key), []
+            for _ in range(self.N):
+                key, g = divmod(key, c + 1)
+                digits.append(g)
+            out.append((1 - p) * sum(g / c * p ** k for k, g in enumerate(reversed(digits))))
         return np.array(out, dtype=np.float64)
+
 
 
 def _plus_one(keys):
@@ -455,13 +469,15 @@ class RBPSpace(Space):
         return np.asarray(keys, dtype=np.float64) * (1 - a / b) / (self.gmax * float(b) ** (self.N - 1))
 
     def pick_engine(self):
-        if not self.int64 and self.c == 1:
+        from irscale.scales.counting import rbp_runs_distinct
+
+        if self.gmax == 1 and not self.int64:
             return "count"  # binary, keys beyond 64 bits: pair counting in exact integers
+        if self.gmax > 1 and rbp_runs_distinct(self) and (not self.int64 or self.n_runs > 2**24):
+            return "count"  # graded, every run its own value: counting runs beats listing them
         return super().pick_engine()
 
     def counter(self):
-        if self.c != 1:
-            return super().counter()
         from irscale.scales.counting import rbp_counter
 
         return rbp_counter(self)
@@ -749,21 +765,29 @@ class DCGSpace(Space):
     def key_values(self, keys):
         return self.decode(keys) @ self.class_weights
 
-    def exact_value(self, totals) -> "object":
-        """The value of class sums in 60-digit arithmetic (mpmath)."""
+    @cached_property
+    def _exact_class_weights(self) -> list:
+        """theta_c / L_c of each class in 60-digit arithmetic (mpmath), computed once."""
         import mpmath
 
+        out = []
         with mpmath.workdps(60):
             b = self.base
-            out = mpmath.mpf(0)
-            for (_, members), L, t in zip(self._structure, self._lcms, totals):
+            for (_, members), L in zip(self._structure, self._lcms):
                 k, q = members[0][0] + 1, members[0][1]
                 if b is None:
                     w = 1 / mpmath.log(k + 1, 2)
                 else:
                     w = mpmath.mpf(1) if k <= b else 1 / mpmath.log(k, b)
-                out += int(t) * (w / (mpmath.mpf(q.numerator) / q.denominator)) / L
-            return out
+                out.append(w / (mpmath.mpf(q.numerator) / q.denominator) / L)
+        return out
+
+    def exact_value(self, totals) -> "object":
+        """The value of class sums in 60-digit arithmetic (mpmath)."""
+        import mpmath
+
+        with mpmath.workdps(60):
+            return mpmath.fsum(int(t) * w for t, w in zip(totals, self._exact_class_weights) if t)
 
 
 # -- any other measure: plain enumeration ----------------------------------------------------
