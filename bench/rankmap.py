@@ -5,11 +5,15 @@ are its own; a build that takes longer than ``--timeout`` seconds is reported as
 ``--levels 3,4,5`` adds graded rows (runs over grades 0..levels-1). Then all 129 TREC-8
 runs x 50 topics are transformed at N = 30 for the eleven paper measures, and the 37 TREC
 DL 2019 runs x 43 topics for nDCG, RBP(p=0.8) and ERR at N = 10 on their 4 grades
-(relevance graded), each twice in one process, with an empty cache and then a warm one.
+(relevance graded), each twice in one process, with an empty cache and then a warm one;
+DL 2019 also measure by measure at N = 10 and 20 (4 levels) and N = 30 (3 levels: grades
+above 2 count as 2), with ``--dask`` once more on a Dask LocalCluster (the results'
+digest must equal the threads' one).
 
     python bench/rankmap.py [--N 5,10,20,30] [--levels 2] [--measures AP,RBP(p=0.8),...]
-                            [--timeout 600] [--data ../shared/data]
-    python bench/rankmap.py --measures "nDCG,DCG(base=2),RBP(p=0.8),ERR" --levels 3,4,5 --N 10,20
+                            [--timeout 600] [--data ../shared/data] [--dask]
+    python bench/rankmap.py --measures "nDCG,DCG(base=2),RBP(p=0.8),ERR" --levels 3,4,5 --N 10,20,30
+    python bench/rankmap.py --N "" --only-transform "nDCG@30" --dask
 """
 
 from __future__ import annotations
@@ -34,34 +38,49 @@ m, N, levels = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 t = time.perf_counter()
 rm = build(m, N, levels, cache=False)
 built = time.perf_counter() - t
-# and phi of 1000 random runs (the counting engine works per query)
-g = np.random.default_rng(0).integers(0, 2 if rm.space.binary_measure else levels, (1000, N))
+# and phi of 1,591 random runs, as many as the cells of a DL 2019 transform (37 runs x 43
+# topics; the counting engine works per query), "unq" then "mid" (run counts)
+nq = 1591
+g = np.random.default_rng(0).integers(0, 2 if rm.space.binary_measure else levels, (nq, N))
+keys = rm.space.keys(g)
 t = time.perf_counter()
-rm.phi_runs(g)
-query = time.perf_counter() - t
+rm.rank(keys, ("unq",))
+query = (time.perf_counter() - t) * 1000 / nq
+t = time.perf_counter()
+rm.rank(keys, ("mid",))
+mid = (time.perf_counter() - t) * 1000 / nq
 print("RESULT " + json.dumps({"size": rm.size, "engine": rm.engine, "seconds": built, "query_1000": query,
-      "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+      "mid_1000": mid, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 TRANSFORM = """
-import json, os, resource, sys, time, warnings
+import hashlib, json, os, resource, sys, time, warnings
 from pathlib import Path
+import numpy as np
 import irscale
 from irscale.experiment import PAPER_MEASURES
 warnings.simplefilter("ignore")
-data, which = Path(sys.argv[1]), sys.argv[2]
+data, which, N, measures, max_grade, scheduler = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), \
+    json.loads(sys.argv[4]), json.loads(sys.argv[5]), sys.argv[6]
+ties = ("unq", "mid")
 if which == "trec8":
     files, qrels = sorted((data / "runs").glob("*.gz")), data / "qrels.trec8.txt"
-    measures, N, relevance = PAPER_MEASURES, 30, None
+    measures, relevance, ties = PAPER_MEASURES, None, "unq"
 else:
     files, qrels = sorted((data / "runs").iterdir()), data / "qrels.dl19-passage.txt"
-    measures, N, relevance = ["nDCG", "RBP(p=0.8)", "ERR"], 10, "graded"
-table = irscale.evaluate(qrels, files, ["AP"])
+    relevance = "graded"
+table = irscale.evaluate(qrels, files, ["AP"], max_grade=max_grade)
 out = {"levels": table.judged.topics.max_grade + 1, "runs": len(table.systems), "topics": len(table.topics)}
+client = None
+if scheduler == "local-cluster":  # a Dask LocalCluster on this machine: same results as threads
+    from distributed import Client, LocalCluster
+    client = Client(LocalCluster(n_workers=2, threads_per_worker=1, processes=True))
 for label in ("cold", "warm"):
     t = time.perf_counter()
-    irscale.transform(table, measures, depth=N, relevance=relevance)
+    res = irscale.transform(table, measures, depth=N, relevance=relevance, ties=ties, scheduler=client)
     out[label] = time.perf_counter() - t
+out["digest"] = hashlib.sha256(np.ascontiguousarray(res.values).tobytes()).hexdigest()[:12]
+out["maps"] = {k: [v["engine"], v["size"]] for k, v in res.provenance["transform"]["maps"].items()}
 out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print("RESULT " + json.dumps(out))
 """
@@ -87,6 +106,9 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=600, help="seconds per build")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--no-transform", action="store_true")
+    ap.add_argument("--only-transform", default="", help="run only the transforms whose label holds one of these "
+                    "comma-separated words (e.g. 'nDCG@30,LocalCluster'); with --N '' no builds")
+    ap.add_argument("--dask", action="store_true", help="also the nDCG@30 transform on a Dask LocalCluster")
     args = ap.parse_args()
     measures = [m for m in args.measures.split(",") if m]
     # commas inside parentheses belong to the measure
@@ -96,10 +118,10 @@ def main() -> None:
         if buf.count("(") == buf.count(")"):
             fixed.append(buf)
             buf = ""
-    Ns = [int(n) for n in args.N.split(",")]
+    Ns = [int(n) for n in args.N.split(",") if n]
     levels = [int(x) for x in args.levels.split(",")]
-    print(f"{'measure':15s} {'lv':>2s} {'N':>3s} {'engine':>9s} {'size':>18s} {'build s':>8s} {'phi 1000 s':>10s} "
-          f"{'peak MB':>8s}")
+    print(f"{'measure':15s} {'lv':>2s} {'N':>3s} {'engine':>9s} {'size':>22s} {'build s':>8s} {'phi 1000 s':>10s} "
+          f"{'mid 1000 s':>10s} {'peak MB':>8s}")
     for m in fixed:
         for L in levels:
             for N in Ns:
@@ -107,26 +129,37 @@ def main() -> None:
                 if "error" in r:
                     print(f"{m:15s} {L:2d} {N:3d}  error: {r['error']}", flush=True)
                     continue
-                print(f"{m:15s} {L:2d} {N:3d} {r['engine']:>9s} {r['size']:18,d} {r['seconds']:8.2f} "
-                      f"{r['query_1000']:10.3f} {r['peak_mb']:8.0f}", flush=True)
+                print(f"{m:15s} {L:2d} {N:3d} {r['engine']:>9s} {r['size']:22,d} {r['seconds']:8.2f} "
+                      f"{r['query_1000']:10.3f} {r['mid_1000']:10.3f} {r['peak_mb']:8.0f}", flush=True)
     if args.no_transform:
         return
     import os
 
     root = Path(args.data)
-    for which, what in (("trec8", "eleven paper measures, N = 30"),
-                        ("dl19", "nDCG, RBP(p=0.8), ERR at N = 10, relevance graded")):
+    dl19 = ["nDCG", "RBP(p=0.8)", "ERR"]
+    jobs = [("trec8", 30, None, None, "threads", "eleven paper measures, N = 30, ties unq")]
+    jobs += [("dl19", N, [m], None, "threads", f"{m}@{N}, 4 levels") for N in (10, 20) for m in dl19]
+    jobs += [("dl19", 10, dl19, None, "threads", "nDCG, RBP(p=0.8), ERR @10 together, 4 levels")]
+    jobs += [("dl19", 30, [m], 2, "threads", f"{m}@30, 3 levels (--max-grade 2)") for m in dl19]
+    if args.dask:
+        jobs += [("dl19", 30, ["nDCG"], 2, "local-cluster", "nDCG@30, 3 levels, Dask LocalCluster (2 workers)")]
+    if args.only_transform:
+        jobs = [j for j in jobs if any(w in j[5] for w in args.only_transform.split(","))]
+    print("\ntransforms (ties unq and mid for DL 2019; cold: empty cache, warm: the same process again)")
+    for which, N, ms, max_grade, scheduler, what in jobs:
         data = root / which
         if not (data / "runs").exists():
-            print(f"\n{which} transform skipped: {data} is absent")
+            print(f"{which} transform skipped: {data} is absent")
             continue
         with tempfile.TemporaryDirectory() as cache:
-            r = run(TRANSFORM, data, which, env=dict(os.environ, IRSCALE_CACHE_DIR=cache))
+            r = run(TRANSFORM, data, which, N, json.dumps(ms), json.dumps(max_grade), scheduler,
+                    env=dict(os.environ, IRSCALE_CACHE_DIR=cache), timeout=args.timeout)
         if "error" in r:
-            print(f"\n{which} transform: error: {r['error']}")
+            print(f"{which} {what}: error: {r['error']}", flush=True)
             continue
-        print(f"\n{which} transform, {r['runs']} runs x {r['topics']} topics, {r['levels']} levels, {what}: "
-              f"cold cache {r['cold']:.1f} s, warm cache {r['warm']:.2f} s, peak {r['peak_mb']:.0f} MB", flush=True)
+        maps = ", ".join(f"{k} {e} {s:,}" for k, (e, s) in r["maps"].items())
+        print(f"{which} {what}: {r['runs']} runs x {r['topics']} topics, {r['levels']} levels: cold {r['cold']:.1f} s, "
+              f"warm {r['warm']:.2f} s, peak {r['peak_mb']:.0f} MB, results {r['digest']} ({maps})", flush=True)
 
 
 if __name__ == "__main__":

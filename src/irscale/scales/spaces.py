@@ -32,7 +32,7 @@ from typing import Callable
 import numpy as np
 
 from irscale.errors import MeasureError
-from irscale.measures import (AP, DCG, ERR, RBP, RBTO, RR, SBTO, F, Measure, NumRelRet, P, R, gP, nDCG,
+from irscale.measures import (AP, DCG, ERR, RBP, RBTO, RR, SBTO, F, Measure, NumRelRet, P, R, gP, gR, nDCG,
                               parse_measure)
 
 MAX_N = 10_000  # run lengths served (runs are cut at N: arrays of N grades per run and topic)
@@ -131,8 +131,9 @@ class Space:
         if self.int64:
             return "enumerate"
         raise MeasureError(f"{self.measure} at N={self.N} with {self.c + 1} relevance levels: exact keys exceed "
-                           "64 bits and no engine for this case is built yet: use a smaller N, or binary relevance "
-                           "(rel=1 in the measure, or max_grade=1 / --max-grade 1)")
+                           "64 bits and no engine for this case is built yet: use a smaller N, fewer relevance levels "
+                           "(max_grade= / --max-grade), or binary relevance (relevance='lenient' / --relevance "
+                           "lenient, or rel=1 in the measure)")
 
     def counter(self):
         """The pair-counting value set (engine ``count``) of spaces that have one."""
@@ -206,6 +207,34 @@ def serves(*measures: type[Measure], when: Callable[[Measure, int, int], bool] |
 
 # -- closed-form families --------------------------------------------------------------
 
+def space_gains(space: "Space") -> tuple[list[int], Fraction]:
+    """``(G, s)``: the integer gains G[g] = s * gain(g) of grades 0..c that a space's keys
+    add (no common factor; binary runs: 0, 1), from the measure's gain map
+    (:meth:`irscale.measures.gains._GainMeasure.integer_gains`; the grade by default).
+    Rational gains are scaled by the lcm of their denominators, so keys stay exact integers."""
+    from irscale.validate import levels
+
+    levels(space.c + 1)
+    if space.binary_measure:
+        return [0, 1], Fraction(1)
+    integer_gains = getattr(space.measure, "integer_gains", None)
+    if integer_gains is None:
+        return list(range(space.c + 1)), Fraction(1)
+    return integer_gains(space.c)
+
+
+def _gain_sum_counts(N: int, gains: list[int]) -> dict[int, int]:
+    """{total: runs}: how many of the (c+1)^N runs have each sum of N gains (sparse)."""
+    out = {0: 1}
+    for _ in range(N):
+        nxt: dict[int, int] = {}
+        for t, a in out.items():
+            for w in gains:
+                nxt[t + w] = nxt.get(t + w, 0) + a
+        out = nxt
+    return out
+
+
 def _poly_counts(N: int, per_run_weights: list[int]) -> list[int]:
     """Coefficients of (sum over grades of x^w(grade))^N: how many runs have each total."""
     coeffs = [1]
@@ -219,29 +248,62 @@ def _poly_counts(N: int, per_run_weights: list[int]) -> list[int]:
     return coeffs
 
 
-@serves(P, R, F, NumRelRet, gP)
+@serves(P, R, F, NumRelRet, gP, gR)
 @dataclass(frozen=True, eq=False)
 class CountSpace(Space):
-    """Key = number of relevant documents in the top N (binary) or sum of grades (gP)."""
+    """Key = number of relevant documents in the top N (binary) or sum of grades (gP, gR:
+    gR's RB-free core is gP's, divided by the topic's recall base in gain units). With a
+    gain map the sums of integer gains (:func:`space_gains`) do not fill 0..N G(c), so the
+    key is the rank (from 0) of the run's gain sum among the attainable ones."""
 
     family: str = "count"
     closed: bool = True
 
     @cached_property
+    def _gains(self) -> tuple[list[int], Fraction]:
+        return space_gains(self)
+
+    @cached_property
+    def _plain(self) -> bool:
+        """Gains 0..c (or 0, 1): the key is the sum itself."""
+        return self._gains[0] == list(range(len(self._gains[0])))
+
+    @cached_property
+    def _sums(self) -> tuple[np.ndarray, np.ndarray]:
+        """Attainable gain sums (ascending) and the runs having each (exact ints)."""
+        counts = _gain_sum_counts(self.N, self._gains[0])
+        sums = sorted(counts)
+        dtype = np.int64 if sums[-1] < INT64_LIMIT else object
+        return np.array(sums, dtype=dtype), np.array([counts[t] for t in sums], dtype=object)
+
+    @cached_property
     def max_key(self):
-        return self.N * (1 if self.binary_measure else self.c)
+        if self._plain:
+            return self.N * (1 if self.binary_measure else self.c)
+        return len(self._sums[0]) - 1
 
     def keys(self, g):
-        return g.sum(axis=-1, dtype=np.int64)
+        if self._plain:
+            return g.sum(axis=-1, dtype=np.int64)
+        G = self._gains[0]
+        table = np.array(G, dtype=np.int64 if self.N * G[-1] < INT64_LIMIT else object)
+        tot = table[np.asarray(g, dtype=np.int64)].sum(axis=-1)
+        return np.searchsorted(self._sums[0], tot).astype(np.int64)
 
     def key_values(self, keys):
-        return np.asarray(keys, dtype=np.float64)
+        if self._plain:
+            return np.asarray(keys, dtype=np.float64)
+        sums, scale = self._sums[0], self._gains[1]
+        return np.array([int(sums[int(k)]) / scale for k in np.asarray(keys).reshape(-1)],
+                        dtype=np.float64).reshape(np.shape(keys))  # Fraction -> correctly rounded float
 
     @cached_property
     def _cum(self):
-        weights = [0, 1] if self.binary_measure else list(range(self.c + 1))
-        counts = _poly_counts(self.N, weights)[: self.max_key + 1]
-        return np.cumsum(np.array(counts, dtype=object))
+        if self._plain:
+            weights = [0, 1] if self.binary_measure else list(range(self.c + 1))
+            counts = _poly_counts(self.N, weights)[: self.max_key + 1]
+            return np.cumsum(np.array(counts, dtype=object))
+        return np.cumsum(self._sums[1])
 
     def closed_runs_le(self, keys):
         return self._cum[np.asarray(keys, dtype=np.int64)]
@@ -299,30 +361,38 @@ class PositionalSpace(Space):
 
 
 def _rbp_lexicographic(m, N: int, c: int) -> bool:
-    """RBP with p <= 1/(c+1) (exactly, p as the decimal fraction it is written as):
-    rank k weighs p^(k-1) >= c * (p^k + p^(k+1) + ...), strictly at any finite N, so
-    runs are ordered lexicographically, as base-(c+1) numbers (the 2019 paper's
-    interval case p = 1/(c+1), and every smaller p)."""
-    return Fraction(str(m.p)) <= Fraction(1, c + 1)
+    """RBP whose runs are ordered lexicographically, as base-(c+1) numbers: with gains
+    G_0 < ... < G_c (the grade by default, 0, 1 for binary runs), smallest step
+    d = min(G_(g+1) - G_g) and top gain G_c, when p <= d / (d + G_c) (exactly: p as
+    ``m.p_exact``). Then rank k weighs p^(k-1) d >= G_c (p^k + p^(k+1) + ...) >
+    G_c (p^k + ... + p^(N-1)) at any finite N, so a step at rank k outweighs every later
+    rank. For gains 0..c: p <= 1/(c+1), the 2019 paper's interval case and every smaller
+    p; equal gains for two grades (d = 0) never."""
+    gains = m.gain_values(1 if (getattr(m, "rel", None) is not None or c == 1) else c)
+    step = min(b - a for a, b in zip(gains, gains[1:]))
+    if step <= 0:
+        return False
+    return m.p_exact <= step / (step + gains[-1])
 
 
 @serves(RBP, when=_rbp_lexicographic)
 @dataclass(frozen=True, eq=False)
 class LexicographicRBPSpace(PositionalSpace):
-    """RBP with p <= 1/(c+1) (binary: p <= 1/2): the weight of a rank is at least c
-    times the sum of all later ones, so runs are ordered as base-(c+1) numbers and every
-    run has its own value (closed form)."""
+    """RBP with p <= d / (d + G_c) (:func:`_rbp_lexicographic`; gains 0..c: p <= 1/(c+1),
+    binary: p <= 1/2): the weight of a rank is at least the top gain times the sum of all
+    later ones over the smallest gain step, so runs are ordered as base-(c+1) numbers and
+    every run has its own value (closed form)."""
 
-    def key_values(self, keys):  # RBP = (1 - p) sum p^(k-1) g_k / c
-        p, c, out = self.measure.p, self.c, []
+    def key_values(self, keys):  # RBP = (1 - p) sum p^(k-1) gain(g_k) / gain(c)
+        G, _ = space_gains(self)
+        p, c, out = float(self.measure.p), self.c, []
         for key in keys:
             key, digits = int(key), []
             for _ in range(self.N):
                 key, g = divmod(key, c + 1)
                 digits.append(g)
-            out.append((1 - p) * sum(g / c * p ** k for k, g in enumerate(reversed(digits))))
+            out.append((1 - p) * sum(G[g] / G[-1] * p ** k for k, g in enumerate(reversed(digits))))
         return np.array(out, dtype=np.float64)
-
 
 
 def _plus_one(keys):
@@ -432,16 +502,31 @@ class APSpace(Space):
 @serves(RBP)
 @dataclass(frozen=True, eq=False)
 class RBPSpace(Space):
-    """RBP with p = a/b rational: key = sum of g_k a^(k-1) b^(N-k). State-free split.
-    For binary runs every one of the 2^N runs has its own value (see the guide)."""
+    """RBP with p = a/b rational (``measure.p_exact``: a fraction as given, a float as the
+    decimal it is written as): key = sum of G(g_k) a^(k-1) b^(N-k), G the integer gains of
+    :func:`space_gains` (the grade by default; a gain map scaled to integers).
+    State-free split. For binary runs every one of the 2^N runs has its own value (see
+    the guide)."""
 
     family: str = "rbp"
     splittable: bool = True
 
     @cached_property
     def ab(self) -> tuple[int, int]:
-        f = Fraction(str(self.measure.p))
+        f = self.measure.p_exact
         return f.numerator, f.denominator
+
+    @cached_property
+    def gain_ints(self) -> list[int]:
+        """Integer gains of grades 0..c (0, 1 binary)."""
+        G = space_gains(self)[0]
+        if G[-1] == 0:
+            self.measure.top_gain(self.c)  # raises: RBP divides by the top grade's gain
+        return G
+
+    @cached_property
+    def gain_top(self) -> int:
+        return self.gain_ints[-1]
 
     @cached_property
     def weights(self) -> list[int]:
@@ -454,19 +539,24 @@ class RBPSpace(Space):
 
     @cached_property
     def max_key(self):
-        return self.gmax * sum(self.weights)
+        return self.gain_top * sum(self.weights)
+
+    def _gained(self, g, dtype):
+        """Runs' grades replaced by their integer gains."""
+        return np.array(self.gain_ints, dtype=dtype)[np.asarray(g, dtype=np.int64)]
 
     def keys(self, g):
         if not self.int64:  # exact Python integers
-            return np.asarray(g).astype(object) @ np.array(self.weights, dtype=object)
-        return g.astype(np.int64) @ np.array(self.weights, dtype=np.int64)
+            return self._gained(g, object) @ np.array(self.weights, dtype=object)
+        return self._gained(g, np.int64) @ np.array(self.weights, dtype=np.int64)
 
     def key_values(self, keys):
         a, b = self.ab
-        if not self.int64:  # RBP = key (1 - p) / (gmax b^(N-1)) = key (b - a) / (gmax b^N): int / int, exact
-            den = self.gmax * b ** self.N
+        top = self.gain_top
+        if not self.int64:  # RBP = key (1 - p) / (G_c b^(N-1)) = key (b - a) / (G_c b^N): int / int, exact
+            den = top * b ** self.N
             return np.array([int(k) * (b - a) / den for k in keys], dtype=np.float64)
-        return np.asarray(keys, dtype=np.float64) * (1 - a / b) / (self.gmax * float(b) ** (self.N - 1))
+        return np.asarray(keys, dtype=np.float64) * (1 - a / b) / (top * float(b) ** (self.N - 1))
 
     def pick_engine(self):
         from irscale.scales.counting import rbp_runs_distinct
@@ -491,8 +581,8 @@ class RBPSpace(Space):
         self.require_int64("split")
         c = self.gmax
         w = np.array(self.weights, dtype=np.int64)
-        V = all_runs(h, c).astype(np.int64) @ w[:h]
-        S = all_runs(self.N - h, c).astype(np.int64) @ w[h:]
+        V = self._gained(all_runs(h, c), np.int64) @ w[:h]
+        S = self._gained(all_runs(self.N - h, c), np.int64) @ w[h:]
         return V, np.zeros(len(V), dtype=np.int64), (lambda s: S)
 
 
@@ -606,7 +696,9 @@ class DCGSpace(Space):
     """DCG / nDCG (nDCG maps like DCG). Ranks whose discount weights are rational
     multiples of each other form a class (:func:`dcg_weight_classes`); a run's value is
     sum over classes of theta_c * S_c with S_c = sum of q_k * gain_k over the class, a
-    rational. Keys are the integer class sums L_c * S_c (L_c the lcm of the class's
+    rational. Gains are the integers G of :func:`space_gains` (the grade by default; a
+    gain map scaled by the lcm of its denominators, the class weights divided by the same
+    scale). Keys are the integer class sums L_c * S_c (L_c the lcm of the class's
     denominators) as a mixed-radix integer: equal keys, equal values, and every rational
     tie (a grade-2 document at rank 3 against a grade-1 one at rank 1) is an equal key.
     Distinct keys are assumed to have distinct values (no rational relation among the
@@ -634,7 +726,9 @@ class DCGSpace(Space):
 
     @property
     def identity(self) -> str:  # nDCG maps like DCG: one rank map (and cache entry) for both
-        core = f"DCG(base={self.base}, rel={getattr(self.measure, 'rel', None)})"
+        gains = getattr(self.measure, "gains", None)
+        core = f"DCG(base={self.base}, rel={getattr(self.measure, 'rel', None)}" + (
+            f", gains={gains})" if gains is not None else ")")
         return f"{core}|N={self.N}|c={self.c}|{self.family}{_owner(type(self))}"
 
     @cached_property
@@ -643,7 +737,21 @@ class DCGSpace(Space):
 
     @cached_property
     def gmax(self) -> int:
+        """The top grade (1 for binary runs)."""
         return 1 if self.binary_measure else self.c
+
+    @cached_property
+    def _gains(self) -> tuple[list[int], Fraction]:
+        return space_gains(self)
+
+    @cached_property
+    def gain_ints(self) -> list[int]:
+        """Integer gains of grades 0..gmax (the grade by default)."""
+        return self._gains[0]
+
+    @cached_property
+    def gain_top(self) -> int:
+        return self.gain_ints[-1]
 
     @cached_property
     def _structure(self):
@@ -669,7 +777,7 @@ class DCGSpace(Space):
 
     @cached_property
     def radix(self) -> list[int]:
-        return [self.gmax * sum(m) + 1 for m in self.multipliers]
+        return [self.gain_top * sum(m) + 1 for m in self.multipliers]
 
     @cached_property
     def max_key(self):
@@ -686,11 +794,12 @@ class DCGSpace(Space):
         from irscale.measures.gains import discounts
 
         w = discounts(self.N, self.base)
-        return np.array([w[members[0][0]] / float(members[0][1]) / L
+        scale = float(self._gains[1])
+        return np.array([w[members[0][0]] / float(members[0][1]) / L / scale
                          for (_, members), L in zip(self._structure, self._lcms)])
 
     def class_totals(self, g):
-        g = np.asarray(g, dtype=np.int64)
+        g = np.array(self.gain_ints, dtype=np.int64)[np.asarray(g, dtype=np.int64)]
         return np.stack([g[:, cl] @ np.array(m, dtype=np.int64) for cl, m in zip(self.classes, self.multipliers)],
                         axis=1)
 
@@ -721,16 +830,17 @@ class DCGSpace(Space):
 
     @cached_property
     def _ways(self) -> list[list[int]]:
-        """Per class: how many gain assignments of its ranks reach each integer class sum."""
+        """Per class: how many grade assignments of its ranks reach each integer class sum
+        (grade g adds its integer gain G[g] times the rank's multiplier)."""
         out = []
         for m in self.multipliers:
             coeffs = [1]
             for mk in m:
-                nxt = [0] * (len(coeffs) + mk * self.gmax)
+                nxt = [0] * (len(coeffs) + mk * self.gain_top)
                 for i, a in enumerate(coeffs):
                     if a:
-                        for g in range(self.gmax + 1):
-                            nxt[i + mk * g] += a
+                        for G in self.gain_ints:
+                            nxt[i + mk * G] += a
                 coeffs = nxt
             out.append(coeffs)
         return out
@@ -773,13 +883,14 @@ class DCGSpace(Space):
         out = []
         with mpmath.workdps(60):
             b = self.base
+            scale = mpmath.mpf(self._gains[1].numerator) / self._gains[1].denominator
             for (_, members), L in zip(self._structure, self._lcms):
                 k, q = members[0][0] + 1, members[0][1]
                 if b is None:
                     w = 1 / mpmath.log(k + 1, 2)
                 else:
                     w = mpmath.mpf(1) if k <= b else 1 / mpmath.log(k, b)
-                out.append(w / (mpmath.mpf(q.numerator) / q.denominator) / L)
+                out.append(w / (mpmath.mpf(q.numerator) / q.denominator) / L / scale)
         return out
 
     def exact_value(self, totals) -> "object":

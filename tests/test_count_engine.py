@@ -1,0 +1,181 @@
+"""The count engine (scales/counting.py, scales/merge.py): its merge kernels against a
+brute force over pairs, graded RBP phi against an independent meet-in-the-middle count
+in plain integers (beyond 64 bits too), the numpy and numba kernels and the local and
+Dask schedulers giving the same answers, and engines refusing sizes up front."""
+
+from __future__ import annotations
+
+import bisect
+import time
+from itertools import product
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from irscale.errors import ArgumentError, IrscaleError
+from irscale.scales import build, merge
+
+# -- the merge kernels against pairs counted one by one -----------------------------------------
+
+
+def _pairs_brute(P, S, Pn, Sn, x, tol):
+    """Pairs surely below x - tol, pairs not above x + tol, and exact runs behind the first."""
+    lo = hi = 0
+    runs = 0
+    band = set()
+    for i, p in enumerate(P):
+        for j, s in enumerate(S):
+            t = x - p
+            if s < t - tol:
+                lo += 1
+                runs += int(Pn[i]) * int(Sn[j])
+            if s <= t + tol:
+                hi += 1
+                if not s < t - tol:
+                    band.add((i, j))
+    return lo, hi, runs, band
+
+
+@pytest.mark.parametrize("use_numba", [False, True])
+def test_merge_kernels_equal_pairs_counted_one_by_one(use_numba):
+    if use_numba and not merge.have_numba():
+        pytest.skip("numba is not installed (pip install 'irscale[fast]')")
+    rng = np.random.default_rng(7)
+    P = np.sort(np.round(rng.random(120) * 4, 2))  # rounded: many equal and near-equal sums
+    S = np.sort(np.round(rng.random(90) * 4, 2))
+    Pn = rng.integers(1, 2**40, len(P)).astype(np.uint64)  # products up to 2^80: sums wrap 2^64
+    Sn = rng.integers(1, 2**40, len(S)).astype(np.uint64)
+    Sc = np.concatenate([[0], np.cumsum(Sn, dtype=np.uint64)]).astype(np.uint64)
+    xs = np.sort(np.concatenate([P[:5] + S[-5:], rng.random(20) * 8, [0.0, -1.0, 9.0]]))
+    tol = np.full(len(xs), 1e-9)
+    lo, hi, wmod, wflt, bi, bj = merge.scan(P, S, Pn, Sc, xs, tol, use_numba)
+    for q, x in enumerate(xs):
+        blo, bhi, runs, band = _pairs_brute(P, S, Pn, Sn, x, 1e-9)
+        assert (lo[q], hi[q]) == (blo, bhi)
+        assert merge.exact_sum(wmod[q], wflt[q]) == runs
+        i, j = merge.band(P, S, x, 1e-9, int(hi[q] - lo[q]), use_numba)
+        assert set(zip(i.tolist(), j.tolist())) == band
+        if bi is not None and len(band) <= merge.BAND:
+            assert set(zip(bi[q, :len(band)].tolist(), bj[q, :len(band)].tolist())) == band
+
+
+def test_exact_sum_recovers_integers_beyond_64_bits():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        true = int(rng.integers(0, 2**62)) * int(rng.integers(1, 2**20)) + int(rng.integers(0, 2**30))
+        approx = float(true) * (1 + float(rng.normal()) * 1e-9)  # a float sum's error, and more
+        assert merge.exact_sum(np.uint64(true % 2**64), approx) == true
+
+
+# -- graded RBP: phi counted against plain integers ------------------------------------------------
+
+
+def _rbp_keys(N, a, b, c, ranks):
+    """Exact keys sum of g_k a^(k-1) b^(N-k) of every grade assignment to ``ranks`` (1-based)."""
+    w = [a ** (k - 1) * b ** (N - k) for k in ranks]
+    return [sum(g * x for g, x in zip(gs, w)) for gs in product(range(c + 1), repeat=len(ranks))]
+
+
+@pytest.mark.parametrize("p,a,b,N", [("0.8", 4, 5, 22), ("0.95", 19, 20, 22)])
+def test_graded_rbp_phi_counts_runs_below_exactly(p, a, b, N):
+    """3 levels, b > c: every run has its own value, so phi(run) = runs with key <= its key;
+    counted here by a meet in the middle over Python integers (keys reach 2^57 at p = 0.8,
+    2^96 at p = 0.95: beyond int64)."""
+    c, h = 2, N // 2
+    rm = build(f"RBP(p={p})", N, 3, cache=False)
+    assert rm.engine == "count" and rm.size == 3**N
+    pre = _rbp_keys(N, a, b, c, range(1, h + 1))
+    suf = sorted(_rbp_keys(N, a, b, c, range(h + 1, N + 1)))
+    rng = np.random.default_rng(int(b))
+    runs = rng.integers(0, c + 1, (3, N)).astype(np.int8)
+    runs = np.vstack([runs, np.zeros((1, N), np.int8), np.full((1, N), c, np.int8)])
+    w = [a ** (k - 1) * b ** (N - k) for k in range(1, N + 1)]
+    keys = rm.space.keys(runs)
+    for run, key in zip(runs, keys):
+        K = sum(int(g) * x for g, x in zip(run, w))
+        assert int(key) == K
+        expected = sum(bisect.bisect_right(suf, K - v) for v in pre)
+        got_unq, got_mid = rm.rank(np.array([key], dtype=keys.dtype), ("unq", "mid")).values()
+        assert int(got_unq[0]) == expected
+        assert got_mid[0] == expected  # one run per value: mid rank = its rank
+    assert int(rm.rank(keys[-2:-1])["unq"][0]) == 1 and int(rm.rank(keys[-1:])["unq"][0]) == 3**N
+
+
+def test_rbp_at_or_below_one_over_c_plus_one_is_lexicographic():
+    """p <= 1/(c+1): runs ordered as base-(c+1) numbers (closed form, no build)."""
+    rm = build("RBP(p=0.3)", 12, 3, cache=False)
+    assert rm.engine == "closed" and rm.size == 3**12
+    runs = np.array(list(product(range(3), repeat=5)), dtype=np.int8)
+    runs = np.hstack([runs, np.zeros((len(runs), 7), np.int8)])
+    exact = [sum(int(g) * 3 ** k * 10 ** (11 - k) for k, g in enumerate(r)) for r in runs]  # p = 3/10
+    phi = rm.phi_runs(runs)
+    assert (np.argsort(exact, kind="stable") == np.argsort(phi, kind="stable")).all()
+    assert len(set(phi.tolist())) == len(runs)
+
+
+# -- implementations and schedulers agree ------------------------------------------------------------
+
+
+def _sample_keys(rm, n, seed=0):
+    g = np.random.default_rng(seed).integers(0, rm.space.c + 1, (n, rm.N)).astype(np.int8)
+    return rm.space.keys(g)
+
+
+@pytest.mark.parametrize("measure,N,levels", [("DCG", 14, 3), ("RBP(p=0.8)", 14, 3)])
+def test_numpy_and_numba_kernels_and_schedulers_agree(measure, N, levels):
+    rm = build(measure, N, levels, engine="count", cache=False)
+    keys = _sample_keys(rm, 150)
+    ref = {k: rm.summary.count_many(keys, weighted=w) for k, w in (("unq", False), ("le", True))}
+    vs = rm.summary
+    try:
+        vs.use_numba = False
+        assert (vs.count_many(keys) == ref["unq"]).all()
+        assert (vs.count_many(keys, weighted=True) == ref["le"]).all()
+        vs.use_numba = None
+        for scheduler in ("threads", "synchronous"):
+            vs.scheduler = scheduler
+            assert (vs.count_many(keys) == ref["unq"]).all()
+    finally:
+        vs.scheduler, vs.use_numba = None, None
+    other = build(measure, N, levels, engine="dcg" if measure == "DCG" else "split", cache=False)
+    assert (other.rank(keys)["unq"] == ref["unq"]).all()
+    lo_hi = other.rank(keys, ("max",))["max"]
+    assert (lo_hi == np.array(ref["le"], dtype=np.float64)).all()
+
+
+# -- limits: refused before anything is allocated -------------------------------------------------
+
+
+@pytest.mark.parametrize("engine,words", [("split", "pairs"), ("enumerate", "runs")])
+def test_split_and_enumerate_refuse_sizes_up_front(engine, words):
+    t = time.perf_counter()
+    with pytest.raises(IrscaleError, match=f"would (produce|visit) 95,367,431,640,625 .*{words}"):
+        build("RBP(p=0.5)", 20, 5, engine=engine, cache=False)  # 5^20 runs; keys fit in int64
+    assert time.perf_counter() - t < 5  # was a 43 GiB ArrayMemoryError after minutes
+
+
+def test_cli_refuses_too_large_split_with_exit_2():
+    from irscale.cli import app
+
+    res = CliRunner().invoke(app, ["rankmap", "RBP(p=0.5)", "-N", "20", "--levels", "5", "--no-cache"])
+    assert res.exit_code == 2
+    assert "split engine would produce" in res.output and "Traceback" not in res.output
+
+
+def test_count_refuses_rbp_with_ties():
+    with pytest.raises(IrscaleError, match="b <= c"):
+        build("RBP(p=0.5)", 12, 3, engine="count", cache=False)
+
+
+def test_lenient_refuses_measures_above_grade_one(tmp_path):
+    import irscale
+    from irscale.io import Qrels, Run
+
+    q = Qrels.from_records([("1", "a", 2), ("1", "b", 1), ("1", "c", 0)])
+    r = Run.from_records([("1", "a", 3.0), ("1", "b", 2.0), ("1", "c", 1.0)], name="r")
+    t = irscale.evaluate(q, [r], ["AP"])
+    with pytest.raises(ArgumentError, match=r"AP\(rel=2\).*relevance='graded'"):
+        irscale.transform(t, ["AP(rel=2)"], depth=3, relevance="lenient")
+    out = irscale.transform(t, ["AP(rel=1)"], depth=3, relevance="lenient")
+    assert out.values.shape[0] == 2
