@@ -179,3 +179,25 @@ def test_lenient_refuses_measures_above_grade_one(tmp_path):
         irscale.transform(t, ["AP(rel=2)"], depth=3, relevance="lenient")
     out = irscale.transform(t, ["AP(rel=1)"], depth=3, relevance="lenient")
     assert out.values.shape[0] == 2
+
+
+def test_count_engine_reports_progress_per_block_of_queries():
+    seen = []
+    rm = build("DCG", 12, 3, engine="count", cache=False, progress=lambda d, t: seen.append((d, t)))
+    seen.clear()  # the build itself has no steps; the queries do
+    keys = _sample_keys(rm, 40)
+    rm.rank(keys)
+    n_blocks = -(-len(np.unique(keys)) // 16)
+    assert seen and seen[-1] == (n_blocks, n_blocks) and [d for d, _ in seen] == list(range(1, n_blocks + 1))
+
+
+def test_transform_reports_steps_within_rank_maps():
+    import irscale
+    from irscale.io import Qrels, Run
+
+    q = Qrels.from_records([("1", d, g) for d, g in zip("abcdef", [2, 1, 0, 2, 1, 0])])
+    r = Run.from_records([("1", d, float(10 - i)) for i, d in enumerate("fedcba")], name="r")
+    steps = []
+    irscale.transform(irscale.evaluate(q, [r], ["AP"]), ["RBP(p=0.8)"], depth=14, relevance="graded",
+                      cache=False, steps=lambda m, d, t: steps.append((m, d, t)))
+    assert steps and all(m == "RBP(p=0.8)@14" for m, _, _ in steps) and steps[-1][1] == steps[-1][2]

@@ -336,10 +336,16 @@ def transform(
     try:
         judged = _judge(qrels, runs, opts,
                         plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance)))
-        with err.status("building rank maps (cached after the first time)"):
+        with _bar("rank maps (cached after the first time)") as bar:
+            task = bar.add_task("", total=None)
+
+            def step(what, done, total):
+                bar.update(task, completed=done, total=total, description=what)
+                bar.refresh()
+
             strategies = [t.value for t in ties] if ties else ["unq"]
             out = do_transform(judged, measures, N, strategies if len(strategies) > 1 else strategies[0],
-                               normalize, scheduler=scheduler, relevance=relevance and relevance.value)
+                               normalize, scheduler=scheduler, relevance=relevance and relevance.value, steps=step)
     except IrscaleError as e:
         _fail(e)
     _print(out, per_topic, fmt, trec_eval)
@@ -356,7 +362,8 @@ def transform(
 def rankmap(
     measure: Annotated[str, typer.Argument(help="measure without cutoff, e.g. AP, 'RBP(p=0.8)', 'DCG(base=2)'")],
     N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N")] = 30,
-    levels: Annotated[int, typer.Option(min=2, help="relevance degrees (2 = binary) for graded measures")] = 2,
+    levels: Annotated[int, typer.Option(min=2, help="relevance degrees (2 = binary) for graded measures, "
+                                                     "at most 128")] = 2,
     engine: Annotated[EngineOpt, typer.Option(help="engine (all exact); auto picks the fastest")] = EngineOpt.auto,
     show: Annotated[int, typer.Option(min=0, help="how many of the first and last values to print")] = 5,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="build afresh, do not read or write the cache")] = False,
@@ -366,9 +373,11 @@ def rankmap(
     import time
 
     from irscale.scales import build
+    from irscale.validate import levels as check_levels
 
     t = time.perf_counter()
     try:
+        check_levels(levels, "--levels")
         with _bar("buckets") as bar:
             task = bar.add_task("", total=None)
 

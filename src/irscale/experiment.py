@@ -420,6 +420,7 @@ def transform(
     progress: Callable[[int, int], None] | None = None,
     exact_values: bool = False,
     relevance: str | None = None,
+    steps: Callable[[str, int, int], None] | None = None,
 ) -> ScoreTable:
     """Add the interval-scaled version of each measure at run length ``depth`` = N.
 
@@ -438,6 +439,8 @@ def transform(
     arithmetic in the last bit). ``relevance``: ``"graded"`` or ``"lenient"`` (binarised
     qrels, every measure binary, the 2021 paper's protocol for graded collections); see
     :func:`apply_relevance` (the default is graded, with a note on graded qrels).
+    ``progress(done, total)`` is called per measure; ``steps(measure, done, total)``
+    within each rank map (buckets of a build, blocks of phi queries of the count engine).
 
     Examples
     --------
@@ -461,6 +464,7 @@ def transform(
     normalize = flag("normalize", normalize)
     exact_values = flag("exact_values", exact_values)
     check_progress(progress)
+    check_progress(steps)
     judged = judged_runs(data)
     if measures is None and isinstance(data, ScoreTable):
         measures = [m for m in data.measures]
@@ -475,7 +479,8 @@ def transform(
     values = np.empty((len(ms) * (1 + len(tie_list)),) + shape, dtype=np.float64)
     maps = []
     for i, m in enumerate(ms):
-        rm = build(m, depth, levels, scheduler=scheduler, cache=cache)
+        step = (lambda done, total, lab=str(m): steps(lab, done, total)) if steps else None
+        rm = build(m, depth, levels, scheduler=scheduler, cache=cache, progress=step)
         maps.append(rm)
         keys = rm.space.keys(rm.space.grade_view(judged.grades).reshape(-1, depth))
         values[i] = rm.space.measure_values(keys.reshape(shape), judged.topics) if exact_values else base.values[i]

@@ -163,7 +163,7 @@ def compare(
     ties = ("unq", "mid") if mid else ("unq",)
     tick("rank maps", 0, 1)
     table = transform(judged, measures, depth, ties, scheduler=scheduler, exact_values=True,
-                      relevance=relevance)  # one pass
+                      relevance=relevance, steps=lambda m, i, n: tick(f"rank map {m}", i, n))  # one pass
     tick("rank maps", 1, 1)
     orig, ranked = table.values[:M], table.values[M:2 * M]
     if mid:

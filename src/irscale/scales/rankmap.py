@@ -257,7 +257,9 @@ def _run_engine(space: Space, name: str, scheduler, progress) -> ValueSet:
 def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "auto", scheduler=None,
           progress=None, cache: bool = True) -> RankMap:
     """Build (or load from the cache) the rank map of ``measure`` at run length ``N``
-    with ``levels`` relevance degrees (2: binary). All engines are exact."""
+    with ``levels`` relevance degrees (2: binary). All engines are exact. ``progress(done,
+    total)`` follows the build's buckets or chunks, and for the count engine (which works
+    per query) the blocks of phi queries; ``scheduler`` (Dask) runs either."""
     from irscale.errors import check_choice
     from irscale.validate import integer
 
@@ -270,12 +272,20 @@ def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "aut
     if cache:
         hit = _cache_load(space, name)
         if hit is not None:
-            return hit
+            return _answering(hit, scheduler, progress)
     t = time.perf_counter()
     summary = _run_engine(space, name, scheduler, progress)
     rm = RankMap(space, name, int(summary.size), space.n_runs, time.perf_counter() - t, summary)
     if cache:
         rm.cached = _cache_save(rm)
+    return _answering(rm, scheduler, progress)
+
+
+def _answering(rm: RankMap, scheduler, progress) -> RankMap:
+    """Value sets that work per query (the count engine) answer on ``scheduler``, and
+    report ``progress(done, total)`` per block of queries."""
+    if hasattr(rm.summary, "progress"):
+        rm.summary.scheduler, rm.summary.progress = scheduler, progress
     return rm
 
 
