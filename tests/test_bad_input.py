@@ -129,3 +129,59 @@ def test_missing_file_and_empty_dir(tmp_path):
     (tmp_path / "empty").mkdir()
     res = CliRunner().invoke(app, ["evaluate", str(q), str(tmp_path / "empty")])
     assert res.exit_code == 2 and "holds no run files" in res.stderr
+
+
+# -- measure parameters: gain maps, p, relevance levels (issue 11, acceptance: bad input) -------------
+
+GRADED_QRELS = "1 0 a 3\n1 0 b 1\n1 0 c 0\n2 0 d 2\n"
+GRADED_RUN = "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n1 Q0 c 3 0.5 r\n2 Q0 d 1 1.5 r\n"
+
+BAD_MEASURES = [
+    # (measure, exception, fragments the message must hold: the parameter and what to type)
+    ("nDCG(gains=0:0,1:3,2:1)@10", MeasureError, ["gains must not decrease", "grade 2 gains 1 < 3 of grade 1"]),
+    ("nDCG(gains=1:-1)@10", MeasureError, ["gain of grade 1 is negative", "gains=exp"]),
+    ("RBP(p=0.8,gains=1:high)@10", MeasureError, ["gain of grade 1 must be a number", "fractions like 1/2"]),
+    ("gP(gains=0:1)@10", MeasureError, ["grade 0 must gain 0"]),
+    ("DCG(gains=1:1,2)@10", MeasureError, ["'2' is not a grade:gain pair"]),
+    ("nDCG(gains=1.5:2)@10", MeasureError, ["grades must be integers"]),
+    ("ERR(gains=exp)@10", MeasureError, ["ERR takes no gain map", "nDCG or RBP"]),
+    ("RBP(p=1.5)@10", MeasureError, ["p must be in (0, 1)", "p=1/3"]),
+    ("RBP(p=0)@10", MeasureError, ["p must be in (0, 1)", "p=0.8"]),
+    ("RBP(p=1)@10", MeasureError, ["p must be in (0, 1)"]),
+    ("RBP(p='high')@10", MeasureError, ["p must be a number in (0, 1)"]),
+    ("RBP(p=1/0)@10", MeasureError, ["a fraction must be two integers"]),
+    # a map fine on its own but decreasing on these qrels' grades 0..3: grade 3 keeps gain 3 < 5
+    ("nDCG(gains=1:1,2:5)@10", MeasureError, ["grade 3, not in the map", "list every grade"]),
+]
+
+
+@pytest.mark.parametrize("measure, exc, fragments", BAD_MEASURES, ids=[b[0] for b in BAD_MEASURES])
+def test_bad_measure_parameters_api_and_cli(tmp_path, measure, exc, fragments):
+    q, r = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    q.write_text(GRADED_QRELS)
+    r.write_text(GRADED_RUN)
+    with pytest.raises(exc) as ei:
+        irscale.evaluate(q, [r], [measure])
+    for f in fragments:
+        assert f in str(ei.value)
+    for verb in (["evaluate", str(q), str(r), "-m", measure], ["transform", str(q), str(r), "-m", measure, "-N", "10"],
+                 ["rankmap", measure.split("@")[0], "-N", "4", "--levels", "4", "--no-cache"]):
+        if verb[0] == "rankmap" and "grade 3, not in the map" in fragments[0]:
+            verb[-2] = "4"  # 4 levels: grades 0..3
+        res = CliRunner().invoke(app, verb)
+        assert res.exit_code == 2, (verb, res.output)
+        lines = [x for x in res.stderr.splitlines() if x.startswith("error:")]
+        assert len(lines) == 1, res.stderr
+        assert fragments[0] in res.stderr.replace("\n", " ").replace("  ", " "), res.stderr
+
+
+def test_too_many_relevance_levels():
+    from irscale.errors import ArgumentError
+    from irscale.scales import build
+
+    for measure in ("nDCG", "RBP(p=0.8)", "gP"):
+        with pytest.raises(ArgumentError, match=r"levels must be at most 128 .*max_grade="):
+            build(measure, 5, 200, cache=False)
+    res = CliRunner().invoke(app, ["rankmap", "ERR", "-N", "5", "--levels", "129", "--no-cache"])
+    assert res.exit_code == 2 and "--levels must be at most 128" in res.stderr
+    assert len([x for x in res.stderr.splitlines() if x.startswith("error:")]) == 1

@@ -38,7 +38,7 @@ def test_the_papers_counterexample_to_ordinality():
 @pytest.mark.parametrize("levels,N", [(3, 5), (4, 4)])
 def test_graded_rbp_is_interval_only_at_p_one_over_c_plus_one(levels, N):
     c = levels - 1
-    critical = f"RBP(p={1 / (c + 1)!r})"
+    critical = f"RBP(p=1/{c + 1})"
     assert is_interval(critical, "strong", N, levels)
     assert is_ordinal("RBP(p=0.2)", "strong", N, levels) and not is_interval("RBP(p=0.2)", "strong", N, levels)
     for larger in ("RBP(p=0.5)", "RBP(p=0.8)"):
@@ -61,7 +61,7 @@ def test_irscale_states_the_same_and_its_checker_confirms_it(levels, N):
     from irscale.scales.theory import statement, verify
 
     c = levels - 1
-    expected = {f"RBP(p={1 / (c + 1)!r})": "interval", "RBP(p=0.2)": "ordinal", "RBP(p=0.5)": "not ordinal",
+    expected = {f"RBP(p=1/{c + 1})": "interval", "RBP(p=0.2)": "ordinal", "RBP(p=0.5)": "not ordinal",
                 "RBP(p=0.8)": "not ordinal", "DCG": "not ordinal", "DCG(base=2)": "not ordinal",
                 "nDCG": "not ordinal", "ERR": "not ordinal", "gP": "not ordinal", "gR": "not ordinal"}
     for m, scale in expected.items():

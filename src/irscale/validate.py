@@ -53,3 +53,17 @@ def flag(name: str, value) -> bool:
 
 def wrong_type(name: str, value, expected: str) -> ArgumentError:
     return ArgumentError(f"{name} must be {expected}, not {type(value).__name__} {_show(value)}")
+
+
+MAX_LEVELS = 128  # relevance degrees a run space serves: grades 0..127 (runs are int8 grade matrices)
+
+
+def levels(value, name: str = "levels") -> int:
+    """A number of relevance degrees c + 1 a run space can serve: 2..:data:`MAX_LEVELS`
+    (a graded measure on qrels with grades 0..c is mapped on c + 1 levels)."""
+    value = integer(name, value, minimum=2)
+    if value > MAX_LEVELS:
+        raise ArgumentError(f"{name} must be at most {MAX_LEVELS} (grades 0..{MAX_LEVELS - 1}: run spaces hold grades "
+                            f"as 8-bit integers), not {value}; cap the grades with max_grade= (CLI --max-grade), "
+                            "or use binary relevance (relevance='lenient' / --relevance lenient)")
+    return value

@@ -23,6 +23,7 @@ import dataclasses
 import difflib
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
@@ -74,6 +75,8 @@ class Measure:
     is_count: ClassVar[bool] = False  # an integer count (trec_eval sums it over topics)
     user_defined: ClassVar[bool] = False  # irscale's own measures: True for FunctionMeasure
     no_scale: ClassVar[str | None] = None  # why the measure has no interval-scale version, if it has none
+    param_aliases: ClassVar[dict[str, str]] = {}  # other spellings of a parameter in measure names
+    param_refusals: ClassVar[dict[str, str]] = {}  # parameters refused with a reason (ERR's gains)
     # what each parameter means (``irscale measures`` shows it); subclasses add their own
     param_docs: ClassVar[dict[str, str]] = {
         "cutoff": "rank cutoff k: only the top k documents count (the run length N in a transform)",
@@ -108,13 +111,20 @@ class Measure:
                 continue
             v = getattr(self, f.name)
             if v != f.default or f.name in self.always_shown:
-                parts.append(f"{f.name}={v!r}")
+                parts.append(f"{f.name}={self.show_param(f.name, v)}")
         s = self.NAME + (f"({','.join(parts)})" if parts else "")
         cutoff = getattr(self, "cutoff", None)
         return s + (f"@{cutoff}" if cutoff is not None else "")
 
     def __repr__(self) -> str:
         return str(self)
+
+    def show_param(self, name: str, value: Any) -> str:
+        """How a parameter value is written in the canonical name (``repr``; a Fraction
+        as ``1/3``): whatever it writes must parse back to the same value."""
+        if isinstance(value, Fraction):
+            return f"{value.numerator}/{value.denominator}"
+        return repr(value)
 
     @property
     def trec_eval_name(self) -> str | None:
@@ -297,6 +307,12 @@ __all__ = ["Measure", "FunctionMeasure", "REGISTRY", "register", "parse_measure"
 # -- parsing ---------------------------------------------------------------------
 
 def _literal(node: ast.AST, text: str):
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # a fraction: p=1/3
+        num, den = _literal(node.left, text), _literal(node.right, text)
+        if (isinstance(num, int) and isinstance(den, int) and not isinstance(num, bool)
+                and not isinstance(den, bool) and den != 0):
+            return Fraction(num, den)
+        raise MeasureError(f"{text!r}: a fraction must be two integers like 1/3, found {ast.unparse(node)!r}")
     try:
         return ast.literal_eval(node)
     except ValueError:
@@ -346,7 +362,13 @@ def parse_measure(text: str | Measure, *, default_cutoff: int | None = None) -> 
     return te if te is not None else _parse_native(s, text, default_cutoff)
 
 
+# an unquoted gain map or gain name (gains=0:0,1:1,2:3 or gain=exp) runs up to the next
+# ``, name=`` or the closing parenthesis; it is quoted before the name is parsed
+_GAINS_VALUE = re.compile(r"(\bgains?\s*=\s*)(?![\"'\[{])([^()\"']*?)(?=\s*,\s*[A-Za-z_]\w*\s*=|\s*\))")
+
+
 def _parse_native(s: str, text: str, default_cutoff: int | None = None) -> Measure:
+    s = _GAINS_VALUE.sub(lambda m: f'{m.group(1)}"{m.group(2).strip()}"', s)
     try:
         node = ast.parse(s, mode="eval").body
     except SyntaxError:
@@ -359,7 +381,11 @@ def _parse_native(s: str, text: str, default_cutoff: int | None = None) -> Measu
     if isinstance(node, ast.Call):
         if node.args:
             raise MeasureError(f"{text!r}: give parameters by name, for example RBP(p=0.8)")
-        kwargs = {k.arg: _literal(k.value, text) for k in node.keywords}
+        kwargs = {}
+        for k in node.keywords:
+            if k.arg is None:
+                raise MeasureError(f"{text!r}: give parameters by name, for example RBP(p=0.8)")
+            kwargs[k.arg] = _literal(k.value, text)
         node = node.func
     if not isinstance(node, ast.Name):
         raise MeasureError(f"cannot parse measure {text!r}; expected a name like 'AP@30' or 'RBP(p=0.8)@30'")
@@ -369,6 +395,14 @@ def _parse_native(s: str, text: str, default_cutoff: int | None = None) -> Measu
             raise MeasureError(f"{text!r}: cutoff given twice")
         kwargs["cutoff"] = cutoff
     names = {f.name for f in dataclasses.fields(cls)}
+    for alias, name in cls.param_aliases.items():  # gain=exp is gains=exp
+        if alias in kwargs and name in names:
+            if name in kwargs:
+                raise MeasureError(f"{text!r}: {alias}= and {name}= are one parameter; give it once")
+            kwargs[name] = kwargs.pop(alias)
+    refused = [k for k in kwargs if k not in names and k in cls.param_refusals]
+    if refused:
+        raise MeasureError(f"{text!r}: {cls.param_refusals[refused[0]]}")
     bad = [k for k in kwargs if k not in names]
     if bad:
         close = difflib.get_close_matches(bad[0].lower(), sorted(names), n=1, cutoff=0.5)

@@ -4,17 +4,195 @@ Graded gains are the grade itself, clipped to [0, c] where c is the highest grad
 the relevance scale (the qrels' maximum); with ``rel=`` given, relevance is binary
 (gain 1 for grade >= rel). RBP and ERR normalise by c (gain g/c, stop probability
 (2^g - 1) / 2^c).
+
+DCG, nDCG, RBP, gP and gR take a gain map ``gains=`` (:func:`parse_gains`): ``exp`` for
+Burges et al.'s 2^g - 1, or ``grade:gain`` pairs such as ``0:0,1:1,2:3,3:7`` (gains
+non-negative integers, decimals or fractions like ``1/2``, kept exact as Fractions,
+non-decreasing in the grade, grade 0 gaining 0). A grade the map does not list keeps its
+own grade as gain, trec_eval's rule for ``-m ndcg.1=3,2=9``; the map must then still be
+non-decreasing over the grades 0..c of the qrels (:meth:`_GainMeasure.gain_values`).
+RBP and gP divide by the top grade's gain (gain(g) / gain(c) replaces g / c), gR by the
+topic's recall base in gain units, nDCG by the ideal DCG under the same gains.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
 from irscale.errors import MeasureError
 from irscale.measures.base import Measure, cut, graded_gain, ranks, ref_gain, register, safe_div
+
+MAX_GAIN_GRADE = 32000  # qrels grades lie in [-32000, 32000] (irscale.io)
+_GAIN_HELP = ("write gains=exp (2^g - 1) or grade:gain pairs such as gains=0:0,1:1,2:3,3:7 (gains are "
+              "integers, decimals or fractions like 1/2, non-decreasing in the grade)")
+
+
+def _gain_number(v, name: str, grade) -> Fraction:
+    """One gain, exactly: an int, a Fraction, a float as the decimal it is written as
+    (0.1 is 1/10), or a string of one of those."""
+    try:
+        if isinstance(v, bool):
+            raise TypeError
+        if isinstance(v, float) or isinstance(v, np.floating):
+            if not math.isfinite(v):
+                raise ValueError
+            f = Fraction(repr(float(v)))
+        elif isinstance(v, str):
+            f = Fraction(v.strip())
+        else:
+            f = Fraction(v)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise MeasureError(f"{name}: the gain of grade {grade} must be a number (an integer, a decimal like 0.5 "
+                           f"or a fraction like 1/2), not {v!r}; {_GAIN_HELP}") from None
+    if f < 0:
+        raise MeasureError(f"{name}: the gain of grade {grade} is negative ({_show_gain(f)}); gains must be "
+                           f">= 0; {_GAIN_HELP}")
+    return f
+
+
+def _show_gain(f: Fraction) -> str:
+    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+
+
+def parse_gains(value, name: str = "gains") -> str | None:
+    """The canonical form of a gain map: None (the grade), ``"exp"`` (2^g - 1), or
+    ``"g:gain,..."`` sorted by grade with gains as integers or ``a/b`` (``0.5`` and
+    ``1/2`` are one gain). Accepts that string (spaces allowed), a dict {grade: gain}
+    or a list of the gains of grades 0, 1, 2...; raises MeasureError naming what is wrong."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() in ("exp", "exponential"):
+        return "exp"
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise MeasureError(f"{name}: empty gain map; {_GAIN_HELP}")
+        pairs = []
+        for item in text.split(","):
+            g, sep, v = item.partition(":")
+            if not sep:
+                raise MeasureError(f"{name}: {item.strip()!r} is not a grade:gain pair (in {text!r}); {_GAIN_HELP}")
+            pairs.append((g.strip(), v.strip()))
+    elif isinstance(value, dict):
+        pairs = list(value.items())
+    elif isinstance(value, (list, tuple)):
+        pairs = list(enumerate(value))
+    else:
+        raise MeasureError(f"{name}: a gain map must be 'exp', a string of grade:gain pairs, a dict or a list, "
+                           f"not {type(value).__name__} {value!r}; {_GAIN_HELP}")
+    if not pairs:
+        raise MeasureError(f"{name}: empty gain map; {_GAIN_HELP}")
+    out: dict[int, Fraction] = {}
+    for g, v in pairs:
+        try:
+            if isinstance(g, bool) or isinstance(g, float):
+                raise ValueError
+            grade = int(g.strip()) if isinstance(g, str) else int(g)
+            if isinstance(g, str) and not g.strip().isdigit():
+                raise ValueError
+        except (TypeError, ValueError):
+            raise MeasureError(f"{name}: grades must be integers 0..{MAX_GAIN_GRADE}, found {g!r}; "
+                               f"{_GAIN_HELP}") from None
+        if not 0 <= grade <= MAX_GAIN_GRADE:
+            raise MeasureError(f"{name}: grades must be integers 0..{MAX_GAIN_GRADE}, found {grade}; {_GAIN_HELP}")
+        if grade in out:
+            raise MeasureError(f"{name}: grade {grade} is given two gains; give each grade once")
+        out[grade] = _gain_number(v, name, grade)
+    if out.get(0, 0) != 0:
+        raise MeasureError(f"{name}: grade 0 must gain 0 (non-relevant and unjudged documents gain nothing), "
+                           f"not {_show_gain(out[0])}")
+    grades = sorted(out)
+    for lo, hi in zip(grades, grades[1:]):
+        if out[hi] < out[lo]:
+            raise MeasureError(f"{name} must not decrease with the grade: grade {hi} gains {_show_gain(out[hi])} "
+                               f"< {_show_gain(out[lo])} of grade {lo}; a gain map is monotone (equal gains are "
+                               "allowed, e.g. 1:0 to count grade 1 as non-relevant)")
+    return ",".join(f"{g}:{_show_gain(out[g])}" for g in grades)
+
+
+@lru_cache(maxsize=256)
+def gain_values(spec: str | None, c: int, name: str = "gains") -> tuple[Fraction, ...]:
+    """Exact gains of grades 0..c under the canonical map ``spec``; a grade it does not
+    list gains its grade (trec_eval's rule). MeasureError where the gains decrease over
+    0..c (a listed gain above the grade of an unlisted higher grade)."""
+    if spec is None:
+        return tuple(Fraction(g) for g in range(c + 1))
+    if spec == "exp":
+        return tuple(Fraction(2**g - 1) for g in range(c + 1))
+    listed = {int(g): Fraction(v) for g, v in (x.split(":") for x in spec.split(","))}
+    out = tuple(listed.get(g, Fraction(g)) for g in range(c + 1))
+    for g in range(1, c + 1):
+        if out[g] < out[g - 1]:
+            raise MeasureError(f"{name}={spec}: the qrels have grades up to {c}, and grade {g}, not in the map, "
+                               f"keeps its own grade as gain ({_show_gain(out[g])}), below "
+                               f"{_show_gain(out[g - 1])} of grade {g - 1}: list every grade 0..{c} in the map, or "
+                               f"cap the grades (max_grade= / --max-grade)")
+    return out
+
+
+class _GainMeasure(Measure):
+    """The gain map of DCG, nDCG, RBP, gP and gR (a ``gains`` field, canonical string)."""
+
+    param_aliases = {"gain": "gains"}
+
+    def show_param(self, name, value):
+        if name == "gains" and isinstance(value, str):
+            return value  # unquoted: nDCG(gains=0:0,1:1,2:3,3:7), nDCG(gains=exp)
+        return super().show_param(name, value)
+
+    def _check_gains(self):
+        spec = parse_gains(self.gains, f"{self.NAME}: gains")
+        object.__setattr__(self, "gains", spec)
+        if spec is not None and getattr(self, "rel", None) is not None:
+            raise MeasureError(f"{self.NAME}: give gains= (graded gains) or rel= (binary relevance), not both")
+
+    def gain_values(self, c: int) -> tuple[Fraction, ...]:
+        """Exact gains of grades 0..c (binary with ``rel=``: 0, 1)."""
+        if getattr(self, "rel", None) is not None:
+            return (Fraction(0), Fraction(1))
+        return gain_values(self.gains, int(c), f"{self.NAME}: gains")
+
+    def gain_table(self, c: int) -> np.ndarray:
+        """float64 gains of grades 0..c (index = grade)."""
+        vals = self.gain_values(c)
+        out = np.array([float(v) for v in vals], dtype=np.float64)
+        if not np.isfinite(out).all():
+            raise MeasureError(f"{self.NAME}: gains={self.gains} overflow a float at grade {c}; cap the grades "
+                               "(max_grade= / --max-grade)")
+        return out
+
+    def integer_gains(self, c: int) -> tuple[list[int], Fraction]:
+        """``(G, s)``: the gains of grades 0..c as integers with no common factor, G[g] =
+        s * gain(g) (exact keys add these; s > 0 scales every key alike)."""
+        vals = self.gain_values(c)
+        L = math.lcm(*(v.denominator for v in vals))
+        ints = [int(v * L) for v in vals]
+        d = math.gcd(*ints) or 1
+        return [x // d for x in ints], Fraction(L, d)
+
+    def top_gain(self, c: int) -> Fraction:
+        """gain(c), the divisor of RBP and gP (MeasureError where every grade gains 0)."""
+        top = self.gain_values(c)[-1]
+        if top == 0:
+            raise MeasureError(f"{self.NAME}: gains={self.gains} give every grade 0..{c} gain 0; "
+                               f"{self.NAME} divides by the top grade's gain")
+        return top
+
+    def _gains_of(self, grades, c: int) -> np.ndarray:
+        """Gains of grades (sentinels and negative grades gain 0, grades above c gain as c)."""
+        if getattr(self, "rel", None) is not None or self.gains is None:
+            return graded_gain(grades, c, getattr(self, "rel", None))
+        return self.gain_table(c)[np.clip(grades, 0, c)]
+
+    def _ref_gain(self, g: int, c: int) -> float:
+        if getattr(self, "rel", None) is not None or self.gains is None:
+            return ref_gain(g, c, getattr(self, "rel", None))
+        return float(self.gain_values(c)[min(max(g, 0), c)])
 
 
 def discounts(n: int, base: float | None) -> np.ndarray:
@@ -32,29 +210,35 @@ def _ref_discount(i: int, base: float | None) -> float:
     return 1.0 / max(1.0, math.log(i) / math.log(base))
 
 
-class _DCGFamily(Measure):
+_GAINS_DOC = ("gain map: exp (2^g - 1) or grade:gain pairs like 0:0,1:1,2:3,3:7 (exact; unlisted grades "
+              "gain their grade); default: the grade")
+
+
+class _DCGFamily(_GainMeasure):
     graded = True
     param_docs = {"base": "log base b of Järvelin & Kekäläinen's discount max(1, log_b i); default "
                           "trec_eval's log2(i + 1)",
-                  "rel": "binary gains (1 for grade >= rel) instead of the grade"}
+                  "rel": "binary gains (1 for grade >= rel) instead of the grade",
+                  "gains": _GAINS_DOC}
 
     @property
     def label(self):  # the paper's column labels: DCG_b02, nDCG_b10
-        if self.base is not None and self.rel is None and self.cutoff is None:
+        if self.base is not None and self.rel is None and self.cutoff is None and self.gains is None:
             return f"{self.NAME}_b{self.base:02g}"
         return str(self)
 
     def validate(self):
         if self.base is not None and not (isinstance(self.base, (int, float)) and self.base > 1):
             raise MeasureError(f"{self.NAME}: base must be a number > 1, not {self.base!r}")
+        self._check_gains()
 
     def _dcg(self, grades, topics):
-        g = graded_gain(cut(grades, self.cutoff), topics.max_grade, self.rel)
+        g = self._gains_of(cut(grades, self.cutoff), topics.max_grade)
         return g @ discounts(g.shape[-1], self.base)
 
     def _ref_dcg(self, grades, c):
         top = grades[: self.cutoff] if self.cutoff else grades
-        return sum(ref_gain(g, c, self.rel) * _ref_discount(i + 1, self.base) for i, g in enumerate(top))
+        return sum(self._ref_gain(g, c) * _ref_discount(i + 1, self.base) for i, g in enumerate(top))
 
 
 @register("DCG")
@@ -67,6 +251,7 @@ class DCG(_DCGFamily):
     cutoff: int | None = None
     base: float | None = None
     rel: int | None = None
+    gains: str | None = None
 
     def batch(self, grades, topics):
         return self._dcg(grades, topics)
@@ -85,10 +270,11 @@ class nDCG(_DCGFamily):
     cutoff: int | None = None
     base: float | None = None
     rel: int | None = None
+    gains: str | None = None
     needs_recall_base = True
 
     trec_eval = ("ndcg", "ndcg_cut_{cutoff}")
-    trec_eval_defaults = ("base", "rel")
+    trec_eval_defaults = ("base", "rel", "gains")
 
     def normalizer(self, topics, N, c):
         ideal = self.ideal(topics)
@@ -96,6 +282,8 @@ class nDCG(_DCGFamily):
 
     def ideal(self, topics) -> np.ndarray:
         ideal = cut(topics.ideal_grades(self.rel), self.cutoff)
+        if self.gains is not None:  # the same gains (monotone: the ideal order is the grades')
+            ideal = self.gain_table(topics.max_grade)[ideal.astype(np.int64)]
         return ideal @ discounts(ideal.shape[-1], self.base)
 
     def batch(self, grades, topics):
@@ -103,7 +291,7 @@ class nDCG(_DCGFamily):
 
     def reference(self, grades, topic):
         c = topic.max_grade
-        ideal = sorted((ref_gain(g, c, self.rel) for g in range(c + 1)
+        ideal = sorted((self._ref_gain(g, c) for g in range(c + 1)
                         for _ in range(int(topic.level_counts[0, g]))), reverse=True)
         ideal = [x for x in ideal if x > 0]
         top = ideal[: self.cutoff] if self.cutoff else ideal
@@ -111,40 +299,91 @@ class nDCG(_DCGFamily):
         return self._ref_dcg(grades, c) / idcg if idcg else 0.0
 
 
+def exact_p(p) -> Fraction:
+    """The exact value of an RBP persistence: a Fraction as it is, a float as the
+    decimal it is written as (0.8 is 4/5; 0.3333333333333333 is that decimal, not 1/3)."""
+    return p if isinstance(p, Fraction) else Fraction(repr(float(p)))
+
+
+def _check_p(p, name: str = "RBP"):
+    """p as stored: a float where the exact value is the decimal its float is written as
+    (so p=4/5, p="0.8" and p=0.8 are one measure, RBP(p=0.8)), else a Fraction (1/3)."""
+    hint = "type a number strictly between 0 and 1, for example p=0.8 or p=1/3"
+    try:
+        if isinstance(p, bool) or p is None:
+            raise TypeError
+        if isinstance(p, str):
+            f = Fraction(p.strip())
+        elif isinstance(p, (float, np.floating)):
+            if not math.isfinite(p):
+                raise ValueError
+            f = Fraction(repr(float(p)))
+        elif isinstance(p, (int, np.integer, Fraction)):
+            f = Fraction(p)
+        else:
+            raise TypeError
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise MeasureError(f"{name}: p must be a number in (0, 1), not {p!r}; {hint}") from None
+    if not 0 < f < 1:
+        raise MeasureError(f"{name}: p must be in (0, 1) (the probability of going on to the next rank), "
+                           f"not {p!r}; {hint}")
+    as_float = float(f)
+    return as_float if Fraction(repr(as_float)) == f else f
+
+
 @register("RBP")
 @dataclass(frozen=True)
-class RBP(Measure):
+class RBP(_GainMeasure):
     """Rank-Biased Precision (Moffat & Zobel 2008): (1 - p) * sum of gain_i p^(i-1) over
-    the top ``cutoff`` ranks, gain = grade / c (graded) or 0/1 with ``rel=``. RB-free.
-    trec_eval's ``rbp`` normalises gains with uninitialised variables, so irscale does
-    not claim agreement with it."""
+    the top ``cutoff`` ranks, gain = grade / c (graded), gain(grade) / gain(c) with
+    ``gains=``, or 0/1 with ``rel=``. p is exact: a decimal (0.8 is 4/5) or a fraction
+    (``p=1/3``, ``p="1/3"``, ``p=Fraction(1, 3)``); scores are computed in float64 from it,
+    exact keys from the fraction. RB-free. trec_eval's ``rbp`` normalises gains with
+    uninitialised variables, so irscale does not claim agreement with it."""
 
     p: float = 0.8
     cutoff: int | None = None
     rel: int | None = None
+    gains: str | None = None
     graded = True
     always_shown = ("p",)
-    param_docs = {"p": "persistence: the probability that the user goes on to the next rank, in (0, 1)",
-                  "rel": "binary gains (1 for grade >= rel) instead of grade / c"}
+    param_docs = {"p": "persistence: the probability that the user goes on to the next rank, in (0, 1); a "
+                       "decimal (0.8) or a fraction (1/3), exact",
+                  "rel": "binary gains (1 for grade >= rel) instead of grade / c",
+                  "gains": "gain map (see DCG); gain(g) / gain(c) replaces g / c"}
 
     @property
     def label(self):  # the paper's column labels: RBP_p03, RBP_p08
-        return f"RBP_p{self.p:g}".replace(".", "") if self.rel is None and self.cutoff is None else str(self)
+        if self.rel is None and self.cutoff is None and self.gains is None:
+            if isinstance(self.p, Fraction):
+                return f"RBP_p{self.p.numerator}/{self.p.denominator}"
+            return f"RBP_p{self.p:g}".replace(".", "")
+        return str(self)
+
+    @property
+    def p_exact(self) -> Fraction:
+        """p as an exact fraction (what the rank map's keys and the theory use)."""
+        return exact_p(self.p)
 
     def validate(self):
-        if not (isinstance(self.p, (int, float)) and 0 < self.p < 1):
-            raise MeasureError(f"RBP: p must be in (0, 1), not {self.p!r}")
+        object.__setattr__(self, "p", _check_p(self.p))
+        self._check_gains()
+
+    def _unit(self, c: int) -> float:
+        """The divisor of a gain: 1 (binary), c, or gain(c) with a gain map."""
+        if self.rel is not None:
+            return 1.0
+        return float(self.top_gain(c)) if self.gains is not None else float(c)
 
     def batch(self, grades, topics):
-        c = 1 if self.rel is not None else topics.max_grade
-        g = graded_gain(cut(grades, self.cutoff), topics.max_grade, self.rel) / c
-        return (1.0 - self.p) * (g @ (self.p ** np.arange(g.shape[-1], dtype=np.float64)))
+        p = float(self.p)
+        g = self._gains_of(cut(grades, self.cutoff), topics.max_grade) / self._unit(topics.max_grade)
+        return (1.0 - p) * (g @ (p ** np.arange(g.shape[-1], dtype=np.float64)))
 
     def reference(self, grades, topic):
-        c = 1 if self.rel is not None else topic.max_grade
+        p, c = float(self.p), topic.max_grade
         top = grades[: self.cutoff] if self.cutoff else grades
-        return (1 - self.p) * sum(ref_gain(g, topic.max_grade, self.rel) / c * self.p ** i
-                                  for i, g in enumerate(top))
+        return (1 - p) * sum(self._ref_gain(g, c) / self._unit(c) * p ** i for i, g in enumerate(top))
 
 
 @register("ERR")
@@ -158,6 +397,10 @@ class ERR(Measure):
     rel: int | None = None
     graded = True
     param_docs = {"rel": "binary relevance (stop probability 1/2 for grade >= rel) instead of (2^g - 1) / 2^c"}
+    _NO_GAINS = ("ERR takes no gain map: its stop probability (2^g - 1) / 2^c is Chapelle et al.'s, already "
+                 "the exponential gain 2^g - 1 over 2^c, and another map has no stop probability that follows "
+                 "from it; write ERR (or ERR(rel=2) for binary relevance), or put the gain map on nDCG or RBP")
+    param_refusals = {"gains": _NO_GAINS, "gain": _NO_GAINS}
 
     @staticmethod
     def _stop(g, c):
@@ -187,41 +430,66 @@ class ERR(Measure):
 
 @register("gP")
 @dataclass(frozen=True)
-class gP(Measure):
+class gP(_GainMeasure):
     """Generalized precision at N = ``cutoff``: sum of gain / c over the top N, divided
-    by N (gain = grade). Equals P@N with binary relevance. RB-free."""
+    by N (gain = grade; with ``gains=``, gain(grade) / gain(c)). Equals P@N with binary
+    relevance. RB-free."""
 
     cutoff: int | None = None
+    gains: str | None = None
     graded = True
     requires_cutoff = True
+    param_docs = {"gains": "gain map (see DCG); gain(g) / gain(c) replaces g / c"}
+
+    def validate(self):
+        self._check_gains()
+
+    def _top(self, c: int) -> float:
+        return float(self.top_gain(c)) if self.gains is not None else float(c)
 
     def normalizer(self, topics, N, c):
-        return np.full(len(topics.names), float(c * N))
+        return np.full(len(topics.names), self._top(c) * N)
 
     def batch(self, grades, topics):
-        g = graded_gain(cut(grades, self.cutoff), topics.max_grade, None)
-        return g.sum(axis=-1) / (topics.max_grade * self.cutoff)
+        g = self._gains_of(cut(grades, self.cutoff), topics.max_grade)
+        return g.sum(axis=-1) / (self._top(topics.max_grade) * self.cutoff)
 
     def reference(self, grades, topic):
         c = topic.max_grade
-        return sum(ref_gain(g, c, None) for g in grades[: self.cutoff]) / (c * self.cutoff)
+        return sum(self._ref_gain(g, c) for g in grades[: self.cutoff]) / (self._top(c) * self.cutoff)
 
 
 @register("gR")
 @dataclass(frozen=True)
-class gR(Measure):
+class gR(_GainMeasure):
     """Generalized recall: sum of gains over the top ``cutoff`` divided by the recall
-    base in gain units (the sum of the grades of the topic's judged documents)."""
+    base in gain units (the sum of the gains of the topic's judged documents; with
+    ``gains=``, of their mapped gains). Its RB-free core is gP's, the sum of gains."""
 
     cutoff: int | None = None
+    gains: str | None = None
     graded = True
     needs_recall_base = True
+    param_docs = {"gains": "gain map (see DCG): gains and the recall base in gain units use it"}
+
+    def validate(self):
+        self._check_gains()
+
+    def gain_base(self, topics) -> np.ndarray:
+        """Each topic's recall base in gain units (sum of the judged documents' gains)."""
+        if self.gains is None:
+            return topics.gain_base()
+        return topics.level_counts @ self.gain_table(topics.max_grade)
+
+    def normalizer(self, topics, N, c):
+        base = self.gain_base(topics).astype(np.float64)
+        return np.where(base > 0, base, np.inf)
 
     def batch(self, grades, topics):
-        g = graded_gain(cut(grades, self.cutoff), topics.max_grade, None)
-        return safe_div(g.sum(axis=-1), topics.gain_base())
+        g = self._gains_of(cut(grades, self.cutoff), topics.max_grade)
+        return safe_div(g.sum(axis=-1), self.gain_base(topics))
 
     def reference(self, grades, topic):
-        base = float(topic.gain_base()[0])
+        base = float(self.gain_base(topic)[0])
         top = grades[: self.cutoff] if self.cutoff else grades
-        return sum(ref_gain(g, topic.max_grade, None) for g in top) / base if base else 0.0
+        return sum(self._ref_gain(g, topic.max_grade) for g in top) / base if base else 0.0

@@ -1,7 +1,8 @@
 """Counting without enumeration, for additive measures whose value set is known in size.
 
-RBP with rational p = a/b and b > c (binary: any p): all (c+1)^N runs have distinct
-values (:func:`rbp_runs_distinct`), so |M(REL^N)| = (c+1)^N and phi(x) = the number of
+RBP with rational p = a/b and b > c (binary: any p; with a gain map, no two gains
+differing by a multiple of b): all (c+1)^N runs have distinct values
+(:func:`rbp_runs_distinct`), so |M(REL^N)| = (c+1)^N and phi(x) = the number of
 runs with value <= x. DCG (any log base): the value depends on the sums of the classes
 of commensurable weights only, and distinct class-sum vectors are taken to have
 distinct values (checked exhaustively by the ``dcg`` engine wherever it can hold the
@@ -131,29 +132,29 @@ def _check_half(space, n: int) -> None:
                            "(max_grade= / --max-grade, or relevance='lenient')")
 
 
-def _digit_sums(weights: list[int], total: int, top: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every sum of g_k * weights[k] with grades g_k in 0..top, as a fraction of
-    ``total``: float64 positions sorted ascending, and for each the grades as a number
-    in base top + 1 (digit k: g_k), from which the exact sum is recomputed when a pair
-    is too close to call.
+def _digit_sums(weights: list[int], total: int, gains: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Every sum of G[g_k] * weights[k] with grades g_k in 0..c (``gains`` = G, the
+    integer gains of grades 0..c: 0..c by default), as a fraction of ``total``: float64
+    positions sorted ascending, and for each the grades as a number in base c + 1 (digit
+    k: g_k), from which the exact sum is recomputed when a pair is too close to call.
 
     Each weight's fraction is an int / int true division, correctly rounded however
-    large the integers, times a grade (one more rounding); a position sums at most N of
+    large the integers, times a gain (one more rounding); a position sums at most N of
     them, so it lies within 3N * 2^-53 of the exact fraction (relative: all terms are
     nonnegative), inside the counter's tolerance (:func:`_tolerance`)."""
     vals = np.zeros(1)
     for w in weights:
         f = w / total
-        vals = np.concatenate([vals + g * f for g in range(top + 1)])  # grade g: index + g (top+1)^k
+        vals = np.concatenate([vals + G * f for G in gains])  # grade g: index + g (c+1)^k
     codes = np.argsort(vals, kind="stable")
     return vals[codes], codes.astype(np.int64)
 
 
-def _digit_sum(weights: list[int], code: int, top: int) -> int:
-    total = 0
+def _digit_sum(weights: list[int], code: int, gains: list[int]) -> int:
+    total, base = 0, len(gains)
     for w in weights:
-        code, g = divmod(code, top + 1)
-        total += g * w
+        code, g = divmod(code, base)
+        total += gains[g] * w
     return total
 
 
@@ -173,24 +174,40 @@ def check_counter(space) -> None:
 
 def check_rbp(space) -> None:
     """The count engine's limits for RBP (:meth:`RBPSpace.check_counter`): every run
-    must have its own value (p = a/b with b > c, :func:`rbp_runs_distinct`)."""
+    must have its own value (:func:`rbp_runs_distinct`)."""
     if not rbp_runs_distinct(space):
         a, b = space.ab
-        raise IrscaleError(f"{space.measure} with {space.c + 1} relevance levels: p = {a}/{b} has b <= c = {space.c}, "
-                           "so different runs can tie and counting runs does not count values; engine='split' or "
-                           "'enumerate' serve it where keys fit in 64 bits")
-    top = space.gmax
-    _check_half(space, (top + 1) ** (space.N - space.N // 2))
+        G = space.gain_ints
+        why = (f"p = {a}/{b} has b <= c = {space.c}" if G == list(range(len(G))) else
+               f"with p = {a}/{b} and integer gains {', '.join(map(str, G))} two grades gain alike or differ by a "
+               f"multiple of b = {b}")
+        raise IrscaleError(f"{space.measure} with {space.c + 1} relevance levels: {why}, so different runs can tie "
+                           "and counting runs does not count values; engine='split' or 'enumerate' serve it where "
+                           "keys fit in 64 bits")
+    _check_half(space, len(space.gain_ints) ** (space.N - space.N // 2))
 
 
 def rbp_runs_distinct(space) -> bool:
-    """Whether all (c+1)^N runs have distinct RBP values: for p = a/b (lowest terms)
-    with b > c (b >= 2 for binary runs). If two runs differed, with grade differences
-    e_k in -c..c, let l be the last rank where they differ; scaled by b^(l-1)/a^... the
-    sum of e_k a^(k-1) b^(N-k) is congruent to e_l a^(l-1) b^(N-l) modulo b^(N-l+1),
-    and e_l a^(l-1) is not divisible by b (gcd(a, b) = 1, 0 < |e_l| <= c < b), so the
-    sum is not 0."""
-    return space.ab[1] > space.gmax
+    """Whether all (c+1)^N runs are proven to have distinct RBP values, for p = a/b in
+    lowest terms and the space's integer gains G_0 <= ... <= G_c (:func:`space_gains`:
+    0..c by default, 0, 1 binary; a gain map scaled to integers with no common factor):
+    true when for every two grades i != j, G_i - G_j is nonzero and not divisible by b.
+
+    Proof. Two different runs g, g' tie iff sum_k d_k a^(k-1) b^(N-k) = 0 with
+    d_k = G(g_k) - G(g'_k). The runs differ somewhere, and there d_k != 0 (distinct
+    grades gain differently); let l be the last such rank. Ranks after l add 0; divide
+    the rest by b^(N-l): sum_(k<=l) d_k a^(k-1) b^(l-k) = 0. Modulo b every term with
+    k < l vanishes, so b divides d_l a^(l-1), hence d_l (gcd(a, b) = 1): excluded.
+
+    For gains 0..c the differences are -c..c, so the condition reads b > c, and it is
+    also necessary there (N >= 2): when b <= c, d = (a, -b, 0, ..., 0) (a < b <= c) is a
+    difference of two runs and a b^(N-1) - b a b^(N-2) = 0. For other gain maps a
+    failed condition proves nothing either way: the count engine refuses (phi would count
+    runs, not values) and split or enumerate, which tie runs by their exact keys, serve
+    the space."""
+    b = space.ab[1]
+    G = space.gain_ints
+    return all(gi != gj and (gi - gj) % b != 0 for i, gi in enumerate(G) for gj in G[:i])
 
 
 def check_dcg(space) -> None:
@@ -212,30 +229,31 @@ def _dcg_cut(space) -> int:
 
 
 def rbp_counter(space: RBPSpace) -> Counter:
-    """RBP, p = a/b with b > c: a run's exact key is sum of g_k a^(k-1) b^(N-k), a
+    """RBP, p = a/b with b > c (gain maps: :func:`rbp_runs_distinct`): a run's exact key
+    is sum of G(g_k) a^(k-1) b^(N-k), a
     Python int of about N log2(b) bits (beyond 64 bits from N = 14 at p = 0.95), and
     every run has its own value (:func:`rbp_runs_distinct`), so phi counts runs. The
     halves hold float positions (key / total key) with their grades; pairs the floats
     cannot decide are decided on exact Python-int keys, so phi is exact at every N
     accepted."""
     check_counter(space)
-    N, top = space.N, space.gmax
+    N, G = space.N, space.gain_ints
     h = N // 2
     w = space.weights  # Python ints
     total = sum(w)
     wp, ws = w[:h], w[h:]
-    P, Pm = _digit_sums(wp, total, top)
-    S, Sm = _digit_sums(ws, total, top)
+    P, Pm = _digit_sums(wp, total, G)
+    S, Sm = _digit_sums(ws, total, G)
 
     def split_query(key):
         X = int(key)
         return X / total, X  # int / int: correctly rounded
 
     def exact_le(i, j, X):
-        return np.array([_digit_sum(wp, int(Pm[ii]), top) + _digit_sum(ws, int(Sm[jj]), top) <= X
+        return np.array([_digit_sum(wp, int(Pm[ii]), G) + _digit_sum(ws, int(Sm[jj]), G) <= X
                          for ii, jj in zip(i, j)], dtype=bool)
 
-    return Counter((top + 1) ** N, P, S, np.ones(len(P), dtype=np.uint64), np.ones(len(S), dtype=np.uint64),
+    return Counter(len(G) ** N, P, S, np.ones(len(P), dtype=np.uint64), np.ones(len(S), dtype=np.uint64),
                    exact_le, split_query, lambda key: 1, tol=_tolerance(N))
 
 

@@ -167,20 +167,15 @@ def statement(measure, N: int, levels: int = 2) -> Statement | None:
 
 
 def _gains(m, c: int) -> list[Fraction] | None:
-    """Gains of grades 0..c (binary: 0, 1); None for a gain map this module does not know."""
+    """Exact gains of grades 0..c (binary: 0, 1): the measure's own gain map
+    (:meth:`irscale.measures.gains._GainMeasure.gain_values`), the grade by default."""
     if c == 1 or getattr(m, "rel", None) is not None:
         return [Fraction(0), Fraction(1)]
-    g = getattr(m, "gains", None)
-    if g is None:
+    if hasattr(m, "gain_values"):
+        return list(m.gain_values(c))
+    if getattr(m, "gains", None) is None:
         return [Fraction(k) for k in range(c + 1)]
-    if isinstance(g, str) and g == "exp":
-        return [Fraction(2 ** k - 1) for k in range(c + 1)]
-    try:
-        pairs = dict(g) if not isinstance(g, (list, tuple)) or not g or isinstance(g[0], (list, tuple)) \
-            else dict(enumerate(g))
-        return [Fraction(str(pairs[k])) for k in range(c + 1)]
-    except (TypeError, ValueError, KeyError):
-        return None
+    return None
 
 
 def _linear(gains) -> bool:
@@ -265,12 +260,15 @@ def _rbp(m, N, c):
     gains = _gains(m, c)
     if gains is None:
         return None
-    p = float(m.p)
+    if gains[c] == 0:
+        return None
+    # p exactly as the measure's run space reads it (m.p_exact: a fraction as given, a float as
+    # the decimal it is written as), so the statement and the rank map never disagree:
+    # RBP(p=1/3) is the 2019 paper's interval case at c = 2, RBP(p=0.3333333333333333) a smaller p
+    exact_p = m.p_exact
+    p = m.show_param("p", m.p)  # as written: 0.8, 1/3, 0.3333333333333333
     G = min(gains[k + 1] - gains[k] for k in range(c)) / gains[c]
     crit = G / (G + 1)
-    # p as the measure's exact space reads it (its decimal), except that the float nearest the
-    # critical value (0.3333333333333333 for 1/3) stands for it
-    exact_p = crit if abs(p - float(crit)) <= 1e-12 * float(crit) else Fraction(str(p))
     ordinal, interval, _ = _positional(gains, [exact_p ** k for k in range(N)], N, c)
     lin = _linear(gains)
     name = "1/(c+1)" if lin else "G/(G+1)"
@@ -282,12 +280,12 @@ def _rbp(m, N, c):
     elif exact_p == crit:
         why = f"p = {crit_s} = G/(G+1), but the gains are not proportional to the grade"
     elif exact_p < crit:
-        why = f"p = {p:g} < {name} = {crit_s}"
+        why = f"p = {p} < {name} = {crit_s}"
     elif ordinal:
-        why = (f"p = {p:g} > {name} = {crit_s}, yet at N = {N} a step at rank k still outweighs every rank "
+        why = (f"p = {p} > {name} = {crit_s}, yet at N = {N} a step at rank k still outweighs every rank "
                "below it (the paper's counterexamples need longer runs)")
     else:
-        why = f"p = {p:g} > {name} = {crit_s}"
+        why = f"p = {p} > {name} = {crit_s}"
     return "strong", _scale(ordinal, interval), why, src
 
 
