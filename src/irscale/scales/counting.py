@@ -53,14 +53,17 @@ class Counter(ValueSet):
 
     memo = True
 
-    def __post_init__(self):
-        self.Sc = np.concatenate([[0], np.cumsum(self.Sn, dtype=np.uint64)]).astype(np.uint64)
-
     def phi(self, keys):
         return self.count_many(keys)
 
     def runs_le(self, keys):
         return np.asarray(self.count_many(keys, weighted=True)).astype(object)
+
+    def __post_init__(self):
+        self.Sc = np.concatenate([[0], np.cumsum(self.Sn, dtype=np.uint64)]).astype(np.uint64)
+        self._runs_le_of: dict = {}  # runs <= each key, counted in the same pass as its phi
+        total = int(self.Pn.sum(dtype=object)) * int(self.Sn.sum(dtype=object))
+        self._sums = 1 if total < 2**64 else 2  # run sums modulo 2^64 suffice below 2^64 (merge.scan)
 
     def runs_at(self, keys):
         return np.array([self.runs_of(k) for k in keys], dtype=object)
@@ -77,20 +80,24 @@ class Counter(ValueSet):
         or runs (``weighted=True``) with value <= each query's: the merge of
         :mod:`irscale.scales.merge` per query, queries in blocks of ``block`` run in
         parallel (threads, or the Dask ``scheduler``), pairs within the tolerance decided
-        exactly. Counts are exact Python ints (object array) when weighted, else int64."""
+        exactly. Counts are exact Python ints (object array) when weighted, else int64.
+        One pass counts both; the run counts are kept for the keys, so the "mid" ranks
+        asked after the "unq" ones cost nothing more."""
         from irscale.parallel import parallel_map
         from irscale.scales import merge
 
         keys = list(keys)
+        if weighted and all(int(k) in self._runs_le_of for k in keys):  # counted with their phi
+            return np.array([self._runs_le_of[int(k)] for k in keys], dtype=object)
         split = [self.split_query(k) for k in keys]
         x = np.array([v for v, _ in split], dtype=np.float64)
         tol = self.tol * np.maximum(1.0, np.abs(x))
         by_value = np.argsort(x, kind="stable")  # a block's queries merge through nearby parts of S
         blocks = [by_value[a:a + block] for a in range(0, len(keys), block)]
-        P, S, Pn, Sc, use = self.P, self.S, self.Pn, self.Sc, self.use_numba
+        P, S, Pn, Sc, use, sums = self.P, self.S, self.Pn, self.Sc, self.use_numba, self._sums
 
         def work(idx):
-            return merge.scan(P, S, Pn, Sc, x[idx], tol[idx], use, weighted)
+            return merge.scan(P, S, Pn, Sc, x[idx], tol[idx], use, sums)  # run sums too: mid ranks ask them next
 
         parts = parallel_map(work, blocks, self.scheduler, self.progress)
         if not parts:
@@ -99,9 +106,9 @@ class Counter(ValueSet):
         row[np.concatenate(blocks)] = np.arange(len(keys))
         lo, hi, wmod, wflt = (np.concatenate([p[k] for p in parts])[row] for k in range(4))
         kept = None if parts[0][4] is None else tuple(np.concatenate([p[k] for p in parts])[row] for k in (4, 5))
-        out = []
+        unq, le = [], []
         for q in range(len(keys)):
-            total = merge.exact_sum(wmod[q], wflt[q]) if weighted else int(lo[q])
+            n_values, n_runs = int(lo[q]), merge.exact_sum(wmod[q], wflt[q])
             nb = int(hi[q] - lo[q])
             if nb:  # pairs too close to the query to call in floating point
                 if kept is not None and nb <= merge.BAND:
@@ -109,12 +116,12 @@ class Counter(ValueSet):
                 else:
                     i, j = merge.band(P, S, x[q], tol[q], nb, use)
                 ok = self.exact_le(i, j, split[q][1])
-                if weighted:
-                    total += sum(int(a) * int(b) for a, b in zip(self.Pn[i[ok]], self.Sn[j[ok]]))
-                else:
-                    total += int(ok.sum())
-            out.append(total)
-        return np.array(out, dtype=object if weighted else np.int64)
+                n_values += int(ok.sum())
+                n_runs += sum(int(a) * int(b) for a, b in zip(self.Pn[i[ok]], self.Sn[j[ok]]))
+            unq.append(n_values)
+            le.append(n_runs)
+            self._runs_le_of[int(keys[q])] = n_runs
+        return np.array(le, dtype=object) if weighted else np.array(unq, dtype=np.int64)
 
     def count(self, key, weighted: bool = False) -> int:
         """:meth:`count_many` of one key."""

@@ -43,7 +43,6 @@ def _numba_kernels():
             # block, not once per query: the merge is bound by memory traffic)
             nq = len(xs)
             K = bi.shape[1]
-            jl = np.full(nq, len(S), dtype=np.int64)
             jh = np.full(nq, len(S), dtype=np.int64)
             nb = np.zeros(nq, dtype=np.int64)
             for i in range(len(P)):
@@ -62,10 +61,9 @@ def _numba_kernels():
                     if h == 0:
                         continue
                     alive = True
-                    j = jl[q]
+                    j = h  # lo <= hi, and the band between them is nearly always empty
                     while j > 0 and S[j - 1] >= t - t_:
                         j -= 1
-                    jl[q] = j
                     for jj in range(j, h):  # undecided pairs: the first K kept
                         if nb[q] < K:
                             bi[q, nb[q]] = i
@@ -73,9 +71,10 @@ def _numba_kernels():
                         nb[q] += 1
                     lo_out[q] += j
                     hi_out[q] += h
-                    if weighted:
+                    if weighted > 0:
                         wmod_out[q] += pn * Sc[j]
-                        wflt_out[q] += float(pn) * float(Sc[j])
+                        if weighted > 1:
+                            wflt_out[q] += float(pn) * float(Sc[j])
                 if not alive:
                     break
 
@@ -115,13 +114,15 @@ def _np_bounds(P, S, x, t_):
 BAND = 64  # undecided pairs kept per query by the scan (more: a second pass, band())
 
 
-def scan(P, S, Pn, Sc, xs, tol, use_numba: bool | None = None, weighted: bool = True):
+def scan(P, S, Pn, Sc, xs, tol, use_numba: bool | None = None, weighted: int = 2):
     """Per query x (float64 array ``xs``, tolerances ``tol``): pairs surely below
     (``lo``), pairs not surely above (``hi``; hi - lo undecided), the runs behind the
     pairs surely below as (sum mod 2^64, float sum): see :func:`exact_sum`, and the
     undecided pairs (i, j) as two (n, BAND) arrays (None from the numpy kernel; when
     hi - lo > BAND, :func:`band` lists them). ``Pn`` and ``Sc`` are uint64 (runs behind
-    each P value; cumulative runs behind S); ``weighted=False`` leaves the run sums 0.
+    each P value; cumulative runs behind S); ``weighted``: 0 leaves the run sums 0, 1
+    sums modulo 2^64 only (exact where all runs together are fewer than 2^64; the float
+    sums stay 0), 2 both.
     The merge's cost is |P| full steps and up to |S| pointer moves: pass the smaller
     half as P."""
     n = len(xs)
@@ -136,7 +137,7 @@ def scan(P, S, Pn, Sc, xs, tol, use_numba: bool | None = None, weighted: bool = 
         bi = np.zeros((n, BAND), dtype=np.int64)
         bj = np.zeros((n, BAND), dtype=np.int64)
         kernels[0](P, S, Pn, Sc, np.ascontiguousarray(xs, dtype=np.float64),
-                   np.ascontiguousarray(tol, dtype=np.float64), bool(weighted), lo, hi, wmod, wflt, bi, bj)
+                   np.ascontiguousarray(tol, dtype=np.float64), int(weighted), lo, hi, wmod, wflt, bi, bj)
         return lo, hi, wmod, wflt, bi, bj
     Pf = Pn.astype(np.float64)
     Scf = Sc.astype(np.float64)
@@ -148,7 +149,8 @@ def scan(P, S, Pn, Sc, xs, tol, use_numba: bool | None = None, weighted: bool = 
             if not weighted:
                 continue
             wmod[q] = (Pn * Sc[a]).sum(dtype=np.uint64)  # wraps modulo 2^64: exact there
-            wflt[q] = float((Pf * Scf[a]).sum())
+            if weighted > 1:
+                wflt[q] = float((Pf * Scf[a]).sum())
     return lo, hi, wmod, wflt, None, None
 
 
@@ -169,7 +171,7 @@ def band(P, S, x: float, t_: float, size: int, use_numba: bool | None = None):
 
 def exact_sum(mod: int, approx: float) -> int:
     """The integer congruent to ``mod`` modulo 2^64 nearest to ``approx`` (exact while
-    |approx - true| < 2^63)."""
+    |approx - true| < 2^63; with approx 0, ``mod`` itself: sums known below 2^64)."""
     m = int(mod)
     k = round((approx - m) / 2.0**64)
     return m + k * 2**64
