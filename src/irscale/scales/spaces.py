@@ -969,7 +969,7 @@ def space_for(measure: str | Measure, N: int, c: int = 1) -> Space:
     Binary measures (and graded ones given ``rel=``) always live on binary runs (c = 1).
     A measure's own cutoff, if any, must equal N (the ranked measure is defined at N).
     """
-    from irscale.validate import integer
+    from irscale.validate import integer, levels
 
     N = integer("run length N", N, minimum=1, maximum=MAX_N)
     c = integer("c (the top grade)", c, minimum=1)
@@ -980,6 +980,7 @@ def space_for(measure: str | Measure, N: int, c: int = 1) -> Space:
                            f"use {type(m).NAME} without a cutoff, or N={cutoff} (API depth={cutoff}, CLI -N {cutoff})")
     binary = (not m.graded) or getattr(m, "rel", None) is not None
     c = 1 if binary else int(c)
+    levels(c + 1)  # a graded space holds grades as 8-bit integers
     for measure_type, space_cls, when in _SERVED:
         if type(m) is measure_type and (when is None or when(m, N, c)):
             return space_cls(m, N, c)
