@@ -16,6 +16,18 @@ def need(path: Path) -> Path:
     return path
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (pyproject's addopts) runs named tests (``tests/test_x.py::test_y``) in this
+    process: starting workers would cost more than it saves. Otherwise xdist's default."""
+    args = config.invocation_params.args
+    named = [a for a in args if not str(a).startswith("-") and "::" in str(a)]
+    paths = [a for a in args if not str(a).startswith("-") and Path(str(a)).exists()]
+    if named and not paths:
+        return 0
+    return None
+
+
 @pytest.fixture(scope="session")
 def trec8():
     return need(TREC8)

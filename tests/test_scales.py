@@ -75,10 +75,54 @@ def _dcg_weights(name, N):
     return _WEIGHTS[name, N]
 
 
+def all_values(name: str, N: int, c: int) -> list:
+    """exact_value of every run of itertools.product(range(c + 1), repeat=N), in that
+    order, computed prefix by prefix: each run extends a prefix's partial sums with the
+    same operations, in the same order, as exact_value (so the same exact values, and the
+    same 60-digit DCG sums), without recomputing the prefix for each of its extensions."""
+    rel = [g > 0 for g in range(c + 1)]
+    if name in ("P", "R", "F"):
+        step, start, end = (lambda s, k, g: s + rel[g]), 0, Fraction
+    elif name == "RR":
+        step = lambda s, k, g: s if s is not None or not rel[g] else Fraction(1, k + 1)  # noqa: E731
+        start, end = None, (lambda s: Fraction(0) if s is None else s)
+    elif name == "AP":
+        def step(s, k, g):
+            total, hits = s
+            return (total + Fraction(hits + 1, k + 1), hits + 1) if rel[g] else s
+        start, end = (Fraction(0), 0), (lambda s: s[0])
+    elif name.startswith("RBP"):
+        p = Fraction(name[6:-1])
+        gains = [Fraction(min(g, c), c) for g in range(c + 1)] if c > 1 else [Fraction(int(r)) for r in rel]
+        step, start, end = (lambda s, k, g: s + gains[g] * p ** k), 0, (lambda s: (1 - p) * s)
+    elif name == "ERR":
+        Rg = [Fraction(2 ** g - 1, 2 ** c) for g in range(c + 1)]
+
+        def step(s, k, g):
+            total, reach = s
+            return total + reach * Rg[g] / (k + 1), reach * (1 - Rg[g])
+        start, end = (Fraction(0), Fraction(1)), (lambda s: s[0])
+    elif name.startswith(("DCG", "nDCG")):
+        import mpmath
+
+        w = _dcg_weights(name, N)
+        with mpmath.workdps(60):
+            vals = [mpmath.mpf(0)]
+            for k in range(N):
+                vals = [t + (g if c > 1 else 1) * w[k] if g > 0 else t for t in vals for g in range(c + 1)]
+        return vals
+    else:
+        raise KeyError(name)
+    states = [start]
+    for k in range(N):
+        states = [step(s, k, g) for s in states for g in range(c + 1)]
+    return [end(s) for s in states]
+
+
 def brute_force(name, N, c):
     """(runs as tuples, phi unq, min, max) by sorting exact values."""
     runs = list(itertools.product(range(c + 1), repeat=N))
-    vals = [exact_value(name, r, c, N) for r in runs]
+    vals = all_values(name, N, c)
     if not isinstance(vals[0], Fraction):  # 60-digit reals: equal iff equal to 50 digits
         import mpmath
 

@@ -163,7 +163,13 @@ def trec8_judged(trec8):
         return irscale.evaluate(trec8 / "qrels.trec8.txt", sorted((trec8 / "runs").glob("*.gz")), ["AP"]).judged
 
 
+# one worker runs the trec8_judged tests (one evaluation of the runs) and builds the N = 30 rank
+# maps once for them and tests/test_transform.py's N = 30 test (the session's disk cache)
+N30 = pytest.mark.xdist_group("trec8_n30")
+
+
 @pytest.mark.slow
+@N30
 @pytest.mark.parametrize("N", [5, 10, 20, 30])
 def test_table2_reproduces_the_paper(trec8_judged, N):
     from irscale.study import compare
@@ -179,6 +185,7 @@ def test_table2_reproduces_the_paper(trec8_judged, N):
 
 
 @pytest.mark.slow
+@N30
 def test_tables_5_6_invariances_on_t08_30(trec8_judged):
     from irscale.study import compare
 

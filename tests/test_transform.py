@@ -49,6 +49,7 @@ def test_transform_rejects_a_conflicting_cutoff_and_tableless_input():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("trec8_n30")  # with tests/test_stats.py's N = 30 tests: their rank maps, built once
 def test_trec8_at_30_ranked_order_agrees_with_the_measure(trec8):
     """All 129 runs x 50 topics at N = 30, the eleven paper measures: on each topic the
     ranked version orders systems as the measure does (phi is strictly increasing; RB is
