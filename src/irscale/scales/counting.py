@@ -50,6 +50,8 @@ class Counter(ValueSet):
     scheduler: object = field(default=None, repr=False)  # Dask scheduler for the queries (None: threads)
     progress: Callable | None = field(default=None, repr=False)  # progress(done, total) per block of queries
     use_numba: bool | None = None  # None: numba where installed (merge.have_numba)
+    split_many: Callable | None = field(default=None, repr=False)  # keys -> (float values, query objects)
+    runs_of_many: Callable | None = field(default=None, repr=False)  # keys -> runs at each key's value
 
     memo = True
 
@@ -66,6 +68,8 @@ class Counter(ValueSet):
         self._sums = 1 if total < 2**64 else 2  # run sums modulo 2^64 suffice below 2^64 (merge.scan)
 
     def runs_at(self, keys):
+        if self.runs_of_many is not None:
+            return np.asarray(self.runs_of_many(keys)).astype(object)
         return np.array([self.runs_of(k) for k in keys], dtype=object)
 
     def listed(self, first=None, last=None):
@@ -89,8 +93,12 @@ class Counter(ValueSet):
         keys = list(keys)
         if weighted and all(int(k) in self._runs_le_of for k in keys):  # counted with their phi
             return np.array([self._runs_le_of[int(k)] for k in keys], dtype=object)
-        split = [self.split_query(k) for k in keys]
-        x = np.array([v for v, _ in split], dtype=np.float64)
+        if self.split_many is not None:
+            x, queries = self.split_many(keys)
+            x = np.asarray(x, dtype=np.float64)
+        else:
+            split = [self.split_query(k) for k in keys]
+            x, queries = np.array([v for v, _ in split], dtype=np.float64), [q for _, q in split]
         tol = self.tol * np.maximum(1.0, np.abs(x))
         by_value = np.argsort(x, kind="stable")  # a block's queries merge through nearby parts of S
         blocks = [by_value[a:a + block] for a in range(0, len(keys), block)]
@@ -115,7 +123,7 @@ class Counter(ValueSet):
                     i, j = kept[0][q, :nb], kept[1][q, :nb]
                 else:
                     i, j = merge.band(P, S, x[q], tol[q], nb, use)
-                ok = self.exact_le(i, j, split[q][1])
+                ok = self.exact_le(i, j, queries[q])
                 n_values += int(ok.sum())
                 n_runs += sum(int(a) * int(b) for a, b in zip(self.Pn[i[ok]], self.Sn[j[ok]]))
             unq.append(n_values)
@@ -294,20 +302,27 @@ def dcg_counter(space: DCGSpace) -> Counter:
     first_outer = len(halves[0][0]) <= len(halves[1][0])  # the merge steps over the counter's P fully
     (P, Pcode, Pn), (S, Scode, Sn) = halves if first_outer else halves[::-1]
 
-    def split_query(key):
-        tot = space.decode(np.array([key]))[0]
-        return float(tot @ space.class_weights), tot
+    second = math.prod(space.radix[cut:])  # key = (code over classes 0..cut-1) * second + code over the rest
 
-    def exact_le(i, j, tot):
+    def split_many(keys):
+        k = np.array([int(x) for x in keys], dtype=object if not space.int64 else np.int64)
+        tot = space.decode(k)
+        return tot @ space.class_weights, [(int(x) // second, int(x) % second, t) for x, t in zip(k, tot)]
+
+    def split_query(key):
+        x, q = split_many([key])
+        return float(x[0]), q[0]
+
+    def exact_le(i, j, query):
+        qa, qb, tot = query
         a, b = (Pcode[i], Scode[j]) if first_outer else (Scode[j], Pcode[i])  # classes 0..cut-1, then the rest
-        both = np.concatenate([space.decode(a, 0, cut), space.decode(b, cut)], axis=1)
-        out = np.empty(len(both), dtype=bool)
-        xq = None
-        for k, vec in enumerate(both):
-            if np.array_equal(vec, tot):  # the query's own value
-                out[k] = True
-                continue
-            xq = space.exact_value(tot) if xq is None else xq
+        out = (a == qa) & (b == qb)  # the query's own vector: its own value
+        other = np.flatnonzero(~out)
+        if not len(other):
+            return out
+        both = np.concatenate([space.decode(a[other], 0, cut), space.decode(b[other], cut)], axis=1)
+        xq = space.exact_value(tot)
+        for k, vec in zip(other, both):
             v = space.exact_value(vec)
             if abs(v - xq) <= abs(xq) * 1e-50:
                 raise IrscaleError(f"{space.measure} at N={space.N}: two different class totals have equal "
@@ -318,6 +333,11 @@ def dcg_counter(space: DCGSpace) -> Counter:
     def runs_of(key):
         return space.runs_of(space.decode(np.array([key]))[0])
 
+    def runs_of_many(keys):
+        k = np.array([int(x) for x in keys], dtype=object if not space.int64 else np.int64)
+        return space.runs_behind(space.decode(k))
+
     # a class weight (a logarithm, then three divisions) carries about 3.5 roundings, a
     # position one per class more: within 3 (classes + 8) * 2^-53 relative
-    return Counter(space.n_values, P, S, Pn, Sn, exact_le, split_query, runs_of, tol=_tolerance(n_cls + 8))
+    return Counter(space.n_values, P, S, Pn, Sn, exact_le, split_query, runs_of, tol=_tolerance(n_cls + 8),
+                   split_many=split_many, runs_of_many=runs_of_many)
