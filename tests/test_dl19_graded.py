@@ -424,3 +424,55 @@ def test_graded_and_lenient_differ_only_for_graded_measures(compared):
     g2 = {r["measure"]: r for r in g_tables[OUT_FILES[0]]}
     l2 = {r["measure"]: r for r in l_tables[OUT_FILES[0]]}
     assert all(g2[m]["tau_unq"] != l2[m]["tau_unq"] for m in ("RBP_p08", "nDCG"))
+
+
+# -- N = 20 on 4 levels (item 5): the count engine on real runs -------------------------------------
+
+N20 = 20
+
+
+def top_grades_at(run: dict[str, dict[str, float]], qrels, topics, n: int) -> np.ndarray:
+    """Like top_grades, at depth n."""
+    out = np.zeros((len(topics), n), dtype=np.int64)
+    for t, q in enumerate(topics):
+        docs = run.get(q, {})
+        f32 = array("f", docs.values())
+        for i, (_, d) in enumerate(heapq.nlargest(n, zip(f32, docs))):
+            out[t, i] = min(max(qrels[q].get(d, 0), 0), C)
+    return out
+
+
+def test_rbp_and_ndcg_at_N20_on_4_levels(dl19, run_files, qrels, runs):
+    """RBP(p=0.8)@20: every one of the 4^20 runs has its own value, so phi = the number of
+    runs with key <= the cell's, counted here over two halves of 4^10 keys (int64); nDCG@20:
+    phi orders the cells exactly like their DCG values in 60-digit arithmetic; ERR@20 on 4
+    levels is refused with its reason (keys beyond 64 bits)."""
+    import mpmath
+
+    t = irscale.evaluate(dl19 / QRELS_NAME, run_files[:2], ["AP"], score_precision="float32")
+    out = irscale.transform(t, ["RBP(p=0.8)", "nDCG"], depth=N20, relevance="graded")
+    maps = out.provenance["transform"]["maps"]
+    assert maps["RBP(p=0.8)@20"] == {"size": 4**N20, "engine": "count", "levels": 4}
+    assert maps["nDCG@20"]["engine"] == "count"
+    topics = list(t.topics)
+    grades = np.stack([top_grades_at(runs[name], qrels, topics, N20) for name in t.systems])  # (S, T, N)
+    cells = grades.reshape(-1, N20)
+
+    w = np.array([4 ** i * 5 ** (N20 - 1 - i) for i in range(N20)], dtype=np.int64)
+    half = np.stack(np.meshgrid(*[np.arange(LEVELS)] * 10, indexing="ij"), -1).reshape(-1, 10)
+    pre = np.sort(half @ w[:10])[::-1]  # descending: sorted needles below
+    suf = np.sort(half @ w[10:])
+    keys = cells @ w
+    expected = {int(k): int(np.searchsorted(suf, k - pre, side="right").sum()) for k in np.unique(keys)}
+    phi = out.values[2].reshape(-1)
+    assert [expected[int(k)] for k in keys] == phi.astype(np.int64).tolist()
+
+    with mpmath.workdps(60):
+        disc = [1 / mpmath.log(i + 2, 2) for i in range(N20)]
+        dcg = [mpmath.fsum(int(g) * d for g, d in zip(cell, disc)) for cell in cells]
+    phi = out.values[3].reshape(-1)
+    order = sorted(range(len(dcg)), key=dcg.__getitem__)
+    for a, b in pairwise(order):  # rational ties (grade 2 at rank 3 = grade 1 at rank 1) agree to 1e-50
+        assert (phi[a] == phi[b]) if abs(dcg[a] - dcg[b]) < mpmath.mpf(10) ** -50 else (phi[a] < phi[b])
+    with pytest.raises(irscale.errors.MeasureError, match="64 bits"):
+        irscale.transform(t, ["ERR"], depth=N20, relevance="graded")
