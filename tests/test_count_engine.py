@@ -201,3 +201,17 @@ def test_transform_reports_steps_within_rank_maps():
     irscale.transform(irscale.evaluate(q, [r], ["AP"]), ["RBP(p=0.8)"], depth=14, relevance="graded",
                       cache=False, steps=lambda m, d, t: steps.append((m, d, t)))
     assert steps and all(m == "RBP(p=0.8)@14" for m, _, _ in steps) and steps[-1][1] == steps[-1][2]
+
+
+def test_warm_count_map_answers_from_the_cache_without_building(monkeypatch, tmp_path):
+    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
+    cold = build("RBP(p=0.8)", 16, 3)
+    keys = _sample_keys(cold, 50)
+    first = cold.rank(keys, ("unq", "mid"))
+    warm = build("RBP(p=0.8)", 16, 3)
+    again = warm.rank(keys, ("unq", "mid"))
+    assert warm.from_cache and warm.summary._counter is None  # answered from the stored answers
+    assert all((first[t] == again[t]).all() for t in first)
+    new = _sample_keys(cold, 5, seed=9)
+    assert (warm.rank(new, ("unq", "mid"))["mid"] == cold.rank(new, ("unq", "mid"))["mid"]).all()
+    assert warm.summary._counter is not None  # a new key builds the halves

@@ -77,7 +77,7 @@ class Counter(ValueSet):
 
     @classmethod
     def from_arrays(cls, space, z):
-        return space.counter()  # the halves are rebuilt (fast); answers persist beside
+        return Deferred(space, int(z["size"]))  # answers persist beside; halves rebuilt if a new key comes
 
     def count_many(self, keys, weighted: bool = False, block: int = 16) -> np.ndarray:
         """Distinct values (``weighted=False``; each pair of partial values is one value)
@@ -134,6 +134,38 @@ class Counter(ValueSet):
     def count(self, key, weighted: bool = False) -> int:
         """:meth:`count_many` of one key."""
         return self.count_many([key], weighted)[0]
+
+
+class Deferred(ValueSet):
+    """A count-engine value set loaded from the cache: its size is known, and its halves
+    (seconds to build at N = 30) are built only when a query is not among the answers
+    stored beside it, so a warm transform is a lookup."""
+
+    kind = "count"
+    memo = True
+
+    def __init__(self, space, size: int):
+        self.space, self.size = space, size
+        self.scheduler = self.progress = None
+        self._counter = None
+
+    def _built(self) -> Counter:
+        if self._counter is None:
+            self._counter = self.space.counter()
+        self._counter.scheduler, self._counter.progress = self.scheduler, self.progress
+        return self._counter
+
+    def phi(self, keys):
+        return self._built().phi(keys)
+
+    def runs_le(self, keys):
+        return self._built().runs_le(keys)
+
+    def runs_at(self, keys):
+        return self._built().runs_at(keys)
+
+    def listed(self, first=None, last=None):
+        return None
 
 
 MAX_HALF = 2**25  # partial values held per half (a float64, its exact form and its runs: 24 bytes each)
