@@ -102,12 +102,10 @@ class Counter(ValueSet):
         tol = self.tol * np.maximum(1.0, np.abs(x))
         by_value = np.argsort(x, kind="stable")  # a block's queries merge through nearby parts of S
         blocks = [by_value[a:a + block] for a in range(0, len(keys), block)]
-        P, S, Pn, Sc, use, sums = self.P, self.S, self.Pn, self.Sc, self.use_numba, self._sums
-
-        def work(idx):
-            return merge.scan(P, S, Pn, Sc, x[idx], tol[idx], use, sums)  # run sums too: mid ranks ask them next
-
-        parts = parallel_map(work, blocks, self.scheduler, self.progress)
+        P, S, use = self.P, self.S, self.use_numba
+        halves = dict(P=P, S=S, Pn=self.Pn, Sc=self.Sc)  # sent once to each Dask worker
+        parts = parallel_map(_scan_block, [(x[idx], tol[idx], use, self._sums) for idx in blocks], self.scheduler,
+                             self.progress, shared=halves)
         if not parts:
             return np.zeros(0, dtype=object if weighted else np.int64)
         row = np.empty(len(keys), dtype=np.int64)  # query q's row in the results
@@ -134,6 +132,15 @@ class Counter(ValueSet):
     def count(self, key, weighted: bool = False) -> int:
         """:meth:`count_many` of one key."""
         return self.count_many([key], weighted)[0]
+
+
+def _scan_block(block, P, S, Pn, Sc):
+    """One block of queries (a task; the halves come as shared arguments): merge.scan,
+    run sums included (the "mid" ranks ask them next)."""
+    x, tol, use, sums = block
+    from irscale.scales import merge
+
+    return merge.scan(P, S, Pn, Sc, x, tol, use, sums)
 
 
 class Deferred(ValueSet):
