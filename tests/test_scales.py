@@ -364,6 +364,12 @@ def test_enumeration_on_a_local_dask_cluster_equals_single_process():
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         many = enumerate_engine(sp, chunk=2**11, scheduler=client)
         split = split_engine(space_for("AP", 14), bucket_pairs=512, scheduler=client)
+        # the count engine's queries, its halves scattered once to the workers
+        counted = build("DCG", 16, 3, engine="count", cache=False, scheduler=client)
+        g = np.random.default_rng(5).integers(0, 3, (100, 16)).astype(np.int8)
+        on_cluster = counted.rank(counted.space.keys(g), ("unq", "mid"))
+    local = build("DCG", 16, 3, engine="count", cache=False).rank(counted.space.keys(g), ("unq", "mid"))
+    assert all(np.array_equal(on_cluster[t], local[t]) for t in local)
     assert np.array_equal(single.keys, many.keys) and np.array_equal(single.runs, many.runs)
     ref = split_engine(space_for("AP", 14), bucket_pairs=512)
     assert np.array_equal(ref.keys, split.keys)
