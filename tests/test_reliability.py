@@ -167,9 +167,10 @@ def test_err_stop_probability_is_unchanged_for_small_scales():
 # -- 10. feasibility before heavy work; finished parts kept --------------------------------------
 
 def test_infeasible_rank_map_fails_before_the_runs_are_read(tmp_path):
-    """A graded rank map without an engine (graded ERR at N=20; graded RBP(p=0.8) at N=30
-    among the study's measures) is reported before reading (a broken run file would
-    otherwise be the error). Graded DCG at N=20 was the example until it got an engine."""
+    """A graded rank map beyond the engines (graded ERR at N=20; graded RBP(p=0.5) at N=30,
+    whose tied runs must be listed, among the study's measures) is reported before reading
+    (a broken run file would otherwise be the error). Graded DCG at N=20 and RBP(p=0.8) at
+    N=30 were the examples until they got an engine."""
     q = tmp_path / "q.txt"
     q.write_text(QRELS)
     broken = tmp_path / "broken.txt"

@@ -596,6 +596,18 @@ class ERRSpace(Space):
     family: str = "err"
     splittable: bool = True
 
+    def pick_engine(self):
+        if not self.int64:
+            last = max(n for n in range(1, self.N) if math.lcm(*range(1, n + 1)) * 2 ** (self.cc * n) * 2 < INT64_LIMIT)
+            fewer = ("" if self.cc == 1 else ", fewer levels (max_grade= / --max-grade), or binary relevance "
+                     "(relevance='lenient' / --relevance lenient: exact up to N=26)")
+            raise MeasureError(
+                f"{self.measure} at N={self.N} with {self.cc + 1} relevance levels: its exact keys, lcm(1..N) * "
+                f"2^(cN) * ERR with c = {self.cc}, reach {self.max_key.bit_length()} bits; ERR's values have no "
+                "product structure to count (most are distinct, not all), and the engines that list them add 64-bit "
+                f"keys, so ERR is exact up to N={last} on {self.cc + 1} levels; use -N {last} or less{fewer}")
+        return super().pick_engine()
+
     @cached_property
     def L(self) -> int:
         return math.lcm(*range(1, self.N + 1))
