@@ -150,7 +150,9 @@ class Table(ValueSet):
 
     @cached_property
     def _cum(self) -> np.ndarray:
-        return np.concatenate([[0], np.cumsum(self.runs.astype(object))]).astype(object)
+        if self.runs.dtype == object:  # run counts that may pass 2^62: Python ints
+            return np.concatenate([[0], np.cumsum(self.runs)]).astype(object)
+        return np.concatenate([[0], np.cumsum(self.runs, dtype=np.int64)])  # sums to the space's runs < 2^62
 
     def phi(self, keys):
         return np.searchsorted(self.keys, keys, side="right").astype(np.int64)
@@ -200,8 +202,9 @@ class ValueTable(ValueSet):
 
     @cached_property
     def _runs_per_phi(self) -> np.ndarray:
-        out = np.zeros(self.size + 1, dtype=object)
-        np.add.at(out, self.phi_of_key, self.runs.astype(object))
+        wide = self.runs.dtype == object  # int64 runs sum to the space's runs, below 2^62
+        out = np.zeros(self.size + 1, dtype=object if wide else np.int64)
+        np.add.at(out, self.phi_of_key, self.runs)
         return out
 
     @cached_property
