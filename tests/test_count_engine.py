@@ -215,3 +215,24 @@ def test_warm_count_map_answers_from_the_cache_without_building(monkeypatch, tmp
     new = _sample_keys(cold, 5, seed=9)
     assert (warm.rank(new, ("unq", "mid"))["mid"] == cold.rank(new, ("unq", "mid"))["mid"]).all()
     assert warm.summary._counter is not None  # a new key builds the halves
+
+
+def test_dcg_count_with_a_wide_gain_map_equals_the_listing():
+    """Half codes are indices in the half (they wrapped in int64 when a gain map scaled the
+    class sums' radix past 2^63: 183 of 400 phi off by one)."""
+    m = "nDCG(gains=0:0,1:1,2:100000)@10"
+    counted, listed = build(m, 10, 3, engine="count", cache=False), build(m, 10, 3, engine="dcg", cache=False)
+    g = np.random.default_rng(0).integers(0, 3, (400, 10)).astype(np.int8)
+    keys = counted.space.keys(g)
+    a, b = counted.rank(keys, ("unq", "mid")), listed.rank(keys, ("unq", "mid"))
+    assert all(np.array_equal(a[t], b[t]) for t in a)
+
+
+def test_gain_maps_too_fine_to_list_and_err_on_many_levels_are_refused_clearly():
+    from irscale.errors import MeasureError
+    from irscale.scales import space_for
+
+    with pytest.raises(MeasureError, match="fewer decimal digits"):  # was a bare MemoryError
+        space_for("nDCG(gains=0:0,1:0.1,2:0.123456789)@10", 10, 2).pick_engine()
+    with pytest.raises(MeasureError, match="exact at no N on 64 levels; use fewer levels"):  # was ValueError
+        space_for("ERR@3", 3, 63).pick_engine()

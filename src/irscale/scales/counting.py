@@ -65,7 +65,7 @@ class Counter(ValueSet):
         self.Sc = np.concatenate([[0], np.cumsum(self.Sn, dtype=np.uint64)]).astype(np.uint64)
         self._runs_le_of: dict = {}  # runs <= each key, counted in the same pass as its phi
         total = int(self.Pn.sum(dtype=object)) * int(self.Sn.sum(dtype=object))
-        self._sums = 1 if total < 2**64 else 2  # run sums modulo 2^64 suffice below 2^64 (merge.scan)
+        self._sums = 1 if total < 2**63 else 2  # run sums modulo 2^64 suffice below 2^63 (merge.exact_sum)
 
     def runs_at(self, keys):
         if self.runs_of_many is not None:
@@ -168,8 +168,11 @@ class Deferred(ValueSet):
     def runs_le(self, keys):
         return self._built().runs_le(keys)
 
-    def runs_at(self, keys):
-        return self._built().runs_at(keys)
+    def runs_at(self, keys):  # from the space alone: no halves needed
+        if isinstance(self.space, DCGSpace):
+            k = np.array([int(x) for x in keys], dtype=np.int64 if self.space.int64 else object)
+            return np.asarray(self.space.runs_behind(self.space.decode(k))).astype(object)
+        return np.ones(len(keys), dtype=object)  # RBP counted: every run its own value
 
     def listed(self, first=None, last=None):
         return None
@@ -236,8 +239,8 @@ def check_rbp(space) -> None:
                f"with p = {a}/{b} and integer gains {', '.join(map(str, G))} two grades gain alike or differ by a "
                f"multiple of b = {b}")
         raise IrscaleError(f"{space.measure} with {space.c + 1} relevance levels: {why}, so different runs can tie "
-                           "and counting runs does not count values; engine='split' or 'enumerate' serve it where "
-                           "keys fit in 64 bits")
+                           "and counting runs does not count values; engine='split' or 'enumerate' (CLI --engine "
+                           "split) serve it while its keys fit in 64 bits and its runs in their limits")
     _check_half(space, len(space.gain_ints) ** (space.N - space.N // 2))
 
 
@@ -272,6 +275,11 @@ def check_dcg(space) -> None:
     cut = _dcg_cut(space)
     sizes = [len(a) for a in space.attainable]
     _check_half(space, max(math.prod(sizes[:cut]), math.prod(sizes[cut:])))
+    ranks = max(sum(map(len, space.classes[:cut])), sum(map(len, space.classes[cut:])))
+    if (space.c + 1) ** ranks >= 2**64:  # runs behind one vector of a half are held in uint64
+        raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the runs behind a "
+                           f"half of the classes reach {space.c + 1}^{ranks}, beyond the 2^64 the count engine "
+                           "holds; use a smaller N or fewer levels (--max-grade, max_grade= in the API)")
 
 
 def _dcg_cut(space) -> int:
@@ -312,21 +320,42 @@ def rbp_counter(space: RBPSpace) -> Counter:
 
 
 def _class_half(space: DCGSpace, lo: int, hi: int):
-    """Every class-sum vector of classes lo..hi-1 as (float value, mixed-radix code over
-    those classes, runs behind it), sorted by value; built class by class (no matrix
-    of vectors is held)."""
+    """Every class-sum vector of classes lo..hi-1 as (float value, code, runs behind it),
+    sorted by value; built class by class (no matrix of vectors is held). The code is
+    the vector's index in the half: mixed radix over the number of attainable sums of
+    each class, so it stays below the half's size (int64 whatever the gains' scale)."""
     w = space.class_weights
     vals = np.zeros(1)
     codes = np.zeros(1, dtype=np.int64)
-    runs = np.ones(1, dtype=np.uint64)
+    runs = np.ones(1, dtype=np.uint64)  # below 2^64: check_dcg bounds the runs behind a half
     for cl in range(lo, hi):
         att = space.attainable[cl]
         ways = np.array([space._ways[cl][t] for t in att], dtype=np.uint64)
         vals = (vals[:, None] + att[None, :] * w[cl]).reshape(-1)
-        codes = (codes[:, None] * space.radix[cl] + att[None, :]).reshape(-1)
+        codes = (codes[:, None] * len(att) + np.arange(len(att))[None, :]).reshape(-1)
         runs = (runs[:, None] * ways[None, :]).reshape(-1)
     order = np.argsort(vals, kind="stable")
     return vals[order], codes[order], runs[order]
+
+
+def _half_sums(space: DCGSpace, codes: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """The class sums (n, hi - lo) of half codes (:func:`_class_half`)."""
+    codes = np.array(codes, dtype=np.int64)
+    out = np.empty((len(codes), hi - lo), dtype=np.int64)
+    for cl in range(hi - 1, lo - 1, -1):
+        att = space.attainable[cl]
+        out[:, cl - lo] = att[codes % len(att)]
+        codes //= len(att)
+    return out
+
+
+def _half_code(space: DCGSpace, sums, lo: int) -> int:
+    """The half code of one vector of class sums (classes lo.. of ``sums``)."""
+    code = 0
+    for k, t in enumerate(sums):
+        att = space.attainable[lo + k]
+        code = code * len(att) + int(np.searchsorted(att, t))
+    return code
 
 
 def dcg_counter(space: DCGSpace) -> Counter:
@@ -341,12 +370,11 @@ def dcg_counter(space: DCGSpace) -> Counter:
     first_outer = len(halves[0][0]) <= len(halves[1][0])  # the merge steps over the counter's P fully
     (P, Pcode, Pn), (S, Scode, Sn) = halves if first_outer else halves[::-1]
 
-    second = math.prod(space.radix[cut:])  # key = (code over classes 0..cut-1) * second + code over the rest
-
     def split_many(keys):
         k = np.array([int(x) for x in keys], dtype=object if not space.int64 else np.int64)
         tot = space.decode(k)
-        return tot @ space.class_weights, [(int(x) // second, int(x) % second, t) for x, t in zip(k, tot)]
+        return tot @ space.class_weights, [(_half_code(space, t[:cut], 0), _half_code(space, t[cut:], cut), t)
+                                           for t in tot]
 
     def split_query(key):
         x, q = split_many([key])
@@ -359,7 +387,7 @@ def dcg_counter(space: DCGSpace) -> Counter:
         other = np.flatnonzero(~out)
         if not len(other):
             return out
-        both = np.concatenate([space.decode(a[other], 0, cut), space.decode(b[other], cut)], axis=1)
+        both = np.concatenate([_half_sums(space, a[other], 0, cut), _half_sums(space, b[other], cut, n_cls)], axis=1)
         xq = space.exact_value(tot)
         for k, vec in zip(other, both):
             v = space.exact_value(vec)

@@ -253,18 +253,12 @@ def _bucket_runs(half: _Half, lo: int, hi: int) -> int:
 MAX_PAIRS = 2**35  # (prefix, suffix) pairs the split engine produces: about 10 minutes on 2 cores
 
 
-def split_pairs(space: Space, h: int | None = None) -> int:
-    """(prefix, suffix) pairs the split engine produces: every run once, so (c+1)^N
-    (states only group them)."""
-    return space.n_runs
-
-
 def check_split(space: Space) -> None:
     """Refuse (IrscaleError), before anything is built, a split that would produce
     more than ``MAX_PAIRS`` pairs (its buckets hold them all in turn, its bucket
     bounds sample them)."""
     space.require_int64("split")
-    n = split_pairs(space)
+    n = space.n_runs  # at most one (prefix, suffix) pair per run
     if n > MAX_PAIRS:
         raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the split engine "
                            f"would produce {n:,} (prefix, suffix) pairs, more than the {MAX_PAIRS:,} (about ten "

@@ -171,7 +171,7 @@ def band(P, S, x: float, t_: float, size: int, use_numba: bool | None = None):
 
 def exact_sum(mod: int, approx: float) -> int:
     """The integer congruent to ``mod`` modulo 2^64 nearest to ``approx`` (exact while
-    |approx - true| < 2^63; with approx 0, ``mod`` itself: sums known below 2^64)."""
+    |approx - true| < 2^63; with approx 0, ``mod`` itself: sums known below 2^63)."""
     m = int(mod)
     k = round((approx - m) / 2.0**64)
     return m + k * 2**64

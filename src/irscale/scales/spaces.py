@@ -132,7 +132,7 @@ class Space:
             return "enumerate"
         raise MeasureError(f"{self.measure} at N={self.N} with {self.c + 1} relevance levels: exact keys exceed "
                            "64 bits and no engine for this case is built yet: use a smaller N, fewer relevance levels "
-                           "(max_grade= / --max-grade), or binary relevance (relevance='lenient' / --relevance "
+                           "(--max-grade, max_grade= in the API), or binary relevance (--max-grade 1, --relevance "
                            "lenient, or rel=1 in the measure)")
 
     def counter(self):
@@ -598,14 +598,17 @@ class ERRSpace(Space):
 
     def pick_engine(self):
         if not self.int64:
-            last = max(n for n in range(1, self.N) if math.lcm(*range(1, n + 1)) * 2 ** (self.cc * n) * 2 < INT64_LIMIT)
-            fewer = ("" if self.cc == 1 else ", fewer levels (max_grade= / --max-grade), or binary relevance "
-                     "(relevance='lenient' / --relevance lenient: exact up to N=26)")
+            last = max((n for n in range(1, self.N) if math.lcm(*range(1, n + 1)) * 2 ** (self.cc * n) * 2
+                        < INT64_LIMIT), default=0)
+            fewer = ("" if self.cc == 1 else f", fewer levels (--max-grade {self.cc - 1} or less; max_grade= in the "
+                     "API), or binary relevance (--max-grade 1 or --relevance lenient: exact up to N=26)")
+            upto = f"up to N={last}" if last else "at no N"
             raise MeasureError(
                 f"{self.measure} at N={self.N} with {self.cc + 1} relevance levels: its exact keys, lcm(1..N) * "
                 f"2^(cN) * ERR with c = {self.cc}, reach {self.max_key.bit_length()} bits; ERR's values have no "
                 "product structure to count (most are distinct, not all), and the engines that list them add 64-bit "
-                f"keys, so ERR is exact up to N={last} on {self.cc + 1} levels; use -N {last} or less{fewer}")
+                f"keys, so ERR is exact {upto} on {self.cc + 1} levels; use "
+                + (f"-N {last} or less{fewer}" if last else fewer.lstrip(", ")))
         return super().pick_engine()
 
     @cached_property
@@ -844,6 +847,10 @@ class DCGSpace(Space):
     def _ways(self) -> list[list[int]]:
         """Per class: how many grade assignments of its ranks reach each integer class sum
         (grade g adds its integer gain G[g] times the rank's multiplier)."""
+        if max(self.radix) > 2**22:  # the sums of a class are listed: one entry per integer up to the top
+            raise MeasureError(f"{self.measure}: its gains scale to integers up to {self.gain_top:,} (exact sums "
+                               f"of a class reach {max(self.radix) - 1:,}, listed one by one); give gains with "
+                               "fewer decimal digits or a smaller ratio between them, e.g. gains=0:0,1:1,2:3")
         out = []
         for m in self.multipliers:
             coeffs = [1]

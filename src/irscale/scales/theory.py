@@ -47,6 +47,8 @@ SCALES = ("interval", "ordinal", "not ordinal")
 
 S2019 = "2019 paper"
 S2021 = "2021 paper"
+# gain maps other than gain proportional to the grade: the papers' argument, applied by irscale
+OWN = "irscale's worst-case criterion after the 2019 paper, Sec. 5 (which takes gain proportional to the grade)"
 
 # the 2019 paper's runs on R(5) with c = 2 (Sec. 5): s_hat is above r_hat in the strong order
 # (rank 2 decides), yet AP (lenient), DCG, ERR and graded RBP with p > 0.454 score r_hat higher
@@ -137,7 +139,8 @@ def statement(measure, N: int, levels: int = 2) -> Statement | None:
     put at run length N) on runs of length ``N`` with ``levels`` relevance degrees
     (binary measures, and graded ones given ``rel=``, live on 2 levels whatever
     ``levels`` is). None for measures the papers say nothing about (user measures,
-    Rprec, bpref, gain maps other than linear or exponential).
+    Rprec, bpref); for gain maps not proportional to the grade the statement is irscale's
+    own application of the paper's worst-case argument, and its source says so.
 
     Examples
     --------
@@ -273,6 +276,8 @@ def _rbp(m, N, c):
     lin = _linear(gains)
     name = "1/(c+1)" if lin else "G/(G+1)"
     src = f"{S2019}, Sec. 5" if c > 1 else f"{S2019}, Sec. 6; {S2021}, Sec. 3.2"
+    if not lin:
+        src = OWN
     crit_s = _frac(float(crit))
     if interval:
         why = (f"p = {crit_s} = {name} with gain proportional to the grade" if N > 1
@@ -307,7 +312,7 @@ def _dcg(m, N, c):
         why = "no discount up to rank N: a sum of gains, like gP" if N > 1 else "N = 1: one document, its gain"
         return "set", _scale(ordinal, interval), why, f"{S2019}, Sec. 4.2 (gP's argument)"
     ordinal, interval, bad = _positional(gains, w, N, c)
-    src = f"{S2019}, Sec. 5"
+    src = f"{S2019}, Sec. 5" if _linear(gains) else OWN
     if ordinal:
         return "strong", _scale(ordinal, interval), (f"at N = {N} a step at rank k still outweighs every rank "
                                                      "below it (the paper's counterexample needs a longer run)"), src
@@ -317,8 +322,6 @@ def _dcg(m, N, c):
 
 @_about("ERR")
 def _err(m, N, c):
-    if c > 1 and getattr(m, "gains", None) is not None:
-        return None
     R = [Fraction(2 ** g - 1, 2 ** c) for g in range(c + 1)]
     bad = None
     for k in range(1, N):  # rank k against the top grade at every rank below it (reach 1 from rank k + 1)
