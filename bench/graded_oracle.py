@@ -76,7 +76,7 @@ def all_grade_runs(N: int, c: int, start: int = 0, stop: int | None = None) -> n
 
 
 def _gain_table(fam: Family, c: int) -> list[int]:
-    g = list(range(c + 1)) if fam.gains is None else list(fam.gains)
+    g = list(range(c + 1)) if fam.gains is None else list(fam.gains)[: c + 1]  # a map given for 5 levels
     if len(g) != c + 1:
         raise ValueError(f"gain map of {fam} has {len(g)} grades, the runs have {c + 1}")
     return g
@@ -255,7 +255,7 @@ def exact_sign(fam: Family, A: np.ndarray, B: np.ndarray, c: int) -> np.ndarray:
 # == the acceptance matrix: irscale against the oracle ========================================
 
 # (irscale measure string, oracle family); nDCG ranks like DCG (a topic constant divides it)
-P_THIRD = "0.3333333333333333"  # 1/3 cannot be written exactly: irscale reads p as float, then Fraction(str(p))
+P_THIRD = "1/3"  # exact since a7d9c96 (was 0.3333333333333333, the decimal)
 
 
 def families() -> list[tuple[str, Family]]:
@@ -265,6 +265,10 @@ def families() -> list[tuple[str, Family]]:
     for p in (P_THIRD, "0.5", "0.8", "0.95"):
         out.append((f"RBP(p={p})", Family("rbp", p=Fraction(p), label=f"RBP_{p}")))
     out += [("ERR", Family("err", label="ERR")), ("gP", Family("gp", label="gP"))]
+    # two gain maps (issue 11, item 2): Burges et al.'s 2^g - 1, and grade 1 gaining 0 (others their grade)
+    exp_gains, drop_one = (0, 1, 3, 7, 15), (0, 0, 2, 3, 4)
+    out += [("nDCG(gains=exp)", Family("dcg", gains=exp_gains, label="nDCG_exp")),
+            ("DCG(base=2,gains=1:0)", Family("dcg", 2, gains=drop_one, label="DCG_b2_1to0"))]
     return out
 
 
