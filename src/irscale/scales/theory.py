@@ -48,7 +48,7 @@ SCALES = ("interval", "ordinal", "not ordinal")
 S2019 = "2019 paper"
 S2021 = "2021 paper"
 # gain maps other than gain proportional to the grade: the papers' argument, applied by irscale
-OWN = "irscale's worst-case criterion after the 2019 paper, Sec. 5 (which takes gain proportional to the grade)"
+OWN = "irscale's worst-case criterion; the 2019 paper, Sec. 5, takes gain proportional to the grade"
 
 # the 2019 paper's runs on R(5) with c = 2 (Sec. 5): s_hat is above r_hat in the strong order
 # (rank 2 decides), yet AP (lenient), DCG, ERR and graded RBP with p > 0.454 score r_hat higher
