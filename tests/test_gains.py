@@ -18,7 +18,6 @@ from __future__ import annotations
 import gzip
 import itertools
 from fractions import Fraction
-from pathlib import Path
 
 import mpmath
 import numpy as np
