@@ -14,6 +14,7 @@ digest must equal the threads' one).
                             [--timeout 600] [--data ../shared/data] [--dask]
     python bench/rankmap.py --measures "nDCG,DCG(base=2),RBP(p=0.8),ERR" --levels 3,4,5 --N 10,20,30
     python bench/rankmap.py --N "" --only-transform "nDCG@30" --dask
+    python bench/rankmap.py --kernels       # the count engine's merge: numba against numpy
 """
 
 from __future__ import annotations
@@ -86,6 +87,27 @@ print("RESULT " + json.dumps(out))
 """
 
 
+KERNELS = """
+import json, sys, time
+import numpy as np
+from irscale.scales import build, merge
+m, N, levels, nq = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rm = build(m, N, levels, engine="count", cache=False)
+vs = rm.summary
+keys = rm.space.keys(np.random.default_rng(0).integers(0, levels, (nq, N)).astype(np.int8))
+vs.count_many(keys[:2])  # numba compiles (or loads its cache) once
+out = {"numba": merge.have_numba(), "halves": [len(vs.P), len(vs.S)]}
+for label, use in (("numpy", False), ("numba", None)):
+    vs.use_numba = use
+    vs._runs_le_of.clear()
+    t = time.perf_counter()
+    out[label + "_answers"] = vs.count_many(keys).tolist()
+    out[label] = (time.perf_counter() - t) * 1000 / nq
+out["equal"] = out.pop("numpy_answers") == out.pop("numba_answers")
+print("RESULT " + json.dumps(out))
+"""
+
+
 def run(code: str, *args, env=None, timeout=None) -> dict:
     try:
         p = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], capture_output=True,
@@ -109,7 +131,19 @@ def main() -> None:
     ap.add_argument("--only-transform", default="", help="run only the transforms whose label holds one of these "
                     "comma-separated words (e.g. 'nDCG@30,LocalCluster'); with --N '' no builds")
     ap.add_argument("--dask", action="store_true", help="also the nDCG@30 transform on a Dask LocalCluster")
+    ap.add_argument("--kernels", action="store_true", help="only the count engine's merge, numba against numpy "
+                    "(DCG, 3 levels, N = 20 and 26: seconds per 1,000 phi queries, answers compared)")
     args = ap.parse_args()
+    if args.kernels:
+        for N, nq in ((20, 200), (26, 40)):
+            r = run(KERNELS, "DCG", N, 3, nq, timeout=args.timeout)
+            if "error" in r:
+                print(f"kernels DCG 3 levels N={N}: error: {r['error']}")
+                continue
+            print(f"count-engine merge, DCG 3 levels N={N} (halves {r['halves'][0]:,} + {r['halves'][1]:,}), {nq} "
+                  f"queries: numpy {r['numpy']:.1f} s, numba {r['numba']:.1f} s per 1,000 phi "
+                  f"({r['numpy'] / r['numba']:.1f}x), answers equal: {r['equal']}", flush=True)
+        return
     measures = [m for m in args.measures.split(",") if m]
     # commas inside parentheses belong to the measure
     fixed, buf = [], ""

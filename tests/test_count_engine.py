@@ -40,7 +40,7 @@ def _pairs_brute(P, S, Pn, Sn, x, tol):
 @pytest.mark.parametrize("use_numba", [False, True])
 def test_merge_kernels_equal_pairs_counted_one_by_one(use_numba):
     if use_numba and not merge.have_numba():
-        pytest.skip("numba is not installed (pip install 'irscale[fast]')")
+        pytest.skip("numba is not installed (pip install numba)")
     rng = np.random.default_rng(7)
     P = np.sort(np.round(rng.random(120) * 4, 2))  # rounded: many equal and near-equal sums
     S = np.sort(np.round(rng.random(90) * 4, 2))
