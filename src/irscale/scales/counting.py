@@ -19,6 +19,7 @@ for RBP, 60-digit arithmetic for DCG).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -42,16 +43,14 @@ class Counter(ValueSet):
     Pn: np.ndarray  # runs behind each prefix value, uint64
     Sn: np.ndarray  # runs behind each suffix value, uint64
     exact_le: Callable = field(repr=False)  # (i_prefix array, j_suffix array, query) -> bool array
-    split_query: Callable = field(repr=False)  # query key -> (float value, query object)
-    runs_of: Callable = field(repr=False)  # query key -> runs having exactly its value
+    split: Callable = field(repr=False)  # query keys -> (float values, query objects for exact_le)
+    runs_at_value: Callable = field(repr=False)  # query keys -> runs having exactly each key's value
     # pairs within tol * max(1, |x|) of the query are decided exactly; float sums of at
     # most N partial values carry errors below N * 2^-52 * |x|, far inside this margin
     tol: float = 0.0
     scheduler: object = field(default=None, repr=False)  # Dask scheduler for the queries (None: threads)
     progress: Callable | None = field(default=None, repr=False)  # progress(done, total) per block of queries
     use_numba: bool | None = None  # None: numba where installed (merge.have_numba)
-    split_many: Callable | None = field(default=None, repr=False)  # keys -> (float values, query objects)
-    runs_of_many: Callable | None = field(default=None, repr=False)  # keys -> runs at each key's value
 
     memo = True
 
@@ -68,9 +67,7 @@ class Counter(ValueSet):
         self._sums = 1 if total < 2**63 else 2  # run sums modulo 2^64 suffice below 2^63 (merge.exact_sum)
 
     def runs_at(self, keys):
-        if self.runs_of_many is not None:
-            return np.asarray(self.runs_of_many(keys)).astype(object)
-        return np.array([self.runs_of(k) for k in keys], dtype=object)
+        return np.asarray(self.runs_at_value(keys)).astype(object)
 
     def listed(self, first=None, last=None):
         return None  # the counting engine never lists the values
@@ -93,12 +90,8 @@ class Counter(ValueSet):
         keys = list(keys)
         if weighted and all(int(k) in self._runs_le_of for k in keys):  # counted with their phi
             return np.array([self._runs_le_of[int(k)] for k in keys], dtype=object)
-        if self.split_many is not None:
-            x, queries = self.split_many(keys)
-            x = np.asarray(x, dtype=np.float64)
-        else:
-            split = [self.split_query(k) for k in keys]
-            x, queries = np.array([v for v, _ in split], dtype=np.float64), [q for _, q in split]
+        x, queries = self.split(keys)
+        x = np.asarray(x, dtype=np.float64)
         tol = self.tol * np.maximum(1.0, np.abs(x))
         by_value = np.argsort(x, kind="stable")  # a block's queries merge through nearby parts of S
         blocks = [by_value[a:a + block] for a in range(0, len(keys), block)]
@@ -128,10 +121,6 @@ class Counter(ValueSet):
             le.append(n_runs)
             self._runs_le_of[int(keys[q])] = n_runs
         return np.array(le, dtype=object) if weighted else np.array(unq, dtype=np.int64)
-
-    def count(self, key, weighted: bool = False) -> int:
-        """:meth:`count_many` of one key."""
-        return self.count_many([key], weighted)[0]
 
 
 def _scan_block(block, P, S, Pn, Sc):
@@ -169,10 +158,16 @@ class Deferred(ValueSet):
         return self._built().runs_le(keys)
 
     def runs_at(self, keys):  # from the space alone: no halves needed
-        if isinstance(self.space, DCGSpace):
-            k = np.array([int(x) for x in keys], dtype=np.int64 if self.space.int64 else object)
-            return np.asarray(self.space.runs_behind(self.space.decode(k))).astype(object)
-        return np.ones(len(keys), dtype=object)  # RBP counted: every run its own value
+        return np.asarray(runs_at_value(self.space, keys)).astype(object)
+
+
+def runs_at_value(space, keys) -> np.ndarray:
+    """Runs having exactly each key's value, in a space the count engine serves: DCG's
+    runs behind the key's class sums; 1 for RBP (every run its own value)."""
+    if isinstance(space, DCGSpace):
+        k = np.array([int(x) for x in keys], dtype=np.int64 if space.int64 else object)
+        return space.runs_behind(space.decode(k))
+    return np.ones(len(keys), dtype=object)
 
     def listed(self, first=None, last=None):
         return None
@@ -307,16 +302,16 @@ def rbp_counter(space: RBPSpace) -> Counter:
     P, Pm = _digit_sums(wp, total, G)
     S, Sm = _digit_sums(ws, total, G)
 
-    def split_query(key):
-        X = int(key)
-        return X / total, X  # int / int: correctly rounded
+    def split(keys):
+        X = [int(k) for k in keys]
+        return [k / total for k in X], X  # int / int: correctly rounded
 
     def exact_le(i, j, X):
         return np.array([_digit_sum(wp, int(Pm[ii]), G) + _digit_sum(ws, int(Sm[jj]), G) <= X
                          for ii, jj in zip(i, j)], dtype=bool)
 
     return Counter(len(G) ** N, P, S, np.ones(len(P), dtype=np.uint64), np.ones(len(S), dtype=np.uint64),
-                   exact_le, split_query, lambda key: 1, tol=_tolerance(N))
+                   exact_le, split, functools.partial(runs_at_value, space), tol=_tolerance(N))
 
 
 def _class_half(space: DCGSpace, lo: int, hi: int):
@@ -370,15 +365,11 @@ def dcg_counter(space: DCGSpace) -> Counter:
     first_outer = len(halves[0][0]) <= len(halves[1][0])  # the merge steps over the counter's P fully
     (P, Pcode, Pn), (S, Scode, Sn) = halves if first_outer else halves[::-1]
 
-    def split_many(keys):
+    def split(keys):
         k = np.array([int(x) for x in keys], dtype=object if not space.int64 else np.int64)
         tot = space.decode(k)
         return tot @ space.class_weights, [(_half_code(space, t[:cut], 0), _half_code(space, t[cut:], cut), t)
                                            for t in tot]
-
-    def split_query(key):
-        x, q = split_many([key])
-        return float(x[0]), q[0]
 
     def exact_le(i, j, query):
         qa, qb, tot = query
@@ -397,14 +388,7 @@ def dcg_counter(space: DCGSpace) -> Counter:
             out[k] = v <= xq
         return out
 
-    def runs_of(key):
-        return space.runs_of(space.decode(np.array([key]))[0])
-
-    def runs_of_many(keys):
-        k = np.array([int(x) for x in keys], dtype=object if not space.int64 else np.int64)
-        return space.runs_behind(space.decode(k))
-
     # a class weight (a logarithm, then three divisions) carries about 3.5 roundings, a
     # position one per class more: within 3 (classes + 8) * 2^-53 relative
-    return Counter(space.n_values, P, S, Pn, Sn, exact_le, split_query, runs_of, tol=_tolerance(n_cls + 8),
-                   split_many=split_many, runs_of_many=runs_of_many)
+    return Counter(space.n_values, P, S, Pn, Sn, exact_le, split, functools.partial(runs_at_value, space),
+                   tol=_tolerance(n_cls + 8))

@@ -887,10 +887,6 @@ class DCGSpace(Space):
             out = out * np.array(self._ways[first + j], dtype=dtype)[tot[:, j]]
         return out
 
-    def runs_of(self, totals) -> int:
-        """Exact number of runs with these class sums."""
-        return math.prod(self._ways[j][int(t)] for j, t in enumerate(totals))
-
     def key_values(self, keys):
         return self.decode(keys) @ self.class_weights
 
