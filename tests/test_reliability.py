@@ -167,16 +167,17 @@ def test_err_stop_probability_is_unchanged_for_small_scales():
 # -- 10. feasibility before heavy work; finished parts kept --------------------------------------
 
 def test_infeasible_rank_map_fails_before_the_runs_are_read(tmp_path):
-    """A graded rank map beyond the engines (graded ERR at N=20; graded RBP(p=0.5) at N=30,
-    whose tied runs must be listed, among the study's measures) is reported before reading
-    (a broken run file would otherwise be the error). Graded DCG at N=20 and RBP(p=0.8) at
-    N=30 were the examples until they got an engine."""
+    """A graded rank map beyond the engines (graded ERR at N=23 on 3 levels, more pairs
+    than the split engine lists; graded RBP(p=0.5) at N=30, whose tied runs must be listed,
+    among the study's measures) is reported before reading (a broken run file would
+    otherwise be the error). Graded DCG at N=20, RBP(p=0.8) at N=30 and ERR at N=20 were
+    the examples until they got an engine."""
     q = tmp_path / "q.txt"
     q.write_text(QRELS)
     broken = tmp_path / "broken.txt"
     broken.write_text("not a run\n")
-    for verb, N in ((["compare", q, broken, "-m", "P", "-m", "ERR", "-N", "20"], 20),
-                    (["transform", q, broken, "-m", "ERR", "-N", "20"], 20),
+    for verb, N in ((["compare", q, broken, "-m", "P", "-m", "ERR", "-N", "23"], 23),
+                    (["transform", q, broken, "-m", "ERR", "-N", "23"], 23),
                     (["study", "trec8-like", q, broken, "--depths", "5,30"], 30)):
         msg = one_error_line(cli(*verb))
         assert f"N={N}" in msg and "broken.txt" not in msg, msg
@@ -224,8 +225,8 @@ def test_transform_checks_every_measure_before_building(files, monkeypatch):
     built = []
     real = sc.build
     monkeypatch.setattr(sc, "build", lambda *a, **k: built.append(a) or real(*a, **k))
-    with pytest.raises(MeasureError, match="N=20"):
-        irscale.transform(t, ["AP", "ERR"], depth=20)  # graded ERR at N=20: no engine yet
+    with pytest.raises(MeasureError, match="N=23"):
+        irscale.transform(t, ["AP", "ERR"], depth=23)  # graded ERR at N=23 on 3 levels: beyond the split engine
     assert built == []
 
 
@@ -502,9 +503,9 @@ def test_run_length_is_bounded(files):
 
 def test_graded_no_engine_message_says_what_to_type(files):
     q, runs = files
-    msg = one_error_line(cli("transform", q, runs, "-m", "ERR", "-N", "20"))  # graded ERR: no engine yet
-    assert "3 relevance levels" in msg and "--max-grade 1" in msg
-    assert cli("transform", q, runs, "-m", "ERR", "-N", "20", "--max-grade", "1").exit_code == 0
+    msg = one_error_line(cli("transform", q, runs, "-m", "ERR", "-N", "23"))  # graded ERR beyond the split engine
+    assert "3 relevance levels" in msg and "-N 22 or less" in msg and "--max-grade 1" in msg
+    assert cli("transform", q, runs, "-m", "ERR", "-N", "23", "--max-grade", "1").exit_code == 0
 
 
 def test_more_api_misuse_gives_clear_errors(files, tmp_path):

@@ -453,7 +453,7 @@ def transform(
     >>> t.values[:, 0, 0].tolist()  # RB*AP = 5/3: 6th of 0,1/3,1/2,1,7/6,5/3,2,3; P@3 = 2/3: 3rd
     [0.8333333333333333, 0.6666666666666666, 6.0, 3.0]
     """
-    from irscale.scales import TIES, build
+    from irscale.scales import TIES, build, space_for
     from irscale.scales.spaces import MAX_N
 
     tie_list = [ties] if isinstance(ties, str) else list(ties) if isinstance(ties, (list, tuple)) else None
@@ -480,9 +480,10 @@ def transform(
     maps = []
     for i, m in enumerate(ms):
         step = (lambda done, total, lab=str(m): steps(lab, done, total)) if steps else None
-        rm = build(m, depth, levels, scheduler=scheduler, cache=cache, progress=step)
+        space = space_for(m, depth, levels - 1)
+        keys = space.keys(space.grade_view(judged.grades).reshape(-1, depth))
+        rm = build(m, depth, levels, scheduler=scheduler, cache=cache, progress=step, queries=keys)
         maps.append(rm)
-        keys = rm.space.keys(rm.space.grade_view(judged.grades).reshape(-1, depth))
         values[i] = rm.space.measure_values(keys.reshape(shape), judged.topics) if exact_values else base.values[i]
         ranks = rm.rank(keys, tie_list)
         for k, tie in enumerate(tie_list):  # columns in the order the strategies were asked

@@ -26,6 +26,7 @@ from irscale.errors import IrscaleError, MeasureError
 from irscale.parallel import Progress, parallel_map
 from irscale.scales.spaces import INT64_LIMIT, Space, all_runs
 from irscale.scales.valuesets import Buckets, Table, ValueTable
+from irscale.scales.wide import KEY, MASK, MAX_BITS, Wide, as_keys, words_of
 
 # -- oracle / enumeration ------------------------------------------------------------------------
 
@@ -135,119 +136,307 @@ def _dcg_table(space, keys: np.ndarray, runs: np.ndarray) -> ValueTable:
 
 
 # -- split (meet in the middle) -----------------------------------------------------------------
+#
+# Keys beyond int64 (ERR: binary N >= 27, 3 levels N >= 19) come from the space as Wide
+# arrays (irscale.scales.wide): a float64 approximation picks candidates with a margin far
+# beyond its error, and words mod 2^64 decide exactly. A bucket's keys are sorted as int64
+# offsets from its lower bound when the bucket is narrower than 2^62 (WIDTH; buckets are
+# sized for that), by (high word, low word) otherwise, and handed out as KEY records.
+
+WIDTH = 2**62  # widest bucket whose keys are int64 offsets from its lower bound
+
 
 @dataclass
 class _Half:
-    states: list  # state values
-    V: list  # per state: sorted distinct prefix values (int64)
-    Vn: list  # per state: runs per prefix value
-    F: list  # per state: sorted distinct suffix parts
-    Fc: list  # per state: cumulative runs (len + 1), int64 (at most the suffix count)
+    """The halves of a split, per prefix state: sorted distinct prefix values (runs per
+    value) and suffix parts (cumulative runs). ``Va``/``Fa`` order them: the values
+    themselves (int64), or (``wide``) float64 approximations within ``margin``;
+    ``Vw``/``Fw`` are the values mod 2^64 as int64 (the values themselves when narrow), so
+    a pair's key is decided exactly by wrapping int64 sums."""
+
+    states: list
+    Va: list
+    Vw: list
+    Vn: list
+    Fa: list
+    Fw: list
+    Fc: list  # cumulative runs (len + 1), int64 (at most the suffix count)
+    lo: int = 0  # smallest key (Python int)
+    hi: int = 0  # largest key
+    wide: bool = False
+    margin: float | int = 0  # far above every float error of a sum or difference of approximations
+    # (wide); the int 0 for int64 halves, so that subtracting it keeps them int64
     wide_runs: bool = False  # runs per key may pass 2^62: products and sums in Python ints
 
 
 def _prepare(space: Space, h: int) -> _Half:
     V, state, f = space.split_parts(h)
-    states, Vs, Vn, Fs, Fc = [], [], [], [], []
+    wide = isinstance(V, Wide)
+    half = _Half([], [], [], [], [], [], [], wide=wide, wide_runs=space.n_runs >= INT64_LIMIT,
+                 margin=space.max_key * 2.0**-40 if wide else 0)  # errors stay below 2^-45 of a key
+    ends = []
     for s in np.unique(state):
-        v, vn = _unique_counts(V[state == s])
-        fv, fn = _unique_counts(f(int(s)))
-        states.append(int(s))
-        Vs.append(v)
-        Vn.append(vn)
-        Fs.append(fv)
-        Fc.append(np.concatenate([[0], np.cumsum(fn)]))
-    return _Half(states, Vs, Vn, Fs, Fc, space.n_runs >= INT64_LIMIT)
+        if wide:
+            v, vn = V[state == s].unique_counts()
+            fv, fn = f(int(s)).unique_counts()
+            va, vw, fa, fw = v.approx, v.words.view(np.int64), fv.approx, fv.words.view(np.int64)
+            (v0, v1), (f0, f1) = v[[0, -1]].ints(), fv[[0, -1]].ints()
+        else:
+            va, vn = _unique_counts(V[state == s])
+            fa, fn = _unique_counts(f(int(s)))
+            vw, fw = va, fa
+            v0, v1, f0, f1 = int(va[0]), int(va[-1]), int(fa[0]), int(fa[-1])
+        half.states.append(int(s))
+        half.Va.append(va)
+        half.Vw.append(vw)
+        half.Vn.append(vn)
+        half.Fa.append(fa)
+        half.Fw.append(fw)
+        half.Fc.append(np.concatenate([[0], np.cumsum(fn)]))
+        ends.append((int(v0) + int(f0), int(v1) + int(f1)))
+    half.lo, half.hi = min(e[0] for e in ends), max(e[1] for e in ends)
+    return half
 
 
 def _bucket_bounds(half: _Half, target: int, seed: int = 0) -> np.ndarray:
     """Key ranges holding about ``target`` (prefix, suffix) pairs each, from quantiles of
-    a random sample of pairs (deterministic seed: the same buckets on every build)."""
-    lo = min(int(V[0] + F[0]) for V, F in zip(half.V, half.F))
-    hi = max(int(V[-1] + F[-1]) for V, F in zip(half.V, half.F)) + 1
-    sizes = np.array([len(V) * len(F) for V, F in zip(half.V, half.F)], dtype=np.int64)
+    a random sample of pairs (deterministic seed: the same buckets on every build); int64,
+    or Python ints (object) for wide keys, with buckets narrowed towards WIDTH."""
+    lo, hi = half.lo, half.hi + 1
+    sizes = np.array([len(V) * len(F) for V, F in zip(half.Va, half.Fa)], dtype=np.int64)
     total = int(sizes.sum())
+    if half.wide:  # about WIDTH / 4 wide on average, so that most buckets sort int64 offsets
+        target = max(2**14, min(target, int(total * (WIDTH / 4) / (hi - lo))))
     B = max(1, math.ceil(total / target))
-    if B == 1:
-        return np.array([lo, hi], dtype=np.int64)
-    rng = np.random.default_rng(seed)
-    r = rng.integers(0, total, size=min(total, 256 * B))
-    cum = np.cumsum(sizes)
-    st = np.searchsorted(cum, r, side="right")
-    r = r - (cum - sizes)[st]
-    sample = np.empty(len(r), dtype=np.int64)
-    for s in np.unique(st):
-        sel = st == s
-        nF = len(half.F[s])
-        sample[sel] = half.V[s][r[sel] // nF] + half.F[s][r[sel] % nF]
-    inner = np.quantile(sample, np.arange(1, B) / B, method="lower").astype(np.int64)
-    return np.unique(np.concatenate([[lo], inner, [hi]]))
+    inner = []
+    if B > 1:
+        rng = np.random.default_rng(seed)
+        r = rng.integers(0, total, size=min(total, 256 * B))
+        cum = np.cumsum(sizes)
+        st = np.searchsorted(cum, r, side="right")
+        r = r - (cum - sizes)[st]
+        sample = np.empty(len(r), dtype=np.float64 if half.wide else np.int64)
+        for s in np.unique(st):
+            sel = st == s
+            nF = len(half.Fa[s])
+            sample[sel] = half.Va[s][r[sel] // nF] + half.Fa[s][r[sel] % nF]
+        inner = [int(x) for x in np.quantile(sample, np.arange(1, B) / B, method="lower")]
+    bounds = sorted({lo, hi, *(x for x in inner if lo < x < hi)})
+    if not half.wide:
+        return np.array(bounds, dtype=np.int64)
+    if B > 1:  # sparse ranges: bounds at every 8th sampled key, at least WIDTH / 4 apart, so
+        sample = np.sort(sample)  # that only buckets with few pairs remain wider than WIDTH
+        narrow = [bounds[0]]
+        for b in bounds[1:]:
+            if b - narrow[-1] > WIDTH:
+                for x in sample[np.searchsorted(sample, narrow[-1], "right"):np.searchsorted(sample, b):8]:
+                    if int(x) - narrow[-1] >= WIDTH // 4 and int(x) < b:
+                        narrow.append(int(x))
+            narrow.append(b)
+        bounds = narrow
+    return np.array(bounds, dtype=object)
+
+
+def _spans(half: _Half, lo: int, hi: int):
+    """Per state, the suffix index range [a, z) of each prefix value whose pairs have key
+    in [lo, hi) (wide halves: candidates within the margin, to be decided by words)."""
+    m = half.margin
+    la, ha = (float(lo), float(hi)) if half.wide else (lo, hi)
+    for s, (Va, Fa) in enumerate(zip(half.Va, half.Fa)):
+        yield s, np.searchsorted(Fa, la - Va - m), np.searchsorted(Fa, ha - Va + m)
+
+
+def _pairs(a: np.ndarray, z: np.ndarray):
+    """The (prefix value index, suffix index) pairs of spans [a, z)."""
+    n = z - a
+    keep = np.flatnonzero(n > 0)
+    n = n[keep]
+    total = int(n.sum())
+    rep = np.repeat(keep, n)
+    return rep, a[rep] + (np.arange(total) - np.repeat(np.cumsum(n) - n, n))
+
+
+_KERNELS: dict = {}
+
+
+def _offsets_kernel():
+    """A bucket's key offsets from its lower bound gathered in one compiled pass, without
+    numpy's index arrays for every pair (their gathering cost more than the sort), or None
+    without numba (numpy serves: :func:`_sorted_offsets`)."""
+    if "offsets" not in _KERNELS:
+        try:
+            import numba
+        except ImportError:  # numpy serves
+            _KERNELS["offsets"] = None
+            return None
+
+        @numba.njit(nogil=True, cache=True)
+        def offsets(a, z, Vw, Fw, lw, width, wide, out, pos):  # pragma: no cover
+            for i in range(len(a)):
+                base = Vw[i] - lw  # int64 arithmetic wraps, as numpy's: exact mod 2^64
+                for j in range(a[i], z[i]):
+                    off = Fw[j] + base
+                    if wide and (off < 0 or off >= width):
+                        continue  # a candidate outside the bucket
+                    out[pos] = off
+                    pos += 1
+            return pos
+
+        _KERNELS["offsets"] = offsets
+    return _KERNELS["offsets"]
+
+
+def _sorted_offsets(half: _Half, lo: int, hi: int) -> np.ndarray | None:
+    """The keys of all pairs in [lo, hi) as int64 offsets from lo, sorted, repeats kept;
+    None for a wide bucket wider than WIDTH (:func:`_bucket` serves it)."""
+    if half.wide and hi - lo > WIDTH:
+        return None
+    lw = words_of([lo])[0]
+    spans = [(s, a, z) for s, a, z in _spans(half, lo, hi) if (z > a).any()]
+    kernel = _offsets_kernel()
+    if kernel is not None:
+        out = np.empty(sum(int((z - a).sum()) for _, a, z in spans), dtype=np.int64)
+        pos = 0
+        for s, a, z in spans:
+            pos = kernel(a, z, half.Vw[s], half.Fw[s], lw, hi - lo, half.wide, out, pos)
+        out = out[:pos]
+    else:
+        parts = []
+        for s, a, z in spans:
+            rep, idx = _pairs(a, z)
+            off = half.Fw[s][idx] + (half.Vw[s][rep] - lw)  # wraps mod 2^64 for wide keys: exact
+            parts.append(off[(off >= 0) & (off < hi - lo)] if half.wide else off)  # wide: candidates
+        out = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
+    out.sort()
+    return out
+
+
+def _first_of_each(sorted_keys: np.ndarray) -> np.ndarray:
+    """Where each run of equal keys starts (int64, or KEY records)."""
+    keep = np.empty(len(sorted_keys), dtype=bool)
+    keep[:1] = True
+    if sorted_keys.dtype == KEY:
+        keep[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    else:
+        np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=keep[1:])
+    return keep
+
+
+def _bucket_rank(half: _Half, lo: int, hi: int, queries) -> tuple[int, np.ndarray]:
+    """Distinct keys in [lo, hi), and how many of them are at or below each query."""
+    off = _sorted_offsets(half, lo, hi)
+    if off is None:
+        keys, _ = _bucket(half, lo, hi, False)
+        return len(keys), np.searchsorted(keys, as_keys(queries), side="right")
+    distinct = off[_first_of_each(off)]
+    q = np.array([min(max(int(x) - lo, -1), hi - lo) for x in queries], dtype=np.int64)
+    return len(distinct), np.searchsorted(distinct, q, side="right")
 
 
 def _bucket(half: _Half, lo: int, hi: int, with_runs: bool):
-    """Sorted distinct keys in [lo, hi) (and runs per key when ``with_runs``)."""
-    vals, wts = [], []
-    for V, Vn, F, Fc in zip(half.V, half.Vn, half.F, half.Fc):
-        a = np.searchsorted(F, lo - V)
-        z = np.searchsorted(F, hi - V)
-        n = z - a
-        keep = n > 0
-        if not keep.any():
-            continue
-        a, n, Vk = a[keep], n[keep], V[keep]
-        total = int(n.sum())
-        rep = np.repeat(np.arange(len(n)), n)
-        offs = np.arange(total) - np.repeat(np.cumsum(n) - n, n)
-        idx = a[rep] + offs
-        vals.append(F[idx] + Vk[rep])
+    """Sorted distinct keys in [lo, hi) (int64, or KEY records for wide keys) and, when
+    ``with_runs``, runs per key."""
+    off = None if with_runs else _sorted_offsets(half, lo, hi)
+    if off is not None:
+        return _keys_from(half, lo, off[_first_of_each(off)]), None
+    offset = not half.wide or hi - lo <= WIDTH  # keys as int64 offsets from lo
+    lw = words_of([lo])[0]
+    offs, wides, wts = [], [], []
+    for s, a, z in _spans(half, lo, hi):
+        rep, idx = _pairs(a, z)
+        if offset:
+            off = half.Fw[s][idx] + (half.Vw[s][rep] - lw)  # wraps mod 2^64 for wide keys: exact
+            if half.wide:  # candidates within the margin: keep those in [lo, hi)
+                inside = (off >= 0) & (off < hi - lo)
+                off, rep, idx = off[inside], rep[inside], idx[inside]
+            offs.append(off)
+        else:  # a bucket wider than 2^62: candidates' exact values, filtered
+            x = Wide(half.Va[s][rep] + half.Fa[s][idx],
+                     (half.Vw[s][rep] + half.Fw[s][idx]).view(np.uint64))
+            hh = x.high()
+            inside = ((hh > lo >> 64) | ((hh == lo >> 64) & (x.words >= np.uint64(lo & MASK)))) & \
+                     ((hh < hi >> 64) | ((hh == hi >> 64) & (x.words < np.uint64(hi & MASK))))
+            wides.append(x[inside])
+            rep, idx = rep[inside], idx[inside]
         if with_runs:
-            fcount = Fc[idx + 1] - Fc[idx]
-            vn = Vn[keep][rep]
+            fc = half.Fc[s]
+            fcount, vn = fc[idx + 1] - fc[idx], half.Vn[s][rep]
             if half.wide_runs:
                 fcount, vn = fcount.astype(object), vn.astype(object)
             wts.append(fcount * vn)  # runs behind the pair: at most n_runs
-    if not vals:
-        return np.empty(0, dtype=np.int64), (np.empty(0, dtype=np.int64) if with_runs else None)
-    allv = np.concatenate(vals)
-    if not with_runs:
-        allv.sort()
-        keep = np.empty(len(allv), dtype=bool)
-        keep[0] = True
-        np.not_equal(allv[1:], allv[:-1], out=keep[1:])
-        return allv[keep], None
-    return _sum_by_key(allv, np.concatenate(wts))
+    runs = np.concatenate(wts) if wts else np.empty(0, dtype=np.int64)
+    if offset:
+        keys = np.concatenate(offs) if offs else np.empty(0, dtype=np.int64)
+        if with_runs:
+            keys, runs = _sum_by_key(keys, runs)
+        else:
+            keys.sort()
+            keys = keys[_first_of_each(keys)]
+        return _keys_from(half, lo, keys), (runs if with_runs else None)
+    x = Wide(np.concatenate([w.approx for w in wides]), np.concatenate([w.words for w in wides])) if wides \
+        else Wide(np.empty(0), np.empty(0, dtype=np.uint64))
+    hh = x.high()
+    order = np.lexsort((x.words, hh))
+    out = np.empty(len(order), dtype=KEY)
+    out["hi"], out["lo"] = hh[order], x.words[order]
+    start = np.flatnonzero(_first_of_each(out))
+    return out[start], (np.add.reduceat(runs[order], start) if with_runs and len(out) else
+                        runs[:0] if with_runs else None)
+
+
+def _keys_from(half: _Half, lo: int, offsets: np.ndarray) -> np.ndarray:
+    """lo + offsets: int64, or KEY records for wide keys (carrying into the high word)."""
+    if not half.wide:
+        return offsets + lo
+    out = np.empty(len(offsets), dtype=KEY)
+    out["lo"] = np.uint64(lo & MASK) + offsets.astype(np.uint64)
+    out["hi"] = (lo >> 64) + (out["lo"] < np.uint64(lo & MASK))
+    return out
 
 
 def _count_pairs(half: _Half, queries: np.ndarray, block: int = 2**22) -> tuple[np.ndarray, np.ndarray]:
     """Runs with key <= and < each query, counted from the halves without producing any
     key: sum over states and prefix values v of runs(v) x suffix runs with part <= q - v
-    (one binary search per pair of prefix value and query, in blocks of ``block``)."""
-    q = np.asarray(queries, dtype=np.int64)
+    (binary searches per pair of prefix value and query, in blocks of ``block``; wide
+    keys: on approximations, then exactly by words within the margin)."""
+    if half.wide:
+        qa, qw = np.asarray(queries, dtype=object).astype(np.float64), words_of(queries)
+    else:
+        qa = qw = np.asarray(queries, dtype=np.int64)
     dtype = object if half.wide_runs else np.int64
-    le = np.zeros(len(q), dtype=dtype)
-    lt = np.zeros(len(q), dtype=dtype)
-    if not len(q):
+    le = np.zeros(len(qa), dtype=dtype)
+    lt = np.zeros(len(qa), dtype=dtype)
+    if not len(qa):
         return le, lt
-    for V, Vn, F, Fc in zip(half.V, half.Vn, half.F, half.Fc):
+    m = half.margin
+    for Va, Vw, Vn, Fa, Fw, Fc in zip(half.Va, half.Vw, half.Vn, half.Fa, half.Fw, half.Fc):
         Fc = Fc.astype(dtype)
         Vn = Vn.astype(dtype)
-        rows = max(1, block // len(q))
-        for a in range(0, len(V), rows):
-            t = q[None, :] - V[a:a + rows, None]  # suffix parts allowed behind each prefix value
+        rows = max(1, block // len(qa))
+        for a in range(0, len(Va), rows):
+            t = qa[None, :] - Va[a:a + rows, None]  # suffix parts allowed behind each prefix value
+            below = np.searchsorted(Fa, t - m, side="left")  # certainly < t
+            upto = np.searchsorted(Fa, t + m, side="right")  # beyond: certainly > t
+            if half.wide:  # between: decide by exact word differences (t - F < 2^63 there)
+                tw = qw[None, :] - Vw[a:a + rows, None]
+                le_i, lt_i, width = below.copy(), below.copy(), upto - below
+                for j in range(int(width.max(initial=0))):
+                    act = width > j
+                    d = tw[act] - Fw[below[act] + j]
+                    le_i[act] += d >= 0
+                    lt_i[act] += d > 0
+            else:
+                le_i, lt_i = upto, below
             w = Vn[a:a + rows, None]
-            le += (Fc[np.searchsorted(F, t, side="right")] * w).sum(axis=0)
-            lt += (Fc[np.searchsorted(F, t, side="left")] * w).sum(axis=0)
+            le += (Fc[le_i] * w).sum(axis=0)
+            lt += (Fc[lt_i] * w).sum(axis=0)
     return le, lt
 
 
 def _bucket_runs(half: _Half, lo: int, hi: int) -> int:
     """Runs with key in [lo, hi), without producing the keys."""
-    total = 0
-    for V, Vn, F, Fc in zip(half.V, half.Vn, half.F, half.Fc):
-        a = np.searchsorted(F, lo - V)
-        z = np.searchsorted(F, hi - V)
-        total += int(((Fc[z] - Fc[a]).astype(object) * Vn.astype(object)).sum())
-    return total
+    lt = _count_pairs(half, np.array([lo, hi], dtype=object if half.wide else np.int64))[1]
+    return int(lt[1]) - int(lt[0])
 
 
 MAX_PAIRS = 2**35  # (prefix, suffix) pairs the split engine produces: about 10 minutes on 2 cores
@@ -256,8 +445,12 @@ MAX_PAIRS = 2**35  # (prefix, suffix) pairs the split engine produces: about 10 
 def check_split(space: Space) -> None:
     """Refuse (IrscaleError), before anything is built, a split that would produce
     more than ``MAX_PAIRS`` pairs (its buckets hold them all in turn, its bucket
-    bounds sample them)."""
-    space.require_int64("split")
+    bounds sample them), or keys beyond int64 that its space cannot give as Wide arrays."""
+    if not space.wide_split:
+        space.require_int64("split")
+    elif space.max_key.bit_length() > MAX_BITS:
+        raise IrscaleError(f"{space.measure} at N={space.N}: exact keys reach {space.max_key.bit_length()} bits; the "
+                           f"split engine decides keys up to {MAX_BITS} bits; use a smaller N or fewer levels")
     n = space.n_runs  # at most one (prefix, suffix) pair per run
     if n > MAX_PAIRS:
         raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the split engine "
@@ -267,29 +460,43 @@ def check_split(space: Space) -> None:
 
 
 def split_engine(space: Space, h: int | None = None, bucket_pairs: int = 2**22, scheduler=None,
-                 progress: Progress = None, keep_in_memory: int = 2**25) -> Table | Buckets:
+                 progress: Progress = None, keep_in_memory: int = 2**25, queries=None) -> Table | Buckets:
     """Meet in the middle (see the module doc). Returns the whole table when it holds at
-    most ``keep_in_memory`` distinct keys, else the bucket summary."""
+    most ``keep_in_memory`` distinct keys (int64 keys only), else the bucket summary,
+    with phi of ``queries`` (exact keys) computed in the same pass over the buckets
+    (``Buckets.answers``: a second pass would cost as much as the build)."""
     check_split(space)
     h = space.N // 2 if h is None else h
     half = _prepare(space, h)
     bounds = _bucket_bounds(half, bucket_pairs)
     ranges = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+    total_pairs = sum(len(V) * len(F) for V, F in zip(half.Va, half.Fa))
+    small = total_pairs <= keep_in_memory and not half.wide
+    q = np.unique(np.asarray([] if queries is None or small else queries, dtype=bounds.dtype))
+    where = np.clip(np.searchsorted(bounds, q, side="right") - 1, 0, len(ranges) - 1)
 
-    def work(r):
-        keys, _ = _bucket(half, r[0], r[1], False)
-        return len(keys), _bucket_runs(half, r[0], r[1]), (keys if small else None)
+    def work(i):
+        lo, hi = ranges[i]
+        if small:
+            keys, _ = _bucket(half, lo, hi, False)
+            return len(keys), _bucket_runs(half, lo, hi), keys
+        n, rank = _bucket_rank(half, lo, hi, q[where == i])
+        return n, _bucket_runs(half, lo, hi), rank
 
-    total_pairs = sum(len(V) * len(F) for V, F in zip(half.V, half.F))
-    small = total_pairs <= keep_in_memory
-    res = parallel_map(work, ranges, scheduler, progress)
+    res = parallel_map(work, range(len(ranges)), scheduler, progress)
     if small:
         keys = np.concatenate([r[2] for r in res]) if res else np.empty(0, dtype=np.int64)
         runs = np.concatenate([_bucket(half, a, z, True)[1] for a, z in ranges]) if ranges else keys
         return Table(keys, runs)
     cum_d = np.concatenate([[0], np.cumsum([r[0] for r in res])]).astype(np.int64)
     cum_r = np.concatenate([[0], np.cumsum(np.array([r[1] for r in res], dtype=object))])
-    return attach_buckets(space, h, bounds, cum_d, cum_r, half)
+    out = attach_buckets(space, h, bounds, cum_d, cum_r, half)
+    if len(q):
+        phi = np.empty(len(q), dtype=np.int64)
+        for i, r in enumerate(res):
+            phi[where == i] = cum_d[i] + r[2]
+        out.answers = (q, phi)
+    return out
 
 
 def attach_buckets(space: Space, h: int, bounds, cum_d, cum_r, half: _Half | None = None) -> Buckets:
@@ -298,16 +505,22 @@ def attach_buckets(space: Space, h: int, bounds, cum_d, cum_r, half: _Half | Non
     ranges = list(zip(np.asarray(bounds)[:-1].tolist(), np.asarray(bounds)[1:].tolist()))
     state = {"half": half}
 
-    @functools.lru_cache(maxsize=8)  # the last buckets asked (listing, nearby queries)
-    def regenerate(b: int, with_runs: bool):
+    def ready() -> _Half:
         if state["half"] is None:
             state["half"] = _prepare(space, h)
-        return _bucket(state["half"], ranges[b][0], ranges[b][1], with_runs)
+        return state["half"]
+
+    @functools.lru_cache(maxsize=8)  # the last buckets asked (listing)
+    def regenerate(b: int, with_runs: bool):
+        return _bucket(ready(), ranges[b][0], ranges[b][1], with_runs)
+
+    def rank(groups: list[tuple[int, np.ndarray]]) -> list[np.ndarray]:
+        half = ready()  # buckets in parallel threads (sorting and the offsets kernel release the GIL)
+        return parallel_map(lambda g: _bucket_rank(half, *ranges[g[0]], g[1])[1], groups)
 
     def count_pairs(queries):
-        if state["half"] is None:
-            state["half"] = _prepare(space, h)
-        return _count_pairs(state["half"], queries)
+        return _count_pairs(ready(), queries)
 
-    return Buckets(h, np.asarray(bounds, dtype=np.int64), np.asarray(cum_d, dtype=np.int64),
-                   np.asarray(cum_r, dtype=object), regenerate, count_pairs)
+    bounds = np.asarray(bounds)
+    return Buckets(h, bounds if bounds.dtype == object else bounds.astype(np.int64), np.asarray(cum_d, dtype=np.int64),
+                   np.asarray(cum_r, dtype=object), regenerate, count_pairs, rank)

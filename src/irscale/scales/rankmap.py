@@ -240,7 +240,7 @@ def check_engine(space: Space, name: str) -> None:
         raise MeasureError(f"{space.measure} does not split into prefix and suffix parts")
 
 
-def _run_engine(space: Space, name: str, scheduler, progress) -> ValueSet:
+def _run_engine(space: Space, name: str, scheduler, progress, queries=None) -> ValueSet:
     if name == "closed":
         return ClosedForm(space)
     if name == "oracle":
@@ -248,18 +248,20 @@ def _run_engine(space: Space, name: str, scheduler, progress) -> ValueSet:
     if name == "enumerate":
         return enumerate_engine(space, scheduler=scheduler, progress=progress)
     if name == "split":
-        return split_engine(space, scheduler=scheduler, progress=progress)
+        return split_engine(space, scheduler=scheduler, progress=progress, queries=queries)
     if name == "count":
         return space.counter()
     return dcg_engine(space)  # "dcg"
 
 
 def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "auto", scheduler=None,
-          progress=None, cache: bool = True) -> RankMap:
+          progress=None, cache: bool = True, queries=None) -> RankMap:
     """Build (or load from the cache) the rank map of ``measure`` at run length ``N``
     with ``levels`` relevance degrees (2: binary). All engines are exact. ``progress(done,
     total)`` follows the build's buckets or chunks, and for the count engine (which works
-    per query) the blocks of phi queries; ``scheduler`` (Dask) runs either."""
+    per query) the blocks of phi queries; ``scheduler`` (Dask) runs either. ``queries``:
+    exact keys whose phi will be asked next (a transform's runs); an engine that passes
+    over all values anyway (``split``) answers them on the way."""
     from irscale.errors import check_choice
     from irscale.validate import integer
 
@@ -274,10 +276,14 @@ def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "aut
         if hit is not None:
             return _answering(hit, scheduler, progress)
     t = time.perf_counter()
-    summary = _run_engine(space, name, scheduler, progress)
+    summary = _run_engine(space, name, scheduler, progress, None if queries is None else _as_keys(queries, space))
     rm = RankMap(space, name, int(summary.size), space.n_runs, time.perf_counter() - t, summary)
     if cache:
         rm.cached = _cache_save(rm)
+    if getattr(summary, "answers", None) is not None:
+        keys, phi = summary.answers
+        summary.answers = None
+        rm._remember(_lookup_form(keys), phi)
     return _answering(rm, scheduler, progress)
 
 

@@ -34,6 +34,7 @@ import numpy as np
 from irscale.errors import MeasureError
 from irscale.measures import (AP, DCG, ERR, RBP, RBTO, RR, SBTO, F, Measure, NumRelRet, P, R, gP, gR, nDCG,
                               parse_measure)
+from irscale.scales.wide import MASK, Wide
 
 MAX_N = 10_000  # run lengths served (runs are cut at N: arrays of N grades per run and topic)
 INT64_LIMIT = 2**62  # keys (and sums of two keys) stay below 2^63
@@ -71,6 +72,7 @@ class Space:
     splittable: bool = False  # value = V(prefix) + f(state(prefix), suffix)
     ordered_keys: bool = True  # key order is value order (else keys only tie-group runs: DCG)
     cacheable: bool = True  # rank maps may be kept in the disk cache
+    wide_split: bool = False  # split_parts gives Wide keys (irscale.scales.wide) where int64 ends
 
     @property
     def identity(self) -> str:
@@ -591,25 +593,39 @@ class RBPSpace(Space):
 class ERRSpace(Space):
     """Key = lcm(1..N) * 2^(cN) * ERR: with stopping probabilities R = (2^g - 1) / 2^c
     every term is an integer. Split: the prefix's continuation probability is the state
-    (binary: 2^-R1)."""
+    (binary: 2^-R1). Keys beyond int64 (binary N >= 27, 3 levels N >= 19, 4 levels
+    N >= 15, 5 levels N >= 12) are split as :class:`~irscale.scales.wide.Wide` arrays."""
 
     family: str = "err"
     splittable: bool = True
+    wide_split: bool = True
 
     def pick_engine(self):
-        if not self.int64:
-            last = max((n for n in range(1, self.N) if math.lcm(*range(1, n + 1)) * 2 ** (self.cc * n) * 2
-                        < INT64_LIMIT), default=0)
-            fewer = ("" if self.cc == 1 else f", fewer levels (--max-grade {self.cc - 1} or less; max_grade= in the "
-                     "API), or binary relevance (--max-grade 1 or --relevance lenient: exact up to N=26)")
-            upto = f"up to N={last}" if last else "at no N"
-            raise MeasureError(
-                f"{self.measure} at N={self.N} with {self.cc + 1} relevance levels: its exact keys, lcm(1..N) * "
-                f"2^(cN) * ERR with c = {self.cc}, reach {self.max_key.bit_length()} bits; ERR's values have no "
-                "product structure to count (most are distinct, not all), and the engines that list them add 64-bit "
-                f"keys, so ERR is exact {upto} on {self.cc + 1} levels; use "
-                + (f"-N {last} or less{fewer}" if last else fewer.lstrip(", ")))
-        return super().pick_engine()
+        if self.int64:
+            return super().pick_engine()
+        from irscale.scales.engines import MAX_PAIRS
+        from irscale.scales.wide import MAX_BITS
+
+        def fits(n: int) -> bool:  # runs (one pair each) and key width the split engine accepts;
+            # grade terms 2^c in int64 (a space with 52 or more levels is int64 only at N = 1)
+            return self.cc <= 50 and (self.cc + 1) ** n <= MAX_PAIRS and \
+                (math.lcm(*range(1, n + 1)) << (self.cc * n + 1)).bit_length() <= MAX_BITS
+
+        if fits(self.N):
+            return "split"
+        last = max((n for n in range(1, self.N) if fits(n)), default=0)
+        fewer = ("" if self.cc == 1 else f", fewer levels (--max-grade {self.cc - 1} or less; max_grade= in the "
+                 "API), or binary relevance (--max-grade 1 or --relevance lenient: exact up to N=35)")
+        why = (f"its exact keys reach {self.max_key.bit_length()} bits, beyond the {MAX_BITS} the split engine "
+               "decides" if self.n_runs <= MAX_PAIRS else
+               f"the split engine lists one (prefix, suffix) pair per run and accepts up to {MAX_PAIRS:,} (about "
+               "ten minutes here)")
+        upto = f"up to N={last}" if last else "at no N"
+        raise MeasureError(
+            f"{self.measure} at N={self.N} with {self.cc + 1} relevance levels: ERR's values have no product "
+            "structure to count (most are distinct, not all: 3 levels, N=12 has 484,636 values among 531,441 "
+            f"runs), so an exact engine must list them; {why}, so ERR is exact {upto} on {self.cc + 1} levels; "
+            "use " + (f"-N {last} or less{fewer}" if last else fewer.lstrip(", ")))
 
     @cached_property
     def L(self) -> int:
@@ -623,22 +639,26 @@ class ERRSpace(Space):
     def max_key(self):
         return self.L * 2 ** (self.cc * self.N) * 2  # ERR <= sum 1/k ... bounded by 2^(cN) L H_N; safe
 
-    def _terms(self, g, first_rank: int, total: int):
+    def _terms(self, g, first_rank: int, total: int, dtype=None):
         """Sum over ranks of L/k * (2^g_k - 1) * prod_{j<k} (2^c - 2^g_j + 1) * 2^(c(total-k'))
         for a block of ranks starting at ``first_rank`` (1-based), as if the block were a
-        whole run of length ``total`` ranks ending at N."""
+        whole run of length ``total`` ranks ending at N; and the block's continuation
+        numerator prod (2^c - 2^g_j + 1). ``dtype``: int64 while every key stays below
+        2^62 (then so do all partial products, whose factors are >= 1), exact Python
+        integers (object) otherwise; uint64 gives the terms mod 2^64 and float64 within
+        relative (2 m + 2) 2^-53 of them (m ranks; see irscale.scales.wide)."""
         c = self.cc
-        # int64 while every key stays below 2^62 (then so do all partial products, whose
-        # factors are >= 1); exact Python integers otherwise
-        g = np.asarray(g).astype(np.int64 if self.int64 else object)
+        dtype = dtype or (np.int64 if self.int64 else object)
+        g = np.asarray(g).astype(np.int64)
         n, m = g.shape
-        stop = (1 << g) - 1  # numerator of R over 2^c
-        cont = (1 << c) - (1 << g) + 1  # numerator of 1 - R over 2^c
-        reach = np.ones(n, dtype=g.dtype)
-        out = np.zeros(n, dtype=g.dtype)
+        stop = ((1 << g) - 1).astype(dtype)  # numerator of R over 2^c
+        cont = ((1 << c) - (1 << g) + 1).astype(dtype)  # numerator of 1 - R over 2^c
+        reach = np.ones(n, dtype=dtype)
+        out = np.zeros(n, dtype=dtype)
         for i in range(m):
-            k = first_rank + i
-            out += (self.L // k) * stop[:, i] * reach * (1 << (c * (total - 1 - i)))
+            f = (self.L // (first_rank + i)) << (c * (total - 1 - i))
+            f = np.uint64(f & MASK) if dtype is np.uint64 else float(f) if dtype is np.float64 else f
+            out += stop[:, i] * reach * f
             reach = reach * cont[:, i]
         return out, reach
 
@@ -652,17 +672,24 @@ class ERRSpace(Space):
         return np.asarray(keys, dtype=np.float64) / (self.L * 2.0 ** (self.cc * self.N))
 
     def split_parts(self, h):
-        self.require_int64("split")
         c = self.cc
-        pre = all_runs(h, c)
-        V, reach = self._terms(pre, 1, h)
-        V = V << (c * (self.N - h))  # prefix terms carry 2^(c(N-h)) more
-        suf = all_runs(self.N - h, c)
-        E, _ = self._terms(suf, h + 1, self.N - h)
-        # behind a prefix with continuation numerator `reach` (over 2^(ch)): suffix terms
-        # are E * reach / 2^(ch) * 2^(ch) = E * reach (the 2^(c(N-k)) factor already counts
-        # the suffix's own ranks; the prefix's 2^(ch) denominators cancel the extra ch bits)
-        return V, reach, (lambda s: E * s)
+        if c > 50:  # grade terms 2^c and continuation products in int64
+            raise MeasureError(f"{self.measure}: the split engine serves ERR on up to 51 relevance levels, not "
+                               f"{c + 1}; use fewer levels (max_grade= / --max-grade)")
+        pre, suf = all_runs(h, c), all_runs(self.N - h, c)
+        # prefix terms as if the run ended at N (they carry 2^(c(N-h)) more than alone); behind
+        # a prefix with continuation numerator `reach` (over 2^(ch)) the suffix's terms are
+        # E * reach / 2^(ch) * 2^(ch) = E * reach: the 2^(c(N-k)) factor counts the suffix's
+        # own ranks and the prefix's 2^(ch) denominators cancel the extra ch bits
+        reach = np.prod((1 << c) - (1 << pre.astype(np.int64)) + 1, axis=1)  # <= 2^(ch) < 2^50 (MAX_BITS)
+        if self.int64:
+            V = self._terms(pre, 1, self.N)[0]
+            E = self._terms(suf, h + 1, self.N - h)[0]
+            return V, reach, (lambda s: E * s)
+        V = Wide(self._terms(pre, 1, self.N, np.float64)[0], self._terms(pre, 1, self.N, np.uint64)[0])
+        E = Wide(self._terms(suf, h + 1, self.N - h, np.float64)[0],
+                 self._terms(suf, h + 1, self.N - h, np.uint64)[0])
+        return V, reach, E.scaled
 
 
 # -- DCG: logarithmic weights ------------------------------------------------------------

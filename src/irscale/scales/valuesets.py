@@ -242,27 +242,29 @@ class Buckets(ValueSet):
     below each query directly from the two halves."""
 
     h: int  # split rank the buckets were produced with
-    bounds: np.ndarray  # int64, B + 1
+    bounds: np.ndarray  # B + 1: int64, or Python ints (object) for keys beyond int64
     cum_distinct: np.ndarray  # int64, B + 1
     cum_runs: np.ndarray  # object (Python ints), B + 1
+    # a bucket's sorted distinct keys (int64, or irscale.scales.wide.KEY records) and runs per key
     regenerate: Callable[[int, bool], tuple[np.ndarray, np.ndarray | None]] = field(repr=False, default=None)
     count_pairs: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] = field(repr=False, default=None)
+    # [(bucket, keys)] -> per bucket, its distinct keys at or below each key (buckets in parallel)
+    rank: Callable[[list], list] = field(repr=False, default=None)
+    answers: tuple | None = field(repr=False, default=None)  # (keys, phi) computed while building
     memo = True
 
     @property
     def size(self) -> int:
         return int(self.cum_distinct[-1])
 
-    def _which(self, keys):
-        return np.clip(np.searchsorted(self.bounds, keys, side="right") - 1, 0, len(self.bounds) - 2)
-
     def phi(self, keys):
-        b = self._which(keys)
+        keys = np.asarray(keys)
+        bounds = self.bounds.astype(object) if keys.dtype == object else self.bounds
+        b = np.clip(np.searchsorted(bounds, keys, side="right") - 1, 0, len(bounds) - 2)
+        groups = [(int(bb), keys[b == bb]) for bb in np.unique(b)]
         out = np.empty(len(keys), dtype=np.int64)
-        for bb in np.unique(b):
-            sel = b == bb
-            ks, _ = self.regenerate(int(bb), False)
-            out[sel] = self.cum_distinct[bb] + np.searchsorted(ks, keys[sel], side="right")
+        for (bb, _), rank in zip(groups, self.rank(groups)):
+            out[b == bb] = self.cum_distinct[bb] + rank
         return out
 
     def runs_le(self, keys):
@@ -277,6 +279,8 @@ class Buckets(ValueSet):
         return le, le - lt
 
     def listed(self, first=None, last=None):
+        from irscale.scales.wide import KEY, keys_ints
+
         need = first if first is not None else last
         parts = []
         rng = range(len(self.bounds) - 1) if last is None else range(len(self.bounds) - 2, -1, -1)
@@ -285,16 +289,22 @@ class Buckets(ValueSet):
             if need is not None and sum(map(len, parts)) >= need:
                 break
         keys = np.concatenate(parts if last is None else parts[::-1])
-        return keys[list(_first_last(len(keys), first, last))]
+        keys = keys[list(_first_last(len(keys), first, last))]
+        return keys_ints(keys) if keys.dtype == KEY else keys
 
     def arrays(self):
         from irscale.scales.cache import ints_out
 
-        return {"h": np.array(self.h), "bounds": self.bounds, "cum_distinct": self.cum_distinct,
+        return {"h": np.array(self.h), "bounds": ints_out(self.bounds), "cum_distinct": self.cum_distinct,
                 "cum_runs": ints_out(self.cum_runs)}
 
     @classmethod
     def from_arrays(cls, space, z):
         from irscale.scales.engines import attach_buckets  # engines builds on this module
 
-        return attach_buckets(space, int(z["h"]), z["bounds"], z["cum_distinct"], [int(x) for x in z["cum_runs"]])
+        from irscale.scales.cache import ints_in
+
+        bounds = ints_in(z["bounds"])
+        if getattr(space, "wide_split", False) and not space.int64:  # Python ints, as built
+            bounds = np.array([int(x) for x in bounds], dtype=object)
+        return attach_buckets(space, int(z["h"]), bounds, z["cum_distinct"], [int(x) for x in z["cum_runs"]])
