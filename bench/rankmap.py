@@ -6,8 +6,8 @@ are its own; a build that takes longer than ``--timeout`` seconds is reported as
 runs x 50 topics are transformed at N = 30 for the eleven paper measures, and the 37 TREC
 DL 2019 runs x 43 topics for nDCG, RBP(p=0.8) and ERR at N = 10 on their 4 grades
 (relevance graded), each twice in one process, with an empty cache and then a warm one;
-DL 2019 also measure by measure at N = 10 and 20 (4 levels) and N = 30 (3 levels: grades
-above 2 count as 2), with ``--dask`` once more on a Dask LocalCluster (the results'
+DL 2019 also measure by measure at N = 10 and 20 (4 levels), N = 20 and 30 (3 levels: grades
+above 2 count as 2; ERR at N = 30 binary), with ``--dask`` once more on a Dask LocalCluster (the results'
 digest must equal the threads' one).
 
     python bench/rankmap.py [--N 5,10,20,30] [--levels 2] [--measures AP,RBP(p=0.8),...]
@@ -174,7 +174,9 @@ def main() -> None:
     jobs = [("trec8", 30, None, None, "threads", "eleven paper measures, N = 30, ties unq")]
     jobs += [("dl19", N, [m], None, "threads", f"{m}@{N}, 4 levels") for N in (10, 20) for m in dl19]
     jobs += [("dl19", 10, dl19, None, "threads", "nDCG, RBP(p=0.8), ERR @10 together, 4 levels")]
-    jobs += [("dl19", 30, [m], 2, "threads", f"{m}@30, 3 levels (--max-grade 2)") for m in dl19]
+    jobs += [("dl19", 20, [m], 2, "threads", f"{m}@20, 3 levels (--max-grade 2)") for m in dl19]
+    jobs += [("dl19", 30, [m], 2, "threads", f"{m}@30, 3 levels (--max-grade 2)") for m in dl19[:2]]
+    jobs += [("dl19", 30, ["ERR"], 1, "threads", "ERR@30, binary (--max-grade 1)")]
     if args.dask:
         jobs += [("dl19", 30, ["nDCG"], 2, "local-cluster", "nDCG@30, 3 levels, Dask LocalCluster (2 workers)")]
     if args.only_transform:
