@@ -215,3 +215,36 @@ def test_user_exact_key_is_never_wrapped():
     for bad in (np.array([0.5, 1.5]), np.array([2 ** 63], dtype=np.uint64), np.array([2 ** 70], dtype=object)):
         with pytest.raises(IrscaleError, match="exact_key"):
             sp._hook_keys(bad)
+
+
+@pytest.mark.parametrize("measure,N,levels", [
+    ("RBP(p=0.5)", 9, 3), ("RBP(p=0.5)", 7, 5), ("RBP(p=1/3)", 8, 4), ("RBP(p=0.25)", 7, 5),
+    ("RBP(p=0.5,gains=0:0,1:2,2:4)", 9, 3),
+])
+def test_graded_rbp_with_p_one_over_b_is_closed_and_equals_the_oracle(measure, N, levels):
+    """p = 1/b with b <= c: the values are every integer 0..c (b^N - 1) / (b - 1); phi is
+    the key + 1 and runs at or below are counted digit by digit, as the oracle lists them."""
+    rm = build(measure, N, levels, cache=False)
+    oracle = build(measure, N, levels, engine="oracle", cache=False)
+    assert rm.engine == "closed" and rm.space.family == "rbp-contiguous" and rm.size == oracle.size
+    g = np.random.default_rng(N).integers(0, levels, (3000, N))
+    g[0], g[1] = 0, levels - 1
+    keys = rm.space.keys(g)
+    a, b = rm.rank(keys, ("unq", "min", "max", "mid")), oracle.rank(keys, ("unq", "min", "max", "mid"))
+    assert all(np.array_equal(a[t], b[t]) for t in a)
+    assert np.allclose(rm.values(), oracle.values(), rtol=1e-15, atol=0)
+
+
+def test_graded_rbp_half_at_N30_counts_runs_like_a_meet_in_the_middle():
+    """Far beyond any oracle (3 levels, N = 22: 3^22 runs), runs at or below random keys
+    equal a count over the two halves' sorted sums in plain int64; at N = 30 on 5 levels
+    the map has 4 (2^30 - 1) + 1 values (was: split engine, refused beyond N = 22)."""
+    N = 22
+    rm = build("RBP(p=0.5)", N, 3, cache=False)
+    w = np.array([2 ** (N - k) for k in range(1, N + 1)], dtype=np.int64)
+    half = np.stack(np.meshgrid(*[np.arange(3)] * 11, indexing="ij"), -1).reshape(-1, 11)
+    pre, suf = np.sort(half @ w[:11]), np.sort(half @ w[11:])
+    keys = rm.space.keys(np.random.default_rng(5).integers(0, 3, (300, N)))
+    expect = [int(np.searchsorted(suf, int(k) - pre, side="right").sum()) for k in keys]
+    assert [int(x) for x in rm.summary.runs_le(keys)] == expect
+    assert build("RBP(p=0.5)", 30, 5, cache=False).size == 4 * (2**30 - 1) + 1

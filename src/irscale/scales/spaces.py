@@ -397,6 +397,73 @@ class LexicographicRBPSpace(PositionalSpace):
         return np.array(out, dtype=np.float64)
 
 
+def _rbp_contiguous(m, N: int, c: int) -> bool:
+    """Graded RBP with p = 1/b, 2 <= b <= c, gains proportional to the grade: a run's key
+    sum g_k b^(N-k) is a base-b number with digits 0..c >= b - 1, so its values are every
+    integer from 0 to c (b^N - 1) / (b - 1) (by induction: the digit-d blocks
+    [d b^n, d b^n + c (b^n - 1) / (b - 1)] touch because c >= b - 1): closed form.
+    RBP(p=0.5) on 3-5 levels, (1/3) on 4-5, (1/4) on 5."""
+    if c == 1 or getattr(m, "rel", None) is not None:
+        return False
+    gains = m.gain_values(c)
+    p = m.p_exact
+    return gains[1] > 0 and all(gains[g] == g * gains[1] for g in range(c + 1)) and p.numerator == 1 and \
+        2 <= p.denominator <= c
+
+
+@serves(RBP, when=_rbp_contiguous)
+@dataclass(frozen=True, eq=False)
+class ContiguousRBPSpace(Space):
+    """RBP with p = 1/b, b <= c (:func:`_rbp_contiguous`): key = sum g_k b^(N-k), the
+    values are the integers 0..max_key, so phi = key + 1; runs tie (b < c + 1) and the
+    runs at or below a key are counted digit by digit (:meth:`closed_runs_le`)."""
+
+    family: str = "rbp-contiguous"
+    closed: bool = True
+
+    @cached_property
+    def b(self) -> int:
+        return self.measure.p_exact.denominator
+
+    @cached_property
+    def max_key(self):
+        return self.c * (self.b**self.N - 1) // (self.b - 1)
+
+    def keys(self, g):
+        w = [self.b ** (self.N - k) for k in range(1, self.N + 1)]
+        dtype = np.int64 if self.int64 else object
+        return np.asarray(g).astype(dtype) @ np.array(w, dtype=dtype)
+
+    def key_values(self, keys):  # RBP = (1 - p) sum p^(k-1) g_k / c = key (b - 1) / (c b^N)
+        den = self.c * self.b**self.N
+        return np.array([int(k) * (self.b - 1) / den for k in keys], dtype=np.float64)  # int / int: exact
+
+    def closed_runs_le(self, keys):
+        """Runs with key <= each key, digit by digit from the top rank: budgets that every
+        completion fits (or none does) are counted at once; the undecided ones at a rank
+        are at most c / (b - 1) + 1 (they differ by multiples of that rank's weight and
+        lie below the most the later ranks can add)."""
+        N, c, b = self.N, self.c, self.b
+        top = [c * (b**i - 1) // (b - 1) for i in range(N + 1)]  # most that ranks with weights b^0..b^(i-1) add
+        out = []
+        for k in keys:
+            total, open_ = 0, {int(k): 1}  # undecided budgets over weights b^0..b^(i-1), with multiplicity
+            for i in range(N, 0, -1):
+                w, nxt = b ** (i - 1), {}
+                for r, n in open_.items():
+                    for d in range(c + 1):
+                        rest = r - d * w
+                        if rest < 0:
+                            break
+                        if rest >= top[i - 1]:
+                            total += n * (c + 1) ** (i - 1)
+                        else:
+                            nxt[rest] = nxt.get(rest, 0) + n
+                open_ = nxt
+            out.append(total)
+        return np.array(out, dtype=object)
+
+
 def _plus_one(keys):
     keys = np.asarray(keys)
     return keys + 1 if keys.dtype == object else keys.astype(np.int64) + 1
