@@ -445,8 +445,9 @@ class ContiguousRBPSpace(Space):
         lie below the most the later ranks can add)."""
         N, c, b = self.N, self.c, self.b
         top = [c * (b**i - 1) // (b - 1) for i in range(N + 1)]  # most that ranks with weights b^0..b^(i-1) add
+        uniq, inv = np.unique(np.asarray(keys).reshape(-1), return_inverse=True)
         out = []
-        for k in keys:
+        for k in uniq:
             total, open_ = 0, {int(k): 1}  # undecided budgets over weights b^0..b^(i-1), with multiplicity
             for i in range(N, 0, -1):
                 w, nxt = b ** (i - 1), {}
@@ -461,7 +462,7 @@ class ContiguousRBPSpace(Space):
                             nxt[rest] = nxt.get(rest, 0) + n
                 open_ = nxt
             out.append(total)
-        return np.array(out, dtype=object)
+        return np.array(out, dtype=object)[inv.reshape(-1)]
 
 
 def _plus_one(keys):
