@@ -1,18 +1,27 @@
-"""Benchmark: the TREC-8 evaluation workload, irscale vs its peers, in one run.
+"""Benchmark: evaluation workloads, irscale vs its peers, in one run.
 
-For each of the 129 TREC-8 runs x 50 topics (up to 1000 documents), compute AP, P@10,
-nDCG@10, RR, Rprec and bpref per topic, end to end (reading the gzip files included).
+Workloads (``--workloads``, all by default):
+
+* ``trec8``: the 129 TREC-8 runs x 50 topics (up to 1000 documents, gzip), AP, P@10,
+  nDCG@10, RR, Rprec and bpref per topic, end to end (reading the files included);
+* ``msmarco``: MS MARCO-like, generated here (seeded): one run x 10,000 topics x 1,000
+  documents (10 M lines, plain text), graded qrels (grades 0-3) with 60 judgements per
+  topic, AP, nDCG@10, P@10, RR and R@1000.
+
 Each tool runs in a fresh Python process (so peak memory is its own, and ranx's numba
-JIT is cold on its first call: NUMBA_CACHE_DIR points to an empty directory); the
-median over ``--repeat`` runs is reported, with ratios to irscale.
+JIT is cold on its first call: NUMBA_CACHE_DIR points to an empty directory); wall and
+CPU seconds (user + system, the process and its workers) are medians over ``--repeat``
+runs, with ratios to irscale.
 
-    python bench/evaluate.py [--data ../shared/data/trec8] [--repeat 3] [--tools irscale,pytrec_eval,...]
+    python bench/evaluate.py [--workloads trec8,msmarco] [--repeat 3] [--tools irscale,pytrec_eval,...]
+                             [--data ../shared/data]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -20,14 +29,18 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 
 COMMON = """
-import gzip, json, resource, sys, time
+import gzip, json, os, resource, sys, time
 from pathlib import Path
-data = Path(sys.argv[1])
-files = sorted((data / "runs").glob("*.gz"))
-qrels_path = data / "qrels.trec8.txt"
+qrels_path = Path(sys.argv[1])
+files = [Path(f) for f in json.loads(sys.argv[2])]
+IRS, TE, IRM, RANX = json.loads(sys.argv[3])  # the workload's measures in each tool's names
+def _open(f):
+    return gzip.open(f, "rt") if str(f).endswith(".gz") else open(f)
 def read_qrels_dict():
     q = {}
     for line in open(qrels_path):
@@ -36,7 +49,7 @@ def read_qrels_dict():
     return q
 def read_run_dict(f):
     r = {}
-    with gzip.open(f, "rt") as fh:
+    with _open(f) as fh:
         for line in fh:
             t, _, d, _, s, _ = line.split()
             r.setdefault(t, {})[d] = float(s)
@@ -45,21 +58,25 @@ def report(**kw):
     kw["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     # worker processes (irscale reads runs in forked workers): the largest one
     kw["child_peak_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    kw["cpu_seconds"] = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime - CPU0
     print("RESULT " + json.dumps(kw))
+_r = resource.getrusage(resource.RUSAGE_SELF)
+CPU0 = _r.ru_utime + _r.ru_stime
 """
 
 TOOLS = {
     "irscale": """
 import irscale
 t = time.perf_counter()
-table = irscale.evaluate(qrels_path, files, ["AP", "P@10", "nDCG@10", "RR", "Rprec", "bpref"])
+table = irscale.evaluate(qrels_path, files, IRS)
 df = table.to_frame()
 report(seconds=time.perf_counter() - t, cells=len(df))
 """,
     "pytrec_eval": """
 import pytrec_eval
 t = time.perf_counter()
-ev = pytrec_eval.RelevanceEvaluator(read_qrels_dict(), {"map", "P_10", "ndcg_cut_10", "recip_rank", "Rprec", "bpref"})
+ev = pytrec_eval.RelevanceEvaluator(read_qrels_dict(), set(TE))
 cells = 0
 for f in files:
     res = ev.evaluate(read_run_dict(f))
@@ -68,10 +85,9 @@ report(seconds=time.perf_counter() - t, cells=cells)
 """,
     "ir_measures": """
 import ir_measures
-from ir_measures import AP, P, nDCG, RR, Rprec, Bpref
 t = time.perf_counter()
 qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
-ev = ir_measures.evaluator([AP, P@10, nDCG@10, RR, Rprec, Bpref], qrels)
+ev = ir_measures.evaluator([ir_measures.parse_measure(m) for m in IRM], qrels)
 cells = 0
 for f in files:
     cells += sum(1 for _ in ev.iter_calc(ir_measures.read_trec_run(str(f))))
@@ -84,16 +100,18 @@ from ranx import Qrels, Run, evaluate
 tmp = Path(tempfile.mkdtemp())
 plain = []
 for f in files:
-    plain.append(tmp / f.name[:-3])
-    plain[-1].write_bytes(gzip.open(f).read())
+    if f.name.endswith(".gz"):
+        plain.append(tmp / f.name[:-3])
+        plain[-1].write_bytes(gzip.open(f).read())
+    else:
+        plain.append(f)
 def once():
     t = time.perf_counter()
     q = Qrels.from_file(str(qrels_path), kind="trec")
     cells = 0
     for f in plain:
         run = Run.from_file(str(f), kind="trec")
-        out = evaluate(q, run, ["map", "precision@10", "ndcg@10", "mrr", "r-precision", "bpref"],
-                       return_mean=False, make_comparable=True)
+        out = evaluate(q, run, RANX, return_mean=False, make_comparable=True)
         cells += sum(len(v) for v in out.values())
     return time.perf_counter() - t, cells
 cold, cells = once()
@@ -103,50 +121,146 @@ report(seconds=warm, cold_seconds=cold, cells=cells)
 }
 
 
-def run_tool(name: str, data: Path) -> dict:
-    code = textwrap.dedent(COMMON) + textwrap.dedent(TOOLS[name])
+WORKLOADS = {
+    "trec8": dict(irscale=["AP", "P@10", "nDCG@10", "RR", "Rprec", "bpref"],
+                  trec_eval=["map", "P_10", "ndcg_cut_10", "recip_rank", "Rprec", "bpref"],
+                  ir_measures=["AP", "P@10", "nDCG@10", "RR", "Rprec", "Bpref"],
+                  ranx=["map", "precision@10", "ndcg@10", "mrr", "r-precision", "bpref"]),
+    "msmarco": dict(irscale=["AP", "nDCG@10", "P@10", "RR", "R@1000"],
+                    trec_eval=["map", "ndcg_cut_10", "P_10", "recip_rank", "recall_1000"],
+                    ir_measures=["AP", "nDCG@10", "P@10", "RR", "R@1000"],
+                    ranx=["map", "ndcg@10", "precision@10", "mrr", "recall@1000"]),
+}
+
+
+def msmarco_like(out: Path, topics: int = 10_000, depth: int = 1_000, judged: int = 60, seed: int = 0):
+    """One run x ``topics`` x ``depth`` documents and graded qrels with ``judged``
+    judgements per topic (grades 0-3: 60 %, 20 %, 15 %, 5 %), half of them retrieved at
+    random ranks; docnos from a pool of 8.8 M passages (MS MARCO's size)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    qid = np.repeat(np.arange(topics) + 1_000_000, depth)
+    doc = rng.integers(0, 8_841_823, size=topics * depth)
+    # judged documents: the first `judged` of a per-topic sample; half of them in the run
+    jdoc = rng.integers(0, 8_841_823, size=(topics, judged))
+    grades = rng.choice(4, size=(topics, judged), p=[0.6, 0.2, 0.15, 0.05])
+    pos = rng.integers(0, depth, size=(topics, judged // 2))
+    doc.reshape(topics, depth)[np.arange(topics)[:, None], pos] = jdoc[:, : judged // 2]
+    score = np.sort(rng.random((topics, depth)), axis=1)[:, ::-1].reshape(-1) * 100
+    q = pd.DataFrame({"q": np.repeat(np.arange(topics) + 1_000_000, judged), "z": 0, "d": jdoc.reshape(-1),
+                      "g": grades.reshape(-1)}).drop_duplicates(["q", "d"])
+    q.to_csv(out / "qrels.txt", sep=" ", header=False, index=False)
+    r = pd.DataFrame({"q": qid, "Q0": "Q0", "d": doc, "rank": np.tile(np.arange(1, depth + 1), topics),
+                      "s": score.round(6), "tag": "msmarco_like"}).drop_duplicates(["q", "d"])
+    r.to_csv(out / "run.txt", sep=" ", header=False, index=False)
+    return out / "qrels.txt", [out / "run.txt"]
+
+
+PARSERS = {  # read one run file into columns (qid, docno, score): the part a parser choice changes
+    "irscale tokenizer": """
+from irscale.io import read_run
+t = time.perf_counter()
+r = read_run(files[0])
+report(seconds=time.perf_counter() - t, cells=len(r))
+""",
+    "pandas C engine": """
+import numpy as np, pandas as pd
+t = time.perf_counter()
+df = pd.read_csv(files[0], sep=" ", header=None, names=["q", "z", "d", "r", "s", "t"], engine="c",
+                 dtype={"q": str, "z": str, "d": str, "r": np.int64, "s": np.float64, "t": str})
+report(seconds=time.perf_counter() - t, cells=len(df))
+""",
+    "pyarrow csv": """
+import pyarrow as pa, pyarrow.csv as pc
+t = time.perf_counter()
+tab = pc.read_csv(files[0], read_options=pc.ReadOptions(column_names=["q", "z", "d", "r", "s", "t"]),
+                  parse_options=pc.ParseOptions(delimiter=" ", quote_char=False),
+                  convert_options=pc.ConvertOptions(column_types={"q": pa.string(), "d": pa.string(),
+                                                                  "s": pa.float64()}))
+report(seconds=time.perf_counter() - t, cells=tab.num_rows)
+""",
+}
+
+
+def run_tool(name: str, qrels: Path, files: list[Path], measures: dict) -> dict:
+    code = textwrap.dedent(COMMON) + textwrap.dedent(TOOLS.get(name) or PARSERS[name])
+    names = [measures["irscale"], measures["trec_eval"], measures["ir_measures"], measures["ranx"]]
     with tempfile.TemporaryDirectory() as numba_cache:
-        env = {**__import__("os").environ, "NUMBA_CACHE_DIR": numba_cache, "PYTHONWARNINGS": "ignore"}
-        p = subprocess.run([sys.executable, "-c", code, str(data)], capture_output=True, text=True, env=env,
-                           cwd=ROOT)
+        env = {**os.environ, "NUMBA_CACHE_DIR": numba_cache, "PYTHONWARNINGS": "ignore"}
+        p = subprocess.run([sys.executable, "-c", code, str(qrels), json.dumps([str(f) for f in files]),
+                            json.dumps(names)], capture_output=True, text=True, env=env, cwd=ROOT)
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
     raise RuntimeError(f"{name} failed:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "trec8")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--tools", default=",".join(TOOLS))
-    args = ap.parse_args()
-    if not (args.data / "qrels.trec8.txt").exists():
-        sys.exit(f"no TREC-8 data at {args.data} (pass --data)")
+def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: list[str], repeat: int) -> None:
     results = {}
-    for name in args.tools.split(","):
+    for name in tools:
         try:
-            runs = [run_tool(name, args.data) for _ in range(args.repeat)]
+            runs = [run_tool(name, qrels, files, measures) for _ in range(repeat)]
         except Exception as e:  # a peer not installed: say so, keep going
             print(f"{name:12s} skipped: {str(e).strip().splitlines()[-1]}")
             continue
         results[name] = {
             "seconds": statistics.median(r["seconds"] for r in runs),
+            "cpu": statistics.median(r["cpu_seconds"] for r in runs),
             "cold_seconds": statistics.median(r["cold_seconds"] for r in runs) if "cold_seconds" in runs[0] else None,
             "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
             "child_peak_mb": max(r.get("child_peak_mb", 0) for r in runs),
             "cells": runs[0]["cells"],
             "all": [round(r["seconds"], 2) for r in runs],
         }
-    base = results.get("irscale", {}).get("seconds")
-    print(f"\nTREC-8: 129 runs x 50 topics, 6 measures, end to end; median of {args.repeat} fresh processes")
-    print(f"{'tool':12s} {'median s':>9s} {'x irscale':>10s} {'peak MB':>8s} {'worker MB':>9s}  cells   runs (s)")
+    base = results.get("irscale") or next(iter(results.values()), {})
+    print(f"\n{title}; median of {repeat} fresh processes (ratios: the tool's time / {next(iter(results), '')}'s)")
+    print(f"{'tool':12s} {'wall s':>8s} {'x':>6s} {'CPU s':>7s} {'x':>6s} {'peak MB':>8s} {'worker MB':>9s} "
+          f"{'cells':>8s}  runs (s)")
     for name, r in results.items():
-        ratio = f"{r['seconds'] / base:9.1f}x" if base else ""
-        print(f"{name:12s} {r['seconds']:9.2f} {ratio:>10s} {r['peak_rss_mb']:8.0f} {r['child_peak_mb']:9.0f}  {r['cells']:6d}  {r['all']}")
+        rw = f"{r['seconds'] / base['seconds']:5.1f}x" if base else ""
+        rc = f"{r['cpu'] / base['cpu']:5.1f}x" if base else ""
+        print(f"{name:12s} {r['seconds']:8.2f} {rw:>6s} {r['cpu']:7.2f} {rc:>6s} {r['peak_rss_mb']:8.0f} "
+              f"{r['child_peak_mb']:9.0f} {r['cells']:8d}  {r['all']}", flush=True)
         if r["cold_seconds"] is not None:
-            ratio = f"{r['cold_seconds'] / base:9.1f}x" if base else ""
-            print(f"{name + ' cold':12s} {r['cold_seconds']:9.2f} {ratio:>10s}  (first call: numba JIT compiles)")
+            rw = f"{r['cold_seconds'] / base['seconds']:5.1f}x" if base else ""
+            print(f"{name + ' cold':12s} {r['cold_seconds']:8.2f} {rw:>6s}  (first call: numba JIT compiles)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--workloads", default="trec8,msmarco")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--parsers", action="store_true", help="also time reading the MS MARCO-like run with each "
+                    "parser (irscale's numpy tokenizer, pandas' C engine, pyarrow's CSV reader)")
+    args = ap.parse_args()
+    tools = args.tools.split(",")
+    for w in args.workloads.split(","):
+        if w == "trec8":
+            data = args.data / "trec8"
+            if not (data / "qrels.trec8.txt").exists():
+                print(f"trec8 skipped: no TREC-8 data at {data} (pass --data)")
+                continue
+            bench("TREC-8: 129 runs x 50 topics, 6 measures, end to end", data / "qrels.trec8.txt",
+                  sorted((data / "runs").glob("*.gz")), WORKLOADS["trec8"], tools, args.repeat)
+        elif w == "msmarco":  # generated once per machine (about 2 minutes), kept in the temp directory
+            cache = Path(tempfile.gettempdir()) / "irscale-bench-msmarco-v1"
+            if not (cache / "done").exists():
+                cache.mkdir(exist_ok=True)
+                msmarco_like(cache)
+                (cache / "done").write_text("ok")
+            qrels, files = cache / "qrels.txt", [cache / "run.txt"]
+            mb = files[0].stat().st_size / 2**20
+            bench(f"MS MARCO-like: 1 run x 10,000 topics x 1,000 documents ({mb:.0f} MB text), "
+                  "graded qrels (60 per topic), 5 measures", qrels, files, WORKLOADS["msmarco"], tools,
+                  args.repeat)
+            if args.parsers:
+                bench(f"Parsers: reading the MS MARCO-like run ({mb:.0f} MB) into columns", qrels, files,
+                      WORKLOADS["msmarco"], list(PARSERS), args.repeat)
+        else:
+            sys.exit(f"unknown workload {w!r}: trec8 or msmarco")
 
 
 if __name__ == "__main__":
