@@ -13,7 +13,7 @@ ROOT = Path(irscale.__file__).parent
 # bottom to top; equal ranks may import each other's modules only within a package
 LAYERS = [("_version", "errors", "validate", "examples"), ("parallel",), ("io",), ("data",), ("measures",),
           ("scales",), ("stats",), ("experiment",), ("study",), ("inspect", "meaning"), ("report",),
-          ("cli", "__main__"), ("__init__",)]
+          ("integrations",), ("cli", "__main__"), ("__init__",)]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 
 # the one upward call: Study.write / Study.markdown are conveniences that hand the study

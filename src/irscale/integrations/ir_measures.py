@@ -1,0 +1,232 @@
+"""irscale's measures as ir_measures measures, through ir_measures' public extension
+point (``ir_measures.define``), so ``ir_measures.calc_aggregate``, ``iter_calc``,
+evaluators and PyTerrier's ``pt.Experiment`` can use them, ranked ones included.
+
+>>> import ir_measures
+>>> from irscale.integrations.ir_measures import irscale_measure, ranked
+>>> qrels = {"1": {"a": 1, "b": 0, "c": 1}}
+>>> run = {"1": {"a": 3.0, "b": 2.0, "c": 1.0}}
+>>> AP, rAP = irscale_measure("AP"), ranked("AP", N=3)
+>>> res = ir_measures.calc_aggregate([AP, rAP], qrels, run)
+>>> res[AP], res[rAP]  # AP = (1/1 + 2/3) / 2; RB*AP = 5/3 is the 6th of 0,1/3,1/2,1,7/6,5/3,2,3
+(0.8333333333333333, 6.0)
+
+Each call hands the qrels and the run (pandas DataFrames, whatever form the caller gave)
+to :func:`irscale.evaluate` (and :func:`irscale.transform` for a ranked measure), so the
+per-topic values are irscale's own, to the bit, under the same options:
+
+* the run is read like a run file: documents ordered by score, then docno, descending
+  (trec_eval), scores as float64 unless ``score_precision="float32"`` (trec_eval <= 9.0.8
+  and pytrec_eval); a docno twice for a topic is an error;
+* run topics absent from the qrels are ignored; a qrels topic the run retrieves nothing
+  for scores what irscale gives it under ``missing_topics="zero"`` (0 for a measure, the
+  empty run's rank for a ranked one), without irscale's warning (ir_measures' convention);
+* a ranked measure's number of relevance levels comes from the qrels handed in (top
+  grade + 1, 2 under ``relevance="lenient"``) unless ``levels=`` fixes it: give it when
+  the qrels of one call may lack the top grade of the collection, so that every call maps
+  onto the same run space.
+
+Measures are named ``irscale(AP@10)``, ``irscale(ranked(AP@30), relevance=lenient)``: the
+``irscale(...)`` keeps them apart from ir_measures' own ``AP@10`` (ir_measures identifies
+a measure by its name). The cutoff is part of irscale's measure name (``"AP@10"``), not
+ir_measures' ``@`` (``irscale_measure("AP") @ 10`` is refused).
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from typing import Iterable, Iterator
+
+import ir_measures
+
+from irscale.errors import ArgumentError, IrscaleWarning, check_choice
+from irscale.experiment import RELEVANCE, Ranked, evaluate, transform
+from irscale.io.trec import Qrels, Run, ScorePrecision, check_reader_options
+from irscale.measures import Measure, at_depth, parse_measure
+from irscale.validate import flag, integer, levels as check_levels
+
+__all__ = ["irscale_measure", "ranked"]
+
+# irscale's note on qrels topics a run retrieves nothing for: ir_measures scores them
+# silently (its measures' DEFAULT), so the integration does too
+_MISSING_NOTE = r"run .* has no results for \d+ qrels topic"
+
+
+def irscale_measure(measure: str | Measure, *, score_precision: ScorePrecision = "float64",
+                    max_grade: int | None = None) -> "ir_measures.Measure":
+    """An irscale measure as an ir_measures measure.
+
+    Parameters
+    ----------
+    measure : str or Measure
+        irscale's name (``"AP"``, ``"nDCG@10"``, ``"RBP(p=0.8)@30"``) or measure object.
+    score_precision : {"float64", "float32"}
+        How run scores order documents (see :func:`irscale.evaluate`).
+    max_grade : int, optional
+        The top grade c of graded measures (default: the qrels' highest grade).
+
+    Returns
+    -------
+    ir_measures.Measure
+        Named ``irscale(<measure>)``; its per-topic values are
+        ``irscale.evaluate(qrels, [run], [measure])``'s.
+    """
+    m = parse_measure(measure)
+    check_reader_options(score_precision, "error", "error")
+    if max_grade is not None:
+        max_grade = integer("max_grade", max_grade, minimum=1)
+    opts = _options(score_precision=(score_precision, "float64"), max_grade=(max_grade, None))
+    name = f"irscale({m}{opts})"
+    ev = dict(score_precision=score_precision, max_grade=max_grade)
+
+    def table(qrels: Qrels, run: Run):
+        return evaluate(qrels, [run], [m], **ev), 0
+
+    return _define(table, name, f"irscale's {m} (evaluated like trec_eval)", score_precision)
+
+
+def ranked(measure: str | Measure, N: int = 30, *, levels: int | None = None, relevance: str = "graded",
+           ties: str = "unq", normalize: bool = False, score_precision: ScorePrecision = "float64"
+           ) -> "ir_measures.Measure":
+    """The ranked (interval-scaled) version of an irscale measure at run length N, as an
+    ir_measures measure: per topic, phi of the measure's value over all runs of length N
+    (:func:`irscale.transform`).
+
+    Parameters
+    ----------
+    measure : str or Measure
+        A measure with a ranked version (``"AP"``, ``"nDCG"``, ``"RBP(p=0.8)"``); its cutoff,
+        if given, must be N.
+    N : int
+        The run length: runs are cut at N and padded with non-relevant documents.
+    levels : int, optional
+        Relevance levels of the run space (top grade + 1). Default: from the qrels of
+        each call (the highest grade + 1; 2 under ``relevance="lenient"``). Given, grades
+        above ``levels - 1`` count as ``levels - 1`` (with irscale's warning).
+    relevance : {"graded", "lenient"}
+        ``"lenient"`` binarises the qrels (grade >= 1 relevant), the 2021 paper's protocol
+        for graded collections; then ``levels`` can only be 2.
+    ties : {"unq", "min", "max", "mid"}
+        How phi ranks a value shared by several runs (see :func:`irscale.transform`).
+    normalize : bool
+        Divide the ranks into (0, 1] (by the number of distinct values for ``"unq"``, of
+        runs otherwise).
+    score_precision : {"float64", "float32"}
+        How run scores order documents.
+
+    Returns
+    -------
+    ir_measures.Measure
+        Named like ``irscale(ranked(AP@30), relevance=lenient, levels=2)``; its per-topic
+        values are ``irscale.transform(irscale.evaluate(qrels, [run], [m]), [m], depth=N,
+        relevance=relevance, ties=ties, normalize=normalize)``'s ranked column.
+
+    Notes
+    -----
+    The rank map of a measure, N and number of levels is built once and cached on disk
+    (``IRSCALE_CACHE_DIR``), so later calls, and other runs, only look it up.
+    """
+    from irscale.experiment import plan_rank_maps
+    from irscale.scales import TIES
+    from irscale.scales.spaces import MAX_N
+
+    N = integer("N", N, minimum=1, maximum=MAX_N)
+    m = at_depth(measure, N)
+    relevance = check_choice("relevance", relevance, RELEVANCE)
+    ties = check_choice("ties", ties, TIES)
+    normalize = flag("normalize", normalize)
+    check_reader_options(score_precision, "error", "error")
+    if levels is not None:
+        levels = check_levels(levels)
+        if relevance == "lenient" and levels != 2:
+            raise ArgumentError(f"relevance='lenient' binarises the qrels, so the run space has 2 levels, not "
+                                f"levels={levels}; leave levels out, or use relevance='graded'")
+    plan_rank_maps([m], N, levels or 2)  # a measure without a ranked version fails here, not per run
+    inner = str(Ranked(m, N, ties, normalize))
+    opts = _options(relevance=(relevance, "graded"), levels=(levels, None),
+                    score_precision=(score_precision, "float64"))
+    name = f"irscale({inner}{opts})"
+    max_grade = None if levels is None or relevance == "lenient" else levels - 1
+
+    def table(qrels: Qrels, run: Run):
+        t = evaluate(qrels, [run], [m], score_precision=score_precision, max_grade=max_grade)
+        t = transform(t, [m], depth=N, ties=ties, normalize=normalize, relevance=relevance)
+        return t, next(i for i, col in enumerate(t.measures) if isinstance(col, Ranked))
+
+    return _define(table, name, f"irscale's ranked {m}: phi over all runs of length {N}", score_precision)
+
+
+def _options(**pairs) -> str:
+    """``", k=v"`` for each option not at its default."""
+    return "".join(f", {k}={v}" for k, (v, default) in pairs.items() if v != default)
+
+
+def _define(table, name: str, desc: str, score_precision: str) -> "ir_measures.Measure":
+    """The ir_measures measure whose per-topic values are column ``col`` of
+    ``table(qrels, run) -> (ScoreTable, col)`` (the run's scores read at
+    ``score_precision``, as :func:`irscale.read_run` would)."""
+    def impl(qrels_df, run_df) -> Iterator[tuple[str, float]]:
+        qrels, ids = _converted("qrels", qrels_df, None, _convert_qrels)
+        run, _ = _converted("run", run_df, (id(qrels), score_precision),  # holds qrels: its id stays its own
+                            lambda df: (_convert_run(df, ids, score_precision), qrels))
+        if run is None:
+            return  # nothing retrieved for any qrels topic: ir_measures gives every topic DEFAULT
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", _MISSING_NOTE, IrscaleWarning)
+            t, col = table(qrels, run)
+        for topic, v in zip(t.topics, t.values[col, 0].tolist()):
+            if v == v:  # not NaN
+                yield ids[topic], v
+
+    return ir_measures.define(impl, name, support_cutoff=False, pretty_name=name, short_desc=desc)
+
+
+# The last qrels and run converted, by identity of ir_measures' DataFrames (weakly held):
+# an evaluator hands the same frames to each of its measures, so several irscale measures
+# convert them once per run.
+_LAST: dict[str, tuple] = {}
+
+
+def _converted(kind: str, df, key, convert):
+    held = _LAST.get(kind)
+    if held is not None and held[0]() is df and held[1] == key:
+        return held[2]
+    value = convert(df)
+    try:
+        _LAST[kind] = (weakref.ref(df), key, value)
+    except TypeError:  # a frame type without weak references: convert every time
+        pass
+    return value
+
+
+def _convert_qrels(df) -> tuple[Qrels, dict]:
+    """The Qrels and ``{str(qid): qid}`` (ir_measures' own query ids, to answer with)."""
+    return qrels_from_frame(df), {str(q): q for q in df["query_id"].unique().tolist()}
+
+
+def _convert_run(df, ids: dict, score_precision: str) -> Run | None:
+    """The run restricted to the qrels topics (irscale ignores the others anyway, with a
+    warning), or None if it retrieves nothing for them."""
+    df = df[df["query_id"].astype(str).isin(ids)]
+    return run_from_frame(df, score_precision=score_precision) if len(df) else None
+
+
+def qrels_from_frame(df) -> Qrels:
+    """irscale's :class:`Qrels` from ir_measures' qrels DataFrame (query_id, doc_id,
+    relevance)."""
+    return Qrels.from_records(_rows(df, "relevance", int))
+
+
+def run_from_frame(df, name: str = "run", **reader) -> Run:
+    """irscale's :class:`Run` from ir_measures' run DataFrame (query_id, doc_id, score);
+    ``reader``: :func:`irscale.read_run`'s options (``score_precision``...)."""
+    return Run.from_records(_rows(df, "score", float), name=name, **reader)
+
+
+def _rows(df, value: str, kind) -> Iterable[tuple]:
+    missing = [c for c in ("query_id", "doc_id", value) if c not in df.columns]
+    if missing:
+        raise ArgumentError(f"expected columns query_id, doc_id, {value}; missing {', '.join(missing)}")
+    return zip(df["query_id"].astype(str).tolist(), df["doc_id"].astype(str).tolist(),
+               df[value].astype(kind).tolist())
