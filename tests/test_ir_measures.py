@@ -106,6 +106,17 @@ def test_toy_inputs_in_any_form_ir_measures_takes():
     assert ev.calc_aggregate({"1": {"c": 1.0}})[m] == pytest.approx(ndcg / 3, abs=1e-15)
 
 
+def test_toy_same_values_without_the_in_memory_converters(monkeypatch):
+    """Without irscale.io.memory the frames go through text (Qrels/Run.from_records)."""
+    from irscale.integrations import ir_measures as integration
+
+    ms = [irscale_measure("nDCG@3"), ranked("AP", N=3, relevance="lenient")]
+    want = {m: per_query(m, QRELS, RUN) for m in ms}
+    monkeypatch.setattr(integration, "_memory", lambda: None)
+    integration._LAST.clear()
+    assert {m: per_query(m, QRELS, RUN) for m in ms} == want
+
+
 def test_toy_run_with_no_qrels_topic_scores_the_default():
     assert per_query(irscale_measure("AP"), QRELS, {"9": {"z": 1.0}}) == {"1": 0.0, "2": 0.0, "3": 0.0}
 

@@ -29,7 +29,9 @@ per-topic values are irscale's own, to the bit, under the same options:
 Measures are named ``irscale(AP@10)``, ``irscale(ranked(AP@30), relevance=lenient)``: the
 ``irscale(...)`` keeps them apart from ir_measures' own ``AP@10`` (ir_measures identifies
 a measure by its name). The cutoff is part of irscale's measure name (``"AP@10"``), not
-ir_measures' ``@`` (``irscale_measure("AP") @ 10`` is refused).
+ir_measures' ``@`` (ir_measures refuses to evaluate ``irscale_measure("AP") @ 10``).
+
+ir_measures is not a dependency of irscale: ``pip install ir-measures`` (0.4.3 tested).
 """
 
 from __future__ import annotations
@@ -38,7 +40,10 @@ import warnings
 import weakref
 from typing import Iterable, Iterator
 
-import ir_measures
+try:
+    import ir_measures
+except ImportError as e:  # pragma: no cover - ir_measures is in the test extra only
+    raise ImportError("irscale.integrations.ir_measures needs ir_measures: pip install ir-measures") from e
 
 from irscale.errors import ArgumentError, IrscaleWarning, check_choice
 from irscale.experiment import RELEVANCE, Ranked, evaluate, transform
@@ -215,13 +220,30 @@ def _convert_run(df, ids: dict, score_precision: str) -> Run | None:
 def qrels_from_frame(df) -> Qrels:
     """irscale's :class:`Qrels` from ir_measures' qrels DataFrame (query_id, doc_id,
     relevance)."""
-    return Qrels.from_records(_rows(df, "relevance", int))
+    memory = _memory()
+    if memory is not None:
+        return memory.qrels_from_frame(df, path="<ir_measures qrels>")
+    return Qrels.from_records(_rows(df, "relevance", int), path="<ir_measures qrels>")
 
 
 def run_from_frame(df, name: str = "run", **reader) -> Run:
     """irscale's :class:`Run` from ir_measures' run DataFrame (query_id, doc_id, score);
     ``reader``: :func:`irscale.read_run`'s options (``score_precision``...)."""
+    memory = _memory()
+    if memory is not None:
+        (run,) = memory.runs_from_frame(df, name=name, path="<ir_measures run>", **reader)
+        return run
     return Run.from_records(_rows(df, "score", float), name=name, **reader)
+
+
+def _memory():
+    """``irscale.io.memory`` (numpy converters, no text formatted and parsed again) where
+    this irscale has it, else None: the text round trip below gives the same Qrels and Run."""
+    try:
+        from irscale.io import memory
+    except ImportError:
+        return None
+    return memory
 
 
 def _rows(df, value: str, kind) -> Iterable[tuple]:
