@@ -28,3 +28,25 @@ def test_order_equals_naive_sort(lines, s, f32):
 def test_trailing_text_without_newline_and_crlf():
     run = parse_run(b"1 Q0 a 1 1.0 t\r\n1 Q0 b 2 2.0 t", "x")
     assert [d.decode() for d in run.docno] == ["b", "a"]
+
+
+_DEC = st.builds(lambda sign, i, f, e: f"{sign}{i}{f}{e}",
+                 st.sampled_from(["", "-", "+"]), st.from_regex(r"[0-9]{0,20}", fullmatch=True),
+                 st.one_of(st.just(""), st.from_regex(r"\.[0-9]{0,20}", fullmatch=True)),
+                 st.one_of(st.just(""), st.from_regex(r"[eE][+-]?[0-9]{1,3}", fullmatch=True)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_DEC.filter(lambda s: any(ch.isdigit() for ch in s.split("e")[0].split("E")[0])), min_size=1,
+                max_size=60))
+def test_scores_are_read_exactly_like_float(scores):
+    """The compiled decimal reader (Clinger's fast path, the rest by float()) gives the
+    very doubles of Python's correctly rounded float(), signed zeros included."""
+    from irscale.io.trec import parse_run
+
+    text = "".join(f"1 Q0 d{i} {i} {s} tag\n" for i, s in enumerate(scores)).encode()
+    run = parse_run(text, "<t>", duplicates="error")
+    got = {d.decode(): v for d, v in zip(run.docno, run.score)}
+    for i, s in enumerate(scores):
+        want = float(s)
+        assert got[f"d{i}"] == want and np.signbit(got[f"d{i}"]) == np.signbit(want), s

@@ -139,11 +139,98 @@ def _line_text(data: bytes, line: int) -> str:
     return lines[line - 1].decode("utf-8", "replace").rstrip("\r")
 
 
+_KERNELS: dict = {}
+
+
+def _kernels():
+    """(gather, decimals) compiled with numba, or None where numba is missing (numpy serves)."""
+    if "k" not in _KERNELS:
+        try:
+            import numba
+        except ImportError:
+            _KERNELS["k"] = None
+            return None
+
+        @numba.njit(nogil=True, cache=True)
+        def gather_k(buf, starts, ends, out):  # pragma: no cover (compiled)
+            for i in range(len(starts)):
+                s = starts[i]
+                for j in range(ends[i] - s):
+                    out[i, j] = buf[s + j]
+
+        @numba.njit(nogil=True, cache=True)
+        def decimals_k(buf, starts, ends, out, ok):  # pragma: no cover (compiled)
+            # Clinger's fast path: m * 10^k with m < 2^53 and |k| <= 22 is one correctly
+            # rounded operation on exact operands, so it equals strtod; others: ok = False
+            pow10 = np.empty(23, dtype=np.float64)
+            pow10[0] = 1.0
+            for k in range(1, 23):
+                pow10[k] = pow10[k - 1] * 10.0
+            for i in range(len(starts)):
+                p, e = starts[i], ends[i]
+                ok[i] = False
+                neg = False
+                if p < e and (buf[p] == 45 or buf[p] == 43):  # - +
+                    neg = buf[p] == 45
+                    p += 1
+                m = 0
+                digits = 0
+                scale = 0
+                big = False
+                while p < e and 48 <= buf[p] <= 57:
+                    if m >= 10**17:
+                        big = True
+                    else:
+                        m = m * 10 + (buf[p] - 48)
+                    digits += 1
+                    p += 1
+                if p < e and buf[p] == 46:  # .
+                    p += 1
+                    while p < e and 48 <= buf[p] <= 57:
+                        if m >= 10**17:
+                            big = True
+                        else:
+                            m = m * 10 + (buf[p] - 48)
+                            scale -= 1
+                        digits += 1
+                        p += 1
+                if digits == 0 or big:
+                    continue
+                if p < e and (buf[p] == 101 or buf[p] == 69):  # e E
+                    p += 1
+                    eneg = False
+                    if p < e and (buf[p] == 45 or buf[p] == 43):
+                        eneg = buf[p] == 45
+                        p += 1
+                    x = 0
+                    nd = 0
+                    while p < e and 48 <= buf[p] <= 57 and nd < 6:
+                        x = x * 10 + (buf[p] - 48)
+                        nd += 1
+                        p += 1
+                    if nd == 0 or nd == 6:
+                        continue
+                    scale += -x if eneg else x
+                if p != e or m > 2**53 or scale > 22 or scale < -22:
+                    continue
+                v = float(m) * pow10[scale] if scale >= 0 else float(m) / pow10[-scale]
+                out[i] = -v if neg else v
+                ok[i] = True
+
+        _KERNELS["k"] = (gather_k, decimals_k)
+    return _KERNELS["k"]
+
+
 def gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Copy the byte ranges ``buf[starts[i]:ends[i]]`` into a fixed-width ``S`` array
     (NUL-padded, so byte-wise order is preserved)."""
     lengths = ends - starts
     width = max(int(lengths.max()), 1) if len(lengths) else 1
+    k = _kernels()
+    if k is not None:
+        out = np.zeros((len(starts), width), dtype=np.uint8)
+        k[0](buf, starts, ends, out)
+        return out.view(f"S{width}").ravel()
     padded = np.concatenate((buf, np.zeros(width, dtype=np.uint8)))
     window = np.lib.stride_tricks.as_strided(padded, shape=(len(buf), width), strides=(1, 1))
     mat = window[starts]
@@ -316,8 +403,19 @@ def parse_scores(tok: _Tokens, j: int, what: str = "score (5th field)") -> np.nd
         letters = np.flatnonzero(_INF_NAN_LUT[_column_bytes(col)].any(axis=1))
         if not all(_SCORE_RE.match(col[i]) for i in letters):
             raise _first_bad(tok, col, what, _SCORE_RE, SCORE_SYNTAX)
+    k = _kernels()
     try:
-        return col.astype(np.float64)
+        if k is None:
+            return col.astype(np.float64)
+        # compiled: decimals with at most 17 significant digits and exponents within 22
+        # exactly (Clinger's fast path); the rest (long mantissas, inf, nan) by float()
+        out = np.empty(len(col), dtype=np.float64)
+        ok = np.empty(len(col), dtype=np.bool_)
+        k[1](tok.buf, tok.starts[:, j], tok.ends[:, j], out, ok)
+        rest = np.flatnonzero(~ok)
+        if len(rest):
+            out[rest] = col[rest].astype(np.float64)
+        return out
     except ValueError:
         raise _first_bad(tok, col, what, _SCORE_RE, SCORE_SYNTAX) from None
 
@@ -371,6 +469,9 @@ def _find_duplicates(topic_codes: np.ndarray, docno: np.ndarray) -> np.ndarray:
     occurrence (``first`` is the previous occurrence), ordered by ``later``; exact (hash,
     then the records of equal hashes compared)."""
     h = key_hash(topic_codes, docno.view(np.uint8).reshape(-1, docno.dtype.itemsize))
+    hs = np.sort(h)  # a sort without indices is several times faster: no equal hashes, no duplicates
+    if not (hs[1:] == hs[:-1]).any():
+        return np.empty((0, 2), dtype=np.int64)
     order = np.argsort(h)
     hs = h[order]
     eq = hs[1:] == hs[:-1]
@@ -613,9 +714,16 @@ def parse_run(
 def trec_order(topic_codes: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndarray:
     """Permutation putting records in trec_eval order: topic ascending, score
     descending, docno descending (byte-wise)."""
-    # stable sorts: score desc, then topic asc (radix sort for small ints)
-    o = np.argsort(-score, kind="stable")
-    o = o[np.argsort(topic_codes[o], kind="stable")]  # int16 codes: numpy uses radix sort
+    # files usually list each topic's documents by rank, so scores already fall within a
+    # topic: then a stable sort by topic (radix sort for int16 codes, or none when the
+    # topics come in order) is the order; else stable sorts by score desc, then topic asc
+    o = None if (np.diff(topic_codes) >= 0).all() else np.argsort(topic_codes, kind="stable")
+    t, s = (topic_codes, score) if o is None else (topic_codes[o], score[o])
+    if ((s[1:] <= s[:-1]) | (t[1:] != t[:-1])).all():
+        o = np.arange(len(score)) if o is None else o
+    else:
+        o = np.argsort(-score, kind="stable")
+        o = o[np.argsort(topic_codes[o], kind="stable")]
     # tie groups (same topic and score) are ordered by docno descending
     t, s = topic_codes[o], score[o]
     same = (t[1:] == t[:-1]) & (s[1:] == s[:-1])
