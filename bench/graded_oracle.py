@@ -344,7 +344,9 @@ def check_keys_against_fractions(fam: Family, N: int, c: int, samples: int = 200
 
 CROSS = [("DCG", 3, 16, "dcg", "count"), ("RBP(p=0.8)", 3, 14, "split", "enumerate"),
          ("ERR", 3, 13, "split", "enumerate"), ("DCG(base=2)", 4, 12, "dcg", "count"),
-         ("RBP(p=0.8)", 3, 16, "split", "count")]
+         ("RBP(p=0.8)", 3, 16, "split", "count"),
+         # keys beyond int64: the split engine at two split ranks (other prefix/suffix halves)
+         ("ERR", 3, 19, "split", "split@h=7"), ("ERR", 2, 27, "split", "split@h=11")]
 
 
 def cross_engines(measure: str, levels: int, N: int, e1: str, e2: str, queries: int = 10_000, seed: int = 0):
@@ -358,7 +360,16 @@ def cross_engines(measure: str, levels: int, N: int, e1: str, e2: str, queries: 
     G = np.random.default_rng(seed).integers(0, levels, (queries, N)).astype(np.int8)
     out = []
     for e in (e1, e2):
-        rm = build(measure, N, levels, engine=e, cache=False)
+        if "@h=" in e:  # the split engine at another split rank
+            from irscale.scales.engines import split_engine
+            from irscale.scales.rankmap import RankMap
+            from irscale.scales.spaces import space_for
+
+            space = space_for(measure, N, levels - 1)
+            vs = split_engine(space, h=int(e.split("@h=")[1]))
+            rm = RankMap(space, "split", int(vs.size), space.n_runs, 0.0, vs)
+        else:
+            rm = build(measure, N, levels, engine=e, cache=False)
         r = rm.rank(rm.space.keys(G), ("unq", "mid"))
         out.append((int(rm.size), np.asarray(r["unq"], dtype=np.int64), np.asarray(r["mid"], dtype=np.float64)))
     (s1, u1, m1), (s2, u2, m2) = out
