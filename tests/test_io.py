@@ -2,6 +2,7 @@
 byte-wise), whitespace variants, float32 mode."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,3 +51,37 @@ def test_scores_are_read_exactly_like_float(scores):
     for i, s in enumerate(scores):
         want = float(s)
         assert got[f"d{i}"] == want and np.signbit(got[f"d{i}"]) == np.signbit(want), s
+
+
+def test_compiled_and_numpy_tokenizers_agree_on_odd_text():
+    """The compiled token pass (numba) and the numpy one give the same tokens, lines and
+    errors on random text made of fields, comments, blank lines, tabs, CRLF and control
+    characters."""
+    import random
+
+    import irscale.io.trec as T
+    from irscale.errors import InputFormatError
+
+    compiled = T._kernels()
+    if compiled is None:
+        pytest.skip("numba is not installed: only the numpy tokenizer runs")
+
+    def tokens(data, nf, ef):
+        try:
+            t = T.tokenize(data, "p", nf, "x", ef)
+            return t.starts.tolist(), t.ends.tolist(), t.lines.tolist()
+        except InputFormatError as e:
+            return str(e)
+
+    rng = random.Random(1)
+    parts = [b"a", b"b1", b"#", b" ", b"  ", b"\t", b"\n", b"\r\n", b"\x01", b"\x7f", b"\x0b", b"x y z", b"\n\n"]
+    try:
+        for _ in range(1500):
+            data = b"".join(rng.choice(parts) for _ in range(rng.randint(0, 30)))
+            for nf, ef in ((2, "error"), (3, "ignore")):
+                T._KERNELS["k"] = compiled
+                a = tokens(data, nf, ef)
+                T._KERNELS["k"] = None
+                assert tokens(data, nf, ef) == a, data
+    finally:
+        T._KERNELS["k"] = compiled

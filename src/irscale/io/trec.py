@@ -217,7 +217,47 @@ def _kernels():
                 out[i] = -v if neg else v
                 ok[i] = True
 
-        _KERNELS["k"] = (gather_k, decimals_k)
+        @numba.njit(nogil=True, cache=True)
+        def tokens_k(buf, nfields, starts, ends, counts, lines, comment):  # pragma: no cover (compiled)
+            # one pass: the first nfields tokens of every non-blank line (bytes <= 32 separate
+            # tokens), its token count, line number and whether it starts with '#'; and the
+            # position of the first control character (other than tab..CR) or DEL, or -1
+            n = len(buf)
+            rec = 0
+            line = 1
+            ctrl = -1
+            i = 0
+            while i <= n:
+                ntok = 0
+                hashed = False
+                while i < n and buf[i] != 10:
+                    b = buf[i]
+                    if b <= 32:
+                        if ctrl < 0 and (b < 9 or (13 < b < 32)):
+                            ctrl = i
+                        i += 1
+                        continue
+                    s = i
+                    while i < n and buf[i] > 32:
+                        if ctrl < 0 and buf[i] == 127:
+                            ctrl = i
+                        i += 1
+                    if ntok == 0 and buf[s] == 35:
+                        hashed = True
+                    if ntok < nfields:
+                        starts[rec, ntok] = s
+                        ends[rec, ntok] = i
+                    ntok += 1
+                if ntok > 0:
+                    counts[rec] = ntok
+                    lines[rec] = line
+                    comment[rec] = hashed
+                    rec += 1
+                line += 1
+                i += 1
+            return rec, ctrl
+
+        _KERNELS["k"] = (gather_k, decimals_k, tokens_k)
     return _KERNELS["k"]
 
 
@@ -282,6 +322,9 @@ def tokenize(
             start = data.rfind(b"\n", 0, pos) + 1
             if not data[start:pos + 1].lstrip(b" \t\r\x0b\x0c").startswith(b"#"):
                 raise _hidden_char_error(data, path, pos, data[pos:pos + 4].decode("utf-8", "ignore")[0])
+    k = _kernels()
+    if k is not None:
+        return _tokens_compiled(k[2], buf, data, path, nfields, expected, extra_fields, extra_advice)
     # ASCII control characters other than the whitespace 9-13 (tab, LF, VT, FF, CR)
     ctrl = np.flatnonzero((buf < 9) | ((buf > 13) & (buf < 32)))
     delete = data.find(b"\x7f")
@@ -329,6 +372,39 @@ def tokenize(
     starts = starts.reshape(-1, nfields)
     ends = ends.reshape(-1, nfields)
     return _Tokens(buf, starts, ends, data_lines, path, data)
+
+
+def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected: str, extra_fields: str,
+                     extra_advice: str | None) -> _Tokens:
+    """:func:`tokenize`'s token pass in one compiled scan (no array the size of the file
+    besides the file), with the same errors in the same order."""
+    n_lines = data.count(b"\n") + 1
+    starts = np.zeros((n_lines, nfields), dtype=np.int64)
+    ends = np.zeros((n_lines, nfields), dtype=np.int64)
+    counts = np.zeros(n_lines, dtype=np.int64)
+    line_no = np.zeros(n_lines, dtype=np.int64)
+    comment = np.zeros(n_lines, dtype=np.bool_)
+    n, ctrl = kernel(buf, nfields, starts, ends, counts, line_no, comment)
+    if ctrl >= 0:
+        line = data.count(b"\n", 0, ctrl) + 1
+        raise InputFormatError(path, line, f"control character 0x{data[ctrl]:02x}; expected text "
+                                           "fields separated by spaces or tabs", _line_text(data, line))
+    if n == 0:
+        raise InputFormatError(path, None, f"empty file (only whitespace), expected lines '{expected}'")
+    starts, ends, counts, line_no, comment = starts[:n], ends[:n], counts[:n], line_no[:n], comment[:n]
+    if comment.any():
+        keep = ~comment
+        starts, ends, counts, line_no = starts[keep], ends[keep], counts[keep], line_no[keep]
+        if len(counts) == 0:
+            raise InputFormatError(path, None, f"no data lines (only comments), expected '{expected}'")
+    bad = counts < nfields if extra_fields == "ignore" else counts != nfields
+    if bad.any():
+        i = int(np.argmax(bad))
+        line = int(line_no[i])
+        hint = f" ({extra_advice})" if counts[i] > nfields and extra_advice else ""
+        raise InputFormatError(path, line, f"expected {nfields} fields '{expected}', found {counts[i]}{hint}",
+                               _line_text(data, line))
+    return _Tokens(buf, starts, ends, line_no, path, data)
 
 
 def hidden_characters(buf: np.ndarray) -> np.ndarray:
