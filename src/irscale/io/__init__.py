@@ -1,4 +1,5 @@
-"""TREC file formats: the only package of irscale that knows them."""
+"""TREC file formats and in-memory inputs (pandas, pytrec_eval dicts, ir_measures tuples,
+ranx, Parquet): the only package of irscale that knows them."""
 
 from irscale.io.trec import (
     Qrels,
@@ -10,5 +11,17 @@ from irscale.io.trec import (
     read_run,
     read_runs,
 )
+from irscale.io.memory import (
+    qrels_from_dict,
+    qrels_from_frame,
+    qrels_from_records,
+    read_parquet_qrels,
+    read_parquet_runs,
+    run_from_records,
+    runs_from_dict,
+    runs_from_frame,
+)
 
-__all__ = ["Qrels", "Run", "parse_qrels", "parse_run", "parse_runs", "read_qrels", "read_run", "read_runs"]
+__all__ = ["Qrels", "Run", "parse_qrels", "parse_run", "parse_runs", "read_qrels", "read_run", "read_runs",
+           "qrels_from_dict", "qrels_from_frame", "qrels_from_records", "read_parquet_qrels", "read_parquet_runs",
+           "run_from_records", "runs_from_dict", "runs_from_frame"]
