@@ -22,8 +22,8 @@ import pytest
 from conftest import DATA, TREC8, need
 
 import irscale
-from irscale.errors import ArgumentError, InputFormatError, IrscaleError, PolicyError
-from irscale.io import Qrels, Run, read_qrels, read_run
+from irscale.errors import ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, PolicyError
+from irscale.io import read_qrels, read_run
 from irscale.io.memory import (qrels_from_dict, qrels_from_frame, qrels_from_records, read_parquet_runs,
                                run_from_records, runs_from_dict, runs_from_frame)
 
@@ -181,6 +181,11 @@ def test_parquet_files(tmp_path, toy_files, toy_ref):
     frame([(*r, n) for n, rs in RUNS.items() for r in rs], ("qid", "docno", "score", "run")).to_parquet(multi)
     assert_same(irscale.evaluate(q, multi, MEASURES), toy_ref)
     assert [r.name for r in read_parquet_runs(d / "lm.parquet", name="x")] == ["x"]
+    (d / "notes.parquet").write_text("not parquet")  # skip_invalid skips it, with a warning, like a README
+    with pytest.warns(IrscaleWarning, match="skipping .*notes.parquet, not a valid run"):
+        assert_same(irscale.evaluate(q, d, MEASURES, skip_invalid=True), toy_ref)
+    with pytest.raises(InputFormatError, match="notes.parquet: not a valid Parquet file"):
+        irscale.evaluate(q, d, MEASURES)
 
 
 def test_parquet_errors(tmp_path, monkeypatch):

@@ -698,7 +698,7 @@ def is_parquet(path) -> bool:
 
 def _read_parquet(path):
     try:
-        import pyarrow  # noqa: F401
+        import pyarrow
     except ImportError:
         raise IrscaleError(f"{path}: reading Parquet files needs pyarrow, which is not installed: "
                            f"{PARQUET_ADVICE}") from None
