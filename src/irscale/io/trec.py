@@ -124,14 +124,20 @@ class _Tokens:
     lines: np.ndarray  # 1-based line number of each record
     path: str
     data: bytes = field(repr=False)
+    fields: tuple | None = None  # the fields kept, when not all (starts[:, k] is field fields[k])
 
     def error(self, record: int, reason: str) -> InputFormatError:
         line = int(self.lines[record])
         return InputFormatError(self.path, line, reason, _line_text(self.data, line))
 
+    def span(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end offsets of field ``j`` in every record."""
+        k = j if self.fields is None else self.fields.index(j)
+        return self.starts[:, k], self.ends[:, k]
+
     def column(self, j: int) -> np.ndarray:
         """Field ``j`` of every record as a fixed-width bytes array (dtype ``S{w}``)."""
-        return gather(self.buf, self.starts[:, j], self.ends[:, j])
+        return gather(self.buf, *self.span(j))
 
 
 def _line_text(data: bytes, line: int) -> str:
@@ -218,7 +224,7 @@ def _kernels():
                 ok[i] = True
 
         @numba.njit(nogil=True, cache=True)
-        def tokens_k(buf, nfields, starts, ends, counts, lines, comment):  # pragma: no cover (compiled)
+        def tokens_k(buf, nfields, slot, starts, ends, counts, lines, comment):  # pragma: no cover (compiled)
             # one pass: the first nfields tokens of every non-blank line (bytes <= 32 separate
             # tokens), its token count, line number and whether it starts with '#'; and the
             # position of the first control character (other than tab..CR) or DEL, or -1
@@ -244,9 +250,9 @@ def _kernels():
                         i += 1
                     if ntok == 0 and buf[s] == 35:
                         hashed = True
-                    if ntok < nfields:
-                        starts[rec, ntok] = s
-                        ends[rec, ntok] = i
+                    if ntok < nfields and slot[ntok] >= 0:
+                        starts[rec, slot[ntok]] = s
+                        ends[rec, slot[ntok]] = i
                     ntok += 1
                 if ntok > 0:
                     counts[rec] = ntok
@@ -285,6 +291,7 @@ def tokenize(
     expected: str,
     extra_fields: ExtraFields = "error",
     extra_advice: str | None = None,
+    keep: tuple[int, ...] | None = None,
 ) -> _Tokens:
     """Split ``data`` into records of ``nfields`` whitespace-separated fields.
 
@@ -324,7 +331,7 @@ def tokenize(
                 raise _hidden_char_error(data, path, pos, data[pos:pos + 4].decode("utf-8", "ignore")[0])
     k = _kernels()
     if k is not None:
-        return _tokens_compiled(k[2], buf, data, path, nfields, expected, extra_fields, extra_advice)
+        return _tokens_compiled(k[2], buf, data, path, nfields, expected, extra_fields, extra_advice, keep)
     # ASCII control characters other than the whitespace 9-13 (tab, LF, VT, FF, CR)
     ctrl = np.flatnonzero((buf < 9) | ((buf > 13) & (buf < 32)))
     delete = data.find(b"\x7f")
@@ -375,16 +382,21 @@ def tokenize(
 
 
 def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected: str, extra_fields: str,
-                     extra_advice: str | None) -> _Tokens:
+                     extra_advice: str | None, keep: tuple[int, ...] | None) -> _Tokens:
     """:func:`tokenize`'s token pass in one compiled scan (no array the size of the file
-    besides the file), with the same errors in the same order."""
+    besides the file), with the same errors in the same order; only the fields in
+    ``keep`` are recorded (all by default), as int32 offsets in files below 2 GiB."""
     n_lines = data.count(b"\n") + 1
-    starts = np.zeros((n_lines, nfields), dtype=np.int64)
-    ends = np.zeros((n_lines, nfields), dtype=np.int64)
+    slot = np.full(nfields, -1, dtype=np.int64)  # field -> column of starts/ends, -1: not kept
+    keep = tuple(range(nfields)) if keep is None else tuple(keep)
+    slot[list(keep)] = np.arange(len(keep))
+    offset = np.int32 if len(buf) < 2**31 else np.int64
+    starts = np.zeros((n_lines, len(keep)), dtype=offset)
+    ends = np.zeros((n_lines, len(keep)), dtype=offset)
     counts = np.zeros(n_lines, dtype=np.int64)
     line_no = np.zeros(n_lines, dtype=np.int64)
     comment = np.zeros(n_lines, dtype=np.bool_)
-    n, ctrl = kernel(buf, nfields, starts, ends, counts, line_no, comment)
+    n, ctrl = kernel(buf, nfields, slot, starts, ends, counts, line_no, comment)
     if ctrl >= 0:
         line = data.count(b"\n", 0, ctrl) + 1
         raise InputFormatError(path, line, f"control character 0x{data[ctrl]:02x}; expected text "
@@ -393,8 +405,8 @@ def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected
         raise InputFormatError(path, None, f"empty file (only whitespace), expected lines '{expected}'")
     starts, ends, counts, line_no, comment = starts[:n], ends[:n], counts[:n], line_no[:n], comment[:n]
     if comment.any():
-        keep = ~comment
-        starts, ends, counts, line_no = starts[keep], ends[keep], counts[keep], line_no[keep]
+        data_line = ~comment
+        starts, ends, counts, line_no = starts[data_line], ends[data_line], counts[data_line], line_no[data_line]
         if len(counts) == 0:
             raise InputFormatError(path, None, f"no data lines (only comments), expected '{expected}'")
     bad = counts < nfields if extra_fields == "ignore" else counts != nfields
@@ -404,7 +416,7 @@ def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected
         hint = f" ({extra_advice})" if counts[i] > nfields and extra_advice else ""
         raise InputFormatError(path, line, f"expected {nfields} fields '{expected}', found {counts[i]}{hint}",
                                _line_text(data, line))
-    return _Tokens(buf, starts, ends, line_no, path, data)
+    return _Tokens(buf, starts, ends, line_no, path, data, None if keep == tuple(range(nfields)) else keep)
 
 
 def hidden_characters(buf: np.ndarray) -> np.ndarray:
@@ -487,7 +499,7 @@ def parse_scores(tok: _Tokens, j: int, what: str = "score (5th field)") -> np.nd
         # exactly (Clinger's fast path); the rest (long mantissas, inf, nan) by float()
         out = np.empty(len(col), dtype=np.float64)
         ok = np.empty(len(col), dtype=np.bool_)
-        k[1](tok.buf, tok.starts[:, j], tok.ends[:, j], out, ok)
+        k[1](tok.buf, *tok.span(j), out, ok)
         rest = np.flatnonzero(~ok)
         if len(rest):
             out[rest] = col[rest].astype(np.float64)
@@ -655,7 +667,7 @@ class Run:
 
 def parse_qrels(data: bytes, path: str | Path = "<memory>") -> Qrels:
     """Parse qrels text (see :func:`read_qrels`)."""
-    tok = tokenize(data, path, 4, QRELS_FIELDS)
+    tok = tokenize(data, path, 4, QRELS_FIELDS, keep=(0, 2, 3))
     qid = tok.column(0)
     docno = tok.column(2)
     grade = parse_grades(tok, 3)
@@ -717,7 +729,7 @@ def parse_runs(
         raise ArgumentError(f"name must be a non-empty string naming the run, not {name!r}")
     tok = tokenize(data, path, 6, RUN_FIELDS, extra_fields,
                    extra_advice="pass extra_fields='ignore', CLI --ignore-extra-fields, to ignore the rest of such "
-                                "lines, as trec_eval does")
+                                "lines, as trec_eval does", keep=(0, 2, 4, 5))
     score = parse_scores(tok, 4)
     nan = np.flatnonzero(np.isnan(score))
     if len(nan):
