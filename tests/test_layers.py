@@ -16,9 +16,9 @@ LAYERS = [("_version", "errors", "validate", "examples"), ("parallel",), ("io",)
           ("integrations",), ("cli", "__main__"), ("__init__",)]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 
-# the one upward call: Study.write / Study.markdown are conveniences that hand the study
-# to its renderer (imported when called), kept for the public API
-ALLOWED = {("study", "report")}
+# the upward calls: Study.write / Study.markdown and ScoreTable.records / .aggregate are
+# conveniences that hand the study or table to its renderer (imported when called)
+ALLOWED = {("study", "report"), ("experiment", "report")}
 
 
 def _layer(module: str) -> str:

@@ -168,17 +168,17 @@ def test_err_stop_probability_is_unchanged_for_small_scales():
 
 def test_infeasible_rank_map_fails_before_the_runs_are_read(tmp_path):
     """A graded rank map beyond the engines (graded ERR at N=23 on 3 levels, more pairs
-    than the split engine lists; graded RBP(p=0.5) at N=30, whose tied runs must be listed,
-    among the study's measures) is reported before reading (a broken run file would
-    otherwise be the error). Graded DCG at N=20, RBP(p=0.8) at N=30 and ERR at N=20 were
-    the examples until they got an engine."""
+    than the split engine lists; graded RBP(p=0.8) at N=40, whose halves are too large to
+    count, among the study's measures) is reported before reading (a broken run file would
+    otherwise be the error). Graded DCG at N=20, RBP(p=0.8) at N=30, ERR at N=20 and
+    RBP(p=0.5) at N=30 were the examples until they got an engine."""
     q = tmp_path / "q.txt"
     q.write_text(QRELS)
     broken = tmp_path / "broken.txt"
     broken.write_text("not a run\n")
     for verb, N in ((["compare", q, broken, "-m", "P", "-m", "ERR", "-N", "23"], 23),
                     (["transform", q, broken, "-m", "ERR", "-N", "23"], 23),
-                    (["study", "trec8-like", q, broken, "--depths", "5,30"], 30)):
+                    (["study", "trec8-like", q, broken, "--depths", "5,40"], 40)):
         msg = one_error_line(cli(*verb))
         assert f"N={N}" in msg and "broken.txt" not in msg, msg
 

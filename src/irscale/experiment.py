@@ -19,6 +19,8 @@ from irscale.data import JudgedRuns, MissingTopics, _index, assemble, check_opti
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, check_choice
 from irscale.io.trec import (Duplicates, ExtraFields, Qrels, Run, ScorePrecision, check_reader_options, read_qrels,
                               read_runs)
+from irscale.io.memory import (INPUTS_QRELS, INPUTS_RUNS, is_parquet, memory_qrels, memory_runs, one_run,
+                               read_parquet_qrels, read_parquet_runs)
 from irscale.measures import Measure, at_depth, parse_measures
 from irscale.parallel import can_fork as _can_fork, parallel_imap
 from irscale.validate import flag, integer, wrong_type
@@ -62,6 +64,21 @@ class ScoreTable:
             means = np.nanmean(self.values, axis=2) if np.isnan(self.values).any() else self.values.mean(axis=2)
         return pd.DataFrame(means.T, index=pd.Index(self.systems, name="system"),
                             columns=[str(m) for m in self.measures])
+
+    def records(self, system: str | None = None):
+        """Per-topic values of one system as ir_measures-style ``Metric(query_id, measure,
+        value)`` records; ``system`` may be left out when the table holds one run
+        (see :func:`irscale.report.records.records`)."""
+        from irscale.report.records import records
+
+        return records(self, system)
+
+    def aggregate(self, system: str | None = None) -> dict[str, float]:
+        """``{measure: mean}`` of one system, like ``ir_measures.calc_aggregate`` (the
+        means of :meth:`mean`; see :func:`irscale.report.records.aggregate`)."""
+        from irscale.report.records import aggregate
+
+        return aggregate(self, system)
 
     def matrix(self, measure: str | Measure):
         """Topics x systems DataFrame of one measure (the input of the statistics)."""
@@ -140,7 +157,9 @@ def load_runs(
     progress: Callable[[int, int, str], None] | None = None,
     workers: int | None = None,
 ) -> JudgedRuns:
-    """Read and judge runs (files, directories, globs or :class:`Run` objects).
+    """Read and judge runs (files, directories, globs or :class:`Run` objects, and the
+    in-memory inputs of :mod:`irscale.io.memory`: DataFrames, dicts, ScoredDoc tuples,
+    ranx Runs, ``.parquet`` files; ``score_precision`` and ``duplicates`` apply to them).
 
     Files are read and judged in parallel: in ``workers`` processes (default: one per
     CPU, at most 8) where the platform can fork and the calling process has no other
@@ -159,18 +178,32 @@ def load_runs(
     split_tags = flag("split_tags", split_tags)
     skip_invalid = flag("skip_invalid", skip_invalid)
     if runs is None or isinstance(runs, (bytes, int, float)):
-        raise wrong_type("runs", runs, "a run file, a directory, a glob pattern, a Run, or a list of them")
-    if isinstance(runs, (str, os.PathLike, Run)):
+        raise wrong_type("runs", runs, f"a run file, a directory, a glob pattern, a Run, {INPUTS_RUNS}, or a list "
+                                       "of them")
+    single, runs = one_run(runs)  # one DataFrame, dict, ranx Run or ScoredDoc iterable is one run, not a list
+    if single or isinstance(runs, (str, os.PathLike, Run)):
         runs = [runs]
+    mem_opts = dict(score_precision=score_precision, duplicates=duplicates)
     items: list = []  # (Run or path, whether it came from a directory or a pattern)
-    for r in runs:
+    for k, r in enumerate(runs, 1):
         if isinstance(r, Run):
             items.append((r, False))
         elif isinstance(r, (str, os.PathLike)):
-            files = expand_run_paths([r])
-            items.extend((f, f != Path(r)) for f in files)
+            for f in expand_run_paths([r]):
+                if not is_parquet(f):
+                    items.append((f, f != Path(r)))
+                    continue
+                try:  # read here: a Parquet file becomes Run objects
+                    items.extend((m, False) for m in read_parquet_runs(f, **mem_opts))
+                except InputFormatError as e:
+                    if not skip_invalid:
+                        raise
+                    warnings.warn(f"skipping {e.path}, not a valid run: {e} (skip_invalid / --skip-invalid)",
+                                  IrscaleWarning, stacklevel=2)
+        elif (mem := memory_runs(r, position=None if single else k, **mem_opts)) is not None:
+            items.extend((m, False) for m in mem)
         else:
-            raise wrong_type("each run", r, "a path (str or Path) or a Run")
+            raise wrong_type("each run", r, f"a path (str or Path), a Run, or {INPUTS_RUNS}")
     if not items:
         raise ArgumentError("no run given; name run files, a directory of runs or a glob pattern")
     _index(qrels)  # build the lookup index once, before workers share it
@@ -316,12 +349,16 @@ def check_progress(progress) -> None:
 
 
 def as_qrels(qrels) -> Qrels:
-    """A :class:`Qrels` from a path (read) or as given."""
+    """A :class:`Qrels` from a path (read; ``.parquet`` too), an in-memory input
+    (:mod:`irscale.io.memory`) or as given."""
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, (str, os.PathLike)):
-        return read_qrels(qrels)
-    raise wrong_type("qrels", qrels, "a qrels file path (str or Path) or a Qrels (irscale.read_qrels)")
+        return read_parquet_qrels(qrels) if is_parquet(qrels) else read_qrels(qrels)
+    mem = memory_qrels(qrels)  # a DataFrame, a dict, Qrel tuples, a ranx Qrels
+    if mem is not None:
+        return mem
+    raise wrong_type("qrels", qrels, f"a qrels file path (str or Path), a Qrels (irscale.read_qrels), {INPUTS_QRELS}")
 
 
 # -- transform ----------------------------------------------------------------------------------
