@@ -158,14 +158,14 @@ def test_split_and_enumerate_refuse_sizes_up_front(engine, words):
 def test_cli_refuses_too_large_split_with_exit_2():
     from irscale.cli import app
 
-    res = CliRunner().invoke(app, ["rankmap", "RBP(p=0.5)", "-N", "20", "--levels", "5", "--no-cache"])
+    res = CliRunner().invoke(app, ["rankmap", "RBP(p=2/3)", "-N", "20", "--levels", "5", "--no-cache"])
     assert res.exit_code == 2
     assert "split engine would produce" in res.output and "Traceback" not in res.output
 
 
 def test_count_refuses_rbp_with_ties():
-    with pytest.raises(IrscaleError, match="b <= c"):
-        build("RBP(p=0.5)", 12, 3, engine="count", cache=False)
+    with pytest.raises(IrscaleError, match="b <= c"):  # (RBP(p=0.5) on 3 levels is a closed form now)
+        build("RBP(p=2/3)", 12, 4, engine="count", cache=False)
 
 
 def test_lenient_refuses_measures_above_grade_one(tmp_path):
