@@ -365,14 +365,9 @@ def _bucket(half: _Half, lo: int, hi: int, with_runs: bool):
                 fcount, vn = fcount.astype(object), vn.astype(object)
             wts.append(fcount * vn)  # runs behind the pair: at most n_runs
     runs = np.concatenate(wts) if wts else np.empty(0, dtype=np.int64)
-    if offset:
-        keys = np.concatenate(offs) if offs else np.empty(0, dtype=np.int64)
-        if with_runs:
-            keys, runs = _sum_by_key(keys, runs)
-        else:
-            keys.sort()
-            keys = keys[_first_of_each(keys)]
-        return _keys_from(half, lo, keys), (runs if with_runs else None)
+    if offset:  # (with runs: without, _sorted_offsets served above)
+        keys, runs = _sum_by_key(np.concatenate(offs) if offs else np.empty(0, dtype=np.int64), runs)
+        return _keys_from(half, lo, keys), runs
     x = Wide(np.concatenate([w.approx for w in wides]), np.concatenate([w.words for w in wides])) if wides \
         else Wide(np.empty(0), np.empty(0, dtype=np.uint64))
     hh = x.high()
