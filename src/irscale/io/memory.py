@@ -46,7 +46,7 @@ import numpy as np
 
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError
 from irscale.io.trec import (GRADE_MAX, GRADE_MIN, Duplicates, Qrels, Run, ScorePrecision, _find_duplicates,
-                             _topic_blocks, check_reader_options, gather, hidden_characters, trec_order)
+                             _topic_blocks, check_reader_options, gather, hidden_characters, ordered_run)
 
 __all__ = [
     "RUN_COLUMNS", "QRELS_COLUMNS", "NAME_COLUMNS", "SCORED_DOC_FIELDS", "QREL_FIELDS", "PARQUET_ADVICE",
@@ -384,13 +384,7 @@ def _make_run(name: str, qid, docno, score, src: _Source, duplicates: str, rows:
             again = src.row(first) or "an earlier entry"
             raise src.error(f"docno retrieved twice for this topic (first at {again}); to keep only the first "
                             "occurrence pass duplicates='first' (CLI --duplicates first)", dup, qid[j], docno[j])
-        keep = np.ones(len(qid), dtype=bool)
-        keep[dups[:, 1]] = False
-        qid, docno, score, codes = qid[keep], docno[keep], score[keep], codes[keep]
-    order = trec_order(codes, score, docno)
-    codes = codes[order]
-    offsets = np.searchsorted(codes, np.arange(len(topics) + 1))
-    return Run(name, qid[order], docno[order], score[order], topics, offsets, src.label)
+    return ordered_run(name, qid, docno, score, topics, codes, dups[:, 1], src.label)
 
 
 def _make_qrels(qid, docno, grade, src: _Source) -> Qrels:

@@ -358,18 +358,8 @@ def tokenize(
     counts = per_line[line_no - 1]
     first_idx = np.concatenate(([0], np.cumsum(counts)[:-1]))  # index of each line's first token
     comment = buf[starts[first_idx]] == ord("#")
-    data_counts, data_lines = counts, line_no
-    if comment.any():
-        data_counts, data_lines = counts[~comment], line_no[~comment]
-        if len(data_counts) == 0:
-            raise InputFormatError(path, None, f"no data lines (only comments), expected '{expected}'")
-    bad = data_counts < nfields if extra_fields == "ignore" else data_counts != nfields
-    if bad.any():
-        k = int(np.argmax(bad))
-        line = int(data_lines[k])
-        hint = f" ({extra_advice})" if data_counts[k] > nfields and extra_advice else ""
-        raise InputFormatError(path, line, f"expected {nfields} fields '{expected}', found {data_counts[k]}{hint}",
-                               _line_text(data, line))
+    data_counts, data_lines = (counts[~comment], line_no[~comment]) if comment.any() else (counts, line_no)
+    _check_fields(data, path, data_counts, data_lines, nfields, expected, extra_fields, extra_advice)
     keep = np.repeat(~comment, counts) if comment.any() else None  # per token, over all lines
     if (data_counts > nfields).any():
         pos = np.arange(len(starts)) - np.repeat(first_idx, counts)  # position within its line
@@ -379,6 +369,21 @@ def tokenize(
     starts = starts.reshape(-1, nfields)
     ends = ends.reshape(-1, nfields)
     return _Tokens(buf, starts, ends, data_lines, path, data)
+
+
+def _check_fields(data: bytes, path: str, counts: np.ndarray, lines: np.ndarray, nfields: int, expected: str,
+                  extra_fields: str, extra_advice: str | None) -> None:
+    """Refuse a file without data lines, or whose data line has another number of fields
+    than ``nfields`` (fewer, with ``extra_fields="ignore"``), naming the first."""
+    if len(counts) == 0:
+        raise InputFormatError(path, None, f"no data lines (only comments), expected '{expected}'")
+    bad = counts < nfields if extra_fields == "ignore" else counts != nfields
+    if bad.any():
+        k = int(np.argmax(bad))
+        line = int(lines[k])
+        hint = f" ({extra_advice})" if counts[k] > nfields and extra_advice else ""
+        raise InputFormatError(path, line, f"expected {nfields} fields '{expected}', found {counts[k]}{hint}",
+                               _line_text(data, line))
 
 
 def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected: str, extra_fields: str,
@@ -407,15 +412,7 @@ def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected
     if comment.any():
         data_line = ~comment
         starts, ends, counts, line_no = starts[data_line], ends[data_line], counts[data_line], line_no[data_line]
-        if len(counts) == 0:
-            raise InputFormatError(path, None, f"no data lines (only comments), expected '{expected}'")
-    bad = counts < nfields if extra_fields == "ignore" else counts != nfields
-    if bad.any():
-        i = int(np.argmax(bad))
-        line = int(line_no[i])
-        hint = f" ({extra_advice})" if counts[i] > nfields and extra_advice else ""
-        raise InputFormatError(path, line, f"expected {nfields} fields '{expected}', found {counts[i]}{hint}",
-                               _line_text(data, line))
+    _check_fields(data, path, counts, line_no, nfields, expected, extra_fields, extra_advice)
     return _Tokens(buf, starts, ends, line_no, path, data, None if keep == tuple(range(nfields)) else keep)
 
 
@@ -775,13 +772,19 @@ def _build_run(tok: _Tokens, records: np.ndarray | None, qid, docno, score, name
             raise tok.error(dup, f"duplicate docno {docno[j].decode()!r} for topic {qid[j].decode()!r} "
                                  f"(first at line {tok.lines[first]}); to keep only the first occurrence pass "
                                  "duplicates='first' (CLI --duplicates first)")
+    return ordered_run(name, qid, docno, score, topics, codes, dups[:, 1], tok.path)
+
+
+def ordered_run(name: str, qid, docno, score, topics, codes, drop, path: str) -> Run:
+    """The :class:`Run` of these records without those in ``drop`` (later duplicates),
+    in trec_eval order (shared by the file reader and irscale.io.memory)."""
+    if len(drop):
         keep = np.ones(len(qid), dtype=bool)
-        keep[dups[:, 1]] = False
+        keep[drop] = False
         qid, docno, score, codes = qid[keep], docno[keep], score[keep], codes[keep]
     order = trec_order(codes, score, docno)
-    codes = codes[order]
-    offsets = np.searchsorted(codes, np.arange(len(topics) + 1))
-    return Run(name, qid[order], docno[order], score[order], topics, offsets, tok.path)
+    offsets = np.searchsorted(codes[order], np.arange(len(topics) + 1))
+    return Run(name, qid[order], docno[order], score[order], topics, offsets, path)
 
 
 def parse_run(
