@@ -325,3 +325,94 @@ def test_reference_agrees_on_a_hand_made_file():
     data = BOM + b"# c\r\n1 Q0 a 1 2.0 r\r\n\r\n1\tQ0 c 2 3 r\n1 Q0 b 3 2 r\n"
     assert ref_runs(data) == [("r", [(b"1", b"c", 3.0), (b"1", b"b", 2.0), (b"1", b"a", 2.0)])]
     check_run(data, {})
+
+
+# --- reading in pieces ------------------------------------------------------------------------
+# Run files are read and tokenised PIECE_BYTES of text at a time (16 MB); with pieces of a
+# few bytes, every file above crosses piece boundaries anywhere, and the outcome must not
+# change: same runs, or the same error with the file's line number and text.
+
+
+class pieces_of:
+    """Read runs in pieces of ``size`` bytes within the block."""
+
+    def __init__(self, size):
+        self.size = size
+
+    def __enter__(self):
+        from irscale.io import trec
+
+        self.old, trec.PIECE_BYTES = trec.PIECE_BYTES, self.size
+
+    def __exit__(self, *exc):
+        from irscale.io import trec
+
+        trec.PIECE_BYTES = self.old
+
+
+@FUZZ
+@given(data=mutated(lines_of(run_fields)), options=run_options, size=st.integers(1, 40))
+def test_run_reader_in_small_pieces(data, options, size):
+    with pieces_of(size):
+        check_run(data, options)
+
+
+def outcome(read):
+    """What ``read()`` gives: the runs, or the error's (line, reason, text)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            runs = [(r.name, list(zip(r.qid.tolist(), r.docno.tolist(), r.score.tolist()))) for r in read()]
+            return runs, [str(w.message).split(": ", 1)[1] for w in caught]
+        except InputFormatError as e:
+            return (e.line, e.reason, e.text), []
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=mutated(lines_of(run_fields)), options=run_options, size=st.integers(1, 40),
+       members=st.integers(1, 3), gz=st.booleans())
+def test_files_read_in_pieces_equal_bytes_read_whole(tmp_path, data, options, size, members, gz):
+    # read_runs streams the file (gzip decompressed piece by piece, concatenated members
+    # included) and finds an offending line's text again in the file. A file is refused
+    # at its first piece with an error; the error is then the one the whole-file reader
+    # gives for the text up to the end of that piece (errors found across the whole run,
+    # duplicates and tags, come after every piece is read).
+    import gzip
+
+    from irscale.io import read_runs
+    from irscale.io.trec import text_pieces
+
+    path = tmp_path / "run.txt"
+    cut = [len(data) * k // members for k in range(members + 1)]
+    path.write_bytes(b"".join(gzip.compress(data[a:b]) for a, b in zip(cut, cut[1:])) if gz else data)
+    with pieces_of(size):
+        got = outcome(lambda: read_runs(path, **options))
+    whole = outcome(lambda: parse_runs(data, PATH, **options))
+    if isinstance(got[0], tuple) and got[0][0] is not None and got != whole:
+        line = got[0][0]
+        prefix = b"".join(p for first, p in text_pieces(data, size) if first <= line)
+        whole = outcome(lambda: parse_runs(prefix, PATH, **options))
+    assert got == whole
+
+
+def test_truncated_and_corrupt_gzip_streamed(tmp_path):
+    import gzip
+
+    from irscale.io import read_run
+
+    text = b"".join(b"1 Q0 d%d 1 %d r\n" % (i, 1000 - i) for i in range(500))
+    good = gzip.compress(text)
+    for name, raw in [("truncated", good[:-20]), ("corrupt", good[:40] + b"\xff" * 8 + good[48:]),
+                      ("trailing junk", good + b"junk")]:
+        (tmp_path / name).write_bytes(raw)
+        with pieces_of(64):
+            try:
+                read_run(tmp_path / name)
+            except InputFormatError as e:
+                assert e.line is None and "corrupt gzip data" in e.reason, (name, e)
+            else:
+                raise AssertionError(f"{name} gzip read without error")
+    (tmp_path / "good.gz").write_bytes(good + gzip.compress(b"1 Q0 z 1 0 r\n"))
+    with pieces_of(64):
+        assert len(read_run(tmp_path / "good.gz")) == 501

@@ -171,6 +171,9 @@ def _index(qrels: Qrels) -> _QrelsIndex:
     return idx
 
 
+JUDGE_BLOCK = 1 << 21  # records looked up at a time: temporaries stay near 100 MB on any run
+
+
 def judge_run(run: Run, qrels: Qrels, depth: int | None = None) -> tuple[np.ndarray, list[str], list[str]]:
     """Grades of one run on the qrels topics, in trec_eval order.
 
@@ -186,17 +189,22 @@ def judge_run(run: Run, qrels: Qrels, depth: int | None = None) -> tuple[np.ndar
     present[pos[known]] = True
     missing = [qrels.topics[t].decode() for t in np.flatnonzero(~present)]
     sizes = np.diff(run.offsets)
-    keep_rec = np.repeat(known, sizes)
-    tq = np.repeat(pos_c, sizes)[keep_rec]
-    rank = (np.arange(len(run)) - np.repeat(run.offsets[:-1], sizes))[keep_rec]
-    docno = run.docno[keep_rec]
     if depth is not None:
-        cut = rank < depth
-        tq, rank, docno = tq[cut], rank[cut], docno[cut]
-    grades = _lookup(qrels, tq, docno)
-    D = int(rank.max()) + 1 if len(rank) else 1
-    out = np.full((T, D), PAD, dtype=np.int16)
-    out[tq, rank] = grades
+        sizes = np.minimum(sizes, depth)
+    sizes = np.where(known, sizes, 0)  # topics absent from the qrels are skipped
+    out = np.full((T, max(int(sizes.max(initial=0)), 1)), PAD, dtype=np.int16)
+    # blocks of whole topics, about JUDGE_BLOCK records each (a topic larger than that alone)
+    ends = np.cumsum(sizes)
+    k = 0
+    while k < len(sizes):
+        stop = max(int(np.searchsorted(ends, ends[k] - sizes[k] + JUDGE_BLOCK, side="right")), k + 1)
+        block = np.arange(k, stop)
+        n = sizes[block]
+        rank = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)  # rank within its topic
+        rec = np.repeat(run.offsets[block], n) + rank  # record index in the run
+        tq = np.repeat(pos_c[block], n)
+        out[tq, rank] = _lookup(qrels, tq, run.docno[rec])
+        k = stop
     return out, missing, extra
 
 

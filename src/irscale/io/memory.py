@@ -384,7 +384,7 @@ def _make_run(name: str, qid, docno, score, src: _Source, duplicates: str, rows:
             again = src.row(first) or "an earlier entry"
             raise src.error(f"docno retrieved twice for this topic (first at {again}); to keep only the first "
                             "occurrence pass duplicates='first' (CLI --duplicates first)", dup, qid[j], docno[j])
-    return ordered_run(name, qid, docno, score, topics, codes, dups[:, 1], src.label)
+    return ordered_run(name, docno, score, topics, codes, dups[:, 1], src.label)
 
 
 def _make_qrels(qid, docno, grade, src: _Source) -> Qrels:

@@ -33,7 +33,6 @@ Error messages show invisible and control characters escaped (:func:`irscale.err
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import unicodedata
@@ -88,30 +87,110 @@ GRADE_SYNTAX = "write a plain integer like 2 or -1"
 
 def read_bytes(path: str | Path) -> bytes:
     """Return the content of ``path``, gunzipped if it is gzip (by magic number)."""
-    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
-        raise ArgumentError(f"a file path (str or pathlib.Path) was expected, not {type(path).__name__} {path!r}")
-    path = Path(path)
+    return b"".join(_decompressed(_path(path)))
+
+
+PIECE_BYTES = 1 << 24  # runs are read and tokenised 16 MB of text at a time (memory: see _parse_runs)
+
+
+def _open_raw(path: str | Path):
     try:
-        raw = path.read_bytes()
+        return open(path, "rb")
     except FileNotFoundError:
         raise InputFormatError(path, None, "no such file") from None
     except IsADirectoryError:
         raise InputFormatError(path, None, "is a directory, expected a file") from None
-    if raw[:2] == b"\x1f\x8b":
+
+
+def _decompressed(path: str | Path, size: int | None = None):
+    """The content of ``path`` (gunzipped if it is gzip, by magic number; concatenated
+    members included) in pieces of at most ``size`` bytes, with :func:`read_bytes`'s
+    errors; never more than one piece and one block of compressed data in memory."""
+    size = size or PIECE_BYTES
+    with _open_raw(path) as f:
+        head = f.read(2)
+        f.seek(0)
+        if head != b"\x1f\x8b":
+            while block := f.read(size):
+                yield block
+            return
         try:
-            # zlib is faster than gzip.decompress; wbits=47 accepts gzip, concatenated members
-            d = zlib.decompressobj(wbits=47)
-            out = [d.decompress(raw)]
-            while d.eof and d.unused_data:  # concatenated gzip members
-                rest = d.unused_data
-                d = zlib.decompressobj(wbits=47)
-                out.append(d.decompress(rest))
-            if not d.eof:
+            d, fed = zlib.decompressobj(wbits=47), False  # 47: gzip (and zlib) headers
+            while raw := f.read(1 << 24):
+                while raw:
+                    fed = True
+                    out = d.decompress(raw, size)
+                    if out:
+                        yield out
+                    if d.eof:  # the end of a member: what follows is the next one
+                        raw = d.unused_data
+                        d, fed = zlib.decompressobj(wbits=47), False
+                    else:
+                        raw = d.unconsumed_tail
+            while fed and not d.eof and (out := d.decompress(b"", size)):  # output still held back
+                yield out
+            if fed and not d.eof:
                 raise zlib.error("truncated stream")
-            raw = b"".join(out)
-        except (zlib.error, EOFError, gzip.BadGzipFile) as e:
-            raise InputFormatError(path, None, f"corrupt gzip data ({e}); check the download or re-compress the file") from None
-    return raw
+        except (zlib.error, EOFError) as e:
+            raise InputFormatError(path, None, f"corrupt gzip data ({e}); check the download or re-compress the "
+                                   "file") from None
+
+
+def text_pieces(source: "str | Path | bytes", size: int | None = None):
+    """``(first line number, text)`` pieces of a file (path, plain or gzip) or of bytes,
+    about ``size`` (default :data:`PIECE_BYTES`) bytes each and cut after a newline, so
+    every line lies in one piece."""
+    size = size or PIECE_BYTES
+    blocks = [source] if isinstance(source, (bytes, bytearray, memoryview)) else _decompressed(source, size)
+    line, rest = 1, b""
+    for block in blocks:
+        data = rest + block if rest else block
+        start = 0
+        while len(data) - start > size:
+            cut = data.rfind(b"\n", start, start + size) + 1 or data.find(b"\n", start + size) + 1
+            if cut == 0:  # one line longer than the rest: wait for its end
+                break
+            piece = data[start:cut]
+            yield line, piece
+            line += piece.count(b"\n")
+            start = cut
+        rest = data[start:]
+    if rest or line == 1:
+        yield line, rest
+
+
+def _line_of(source: "str | Path | bytes", line: int) -> str:
+    """The text of line ``line`` (1-based) of a file or bytes (error messages only)."""
+    for first, piece in text_pieces(source):
+        if line < first + piece.count(b"\n") + (not piece.endswith(b"\n")):
+            if first == 1 and piece.startswith(BOM):
+                piece = piece[len(BOM):]
+            return _line_text(piece, line - first + 1)
+    return ""
+
+
+@dataclass
+class _Records:
+    """Where the records of a file read in pieces came from, for error messages."""
+
+    path: str
+    source: object  # the path or bytes, read again for the text of an offending line
+    starts: np.ndarray  # index of each piece's first record (ascending)
+    lines: list  # per piece: its records' line numbers, or (an int) the first one when consecutive
+
+    def line(self, record: int) -> int:
+        k = int(np.searchsorted(self.starts, record, side="right")) - 1
+        at = self.lines[k]
+        return int(at + record - self.starts[k]) if isinstance(at, int) else int(at[record - self.starts[k]])
+
+    def error(self, record: int, reason: str) -> InputFormatError:
+        line = self.line(record)
+        return InputFormatError(self.path, line, reason, _line_of(self.source, line))
+
+
+def _shifted(e: InputFormatError, first: int) -> InputFormatError:
+    """``e`` raised in a piece whose first line is ``first``, with the file's line number."""
+    return InputFormatError(e.path, None if e.line is None else e.line + first - 1, e.reason, e.text)
 
 
 @dataclass
@@ -125,6 +204,7 @@ class _Tokens:
     path: str
     data: bytes = field(repr=False)
     fields: tuple | None = None  # the fields kept, when not all (starts[:, k] is field fields[k])
+    blank: bool = False  # (a piece of a file without records) not even a comment line
 
     def error(self, record: int, reason: str) -> InputFormatError:
         line = int(self.lines[record])
@@ -292,6 +372,7 @@ def tokenize(
     extra_fields: ExtraFields = "error",
     extra_advice: str | None = None,
     keep: tuple[int, ...] | None = None,
+    part: int = 0,
 ) -> _Tokens:
     """Split ``data`` into records of ``nfields`` whitespace-separated fields.
 
@@ -299,14 +380,21 @@ def tokenize(
     files), invalid UTF-8, and on any line whose field count is not ``nfields``
     (more fields are accepted with ``extra_fields="ignore"``; the rest of such a line is
     ignored, as trec_eval does).
+
+    ``part``: ``data`` is a piece of a file (see :func:`text_pieces`), the first (1) or a
+    later one (2): a piece without data lines gives no records instead of an error (the
+    caller decides for the whole file), and only the first may start with a byte-order
+    mark. Line numbers are the piece's own.
     """
     path = str(path)
-    if data[:3] == BOM:
+    if data[:3] == BOM and part <= 1:
         warnings.warn(f"{path}: ignoring the UTF-8 byte-order mark at the start of the file", IrscaleWarning,
                       stacklevel=3)
         data = data[3:]
     buf = np.frombuffer(data, dtype=np.uint8)
     if len(buf) == 0:
+        if part:
+            return _no_tokens(buf, path, data, nfields, keep)
         raise InputFormatError(path, None, f"empty file, expected lines '{expected}'")
     nul = data.find(b"\0")
     if nul >= 0:
@@ -331,7 +419,7 @@ def tokenize(
                 raise _hidden_char_error(data, path, pos, data[pos:pos + 4].decode("utf-8", "ignore")[0])
     k = _kernels()
     if k is not None:
-        return _tokens_compiled(k[2], buf, data, path, nfields, expected, extra_fields, extra_advice, keep)
+        return _tokens_compiled(k[2], buf, data, path, nfields, expected, extra_fields, extra_advice, keep, part)
     # ASCII control characters other than the whitespace 9-13 (tab, LF, VT, FF, CR)
     ctrl = np.flatnonzero((buf < 9) | ((buf > 13) & (buf < 32)))
     delete = data.find(b"\x7f")
@@ -349,6 +437,8 @@ def tokenize(
     starts = edges[0::2]
     ends = edges[1::2]
     if len(starts) == 0:
+        if part:
+            return _no_tokens(buf, path, data, nfields, keep)
         raise InputFormatError(path, None, f"empty file (only whitespace), expected lines '{expected}'")
     # tokens per physical line, from the index of the first token after each newline
     newlines = np.flatnonzero(buf == 10)
@@ -359,6 +449,8 @@ def tokenize(
     first_idx = np.concatenate(([0], np.cumsum(counts)[:-1]))  # index of each line's first token
     comment = buf[starts[first_idx]] == ord("#")
     data_counts, data_lines = (counts[~comment], line_no[~comment]) if comment.any() else (counts, line_no)
+    if part and len(data_counts) == 0:
+        return _no_tokens(buf, path, data, nfields, keep, blank=False)
     _check_fields(data, path, data_counts, data_lines, nfields, expected, extra_fields, extra_advice)
     keep = np.repeat(~comment, counts) if comment.any() else None  # per token, over all lines
     if (data_counts > nfields).any():
@@ -369,6 +461,14 @@ def tokenize(
     starts = starts.reshape(-1, nfields)
     ends = ends.reshape(-1, nfields)
     return _Tokens(buf, starts, ends, data_lines, path, data)
+
+
+def _no_tokens(buf, path: str, data: bytes, nfields: int, keep, blank: bool = True) -> _Tokens:
+    """The tokens of a piece of a file without data lines (``blank``: not even a comment)."""
+    width = nfields if keep is None else len(keep)
+    empty = np.zeros((0, width), dtype=np.int64)
+    return _Tokens(buf, empty, empty, np.zeros(0, dtype=np.int64), path, data,
+                   None if keep is None or tuple(keep) == tuple(range(nfields)) else tuple(keep), blank)
 
 
 def _check_fields(data: bytes, path: str, counts: np.ndarray, lines: np.ndarray, nfields: int, expected: str,
@@ -387,7 +487,7 @@ def _check_fields(data: bytes, path: str, counts: np.ndarray, lines: np.ndarray,
 
 
 def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected: str, extra_fields: str,
-                     extra_advice: str | None, keep: tuple[int, ...] | None) -> _Tokens:
+                     extra_advice: str | None, keep: tuple[int, ...] | None, part: int = 0) -> _Tokens:
     """:func:`tokenize`'s token pass in one compiled scan (no array the size of the file
     besides the file), with the same errors in the same order; only the fields in
     ``keep`` are recorded (all by default), as int32 offsets in files below 2 GiB."""
@@ -407,11 +507,15 @@ def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected
         raise InputFormatError(path, line, f"control character 0x{data[ctrl]:02x}; expected text "
                                            "fields separated by spaces or tabs", _line_text(data, line))
     if n == 0:
+        if part:
+            return _no_tokens(buf, path, data, nfields, keep)
         raise InputFormatError(path, None, f"empty file (only whitespace), expected lines '{expected}'")
     starts, ends, counts, line_no, comment = starts[:n], ends[:n], counts[:n], line_no[:n], comment[:n]
     if comment.any():
         data_line = ~comment
         starts, ends, counts, line_no = starts[data_line], ends[data_line], counts[data_line], line_no[data_line]
+    if part and len(counts) == 0:
+        return _no_tokens(buf, path, data, nfields, keep, blank=False)
     _check_fields(data, path, counts, line_no, nfields, expected, extra_fields, extra_advice)
     return _Tokens(buf, starts, ends, line_no, path, data, None if keep == tuple(range(nfields)) else keep)
 
@@ -534,29 +638,36 @@ def _topic_blocks(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _hash_rows(mat: np.ndarray) -> np.ndarray:
-    """64-bit polynomial hash of each row of a uint8 matrix (wrap-around arithmetic)."""
+    """64-bit polynomial hash of each row of a uint8 matrix (wrap-around arithmetic; in
+    place, so the only array the size of the rows is the result)."""
     h = np.zeros(mat.shape[0], dtype=np.uint64)
     mult = np.uint64(1099511628211)
     with np.errstate(over="ignore"):
         for j in range(mat.shape[1]):
-            h = h * mult + mat[:, j].astype(np.uint64)
+            np.multiply(h, mult, out=h)
+            np.add(h, mat[:, j], out=h)
     return h
 
 
 def key_hash(topic_codes: np.ndarray, docno_mat: np.ndarray) -> np.ndarray:
     """64-bit hash of (topic code, docno bytes); equal keys give equal hashes."""
+    h = _hash_rows(docno_mat)
     with np.errstate(over="ignore"):
-        return _hash_rows(docno_mat) ^ (topic_codes.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+        t = topic_codes.astype(np.uint64)
+        np.multiply(t, np.uint64(0x9E3779B97F4A7C15), out=t)
+    np.bitwise_xor(h, t, out=h)
+    return h
 
 
 def _find_duplicates(topic_codes: np.ndarray, docno: np.ndarray) -> np.ndarray:
     """Pairs ``(first, later)`` of record indices with equal (topic, docno), one per later
     occurrence (``first`` is the previous occurrence), ordered by ``later``; exact (hash,
     then the records of equal hashes compared)."""
-    h = key_hash(topic_codes, docno.view(np.uint8).reshape(-1, docno.dtype.itemsize))
-    hs = np.sort(h)  # a sort without indices is several times faster: no equal hashes, no duplicates
+    hs = key_hash(topic_codes, docno.view(np.uint8).reshape(-1, docno.dtype.itemsize))
+    hs.sort()  # a sort without indices is several times faster: no equal hashes, no duplicates
     if not (hs[1:] == hs[:-1]).any():
         return np.empty((0, 2), dtype=np.int64)
+    h = key_hash(topic_codes, docno.view(np.uint8).reshape(-1, docno.dtype.itemsize))
     order = np.argsort(h)
     hs = h[order]
     eq = hs[1:] == hs[:-1]
@@ -624,13 +735,13 @@ class Qrels:
 class Run:
     """A run in trec_eval order: by topic (byte-wise), score descending, docno descending.
 
-    ``qid``/``docno`` are fixed-width bytes arrays, ``score`` float64 (already rounded
-    to float32 when read with ``score_precision="float32"``); ``topics`` the distinct
-    qids and ``offsets`` the start of each topic's block (``len(topics) + 1`` entries).
+    ``docno`` is a fixed-width bytes array, ``score`` float64 (already rounded to float32
+    when read with ``score_precision="float32"``); ``topics`` the distinct qids (bytes)
+    and ``offsets`` the start of each topic's block (``len(topics) + 1`` entries), so the
+    qid of every record (:attr:`qid`) is not stored.
     """
 
     name: str
-    qid: np.ndarray
     docno: np.ndarray
     score: np.ndarray
     topics: np.ndarray
@@ -638,7 +749,12 @@ class Run:
     path: str = "<memory>"
 
     def __len__(self) -> int:
-        return len(self.qid)
+        return len(self.docno)
+
+    @property
+    def qid(self) -> np.ndarray:
+        """The qid of every record (fixed-width bytes), made from topics and offsets."""
+        return np.repeat(self.topics, np.diff(self.offsets))
 
     @property
     def topic_names(self) -> list[str]:
@@ -719,14 +835,24 @@ def parse_runs(
     duplicates: Duplicates = "error",
 ) -> list[Run]:
     """Parse run text into one run per tag (see :func:`read_runs`)."""
-    check_reader_options(score_precision, extra_fields, duplicates)
-    if not isinstance(split_tags, (bool, np.bool_)):
-        raise ArgumentError(f"split_tags must be True or False, not {split_tags!r}")
-    if name is not None and (not isinstance(name, str) or not name.strip()):
-        raise ArgumentError(f"name must be a non-empty string naming the run, not {name!r}")
-    tok = tokenize(data, path, 6, RUN_FIELDS, extra_fields,
-                   extra_advice="pass extra_fields='ignore', CLI --ignore-extra-fields, to ignore the rest of such "
-                                "lines, as trec_eval does", keep=(0, 2, 4, 5))
+    return _parse_runs(data, str(path), split_tags=split_tags, name=name, score_precision=score_precision,
+                       extra_fields=extra_fields, duplicates=duplicates)
+
+
+@dataclass
+class _Columns:
+    """The columns of the run lines of one piece of a file."""
+
+    topics: np.ndarray  # distinct qids of the piece, sorted
+    codes: np.ndarray  # index into topics of each record
+    docno: np.ndarray
+    score: np.ndarray
+    lines: "np.ndarray | int"  # line numbers in the file; the first one where they are consecutive
+    tags: list  # distinct tags of the piece, in order of first appearance
+    tag_codes: np.ndarray | None  # index into tags of each record (None: one tag)
+
+
+def _run_columns(tok: _Tokens, first: int, score_precision: str) -> _Columns:
     score = parse_scores(tok, 4)
     nan = np.flatnonzero(np.isnan(score))
     if len(nan):
@@ -734,57 +860,140 @@ def parse_runs(
     if score_precision == "float32":
         with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as in trec_eval 9
             score = score.astype(np.float32).astype(np.float64)
-    qid = tok.column(0)
-    docno = tok.column(2)
+    topics, codes = _topic_blocks(tok.column(0))
     tags = tok.column(5)
-    other = tags != tags[0]
-    if not other.any():
-        return [_build_run(tok, None, qid, docno, score, tags[0].decode("utf-8") if name is None else name,
-                           duplicates)]
+    if (tags == tags[0]).all():
+        tag_list, tag_codes = [tags[0]], None
+    else:
+        uniq, first_at, inverse = np.unique(tags, return_index=True, return_inverse=True)
+        order = np.argsort(first_at)  # tags in order of first appearance
+        rank = np.empty(len(uniq), dtype=np.int32)
+        rank[order] = np.arange(len(uniq), dtype=np.int32)
+        tag_list, tag_codes = list(uniq[order]), rank[inverse.reshape(-1)]
+    lines = tok.lines + (first - 1)
+    if lines[-1] - lines[0] == len(lines) - 1:  # no comment or blank line among them: keep the first
+        lines = int(lines[0])
+    return _Columns(topics, codes, tok.column(2), score, lines, tag_list, tag_codes)
+
+
+def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_fields, duplicates) -> list[Run]:
+    """Runs of a file (``source`` its path) or of bytes, read and tokenised one piece of
+    :data:`PIECE_BYTES` at a time: besides one piece, memory holds the columns the runs
+    keep (docno, score, topic code and line number per record), not the file's text."""
+    check_reader_options(score_precision, extra_fields, duplicates)
+    if not isinstance(split_tags, (bool, np.bool_)):
+        raise ArgumentError(f"split_tags must be True or False, not {split_tags!r}")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ArgumentError(f"name must be a non-empty string naming the run, not {name!r}")
+    parts: list[_Columns] = []
+    size, blank = 0, True
+    for k, (first, piece) in enumerate(text_pieces(source)):
+        size += len(piece)
+        try:
+            tok = tokenize(piece, path, 6, RUN_FIELDS, extra_fields,
+                           extra_advice="pass extra_fields='ignore', CLI --ignore-extra-fields, to ignore the rest of "
+                                        "such lines, as trec_eval does", keep=(0, 2, 4, 5), part=1 if k == 0 else 2)
+            blank = blank and tok.blank
+            if len(tok.lines):
+                parts.append(_run_columns(tok, first, score_precision))
+        except InputFormatError as e:
+            raise _shifted(e, first) from None
+        del tok, piece
+    if not parts:
+        what = ("empty file" if size == 0 else "empty file (only whitespace)" if blank
+                else "no data lines (only comments)")
+        raise InputFormatError(path, None, f"{what}, expected lines '{RUN_FIELDS}'")
+    tag_list = list(dict.fromkeys(t for c in parts for t in c.tags))
+    if len(tag_list) > 1:
+        pos = {t: i for i, t in enumerate(tag_list)}
+        tag_codes = _concat([np.full(len(c.score), pos[c.tags[0]], dtype=np.int32) if c.tag_codes is None
+                             else np.array([pos[t] for t in c.tags], dtype=np.int32)[c.tag_codes] for c in parts])
+    # one column at a time, each piece's copy let go once concatenated (memory: the columns
+    # and one more column, not twice the columns)
+    where = _Records(path, source, np.cumsum([0] + [len(c.score) for c in parts[:-1]]), [c.lines for c in parts])
+    topics, codes = _merge_codes(parts)
+    docno = _take(parts, "docno")
+    score = _take(parts, "score")
+    del parts
+    if len(tag_list) == 1:
+        return [_build_run(where, None, topics, codes, docno, score,
+                           tag_list[0].decode("utf-8") if name is None else name, duplicates)]
     if not split_tags:
-        i = int(np.argmax(other))
-        raise tok.error(i, f"run tag {tags[i].decode()!r} differs from the first line's {tags[0].decode()!r}; "
-                           "a run file must hold one run: to read one run per tag use "
-                           "irscale.io.read_runs(path, split_tags=True), evaluate(..., split_tags=True) or the CLI's "
-                           "--split-tags")
-    uniq, first, inverse = np.unique(tags, return_index=True, return_inverse=True)
+        i = int(np.argmax(tag_codes != 0))
+        raise where.error(i, f"run tag {tag_list[tag_codes[i]].decode()!r} differs from the first line's "
+                             f"{tag_list[0].decode()!r}; a run file must hold one run: to read one run per tag use "
+                             "irscale.io.read_runs(path, split_tags=True), evaluate(..., split_tags=True) or the "
+                             "CLI's --split-tags")
     if name is not None:
-        shown = ", ".join(repr(t.decode()) for t in uniq[np.argsort(first)][:5]) + (", ..." if len(uniq) > 5 else "")
-        raise ArgumentError(f"{path}: name={name!r} renames a single run, but the file holds {len(uniq)} runs "
-                          f"(tags {shown}); leave name out to name each run by its tag")
-    records = np.argsort(inverse, kind="stable")  # grouped by tag, file order within a tag
-    bounds = np.searchsorted(inverse[records], np.arange(len(uniq) + 1))
-    return [_build_run(tok, records[bounds[g]:bounds[g + 1]], qid, docno, score, uniq[g].decode("utf-8"),
-                       duplicates)
-            for g in np.argsort(first)]
+        shown = ", ".join(repr(t.decode()) for t in tag_list[:5]) + (", ..." if len(tag_list) > 5 else "")
+        raise ArgumentError(f"{path}: name={name!r} renames a single run, but the file holds {len(tag_list)} runs "
+                            f"(tags {shown}); leave name out to name each run by its tag")
+    records = np.argsort(tag_codes, kind="stable")  # grouped by tag, file order within a tag
+    bounds = np.searchsorted(tag_codes[records], np.arange(len(tag_list) + 1))
+    return [_build_run(where, records[bounds[g]:bounds[g + 1]], topics, codes, docno, score,
+                       tag_list[g].decode("utf-8"), duplicates) for g in range(len(tag_list))]
 
 
-def _build_run(tok: _Tokens, records: np.ndarray | None, qid, docno, score, name: str, duplicates: str) -> Run:
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _take(parts: list[_Columns], column: str) -> np.ndarray:
+    """The column of all pieces, concatenated; the pieces' own arrays are dropped."""
+    out = _concat([getattr(c, column) for c in parts])
+    for c in parts:
+        setattr(c, column, None)
+    return out
+
+
+def _merge_codes(parts: list[_Columns]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct qids of all pieces (sorted) and each record's index into them."""
+    if len(parts) == 1:
+        return parts[0].topics, parts[0].codes
+    topics = np.unique(np.concatenate([c.topics for c in parts]))
+    dtype = np.int16 if len(topics) < 32768 else np.int32
+    for c in parts:
+        c.codes = np.searchsorted(topics, c.topics).astype(dtype)[c.codes]
+    return topics, _take(parts, "codes")
+
+
+def _build_run(where: _Records, records: np.ndarray | None, topics, codes, docno, score, name: str,
+               duplicates: str) -> Run:
     """The run made of ``records`` (indices into the file's records; None for all)."""
     if records is not None:
-        qid, docno, score = qid[records], docno[records], score[records]
-    topics, codes = _topic_blocks(qid)
+        codes, docno, score = codes[records], docno[records], score[records]
+        used = np.unique(codes)
+        if len(used) < len(topics):  # the topics of this tag only
+            topics, codes = topics[used], np.searchsorted(used, codes).astype(codes.dtype)
     dups = _find_duplicates(codes, docno)
     if len(dups):
         if duplicates == "error":
             i, j = (int(k) for k in dups[0])
             first, dup = (i, j) if records is None else (int(records[i]), int(records[j]))
-            raise tok.error(dup, f"duplicate docno {docno[j].decode()!r} for topic {qid[j].decode()!r} "
-                                 f"(first at line {tok.lines[first]}); to keep only the first occurrence pass "
-                                 "duplicates='first' (CLI --duplicates first)")
-    return ordered_run(name, qid, docno, score, topics, codes, dups[:, 1], tok.path)
+            raise where.error(dup, f"duplicate docno {docno[j].decode()!r} for topic {topics[codes[j]].decode()!r} "
+                                   f"(first at line {where.line(first)}); to keep only the first occurrence pass "
+                                   "duplicates='first' (CLI --duplicates first)")
+    return ordered_run(name, docno, score, topics, codes, dups[:, 1], where.path, owned=True)
 
 
-def ordered_run(name: str, qid, docno, score, topics, codes, drop, path: str) -> Run:
-    """The :class:`Run` of these records without those in ``drop`` (later duplicates),
-    in trec_eval order (shared by the file reader and irscale.io.memory)."""
+def ordered_run(name: str, docno, score, topics, codes, drop, path: str, owned: bool = False) -> Run:
+    """The :class:`Run` of these records (topic ``topics[codes[i]]``) without those in
+    ``drop`` (later duplicates), in trec_eval order (shared by the file reader and
+    irscale.io.memory). ``owned``: the arrays are the caller's to reorder in place."""
     if len(drop):
-        keep = np.ones(len(qid), dtype=bool)
+        keep = np.ones(len(docno), dtype=bool)
         keep[drop] = False
-        qid, docno, score, codes = qid[keep], docno[keep], score[keep], codes[keep]
-    order = trec_order(codes, score, docno)
-    offsets = np.searchsorted(codes[order], np.arange(len(topics) + 1))
-    return Run(name, qid[order], docno[order], score[order], topics, offsets, path)
+        docno, score, codes, owned = docno[keep], score[keep], codes[keep], True
+    order, ties = _trec_order(codes, score, docno)
+    if order is not None:
+        docno, score, codes, owned = docno[order], score[order], codes[order], True
+    if ties is not None:  # records already in order but for ties, reordered where they are
+        pos, src = ties
+        if not owned:
+            docno, score = docno.copy(), score.copy()
+        docno[pos], score[pos] = docno[src], score[src]  # (codes are equal within a tie)
+    offsets = np.searchsorted(codes, np.arange(len(topics) + 1))
+    return Run(name, docno, score, topics, offsets, path)
 
 
 def parse_run(
@@ -805,30 +1014,40 @@ def parse_run(
 def trec_order(topic_codes: np.ndarray, score: np.ndarray, docno: np.ndarray) -> np.ndarray:
     """Permutation putting records in trec_eval order: topic ascending, score
     descending, docno descending (byte-wise)."""
+    order, ties = _trec_order(topic_codes, score, docno)
+    o = np.arange(len(score)) if order is None else order
+    if ties is not None:
+        o[ties[0]] = o[ties[1]]
+    return o
+
+
+def _trec_order(topic_codes: np.ndarray, score: np.ndarray, docno: np.ndarray):
+    """:func:`trec_order` in two steps, ``(order, ties)``: ``order`` sorts by topic and
+    score (None when the records are in that order already), then ``ties = (pos, src)``
+    orders each tie group by docno descending: the record at ``pos[i]`` is the one at
+    ``src[i]`` (None when no two records of a topic share a score). Ties touch few
+    records, so a file in rank order is put in trec_eval order without a full copy."""
     # files usually list each topic's documents by rank, so scores already fall within a
     # topic: then a stable sort by topic (radix sort for int16 codes, or none when the
     # topics come in order) is the order; else stable sorts by score desc, then topic asc
     o = None if (np.diff(topic_codes) >= 0).all() else np.argsort(topic_codes, kind="stable")
     t, s = (topic_codes, score) if o is None else (topic_codes[o], score[o])
-    if ((s[1:] <= s[:-1]) | (t[1:] != t[:-1])).all():
-        o = np.arange(len(score)) if o is None else o
-    else:
+    if not ((s[1:] <= s[:-1]) | (t[1:] != t[:-1])).all():
         o = np.argsort(-score, kind="stable")
         o = o[np.argsort(topic_codes[o], kind="stable")]
-    # tie groups (same topic and score) are ordered by docno descending
-    t, s = topic_codes[o], score[o]
+        t, s = topic_codes[o], score[o]
     same = (t[1:] == t[:-1]) & (s[1:] == s[:-1])
-    if same.any():
-        in_tie = np.zeros(len(o), dtype=bool)
-        in_tie[1:] |= same
-        in_tie[:-1] |= same
-        pos = np.flatnonzero(in_tie)
-        group = np.cumsum(np.r_[True, ~same])[pos]
-        d = docno[o[pos]]
-        inner = np.argsort(d, kind="stable")[::-1]  # docno descending
-        inner = inner[np.argsort(group[inner], kind="stable")]
-        o[pos] = o[pos[inner]]
-    return o
+    if not same.any():
+        return o, None
+    in_tie = np.zeros(len(t), dtype=bool)
+    in_tie[1:] |= same
+    in_tie[:-1] |= same
+    pos = np.flatnonzero(in_tie)
+    group = np.cumsum(np.r_[True, ~same])[pos]
+    d = docno[pos] if o is None else docno[o[pos]]
+    inner = np.argsort(d, kind="stable")[::-1]  # docno descending
+    inner = inner[np.argsort(group[inner], kind="stable")]
+    return o, (pos, pos[inner])
 
 
 def read_run(
@@ -872,8 +1091,9 @@ def read_run(
     IrscaleWarning
         when a UTF-8 byte-order mark at the start of the file is ignored.
     """
-    return parse_run(read_bytes(path), path, name=name, score_precision=score_precision,
-                     extra_fields=extra_fields, duplicates=duplicates)
+    (run,) = _parse_runs(_path(path), str(path), split_tags=False, name=name, score_precision=score_precision,
+                         extra_fields=extra_fields, duplicates=duplicates)
+    return run
 
 
 def read_runs(
@@ -909,5 +1129,11 @@ def read_runs(
     >>> [(r.name, [d.decode() for d in r.docno]) for r in runs]
     [('bm25', ['a', 'b']), ('lm', ['a'])]
     """
-    return parse_runs(read_bytes(path), path, split_tags=split_tags, name=name, score_precision=score_precision,
-                      extra_fields=extra_fields, duplicates=duplicates)
+    return _parse_runs(_path(path), str(path), split_tags=split_tags, name=name, score_precision=score_precision,
+                       extra_fields=extra_fields, duplicates=duplicates)
+
+
+def _path(path) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
+        raise ArgumentError(f"a file path (str or pathlib.Path) was expected, not {type(path).__name__} {path!r}")
+    return Path(path)
