@@ -6,7 +6,9 @@ Workloads (``--workloads``, all by default):
   nDCG@10, RR, Rprec and bpref per topic, end to end (reading the files included);
 * ``msmarco``: MS MARCO-like, generated here (seeded): one run x 10,000 topics x 1,000
   documents (10 M lines, plain text), graded qrels (grades 0-3) with 60 judgements per
-  topic, AP, nDCG@10, P@10, RR and R@1000.
+  topic, AP, nDCG@10, P@10, RR and R@1000;
+* ``stream``: 125 and 1,000 runs of TREC-8 size (generated, gzip; ``--stream-runs``),
+  TREC-8's six measures: peak memory must not grow with the number of runs.
 
 Each tool runs in a fresh Python process (so peak memory is its own). ranx's numba JIT is
 cold on its first call (NUMBA_CACHE_DIR points to an empty directory; its warm time is a
@@ -16,7 +18,7 @@ after the first run; wall and
 CPU seconds (user + system, the process and its workers) are medians over ``--repeat``
 runs, with ratios to irscale.
 
-    python bench/evaluate.py [--workloads trec8,msmarco] [--repeat 3] [--tools irscale,pytrec_eval,...]
+    python bench/evaluate.py [--workloads trec8,msmarco,stream] [--repeat 3] [--tools irscale,pytrec_eval,...]
                              [--data ../shared/data]
 """
 
@@ -136,6 +138,37 @@ WORKLOADS = {
 }
 
 
+def trec8_sized(out: Path, runs: int, topics: int = 50, depth: int = 1_000, judged: int = 1_700, seed: int = 0):
+    """``runs`` gzip run files of TREC-8's size (``topics`` x ``depth`` documents, about
+    50,000 lines) and binary qrels with ``judged`` judgements per topic (10 % relevant,
+    TREC-8's share). Twenty distinct rankings serve every run (run i has ranking i mod
+    20 and its own tag): reading, judging and scoring cost the same as for distinct runs."""
+    import gzip
+
+    rng = np.random.default_rng(seed)
+    pool = 20_000  # documents per topic the runs draw from
+    jdoc = np.stack([rng.permutation(pool)[:judged] for _ in range(topics)])
+    rel = rng.random((topics, judged)) < 0.1
+    with open(out / "qrels.txt", "w") as f:
+        for t in range(topics):
+            f.writelines(f"{401 + t} 0 FT{t}-{d} {int(r)}\n" for d, r in zip(jdoc[t], rel[t]))
+    bodies = []
+    for b in range(20):
+        lines = []
+        for t in range(topics):
+            # half the ranking from the judged documents, as pooled runs have it
+            docs = np.concatenate([rng.permutation(jdoc[t])[: depth // 2], rng.integers(0, pool, depth)])
+            docs = list(dict.fromkeys(docs.tolist()))[:depth]
+            lines.extend(f"{401 + t} Q0 FT{t}-{d} {k + 1} {1000 - k * 0.5:.4f} TAG\n" for k, d in enumerate(docs))
+        bodies.append("".join(lines).encode())
+    files = []
+    for i in range(runs):
+        f = out / f"run{i:04d}.gz"
+        f.write_bytes(gzip.compress(bodies[i % 20].replace(b" TAG\n", b" run%04d\n" % i), compresslevel=1))
+        files.append(f)
+    return out / "qrels.txt", files
+
+
 def msmarco_like(out: Path, topics: int = 10_000, depth: int = 1_000, judged: int = 60, seed: int = 0):
     """One run x ``topics`` x ``depth`` documents and graded qrels with ``judged``
     judgements per topic (grades 0-3: 60 %, 20 %, 15 %, 5 %), half of them retrieved at
@@ -250,9 +283,11 @@ def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: lis
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    ap.add_argument("--workloads", default="trec8,msmarco")
+    ap.add_argument("--workloads", default="trec8,msmarco,stream")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--stream-runs", default="125,1000", help="run counts of the 'stream' workload")
+    ap.add_argument("--stream-repeat", type=int, default=1, help="repetitions of the 'stream' workload")
     ap.add_argument("--parsers", action="store_true", help="also time reading the MS MARCO-like run with each "
                     "parser (irscale's numpy tokenizer, pandas' C engine, pyarrow's CSV reader)")
     args = ap.parse_args()
@@ -279,8 +314,20 @@ def main() -> None:
             if args.parsers:
                 bench(f"Parsers: reading the MS MARCO-like run ({mb:.0f} MB) into columns", qrels, files,
                       WORKLOADS["msmarco"], list(PARSERS), args.repeat)
+        elif w == "stream":  # generated once per machine (about a minute), kept in the temp directory
+            counts = [int(n) for n in args.stream_runs.split(",")]
+            cache = Path(tempfile.gettempdir()) / f"irscale-bench-stream-v1-{max(counts)}"
+            if not (cache / "done").exists():
+                cache.mkdir(exist_ok=True)
+                trec8_sized(cache, max(counts))
+                (cache / "done").write_text("ok")
+            files = sorted(cache.glob("run*.gz"))
+            for n in counts:
+                bench(f"Streaming: {n:,} runs of TREC-8 size (50 topics x 1,000 documents, gzip), 6 measures "
+                      "(peak memory should not grow with the number of runs)", cache / "qrels.txt", files[:n],
+                      WORKLOADS["trec8"], tools, args.stream_repeat)
         else:
-            sys.exit(f"unknown workload {w!r}: trec8 or msmarco")
+            sys.exit(f"unknown workload {w!r}: trec8, msmarco or stream")
 
 
 if __name__ == "__main__":

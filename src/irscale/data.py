@@ -22,7 +22,8 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from irscale.errors import InputFormatError, IrscaleError, IrscaleWarning, PolicyError, check_choice
+from irscale.errors import (ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, PolicyError,
+                             check_choice)
 from irscale.validate import integer
 from irscale.io.trec import Qrels, Run, key_hash
 
@@ -116,6 +117,14 @@ class JudgedRuns:
     missing_topics : {"zero", "drop"}
         How those topics are scored: 0 on every measure, or left out of that run's means
         (see :func:`assemble`).
+    depth : int, optional
+        The depth the runs were cut at when read (``evaluate(..., depth=)``), if any.
+    kept : int, optional
+        Set when only the first ``kept`` ranks of each run were kept (the rest was scored
+        and let go: see ``irscale.evaluate``'s ``keep_depth``); a measure or run length
+        that needs deeper ranks is then refused (:meth:`check_depth`).
+    retrieved : ndarray, optional
+        (S, T) documents retrieved, counted before the cut (:attr:`num_ret`).
     """
 
     systems: tuple[str, ...]
@@ -124,6 +133,18 @@ class JudgedRuns:
     missing: dict[str, list[str]] = field(default_factory=dict)
     missing_topics: str = "zero"
     depth: int | None = None
+    kept: int | None = None
+    retrieved: np.ndarray | None = field(default=None, repr=False)
+
+    def check_depth(self, needed: int | None, what: str) -> None:
+        """Refuse ``what`` (a measure, a run length) when it needs ranks below those kept
+        (``needed``: its depth; None, every rank)."""
+        if self.kept is not None and (needed is None or needed > self.kept):
+            raise ArgumentError(
+                f"{what} needs {'every rank' if needed is None else f'the first {needed} ranks'} of each run, but these "
+                f"runs keep their first {self.kept} (irscale.evaluate scores every rank it reads, then keeps "
+                f"keep_depth={self.kept} of them); evaluate the runs with keep_depth={needed or 'None'}, or score "
+                "it in the evaluate call itself")
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -139,12 +160,13 @@ class JudgedRuns:
         lc = self.topics.level_counts
         counts = np.stack([lc[:, :max(rel, 0)].sum(axis=1), lc[:, max(rel, 0):].sum(axis=1)], axis=1)
         topics = TopicStats(self.topics.names, counts, 1)
-        return JudgedRuns(self.systems, topics, out, self.missing, self.missing_topics, self.depth)
+        return JudgedRuns(self.systems, topics, out, self.missing, self.missing_topics, self.depth, self.kept,
+                          self.retrieved)
 
     @cached_property
     def num_ret(self) -> np.ndarray:
         """Number of retrieved documents per (system, topic)."""
-        return (self.grades != PAD).sum(axis=-1)
+        return self.retrieved if self.retrieved is not None else (self.grades != PAD).sum(axis=-1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -333,20 +355,37 @@ def assemble(
     mean (like trec_eval without ``-c``), with a warning; ``"error"``, a
     :class:`~irscale.errors.PolicyError`. ``max_grade``: see :func:`grade_scale`.
     """
-    c = grade_scale(qrels, max_grade)
-    names = [j[0] for j in judged]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        files = [j[1] for j in judged if j[0] == dup[0]]
-        if len(set(files)) < len(files):
-            again = next(f for f in files if files.count(f) > 1)
-            raise PolicyError(f"{again} is given {files.count(again)} times (run names must be unique); name each "
-                              "run file once")
-        raise PolicyError(f"{len(files)} runs are named {dup[0]!r} ({', '.join(files)}); run names come from "
-                          "the tag column (6th field) and must be unique: change the tag in all but one of "
-                          "these files")
-    mats, missing = [], {}
+    stats = topic_stats(qrels, max_grade)
+    return stack(judged, qrels, stats, depth=depth, missing_topics=missing_topics, seen={})
+
+
+def topic_stats(qrels: Qrels, max_grade: int | None = None) -> TopicStats:
+    """The qrels' :class:`TopicStats` on the scale of :func:`grade_scale` (its warnings),
+    with a warning naming the topics that have no relevant document."""
+    stats = TopicStats.from_qrels(qrels, grade_scale(qrels, max_grade))
+    empty = [stats.names[t] for t in np.flatnonzero(stats.num_rel(1) == 0)]
+    if empty:
+        warnings.warn(f"{len(empty)} qrels topic(s) have no relevant document (grade >= 1); they score 0 "
+                      f"on recall-based measures and count in means: {_short(empty)}", IrscaleWarning,
+                      stacklevel=3)
+    return stats
+
+
+def stack(judged, qrels: Qrels, stats: TopicStats, *, depth: int | None, missing_topics: str,
+          seen: dict[str, str]) -> JudgedRuns:
+    """:func:`assemble` for some of the runs: each run checked (see there) and their
+    grades stacked; ``seen`` maps the names of the runs before them to their files (and
+    gains theirs), so names stay unique across calls."""
+    mats, missing, names = [], {}, []
     for name, path, m, miss, extra in judged:
+        if name in seen:
+            first = seen[name]
+            if first == path:
+                raise PolicyError(f"{path} is given more than once (run names must be unique); name each run file "
+                                  "once")
+            raise PolicyError(f"two runs are named {name!r} ({first}, {path}); run names come from the tag column "
+                              "(6th field) and must be unique: change the tag in all but one of these files")
+        seen[name] = path
         if len(miss) == len(qrels.topics):
             raise InputFormatError(path, None, f"run {name!r} shares no topic with the qrels "
                                                f"({qrels.path}); check that they belong to the same collection")
@@ -364,16 +403,11 @@ def assemble(
                           f"{_short(miss)}", IrscaleWarning, stacklevel=3)
         mats.append(m)
         missing[name] = miss
+        names.append(name)
     D = max(m.shape[1] for m in mats) if mats else 1
     grades = np.full((len(mats), len(qrels.topics), D), PAD, dtype=np.int16)
     for i, m in enumerate(mats):
         grades[i, :, : m.shape[1]] = m
-    stats = TopicStats.from_qrels(qrels, c)
-    empty = [stats.names[t] for t in np.flatnonzero(stats.num_rel(1) == 0)]
-    if empty:
-        warnings.warn(f"{len(empty)} qrels topic(s) have no relevant document (grade >= 1); they score 0 "
-                      f"on recall-based measures and count in means: {_short(empty)}", IrscaleWarning,
-                      stacklevel=2)
     return JudgedRuns(tuple(names), stats, grades, missing, missing_topics, depth)
 
 

@@ -15,7 +15,8 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from irscale._version import __version__
-from irscale.data import JudgedRuns, MissingTopics, _index, assemble, check_options, judge_run
+from irscale.data import (PAD, JudgedRuns, MissingTopics, _index, assemble, check_options, judge_run, stack,
+                          topic_stats)
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, check_choice
 from irscale.io.trec import (Duplicates, ExtraFields, Qrels, Run, ScorePrecision, check_reader_options, read_qrels,
                               read_runs)
@@ -104,11 +105,17 @@ class ScoreTable:
 def score(judged: JudgedRuns, measures: Iterable[str | Measure]) -> ScoreTable:
     """Compute measures on already judged runs."""
     ms = parse_measures(list(measures)) if measures else []
+    for m in ms:
+        judged.check_depth(getattr(m, "cutoff", None), f"measure {m}")
     values = np.empty((len(ms), len(judged.systems), len(judged.topics)), dtype=np.float64)
     for i, m in enumerate(ms):
         values[i] = m.batch(judged.grades, judged.topics)
     values[:, _dropped(judged)] = np.nan
-    prov = {
+    return ScoreTable(tuple(ms), judged.systems, judged.topics.names, values, _provenance(judged, ms), judged)
+
+
+def _provenance(judged: JudgedRuns, ms) -> dict:
+    return {
         "irscale_version": __version__,
         "measures": [str(m) for m in ms],
         "depth": judged.depth,
@@ -116,7 +123,51 @@ def score(judged: JudgedRuns, measures: Iterable[str | Measure]) -> ScoreTable:
         "topics": list(judged.topics.names),
         "max_grade": judged.topics.max_grade,
     }
-    return ScoreTable(tuple(ms), judged.systems, judged.topics.names, values, prov, judged)
+
+
+KEEP_DEPTH = 100  # ranks of each run a ScoreTable keeps for transform and compare (evaluate's keep_depth)
+STREAM_RUNS = 16  # runs scored together as they are read
+
+
+def _score_stream(stream, qrels: Qrels, ms: list, *, depth: int | None, missing_topics: str,
+                  max_grade: int | None, keep_depth: int | None) -> ScoreTable:
+    """Score judged runs ``STREAM_RUNS`` at a time as they arrive, keeping of each run its
+    scores, its first ``keep_depth`` grades and its number of documents retrieved: memory
+    grows with one run's size (times ``STREAM_RUNS``) and the kept grades, not with every
+    rank of every run."""
+    stats = topic_stats(qrels, max_grade)
+    seen: dict[str, str] = {}
+    values, kept, retrieved, names, missing = [], [], [], [], {}
+    deepest = 0
+    chunk: list = []
+    for item in _with_end(stream):
+        if item is not None:
+            chunk.append(item)
+        if chunk and (item is None or len(chunk) == STREAM_RUNS):
+            part = stack(chunk, qrels, stats, depth=depth, missing_topics=missing_topics, seen=seen)
+            chunk = []
+            values.append(score(part, ms).values)
+            deepest = max(deepest, part.grades.shape[2])
+            kept.append(part.grades if keep_depth is None else part.grades[:, :, :keep_depth].copy())
+            retrieved.append(part.num_ret)
+            names.extend(part.systems)
+            missing.update(part.missing)
+    width = max(k.shape[2] for k in kept)
+    grades = np.full((len(names), len(stats), width), PAD, dtype=np.int16)
+    s = 0
+    for k in kept:
+        grades[s:s + len(k), :, :k.shape[2]] = k
+        s += len(k)
+    cut = keep_depth is not None and deepest > keep_depth
+    judged = JudgedRuns(tuple(names), stats, grades, missing, missing_topics, depth,
+                        keep_depth if cut else None, np.concatenate(retrieved) if cut else None)
+    return ScoreTable(tuple(ms), judged.systems, stats.names, np.concatenate(values, axis=1),
+                      _provenance(judged, ms), judged)
+
+
+def _with_end(stream):
+    yield from stream
+    yield None
 
 
 def expand_run_paths(items: Sequence[str | os.PathLike]) -> list[Path]:
@@ -172,6 +223,30 @@ def load_runs(
     file and the reason, files that are not valid runs (a README or the qrels file in a
     directory of runs); otherwise the first such file is an error that names it.
     """
+    judged = list(iter_judged(runs, qrels, depth=depth, missing_topics=missing_topics,
+                              score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates,
+                              split_tags=split_tags, skip_invalid=skip_invalid, progress=progress,
+                              workers=workers))
+    return assemble(judged, qrels, depth=depth, missing_topics=missing_topics, max_grade=max_grade)
+
+
+def iter_judged(
+    runs,
+    qrels: Qrels,
+    *,
+    depth: int | None = None,
+    missing_topics: MissingTopics = "zero",
+    score_precision: ScorePrecision = "float64",
+    extra_fields: ExtraFields = "error",
+    duplicates: Duplicates = "error",
+    split_tags: bool = False,
+    skip_invalid: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
+    workers: int | None = None,
+):
+    """:func:`load_runs` one run at a time: ``(name, path, grades, missing, extra)`` per
+    run (see :func:`irscale.data.judge_run`), in input order, as the workers finish them;
+    only the runs not yet consumed are held."""
     depth = check_options(depth, missing_topics)
     opts = reader_options(score_precision, extra_fields, duplicates)
     check_progress(progress)
@@ -210,27 +285,26 @@ def load_runs(
     total = len(items)
     task = partial(_read_and_judge, qrels=qrels, depth=depth, opts=opts, split_tags=split_tags,
                    skip_invalid=skip_invalid)
-    judged: list = []
-
-    def collect(results):
-        for i, res in enumerate(results):
-            if isinstance(res, InputFormatError):  # skip_invalid: the file is not a run
-                warnings.warn(f"skipping {res.path}, not a valid run: {res} (skip_invalid / --skip-invalid)",
-                              IrscaleWarning, stacklevel=4)
-                name = Path(res.path).name
-            else:
-                judged.extend(res)
-                name = ", ".join(r[0] for r in res)
-            if progress:
-                progress(i + 1, total, name)
-
+    if progress:
+        progress(0, total, "")
+    valid = 0
     # forked processes where they can be (they inherit the task: the qrels are not pickled), else
     # threads; results arrive in order, so warnings and progress follow the input order
     with closing(parallel_imap(task, items, workers=workers, processes=_can_fork())) as results:
-        collect(results)
-    if not judged:
+        for i, res in enumerate(results):
+            if isinstance(res, InputFormatError):  # skip_invalid: the file is not a run
+                warnings.warn(f"skipping {res.path}, not a valid run: {res} (skip_invalid / --skip-invalid)",
+                              IrscaleWarning, stacklevel=3)
+                name = Path(res.path).name
+            else:
+                valid += len(res)
+                name = ", ".join(r[0] for r in res)
+            if progress:
+                progress(i + 1, total, name)
+            if not isinstance(res, InputFormatError):
+                yield from res
+    if not valid:
         raise IrscaleError(f"none of the {total} file(s) given is a valid run (see the warnings above)")
-    return assemble(judged, qrels, depth=depth, missing_topics=missing_topics, max_grade=max_grade)
 
 
 def reader_options(score_precision: str, extra_fields: str, duplicates: str) -> dict:
@@ -272,6 +346,7 @@ def evaluate(
     skip_invalid: bool = False,
     max_grade: int | None = None,
     progress: Callable[[int, int, str], None] | None = None,
+    keep_depth: int | None = KEEP_DEPTH,
 ) -> ScoreTable:
     """Score runs against qrels, per topic, exactly like trec_eval 10.
 
@@ -302,6 +377,12 @@ def evaluate(
         The top grade c of the relevance scale (graded measures use gain g / c, stop
         probability (2^g - 1) / 2^c, ideal rankings...); default the qrels' highest
         grade. Higher grades count as c, with a warning.
+    keep_depth : int or None
+        Runs are scored as they are read (16 at a time), so memory does not grow with
+        every rank of every run; the table keeps the first ``keep_depth`` grades of each
+        run (default 100) for :func:`transform` and :func:`compare` at run lengths up to
+        that, and refuses, with this advice, anything that needs deeper ranks. ``None``
+        keeps every rank.
 
     Returns
     -------
@@ -319,6 +400,7 @@ def evaluate(
     """
     ms = parse_measures(measures)  # a misspelt measure fails before any file is read
     depth = check_options(depth, missing_topics)
+    keep_depth = integer("keep_depth", keep_depth, minimum=1, none=True)
     reader_options(score_precision, extra_fields, duplicates)
     check_progress(progress)
     qrels = as_qrels(qrels)
@@ -332,13 +414,13 @@ def evaluate(
         if given:
             raise ArgumentError(f"{', '.join(given)} apply when runs are read and judged; these runs are judged "
                                 "already (JudgedRuns): pass the run files instead, or judge them with those options")
-        judged = runs
+        table = score(runs, ms)
     else:
-        judged = load_runs(runs, qrels, depth=depth, missing_topics=missing_topics,
-                           score_precision=score_precision, extra_fields=extra_fields,
-                           duplicates=duplicates, split_tags=split_tags, skip_invalid=skip_invalid,
-                           max_grade=max_grade, progress=progress)
-    table = score(judged, ms)
+        stream = iter_judged(runs, qrels, depth=depth, missing_topics=missing_topics, score_precision=score_precision,
+                             extra_fields=extra_fields, duplicates=duplicates, split_tags=split_tags,
+                             skip_invalid=skip_invalid, progress=progress)
+        table = _score_stream(stream, qrels, ms, depth=depth, missing_topics=missing_topics, max_grade=max_grade,
+                              keep_depth=keep_depth)
     table.provenance.update({"qrels": qrels.path, "score_precision": score_precision})
     return table
 
@@ -503,6 +585,7 @@ def transform(
     check_progress(progress)
     check_progress(steps)
     judged = judged_runs(data)
+    judged.check_depth(depth, f"transform at run length N = {depth}")
     if measures is None and isinstance(data, ScoreTable):
         measures = [m for m in data.measures]
     if measures is None:
