@@ -98,16 +98,66 @@ def _main():
     warnings.showwarning = _show_warning  # every verb: warnings as one yellow line on stderr
 
 
-def _progress():
-    return _bar("reading runs")
+PLAIN_EVERY = 10.0  # seconds between the plain progress lines written when stderr is not a terminal
 
 
-def _bar(what: str):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+class _Feedback:
+    """Progress of one long step on stderr, as ``with _Feedback("reading runs") as tick:
+    ... tick(done, total, description)``. On a terminal: a rich bar with the percentage,
+    done/total, elapsed time and ETA (removed when the step ends). Elsewhere (a log
+    file, CI): a plain line at most every ``PLAIN_EVERY`` seconds, the first after that
+    long, so steps shorter than that print nothing; never a blank line."""
 
-    return Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TextColumn("{task.description}"), console=err.console, transient=True,
-                    auto_refresh=False)  # no refresh thread: the readers may then fork worker processes
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self):
+        import time
+
+        self.t0 = self.last = time.monotonic()
+        if err.console.is_terminal:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            self.bar = Progress(TextColumn(self.what), BarColumn(), TaskProgressColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                TextColumn("{task.description}"), console=err.console, transient=True,
+                                auto_refresh=False)  # no refresh thread: the readers may then fork processes
+            self.bar.__enter__()
+            self.task = self.bar.add_task("", total=None)
+        else:
+            self.bar = None
+        return self.tick
+
+    def tick(self, done, total, description: str = "") -> None:
+        import time
+
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, total=total, description=_plain(description))
+            self.bar.refresh()
+            return
+        now = time.monotonic()
+        if now - self.last < PLAIN_EVERY:
+            return
+        self.last = now
+        elapsed = now - self.t0
+        line = f"{self.what}: "
+        if total:
+            line += f"{done:,.0f}/{total:,} ({100 * done / total:.0f}%), {_duration(elapsed)} elapsed"
+            if 0 < done < total:
+                line += f", ETA {_duration(elapsed * (total - done) / done)}"
+        else:
+            line += f"{done:,.0f} done, {_duration(elapsed)} elapsed"
+        err.print(line + (f" ({_plain(description)})" if description else ""), soft_wrap=True)
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min {seconds % 60:02d} s"
 
 
 # options every verb that reads runs shares (one definition, one help text)
@@ -149,13 +199,7 @@ class ReadOpts:
 def _reading(fn):
     """Run ``fn(tick)`` under the 'reading runs' progress bar."""
     warnings.showwarning = _show_warning
-    with _progress() as bar:
-        task = bar.add_task("", total=None)
-
-        def tick(done, total, name):
-            bar.update(task, completed=done, total=total, description=name)
-            bar.refresh()
-
+    with _Feedback("reading runs") as tick:
         return fn(tick)
 
 
@@ -336,12 +380,9 @@ def transform(
     try:
         judged = _judge(qrels, runs, opts,
                         plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance)))
-        with _bar("rank maps (cached after the first time)") as bar:
-            task = bar.add_task("", total=None)
-
+        with _Feedback("rank maps (cached after the first time)") as tick:
             def step(what, done, total):
-                bar.update(task, completed=done, total=total, description=what)
-                bar.refresh()
+                tick(done, total, what)
 
             strategies = [t.value for t in ties] if ties else ["unq"]
             out = do_transform(judged, measures, N, strategies if len(strategies) > 1 else strategies[0],
@@ -378,13 +419,7 @@ def rankmap(
     t = time.perf_counter()
     try:
         check_levels(levels, "--levels")
-        with _bar("buckets") as bar:
-            task = bar.add_task("", total=None)
-
-            def tick(done, total):
-                bar.update(task, completed=done, total=total)
-                bar.refresh()
-
+        with _Feedback(f"rank map {measure} N={N}") as tick:
             rm = build(measure, N, levels, engine=engine.value, scheduler=scheduler, progress=tick,
                        cache=not no_cache)
     except IrscaleError as e:
@@ -407,14 +442,9 @@ def rankmap(
 def _run_study(judged, measures, N, tests, alpha, mid, scheduler, relevance=None):
     from irscale.study import compare as do_compare
 
-    with _bar(f"study N={N}") as bar:
-        task = bar.add_task("", total=None)
-
-        def tick(what, done, total):
-            bar.update(task, completed=done, total=total, description=what)
-            bar.refresh()
-
-        return do_compare(judged, measures, N, tests, alpha, mid=mid, scheduler=scheduler, progress=tick,
+    with _Feedback(f"study N={N}") as tick:
+        return do_compare(judged, measures, N, tests, alpha, mid=mid, scheduler=scheduler,
+                          progress=lambda what, done, total: tick(done, total, what),
                           relevance=relevance and relevance.value)
 
 

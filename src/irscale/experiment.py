@@ -290,7 +290,15 @@ def iter_judged(
     valid = 0
     # forked processes where they can be (they inherit the task: the qrels are not pickled), else
     # threads; results arrive in order, so warnings and progress follow the input order
-    with closing(parallel_imap(task, items, workers=workers, processes=_can_fork())) as results:
+    if progress and (total == 1 or workers == 1):  # read here: report each file's progress as it is read
+        def read(k, entry):
+            label = entry[0].name if isinstance(entry[0], Run) else Path(entry[0]).name
+            return task(entry, on_read=lambda f: progress(k + 0.95 * f, total, label))
+
+        results = (read(k, entry) for k, entry in enumerate(items))
+    else:
+        results = parallel_imap(task, items, workers=workers, processes=_can_fork())
+    with closing(results):
         for i, res in enumerate(results):
             if isinstance(res, InputFormatError):  # skip_invalid: the file is not a run
                 warnings.warn(f"skipping {res.path}, not a valid run: {res} (skip_invalid / --skip-invalid)",
@@ -314,13 +322,14 @@ def reader_options(score_precision: str, extra_fields: str, duplicates: str) -> 
 
 
 def _read_and_judge(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_tags: bool = False,
-                    skip_invalid: bool = False):
+                    skip_invalid: bool = False, on_read=None):
     """Judged tuples ``(name, path, grades, missing, extra)`` of the run(s) in ``entry``
     (a Run or a path, and whether a directory or pattern named it); with
-    ``skip_invalid`` a file that is not a valid run gives its error instead."""
+    ``skip_invalid`` a file that is not a valid run gives its error instead.
+    ``on_read(fraction)``: the file's reading progress (see :func:`read_runs`)."""
     item, listed = entry
     try:
-        runs = [item] if isinstance(item, Run) else read_runs(item, split_tags=split_tags, **opts)
+        runs = [item] if isinstance(item, Run) else read_runs(item, split_tags=split_tags, progress=on_read, **opts)
     except InputFormatError as e:
         if skip_invalid:
             return e

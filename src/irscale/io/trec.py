@@ -40,7 +40,7 @@ import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Callable, Literal, get_args
 
 import numpy as np
 
@@ -102,21 +102,26 @@ def _open_raw(path: str | Path):
         raise InputFormatError(path, None, "is a directory, expected a file") from None
 
 
-def _decompressed(path: str | Path, size: int | None = None):
+def _decompressed(path: str | Path, size: int | None = None, read: list | None = None):
     """The content of ``path`` (gunzipped if it is gzip, by magic number; concatenated
     members included) in pieces of at most ``size`` bytes, with :func:`read_bytes`'s
-    errors; never more than one piece and one block of compressed data in memory."""
+    errors; never more than one piece and one block of compressed data in memory.
+    ``read``, if given, becomes [bytes of the file read so far, its size]."""
     size = size or PIECE_BYTES
+    read = [0, 0] if read is None else read
     with _open_raw(path) as f:
+        read[:] = [0, os.fstat(f.fileno()).st_size]
         head = f.read(2)
         f.seek(0)
         if head != b"\x1f\x8b":
             while block := f.read(size):
+                read[0] += len(block)
                 yield block
             return
         try:
             d, fed = zlib.decompressobj(wbits=47), False  # 47: gzip (and zlib) headers
-            while raw := f.read(1 << 24):
+            while raw := f.read(1 << 22):
+                read[0] += len(raw)
                 while raw:
                     fed = True
                     out = d.decompress(raw, size)
@@ -136,12 +141,17 @@ def _decompressed(path: str | Path, size: int | None = None):
                                    "file") from None
 
 
-def text_pieces(source: "str | Path | bytes", size: int | None = None):
+def text_pieces(source: "str | Path | bytes", size: int | None = None, read: list | None = None):
     """``(first line number, text)`` pieces of a file (path, plain or gzip) or of bytes,
     about ``size`` (default :data:`PIECE_BYTES`) bytes each and cut after a newline, so
-    every line lies in one piece."""
+    every line lies in one piece. ``read``: see :func:`_decompressed`."""
     size = size or PIECE_BYTES
-    blocks = [source] if isinstance(source, (bytes, bytearray, memoryview)) else _decompressed(source, size)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        blocks = [source]
+        if read is not None:
+            read[:] = [len(source), len(source)]
+    else:
+        blocks = _decompressed(source, size, read)
     line, rest = 1, b""
     for block in blocks:
         data = rest + block if rest else block
@@ -876,10 +886,12 @@ def _run_columns(tok: _Tokens, first: int, score_precision: str) -> _Columns:
     return _Columns(topics, codes, tok.column(2), score, lines, tag_list, tag_codes)
 
 
-def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_fields, duplicates) -> list[Run]:
+def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_fields, duplicates,
+                progress=None) -> list[Run]:
     """Runs of a file (``source`` its path) or of bytes, read and tokenised one piece of
     :data:`PIECE_BYTES` at a time: besides one piece, memory holds the columns the runs
-    keep (docno, score, topic code and line number per record), not the file's text."""
+    keep (docno, score and topic code per record), not the file's text.
+    ``progress(fraction)`` is called after each piece with the share of the file read."""
     check_reader_options(score_precision, extra_fields, duplicates)
     if not isinstance(split_tags, (bool, np.bool_)):
         raise ArgumentError(f"split_tags must be True or False, not {split_tags!r}")
@@ -887,7 +899,10 @@ def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_f
         raise ArgumentError(f"name must be a non-empty string naming the run, not {name!r}")
     parts: list[_Columns] = []
     size, blank = 0, True
-    for k, (first, piece) in enumerate(text_pieces(source)):
+    if progress is not None and not callable(progress):
+        raise ArgumentError(f"progress must be a function progress(fraction) or None, not {progress!r}")
+    read = [0, 0]
+    for k, (first, piece) in enumerate(text_pieces(source, read=read)):
         size += len(piece)
         try:
             tok = tokenize(piece, path, 6, RUN_FIELDS, extra_fields,
@@ -899,6 +914,8 @@ def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_f
         except InputFormatError as e:
             raise _shifted(e, first) from None
         del tok, piece
+        if progress is not None and read[1]:
+            progress(read[0] / read[1])
     if not parts:
         what = ("empty file" if size == 0 else "empty file (only whitespace)" if blank
                 else "no data lines (only comments)")
@@ -1057,6 +1074,7 @@ def read_run(
     score_precision: ScorePrecision = "float64",
     extra_fields: ExtraFields = "error",
     duplicates: Duplicates = "error",
+    progress: Callable[[float], None] | None = None,
 ) -> Run:
     """Read a TREC run file ``qid Q0 docno rank score tag`` (plain or gzip).
 
@@ -1078,6 +1096,9 @@ def read_run(
     duplicates : {"error", "first"}
         A docno retrieved twice for one topic (of one run) is an error, or only its first
         line is kept.
+    progress : callable, optional
+        ``progress(fraction)``, called with the share of the file read as it is read
+        (in pieces of 16 MB of text, so memory never holds the whole text).
 
     Raises
     ------
@@ -1092,7 +1113,7 @@ def read_run(
         when a UTF-8 byte-order mark at the start of the file is ignored.
     """
     (run,) = _parse_runs(_path(path), str(path), split_tags=False, name=name, score_precision=score_precision,
-                         extra_fields=extra_fields, duplicates=duplicates)
+                         extra_fields=extra_fields, duplicates=duplicates, progress=progress)
     return run
 
 
@@ -1104,6 +1125,7 @@ def read_runs(
     score_precision: ScorePrecision = "float64",
     extra_fields: ExtraFields = "error",
     duplicates: Duplicates = "error",
+    progress: Callable[[float], None] | None = None,
 ) -> list[Run]:
     """Read a TREC run file that may hold several runs, one per tag.
 
@@ -1116,7 +1138,7 @@ def read_runs(
         (several tags are an error), as a list of one run.
     name : str, optional
         Name of the run when the file holds a single one; with several tags, an error.
-    score_precision, extra_fields, duplicates
+    score_precision, extra_fields, duplicates, progress
         As in :func:`read_run` (duplicates are looked for within each run).
 
     Returns
@@ -1130,7 +1152,7 @@ def read_runs(
     [('bm25', ['a', 'b']), ('lm', ['a'])]
     """
     return _parse_runs(_path(path), str(path), split_tags=split_tags, name=name, score_precision=score_precision,
-                       extra_fields=extra_fields, duplicates=duplicates)
+                       extra_fields=extra_fields, duplicates=duplicates, progress=progress)
 
 
 def _path(path) -> Path:

@@ -1,0 +1,70 @@
+"""Feedback on long work: on a terminal a bar with percentage and ETA; elsewhere plain
+lines now and then (never blank); a misspelt measure fails before any file is read; a
+large single file reports its reading progress as it is read."""
+
+import io
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import irscale
+from irscale import cli
+from irscale.errors import UnknownMeasureError
+from irscale.io import read_run
+
+TOY = Path(irscale.__file__).parent / "examples" / "toy"
+
+
+def test_plain_lines_when_stderr_is_not_a_terminal(monkeypatch):
+    monkeypatch.setattr(cli, "PLAIN_EVERY", 0.0)  # a line at every step
+    res = CliRunner().invoke(cli.app, ["evaluate", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "AP"])
+    assert res.exit_code == 0, res.output
+    lines = [line for line in res.stderr.splitlines() if line.startswith("reading runs:")]
+    runs = len(list((TOY / "runs").iterdir()))
+    assert lines[-1].startswith(f"reading runs: {runs}/{runs} (100%), ")
+    assert any("%), " in line and "ETA" in line for line in lines[:-1])
+    assert "" not in res.stderr.splitlines()
+
+
+def test_no_plain_line_for_short_steps():
+    res = CliRunner().invoke(cli.app, ["evaluate", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "AP"])
+    assert res.exit_code == 0 and "reading runs" not in res.stderr
+
+
+def test_bar_with_percentage_and_eta_on_a_terminal(monkeypatch):
+    from rich.console import Console
+
+    out = io.StringIO()
+    monkeypatch.setattr(cli._Stderr, "_console", Console(file=out, force_terminal=True, width=150))
+    with cli._Feedback("reading runs") as tick:
+        tick(0, 4, "")
+        tick(1, 4, "run_a")
+    shown = out.getvalue()
+    assert "reading runs" in shown and "25%" in shown and "1/4" in shown and "ETA" in shown and "run_a" in shown
+
+
+def test_misspelt_measure_fails_before_reading(monkeypatch):
+    def no_reading(*a, **k):
+        raise AssertionError("a run was read")
+
+    monkeypatch.setattr("irscale.experiment.read_runs", no_reading)
+    with pytest.raises(UnknownMeasureError, match="nDCG@10"):
+        irscale.evaluate(TOY / "qrels.txt", [TOY / "runs"], ["nDGC@10"])
+    res = CliRunner().invoke(cli.app, ["evaluate", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "nDGC@10"])
+    assert res.exit_code == 2 and "error:" in res.stderr
+
+
+def test_reading_progress_of_one_file(tmp_path, monkeypatch):
+    from irscale.io import trec
+
+    monkeypatch.setattr(trec, "PIECE_BYTES", 4096)
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"{t} Q0 d{d} 1 {1000 - d} r\n" for t in range(20) for d in range(100)))
+    seen = []
+    read_run(path, progress=seen.append)
+    assert len(seen) > 5 and seen == sorted(seen) and seen[-1] == 1.0
+    ticks = []
+    irscale.evaluate(TOY / "qrels.txt", [next((TOY / "runs").iterdir())], ["AP"],
+                     progress=lambda done, total, name: ticks.append(done))
+    assert ticks[0] == 0 and ticks[-1] == 1 and all(0 <= t <= 1 for t in ticks)
