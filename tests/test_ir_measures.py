@@ -270,3 +270,27 @@ def test_dl19_records_match_pytrec_eval(dl19_data):
     assert got.keys() == ref.keys() and len(got) == 43
     assert max(abs(got[q] - ref[q]) for q in ref) <= 1e-9
     assert not any(math.isnan(v) for v in got.values())
+
+
+def test_pyterrier_experiment_reports_irscale_measures(dl19_data):
+    """pt.Experiment (PyTerrier evaluates through ir_measures) takes irscale's measures,
+    ranked ones included, beside its own; its means equal irscale's. Result frames need
+    no Java."""
+    pt = pytest.importorskip("pyterrier", reason="PyTerrier is not installed (pip install python-terrier)")
+    import pandas as pd
+
+    root, qrels, runs = dl19_data
+    qrels_frame = pd.DataFrame([(q.query_id, q.doc_id, q.relevance) for q in qrels], columns=["qid", "docno", "label"])
+    frames = [pd.DataFrame([(d.query_id, d.doc_id, d.score) for d in runs[n]], columns=["qid", "docno", "score"])
+              for n in runs]
+    topics = pd.DataFrame({"qid": sorted(qrels_frame.qid.unique()), "query": "unused"})
+    measures = [irscale_measure("nDCG@10"), ranked("nDCG", N=10), irscale_measure("AP"), ir_measures.nDCG @ 10]
+    res = pt.Experiment(frames, topics, qrels_frame, eval_metrics=measures, names=list(runs))
+    table = quiet_evaluate(root / "qrels.dl19-passage.txt", [root / "runs" / n for n in runs], ["nDCG@10", "AP"])
+    t = irscale.transform(table, ["nDCG"], depth=10, relevance="graded")
+    for s in range(len(runs)):
+        row = res.iloc[s]
+        assert row["irscale(nDCG@10)"] == pytest.approx(table.mean().iloc[s]["nDCG@10"], rel=1e-12)
+        assert row["irscale(AP)"] == pytest.approx(table.mean().iloc[s]["AP"], rel=1e-12)
+        assert row["irscale(ranked(nDCG@10))"] == pytest.approx(t.mean().iloc[s]["ranked(nDCG@10)"], rel=1e-12)
+        assert row["nDCG@10"] == pytest.approx(row["irscale(nDCG@10)"], abs=1e-9)  # pytrec_eval's, float32 scores
