@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 
 import irscale
 from irscale.cli import app
+from irscale.report.study import canonical_names
 
 TOY = resources.files("irscale") / "examples" / "toy"
 
@@ -16,9 +17,10 @@ def test_compare_api_tables_and_files(tmp_path):
     with pytest.warns(irscale.errors.IrscaleWarning, match="tied-scores"):  # the toy run lacks a topic
         table = irscale.evaluate(TOY / "qrels.txt", [str(TOY / "runs")], ["AP"])
     st = irscale.compare(table, ["P", "AP", "RBP(p=0.5)", "RR"], depth=5, tests=("ttest", "friedman", "sign"))
-    assert list(st.table2.measure) == ["P", "AP", "RBP_p05", "RR"]
-    t2 = st.table2.set_index("measure")
-    assert t2.loc["P", "tau_unq"] == pytest.approx(1.0) and t2.loc["RBP_p05", "tau_unq"] == pytest.approx(1.0)
+    name = canonical_names(st)  # the frames may hold labels (RBP_p05) or canonical names
+    assert [name(m) for m in st.table2.measure] == ["P", "AP", "RBP(p=0.5)", "RR"]
+    t2 = st.table2.assign(measure=st.table2.measure.map(name)).set_index("measure")
+    assert t2.loc["P", "tau_unq"] == pytest.approx(1.0) and t2.loc["RBP(p=0.5)", "tau_unq"] == pytest.approx(1.0)
     assert (t2.topic_tau_min > 1 - 1e-12).all()
     assert len(st.table4) == 6 and set(st.table4.columns) >= {"tau", "tau_ranked", "delta_pct"}
     assert len(st.changes) == 12
@@ -26,13 +28,22 @@ def test_compare_api_tables_and_files(tmp_path):
     assert (p.s2ns == 0).all() and (p.ns2s == 0).all()
     assert (st.changes.sig - st.changes.s2ns + st.changes.ns2s == st.changes.sig_ranked).all()
     files = st.write(tmp_path)
+    assert sorted(files) == sorted(tmp_path.iterdir())  # every file written is returned, once
     names = {f.name for f in files}
-    assert "report_N5.md" in names and "tables5_6_significance_changes_N5.tex" in names
+    assert {"report_N5.md", "report_N5.html", "provenance_N5.yaml", "tables5_6_significance_changes_N5.tex"} <= names
     report = (tmp_path / "report_N5.md").read_text()
-    assert "table2_tau_measure_vs_ranked_N5.csv" in report and "| P |" in report
+    assert "table2_tau_measure_vs_ranked_N5.csv" in report and "| P |" in report and "RBP_p05" not in report
+    assert "- **Meaningful (original)**: " in report and "- **Recall-base dependent**: " in report
     data = json.loads((tmp_path / "table2_tau_measure_vs_ranked_N5.json").read_text())
     assert data["provenance"]["N"] == 5 and data["rows"][0]["measure"] == "P"
-    assert r"\begin{tabular}" in (tmp_path / "table4_tau_between_measures_N5.tex").read_text()
+    rows = {r["measure"]: r for r in data["rows"]}
+    assert rows["RBP(p=0.5)"]["tau_unq_display"] == "1.0000"  # exact beside it, whatever its last bit
+    tex = (tmp_path / "table4_tau_between_measures_N5.tex").read_text()
+    assert r"\begin{tabular}{llrrrrr}" in tex and r"\label{tab:irscale-table4-N5}" in tex and r"\toprule" in tex
+    tex = (tmp_path / "tables5_6_significance_changes_N5.tex").read_text()
+    assert "True" not in tex and "False" not in tex and r"\label{tab:irscale-table5-N5}" in tex
+    html = (tmp_path / "report_N5.html").read_text()
+    assert '<section id="table6"' in html and "RBP(p=0.5)" in html and "RBP_p05" not in html
 
 
 def test_cli_compare_and_study(tmp_path):
@@ -41,7 +52,8 @@ def test_cli_compare_and_study(tmp_path):
                            "-t", "ttest", "--out", str(tmp_path / "c")])
     assert res.exit_code == 0, res.output
     assert "Table 2/3" in res.stdout and "Student's t Test" in res.stdout
-    assert (tmp_path / "c" / "report_N5.md").exists()
+    assert (tmp_path / "c" / "report_N5.md").exists() and (tmp_path / "c" / "report_N5.html").exists()
+    assert f"wrote {len(list((tmp_path / 'c').iterdir()))} files" in res.stderr  # counts what it wrote
     res = cli.invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-t", "bogus"])
     assert res.exit_code == 2 and "--test must be one of" in res.stderr
     res = cli.invoke(app, ["study", "trec8-like", str(TOY / "qrels.txt"), str(TOY / "runs"), "--depths", "5,10",

@@ -1,14 +1,33 @@
-"""Render a :class:`~irscale.study.Study` as files: CSV, JSON, LaTeX and a Markdown report.
+"""Render a :class:`~irscale.study.Study` as a report: one self-contained HTML file, LaTeX
+tables, a Markdown report, CSV and JSON files, and its provenance as YAML.
 
-Pure renderers: functions from a study (or a data frame) to text; :func:`write_study` and
-:func:`write_tau_tables` also write that text to files. Nothing here prints.
+Pure renderers: functions from a study to text (:func:`report_tables`,
+:func:`study_markdown`, :func:`to_yaml`, :func:`irscale.report.latex.latex_table`,
+:func:`irscale.report.html.html_report`); :func:`write_report` (and :func:`write_study`,
+:func:`write_tau_tables`) also write that text to files and return every path written.
+Nothing here prints.
+
+Every table is a :class:`ReportTable`: a title in words, a caption, the exact values
+(``frame``) and its columns (:class:`Column`), each with a header in words and a one-sentence
+explanation, shown under the table (Markdown, HTML) or as a note below it (LaTeX). Measures
+carry their canonical names (``RBP(p=0.5)``, not the paper's label ``RBP_p05``).
+
+Numbers: exact values in CSV and JSON, each float column ``x`` followed by ``x_display``, the
+text the tables show: 4 decimals, percentages with 2 (as in the paper), p-values below
+0.0001 as ``<0.0001``, missing values empty. Booleans read ``yes``/``no`` in the tables
+and stay ``True``/``False`` in CSV and JSON.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -18,12 +37,1062 @@ from irscale._version import __version__
 if TYPE_CHECKING:
     from irscale.study import Study
 
-# file stem of each of a study's tables, and the heading it has in the Markdown report
-TABLES = {
-    "table2_tau_measure_vs_ranked": ("table2", "Table 2/3: Kendall's tau between each measure and its ranked version"),
-    "table4_tau_between_measures": ("table4", "Table 4: tau between measures and between their ranked versions"),
-    "tables5_6_significance_changes": ("changes", "Tables 5/6: significance changes (original -> ranked)"),
+# -- the table model -------------------------------------------------------------------------------
+
+NUMERIC = ("int", "float", "pct", "signed_pct", "p", "share")  # right-aligned kinds
+MISSING = "–"  # en dash: a value that is not defined (LaTeX: --)
+SYMBOLS = ("†", "‡", "§", "¶", "‖", "*", "**", "††", "‡‡", "§§")  # significance marks, in order
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a :class:`ReportTable`.
+
+    ``key``: the column of the frame; ``head``: its header in words; ``explain``: one
+    sentence saying what it holds; ``kind``: how a value reads (``text``, ``int``,
+    ``float`` 4 decimals, ``pct`` and ``signed_pct`` 2 decimals and %, ``share`` a fraction
+    shown as a percentage, ``p`` a p-value, ``bool`` yes/no, ``assumes`` ordinal/interval);
+    ``latex``: its LaTeX header (default: ``head`` escaped); ``best``: ``"max"`` or
+    ``"min"`` to set the best value of the column (of each group) in bold; ``ci``: the
+    frame's (low, high) columns shown after the value as ``[low, high]``; ``paren``: a
+    column shown after the value in parentheses; ``flag``: (a boolean column, a text)
+    appended when the column is true; ``hidden``: data only (CSV, JSON), its values shown
+    inside another column.
+    """
+
+    key: str
+    head: str
+    explain: str
+    kind: str = "float"
+    latex: str | None = None
+    best: str | None = None
+    ci: tuple[str, str] | None = None
+    paren: str | None = None
+    flag: tuple[str, str] | None = None
+    hidden: bool = False
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind in NUMERIC
+
+
+@dataclass(frozen=True)
+class ReportTable:
+    """A table of a report: exact values (``frame``) and how to show them.
+
+    ``key`` names the table (``means``, ``table2``, ...), ``stem`` its files (without the
+    ``_N<N>`` tag), ``label`` its LaTeX label (``tab:irscale-...``). ``group``: columns shown
+    as group header rows in HTML and LaTeX (ordinary columns in Markdown and CSV).
+    ``marks``: superscript symbols of cells, ``{(row position, column key): symbols}``, with
+    ``legend`` ``[(symbol, text)]``; ``notes``: sentences shown under the table;
+    ``max_rows``: the tables show at most this many rows (the CSV holds all);
+    ``shade``: a boolean column whose true rows are shaded (HTML).
+    """
+
+    key: str
+    stem: str
+    title: str
+    caption: str
+    frame: pd.DataFrame
+    columns: tuple[Column, ...]
+    label: str
+    group: tuple[str, ...] = ()
+    marks: dict = field(default_factory=dict)
+    legend: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
+    max_rows: int | None = None
+    shade: str | None = None
+    files: bool = True  # written as CSV and JSON of its own (False: its rows are in another table's files)
+    exts: tuple[str, ...] = ("csv", "json", "tex")  # the files its stem has (for links)
+    paper: str | None = None  # the paper's table it is the analogue of ("Table 4")
+
+    @property
+    def heading(self) -> str:
+        """The title with the paper's table it corresponds to (HTML and Markdown headings)."""
+        return f"{self.paper}: {self.title}" if self.paper else self.title
+
+    def column(self, key: str) -> Column:
+        for c in self.columns:
+            if c.key == key:
+                return c
+        raise KeyError(key)
+
+    @property
+    def shown(self) -> list[Column]:
+        """The columns the tables show, group columns included (renderers with group rows
+        leave those out)."""
+        return [c for c in self.columns if not c.hidden]
+
+    @property
+    def explanations(self) -> dict[str, str]:
+        """``{column header: one-sentence explanation}`` of the columns the tables show."""
+        return {c.head: c.explain for c in self.shown}
+
+    @property
+    def data_explanations(self) -> dict[str, str]:
+        """``{frame column: explanation}`` of every column of the CSV and JSON files."""
+        return {c.key: c.explain for c in self.columns if c.key in self.frame.columns}
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        """The rows the tables show (at most ``max_rows``)."""
+        return self.frame if self.max_rows is None else self.frame.head(self.max_rows)
+
+    @property
+    def truncated(self) -> str | None:
+        """A sentence saying how many rows the tables leave out (None if none)."""
+        if self.max_rows is None or len(self.frame) <= self.max_rows:
+            return None
+        return (f"The first {self.max_rows:,} of {len(self.frame):,} rows are shown; "
+                f"{self.stem}.csv holds them all.")
+
+
+# -- cell text -------------------------------------------------------------------------------------
+
+def _missing(v) -> bool:
+    if v is None:
+        return True
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def format_value(v, kind: str) -> str:
+    """``v`` as the tables show it (plain text): see :class:`Column` for the kinds."""
+    if _missing(v):
+        return MISSING
+    if kind == "bool":
+        return "yes" if bool(v) else "no"
+    if kind == "assumes":
+        return "ordinal" if bool(v) else "interval"
+    if kind == "int":
+        return f"{int(v)}" if float(v) == int(v) else f"{float(v):.4f}"
+    if kind in ("float", "pct", "signed_pct", "share", "p"):
+        x = float(v)
+        if math.isinf(x):
+            return "∞" if x > 0 else "−∞"
+        if kind == "p" and 0 <= x < 0.00005:
+            return "<0.0001"
+        if kind == "share":
+            x, kind = 100 * x, "pct"
+        text = f"{x:+.2f}%" if kind == "signed_pct" else f"{x:.2f}%" if kind == "pct" else f"{x:.4f}"
+        return text[1:] if _negzero(text) else text
+    return str(v)
+
+
+def _negzero(text: str) -> bool:
+    """A rounded value that reads as a negative zero (-0.0000, -0.00%): drop the sign."""
+    return bool(re.fullmatch(r"-0\.0+%?", text))
+
+
+def cell_parts(table: ReportTable, col: Column, row: dict) -> tuple[str, str]:
+    """The plain text of column ``col`` in ``row`` (a dict of the frame's values) in two
+    parts: the value, and what follows it (its CI, parenthesised companion and flag when the
+    column has them, with a leading space; else empty). Renderers set the value in bold
+    and put significance marks right after it."""
+    text = format_value(row.get(col.key), col.kind)
+    rest = ""
+    if col.ci and text != MISSING:
+        lo, hi = (row.get(k) for k in col.ci)
+        if not (_missing(lo) and _missing(hi)):
+            kind = table.column(col.ci[0]).kind if _has(table, col.ci[0]) else col.kind
+            rest += f" [{format_value(lo, kind)}, {format_value(hi, kind)}]"
+    if col.paren and text != MISSING and not _missing(row.get(col.paren)):
+        kind = table.column(col.paren).kind if _has(table, col.paren) else "float"
+        rest += f" ({format_value(row.get(col.paren), kind)})"
+    if col.flag and not _missing(row.get(col.flag[0])) and bool(row.get(col.flag[0])):
+        rest += f" {col.flag[1]}"
+    return text, rest
+
+
+def cell_text(table: ReportTable, col: Column, row: dict) -> str:
+    """The plain text of column ``col`` in ``row``: :func:`cell_parts` joined."""
+    return "".join(cell_parts(table, col, row))
+
+
+def _has(table: ReportTable, key: str) -> bool:
+    return any(c.key == key for c in table.columns)
+
+
+def best_cells(table: ReportTable) -> set[tuple[int, str]]:
+    """``{(row position, column key)}`` of the best values of the columns with ``best``
+    (within each group when the table has groups), among the rows shown."""
+    rows = table.rows.reset_index(drop=True)
+    out = set()
+    for col in table.columns:
+        if not col.best or col.key not in rows:
+            continue
+        vals = pd.to_numeric(rows[col.key], errors="coerce")
+        groups = rows.groupby(list(table.group), sort=False).indices.values() if table.group else [range(len(rows))]
+        for idx in groups:
+            v = vals.iloc[list(idx)]
+            if v.notna().sum() < 2:  # one value is no "best"
+                continue
+            target = v.max() if col.best == "max" else v.min()
+            tol = 1e-12 * max(1.0, abs(target))
+            out |= {(int(i), col.key) for i, x in zip(idx, v) if not pd.isna(x) and abs(x - target) <= tol}
+    return out
+
+
+def row_dicts(table: ReportTable) -> list[dict]:
+    """The rows the tables show, as dicts of exact values."""
+    return table.rows.to_dict(orient="records")
+
+
+def group_title(table: ReportTable, row: dict) -> str:
+    """The header of a row group: the group columns' values, e.g. ``AP · original ·
+    Student's t Test · baseline: bm25``."""
+    parts = []
+    for k in table.group:
+        col = table.column(k)
+        val = cell_text(table, col, row)
+        parts.append(f"{col.head.lower()}: {val}" if col.key in ("system_1",) else val)
+    return " · ".join(parts)
+
+
+# -- measure names ---------------------------------------------------------------------------------
+
+def canonical_names(study: Study) -> Callable[[str], str]:
+    """A function from a measure's name as a study's frames hold it (its label, e.g.
+    ``RBP_p05``, or its canonical name) to its canonical name (``RBP(p=0.5)``); a name the
+    registry does not know reads as itself."""
+    from irscale.errors import IrscaleError
+    from irscale.measures import parse_measure
+
+    known: dict[str, str] = {}
+    for m in study.measures:
+        try:
+            known[parse_measure(m).label] = m
+        except (IrscaleError, ValueError, TypeError):
+            pass
+        known[m] = m
+
+    def name(x) -> str:
+        x = str(x)
+        if x not in known:
+            try:
+                known[x] = str(parse_measure(x))
+            except (IrscaleError, ValueError, TypeError):
+                known[x] = x
+        return known[x]
+
+    return name
+
+
+def _order(values: Iterable[str], first: Sequence[str]) -> list[str]:
+    seen = list(dict.fromkeys(values))
+    return [v for v in first if v in seen] + [v for v in seen if v not in first]
+
+
+def _part(study: Study, name: str) -> pd.DataFrame | None:
+    """A study's optional frame (``means``, ``pairs``, ``measure_free``): None when absent,
+    None or not a data frame."""
+    df = getattr(study, name, None)
+    return df if isinstance(df, pd.DataFrame) else None
+
+
+def _alpha(study: Study) -> float:
+    a = study.provenance.get("alpha") if isinstance(study.provenance, dict) else None
+    return float(a) if isinstance(a, (int, float)) else 0.05
+
+
+def _test_name(t) -> str:
+    from irscale.stats import TEST_NAMES
+
+    return TEST_NAMES.get(str(t), str(t))
+
+
+# -- what the columns mean -------------------------------------------------------------------------
+
+MEANINGFUL = (
+    "A statement is meaningful when its truth value does not change under any permissible "
+    "transformation of the scale it is made on (Ferrante, Ferro & Fuhr 2021, Section 2.4): on an "
+    "interval scale every positive affine map x → a·x + b (a > 0), on an ordinal scale every strictly "
+    "increasing map. “Systems i and j differ significantly” is therefore meaningful for a test that "
+    "adds or subtracts scores (Wilcoxon signed-rank, Student's t, ANOVA) only on an interval scale; for "
+    "a test that uses only the order of the two systems within each topic (sign, Friedman) on any "
+    "ordinal scale; for a test that pools scores of all topics (Wilcoxon rank-sum, Kruskal-Wallis) only "
+    "when all topics share one ordinal scale, which measures depending on the recall base (AP, R, nDCG) "
+    "lack (Section 3.3). The ranked version of a measure (φ, Section 5) is an interval scale; a "
+    "meaningful statement can still be false.")
+
+RB = ("yes when the measure depends on the recall base (the number of relevant documents of the topic, "
+      "e.g. AP, R, nDCG): its scale changes from topic to topic, so averages over topics mix scales and "
+      "the ranked version is only a surrogate interval scale (Section 5.2.2)")
+
+CHANGES_EXTRA = {
+    "correction": Column("correction", "Correction", "the multiple-comparison correction applied to this "
+                         "test's pairwise p-values (for example Holm, Bonferroni or Benjamini-Hochberg).", "text"),
+    "sig_adjusted": Column("sig_adjusted", "Sig (adjusted)", "the number of system pairs significantly different "
+                           "with the original measure after that correction.", "int"),
+    "flagged_incomparable": Column("flagged_incomparable", "Flagged incomparable", "how many of the significant "
+                                   "pairs rest on topics where the two runs are incomparable in the weak "
+                                   "top-heaviness order (see the measure-free comparison).", "int"),
 }
+
+
+def _generic(key: str, series: pd.Series) -> Column:
+    """A column this version of the report does not know: shown as it is, said so."""
+    kind = "bool" if series.dtype == bool else "int" if series.dtype.kind in "iu" else \
+        "float" if series.dtype.kind == "f" else "text"
+    return Column(key, key.replace("_", " "), "a column this version of irscale's report does not describe.", kind)
+
+
+def _extra(df: pd.DataFrame, known: Iterable[str], described: dict | None = None) -> list[Column]:
+    """Columns of ``df`` beyond ``known``: described ones (with the kind their values have
+    when those are booleans), else shown as they are (:func:`_generic`)."""
+    known = set(known)
+    described = described or {}
+    out = []
+    for k in df.columns:
+        if k in known:
+            continue
+        col = described.get(k) or _generic(k, df[k])
+        out.append(dataclasses.replace(col, kind="bool") if df[k].dtype == bool and col.kind != "bool" else col)
+    return out
+
+
+# -- the tables ------------------------------------------------------------------------------------
+
+def report_tables(study: Study, max_rows: int = 500) -> list[ReportTable]:
+    """Every table of ``study`` in report order: the means (when ``study.means`` is
+    present), Tables 2/3 (tau between each measure and its ranked version), Table 4 (tau
+    between measures), Tables 5 and 6 (significance changes, measures without and with a
+    recall base), the comparisons with baselines (``study.pairs``) and the measure-free
+    comparison's summary (``study.measure_free``). ``max_rows``: the most rows a table
+    shows (the CSV files hold all)."""
+    tables = []
+    for build in (_means_table, _table2, _table4, _tables5_6, _pairs_table, _measure_free_tables):
+        got = build(study, max_rows)
+        tables += got if isinstance(got, list) else [got] if got is not None else []
+    return tables
+
+
+def _label(study: Study, key: str) -> str:
+    return f"tab:irscale-{key}-N{study.N}"
+
+
+def _marks_from_pairs(study: Study, name) -> tuple[dict, list[tuple[str, str]]]:
+    """Superscripts of the means table: ``{(measure, scale, system): symbols}`` and the legend,
+    one symbol per (baseline, test) under which a system differs significantly from the
+    baseline (ranx's Report does the same with letters)."""
+    pairs = _part(study, "pairs")
+    if pairs is None or pairs.empty or "significant" not in pairs:
+        return {}, []
+    symbols: dict[tuple[str, str], str] = {}
+    marks: dict[tuple[str, str, str], str] = {}
+    alpha = _alpha(study)
+    for r in pairs.to_dict(orient="records"):
+        key = (str(r.get("system_1")), _test_name(r.get("test")))
+        if key not in symbols:
+            symbols[key] = SYMBOLS[len(symbols)] if len(symbols) < len(SYMBOLS) else f"({len(symbols) + 1})"
+        if not _missing(r.get("significant")) and bool(r["significant"]):
+            cell = (name(r.get("measure")), str(r.get("scale")), str(r.get("system_2")))
+            if symbols[key] not in marks.get(cell, ""):
+                marks[cell] = marks.get(cell, "") + symbols[key]
+    adj = "adjusted p-value" if "p_adjusted" in pairs else "p-value"
+    used = "".join(marks.values())
+    legend = [(s, f"significantly different from the baseline {b} by {t} ({adj} below α = {alpha:g}, "
+                  f"on the same scale)") for (b, t), s in symbols.items() if s in used]
+    return marks, legend
+
+
+def _means_table(study: Study, max_rows: int) -> ReportTable | None:
+    means = _part(study, "means")
+    if means is None or means.empty:
+        return None
+    name = canonical_names(study)
+    m = means.copy()
+    m["measure"] = m["measure"].map(name)
+    m["system"] = m["system"].astype(str)
+    values = [c for c in m.columns if c not in ("measure", "scale", "system")]
+    scales = _order(m["scale"].astype(str), ("original", "ranked"))
+    wide = None
+    for sc in scales:
+        part = m[m["scale"].astype(str) == sc].set_index(["measure", "system"])[values]
+        part = part[~part.index.duplicated()]
+        part.columns = [f"{c}_{sc}" for c in values]
+        if "mean" in values:
+            part[f"rank_{sc}"] = part[f"mean_{sc}"].groupby(level="measure").rank(ascending=False, method="min")
+        wide = part if wide is None else wide.join(part, how="outer")
+    wide = wide.reset_index()
+    measures = _order(wide["measure"], list(study.measures))
+    systems = _order(wide["system"], [str(s) for s in study.systems])
+    wide["_m"] = wide["measure"].map(measures.index)
+    wide["_s"] = wide["system"].map(systems.index)
+    wide = wide.sort_values(["_m", "_s"]).drop(columns=["_m", "_s"]).reset_index(drop=True)
+    pairs = _part(study, "pairs")
+    baselines = set(pairs["system_1"].astype(str)) if pairs is not None and "system_1" in pairs else set()
+    wide.insert(2, "baseline", wide["system"].isin(baselines))
+    conf = study.provenance.get("ci_level", study.provenance.get("confidence")) if isinstance(
+        study.provenance, dict) else None
+    ci_words = "confidence interval"
+    if isinstance(conf, (int, float)):
+        ci_words = f"{100 * float(conf):g}% {ci_words}"
+    cols = [Column("measure", "Measure", "the measure (canonical name), cut at the run length N.", "text"),
+            Column("system", "System", "the system (run tag); the baselines of the comparisons below are marked "
+                   "(baseline).", "text", flag=("baseline", "(baseline)")),
+            Column("baseline", "Baseline", "True when the system is a baseline of the comparisons with baselines.",
+                   "bool", hidden=True)]
+    scale_words = {"original": ("original", "the measure's own values"),
+                   "ranked": ("ranked", "its ranked version φ (an interval scale: the rank of the run's score among "
+                              "all the measure's values on runs of length N, Section 5)")}
+    for sc in scales:
+        word, what = scale_words.get(sc, (sc, f"its {sc} version"))
+        for v in values:
+            key = f"{v}_{sc}"
+            if v == "mean":
+                cols.append(Column(key, f"Mean ({word})", f"the mean over topics of {what}, with its {ci_words} "
+                                   "in brackets; the highest of each measure in bold.", "float",
+                                   latex=rf"Mean ({word})", best="max",
+                                   ci=(f"ci_low_{sc}", f"ci_high_{sc}") if f"ci_low_{sc}" in wide else None))
+            elif v in ("ci_low", "ci_high"):
+                cols.append(Column(key, f"{'Lower' if v == 'ci_low' else 'Upper'} CI bound ({word})",
+                                   f"the {'lower' if v == 'ci_low' else 'upper'} bound of the {ci_words} of the "
+                                   f"mean of {what}.", "float", hidden=True))
+            else:
+                cols.append(_generic(key, wide[key]))
+        if f"rank_{sc}" in wide:
+            cols.append(Column(f"rank_{sc}", f"Rank ({word})", f"the system's position when the systems are "
+                               f"ordered by Mean ({word}) (1 = highest; ties share the best position).", "int"))
+    marks, legend = _marks_from_pairs(study, name)
+    cell_marks = {}
+    for i, r in enumerate(wide.to_dict(orient="records")):
+        for sc in scales:
+            s = marks.get((r["measure"], sc, r["system"]))
+            if s and f"mean_{sc}" in wide:
+                cell_marks[(i, f"mean_{sc}")] = s
+    return ReportTable(
+        "means", "means_original_vs_ranked",
+        "Mean scores on the original and the interval (ranked) scale",
+        f"The mean over {len(study.topics)} topics of each measure and of its ranked version for each system, "
+        f"side by side, at run length N = {study.N}. Means of the original measure are meaningful "
+        "comparisons only where the measure is an interval scale; means of the ranked version are.",
+        wide, tuple(cols), _label(study, "means"), group=("measure",), marks=cell_marks, legend=tuple(legend),
+        max_rows=max_rows)
+
+
+def _table2(study: Study, max_rows: int) -> ReportTable:
+    name = canonical_names(study)
+    df = study.table2.copy()
+    df["measure"] = df["measure"].map(name)
+    mid = "tau_mid" in df and df["tau_mid"].notna().any()
+    cols = [Column("measure", "Measure", "the measure (canonical name), cut at the run length N.", "text"),
+            Column("tau_unq", "τ (unq)", "Kendall's τ between the systems' ranking by the measure's mean and by its "
+                   "ranked version's mean, φ from the unq tie strategy (paper Table 2); 1 means the same ranking.",
+                   latex=r"$\tau$ (unq)"),
+            Column("tau_ap_unq", "τ_ap (unq)", "the AP correlation τ_ap of the same two rankings (Yilmaz et al.), "
+                   "which weighs swaps near the top more.", latex=r"$\tau_{ap}$ (unq)"),
+            Column("tau_mid", "τ (mid)", "Kendall's τ as in τ (unq) with φ from the mid-rank tie strategy "
+                   "(paper Table 3).", latex=r"$\tau$ (mid)", hidden=not mid),
+            Column("topic_tau_min", "Topic τ min", "the smallest Kendall's τ between measure and ranked version "
+                   "topic by topic; 1 since φ keeps each topic's order of runs (a sanity check).",
+                   latex=r"topic $\tau$ min"),
+            Column("topic_tau_max", "Topic τ max", "the largest topic-by-topic Kendall's τ (also 1).",
+                   latex=r"topic $\tau$ max"),
+            Column("rb_dependent", "Recall-base dependent", RB + ".", "bool", latex="RB-dep.")]
+    cols += _extra(df, [c.key for c in cols])
+    return ReportTable(
+        "table2", "table2_tau_measure_vs_ranked",
+        "Kendall's τ between each measure and its ranked version",
+        f"Overall Kendall's τ between the ranking of the {len(study.systems)} systems by each measure and by its "
+        f"ranked (interval-scaled) version at N = {study.N} (the paper's Tables 2 and 3, Section 7.1): the further "
+        "below 1, the further the measure is from being an interval scale (and, for measures depending on the "
+        "recall base, from being safely averaged across topics).",
+        df, tuple(cols), _label(study, "table2"), max_rows=max_rows, paper="Tables 2 and 3")
+
+
+def _table4(study: Study, max_rows: int) -> ReportTable:
+    name = canonical_names(study)
+    df = study.table4.copy()
+    for k in ("measure_1", "measure_2"):
+        df[k] = df[k].map(name)
+    cols = [Column("measure_1", "Measure 1", "the first measure of the pair.", "text"),
+            Column("measure_2", "Measure 2", "the second measure of the pair.", "text"),
+            Column("tau", "τ (original)", "Kendall's τ between the systems' rankings by the two original measures' "
+                   "means (the paper's Msr column).", latex=r"$\tau$ (orig.)"),
+            Column("tau_ranked", "τ (ranked)", "Kendall's τ between the rankings by the two ranked versions' means "
+                   "(RnkMsr).", latex=r"$\tau$ (ranked)"),
+            Column("delta_pct", "Δ%", "the change from τ (original) to τ (ranked) in percent of τ (original): "
+                   "positive when the original measures understate how close they are.", "signed_pct",
+                   latex=r"$\Delta\%$"),
+            Column("tau_ap", "τ_ap (original)", "the AP correlation τ_ap between the two original rankings.",
+                   latex=r"$\tau_{ap}$ (orig.)"),
+            Column("tau_ap_ranked", "τ_ap (ranked)", "the AP correlation τ_ap between the two ranked rankings.",
+                   latex=r"$\tau_{ap}$ (ranked)")]
+    cols += _extra(df, [c.key for c in cols])
+    return ReportTable(
+        "table4", "table4_tau_between_measures",
+        "Kendall's τ between measures and between their ranked versions",
+        f"Kendall's τ between the systems' rankings by each pair of measures and by their ranked versions at "
+        f"N = {study.N}, unq ties (the paper's Table 4, Section 7.2). The correlation of two ranked versions is a "
+        "meaningful statement on their interval scales.",
+        df, tuple(cols), _label(study, "table4"), max_rows=max_rows, paper="Table 4")
+
+
+def _changes_columns(df: pd.DataFrame) -> list[Column]:
+    cols = [Column("measure", "Measure", "the measure (canonical name); its rows are one significance test each.",
+                   "text"),
+            Column("test", "Test", "the significance test, on every pair of systems (ANOVA, Kruskal-Wallis and "
+                   "Friedman with Tukey's HSD over all pairs).", "text"),
+            Column("ordinal", "Scale assumed", "the scale the test assumes: ordinal (sign, rank-sum, Kruskal-Wallis, "
+                   "Friedman use only the order of scores) or interval "
+                   "(signed-rank, t, ANOVA add or subtract scores).", "assumes", latex="Assumes"),
+            Column("sig", "Sig", "the number of system pairs significantly different with the original measure.",
+                   "int"),
+            Column("s2ns", "S2NS (%)", "pairs significant with the original measure and not with its ranked version "
+                   "(in parentheses, their share of Sig): a tendency of the original scale to false positives.",
+                   "int", paren="s2ns_pct", latex=r"S2NS (\%)"),
+            Column("s2ns_pct", "S2NS %", "S2NS in percent of Sig.", "pct", hidden=True),
+            Column("ns2s", "NS2S (%)", "pairs not significant with the original measure and significant with its "
+                   "ranked version (in parentheses, their share of Sig): a tendency to false negatives.", "int",
+                   paren="ns2s_pct", latex=r"NS2S (\%)"),
+            Column("ns2s_pct", "NS2S %", "NS2S in percent of Sig.", "pct", hidden=True),
+            Column("delta_pct", "Δ%", "(S2NS + NS2S) / Sig in percent: the share of decisions that change when the "
+                   "measure is put on an interval scale.", "pct", latex=r"$\Delta\%$"),
+            Column("sig_ranked", "Sig (ranked)", "the number of pairs significant with the ranked version "
+                   "(Sig − S2NS + NS2S).", "int", latex=r"Sig$_R$"),
+            Column("meaningful", "Meaningful (original)", "yes when “systems i and j differ significantly” by this "
+                   "test on the original measure is a meaningful statement: its truth is invariant under the "
+                   "permissible transformations of the measure's scale (see “What meaningful means”).", "bool",
+                   latex="Mngf."),
+            Column("meaningful_ranked", "Meaningful (ranked)", "the same for the ranked version, an interval scale: "
+                   "no only for a test pooling topics on a measure depending on the recall base.", "bool",
+                   latex=r"Mngf.$_R$")]
+    return cols + _extra(df, [c.key for c in cols], CHANGES_EXTRA)
+
+
+def _tables5_6(study: Study, max_rows: int) -> list[ReportTable]:
+    ch = study.changes
+    if ch is None or ch.empty:
+        return []
+    name = canonical_names(study)
+    df = ch.copy()
+    df["measure"] = df["measure"].map(name)
+    rb = {name(m): bool(v) for m, v in zip(study.table2["measure"], study.table2["rb_dependent"])} \
+        if "rb_dependent" in study.table2 else {}
+    rb_of = lambda m: rb.get(m, _needs_rb(m))
+    cols = _changes_columns(df)
+    notes: tuple[str, ...] = ()
+    if "correction" in df and df["correction"].nunique(dropna=False) <= 1:  # one correction: said once
+        corr = df["correction"].iloc[0]
+        cols = [dataclasses.replace(c, hidden=True) if c.key == "correction" else c for c in cols]
+        notes = (f"Multiple-comparison correction of the pairwise p-values: {corr}.",)
+    cols = tuple(cols)
+    out = []
+    for dep, key, title, which in (
+            (False, "table5", "Significance changes, measures not depending on the recall base",
+             "measures not depending on the recall base (exact interval scale, the same on every topic)"),
+            (True, "table6", "Significance changes, measures depending on the recall base",
+             "measures depending on the recall base (the ranked version is a surrogate interval scale)")):
+        part = df[df["measure"].map(rb_of) == dep].reset_index(drop=True)
+        if part.empty:
+            continue
+        pairs = len(study.systems) * (len(study.systems) - 1) // 2
+        out.append(ReportTable(
+            key, "tables5_6_significance_changes", title,
+            f"Changes in which of the {pairs:,} system pairs are significantly different (α = {_alpha(study):g}) when "
+            f"each measure is replaced by its ranked version, for {which}, at N = {study.N} (the paper's "
+            f"{'Table 6' if dep else 'Table 5'}, Section 7.3).",
+            part, cols, _label(study, key), group=("measure",), max_rows=max_rows, shade="ordinal", files=False,
+            notes=notes,
+            paper="Table 6" if dep else "Table 5"))
+    return out
+
+
+def _needs_rb(m: str) -> bool:
+    from irscale.measures import parse_measure
+
+    try:
+        return bool(parse_measure(m).needs_recall_base)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def changes_table(study: Study) -> ReportTable | None:
+    """Tables 5 and 6 together (every row of ``study.changes``), for the CSV and JSON files."""
+    if study.changes is None or study.changes.empty:
+        return None
+    name = canonical_names(study)
+    df = study.changes.copy()
+    df["measure"] = df["measure"].map(name)
+    return ReportTable("changes", "tables5_6_significance_changes",
+                       "Significance changes (original → ranked)",
+                       "Changes in which system pairs are significantly different when each measure is replaced "
+                       "by its ranked version (the paper's Tables 5 and 6).",
+                       df, tuple(_changes_columns(df)), _label(study, "changes"), group=("measure",),
+                       paper="Tables 5 and 6")
+
+
+PAIRS_COLUMNS = (
+    Column("measure", "Measure", "the measure (canonical name).", "text"),
+    Column("scale", "Scale", "original: the measure's own values; ranked: its ranked version φ, an interval scale.",
+           "text"),
+    Column("test", "Test", "the paired significance test of the comparison.", "text"),
+    Column("system_1", "Baseline", "the baseline system the other system is compared with.", "text"),
+    Column("system_2", "System", "the system compared with the baseline.", "text"),
+    Column("diff", "Difference [CI]", "the mean over topics of the system's score minus the baseline's, with its "
+           "confidence interval in brackets.", latex=r"Diff.\ [CI]", ci=("ci_low", "ci_high")),
+    Column("ci_low", "CI low", "the lower bound of the difference's confidence interval.", hidden=True),
+    Column("ci_high", "CI high", "the upper bound of the difference's confidence interval.", hidden=True),
+    Column("d_z", "d_z", "Cohen's d_z: the mean per-topic difference over the standard deviation of the per-topic "
+           "differences (effect size of paired data).", latex=r"$d_z$"),
+    Column("rank_biserial", "r_rb", "the matched-pairs rank-biserial correlation (−1 to 1): the rank-weighted share "
+           "of topics favouring the system minus that favouring the baseline.", latex=r"$r_{rb}$"),
+    Column("p_value", "p", "the test's p-value for this pair, before any multiple-comparison correction.", "p",
+           latex=r"$p$"),
+    Column("p_adjusted", "p (adjusted)", "the p-value after the multiple-comparison correction recorded in the "
+           "provenance.", "p", latex=r"$p_{adj}$"),
+    Column("significant", "Significant", "yes when the adjusted p-value is below α.", "bool", latex="Sig."),
+    Column("meaningful", "Meaningful", "yes when “the system differs significantly from the baseline” by this test "
+           "on this scale is meaningful: its truth is invariant under the scale's permissible transformations "
+           "(see “What meaningful means”).", "bool", latex="Mngf."),
+    Column("incomparable_share", "Incomparable topics", "the share of topics on which the two runs are "
+           "incomparable in the weak top-heaviness order, where measures may rank them either way.", "share",
+           latex=r"Incomp.\ \%"),
+    Column("rests_on_incomparable", "Rests on incomparable", "yes when the conclusion rests on topics where the two "
+           "runs are incomparable, so measures that agree with the weak order could reverse it.", "bool",
+           latex="On incomp."),
+)
+
+
+def _pairs_table(study: Study, max_rows: int) -> ReportTable | None:
+    pairs = _part(study, "pairs")
+    if pairs is None or pairs.empty:
+        return None
+    name = canonical_names(study)
+    df = pairs.copy()
+    if "measure" in df:
+        df["measure"] = df["measure"].map(name)
+    if "test" in df:
+        df["test"] = df["test"].map(_test_name)
+    for k in ("system_1", "system_2"):
+        if k in df:
+            df[k] = df[k].astype(str)
+    known = [c for c in PAIRS_COLUMNS if c.key in df]
+    cols = known + _extra(df, [c.key for c in PAIRS_COLUMNS])
+    if not any(c.key == "ci_low" for c in known):
+        cols = [Column(c.key, c.head.replace(" [CI]", ""), c.explain, c.kind, c.latex, ci=None)
+                if c.key == "diff" else c for c in cols]
+    corr = study.provenance.get("correction") if isinstance(study.provenance, dict) else None
+    if corr is None and "correction" in study.changes:
+        corr = ", ".join(map(str, dict.fromkeys(study.changes["correction"].dropna())))
+    return ReportTable(
+        "pairs", "comparisons_with_baselines", "Comparisons with the baselines",
+        f"Each system against each baseline, on the original and the ranked scale: the difference of means with its "
+        f"confidence interval, effect sizes, raw and adjusted p-values"
+        f"{f' ({corr} correction)' if corr else ''}, α = {_alpha(study):g}, whether the statement is meaningful, "
+        "and how much of it rests on topics where the two runs are incomparable.",
+        df, tuple(cols), _label(study, "pairs"), group=tuple(k for k in ("measure", "scale", "test", "system_1")
+                                                             if k in df), max_rows=max_rows)
+
+
+MEASURE_FREE_COLUMNS = (
+    Column("system_1", "System 1", "the first system of the pair.", "text"),
+    Column("system_2", "System 2", "the second system of the pair.", "text"),
+    Column("better", "Better", "topics on which system 1's run is above system 2's in the weak top-heaviness order "
+           "(the order every measure agrees with).", "int"),
+    Column("worse", "Worse", "topics on which system 1's run is below system 2's in that order.", "int"),
+    Column("equal", "Equal", "topics on which the two runs are equal in that order.", "int"),
+    Column("incomparable", "Incomparable", "topics on which neither run is above the other: measures may order "
+           "them either way.", "int"),
+    Column("incomparable_share", "Incomparable share", "incomparable topics in percent of all topics.", "share"),
+    Column("sign_p", "Sign test p", "the p-value of a sign test on the better and worse topics (equal and "
+           "incomparable ones left out).", "p", latex=r"sign $p$"),
+)
+
+
+def measure_free_table(study: Study) -> ReportTable | None:
+    """Every pair of systems of ``study.measure_free`` (for the CSV and JSON files)."""
+    mf = _part(study, "measure_free")
+    if mf is None:
+        return None
+    cols = [c for c in MEASURE_FREE_COLUMNS if c.key in mf] + _extra(mf, [c.key for c in MEASURE_FREE_COLUMNS])
+    return ReportTable("measure_free", "measure_free_pairs", "Measure-free comparison of every pair of systems",
+                       "For each pair of systems, the topics on which one run is better, worse, equal or incomparable "
+                       "in the weak top-heaviness order.", mf.reset_index(drop=True), tuple(cols),
+                       _label(study, "measure-free"))
+
+
+def _measure_free_tables(study: Study, max_rows: int) -> list[ReportTable]:
+    full = measure_free_table(study)
+    if full is None or full.frame.empty or "incomparable_share" not in full.frame:
+        return []
+    mf = full.frame
+    share = pd.to_numeric(mf["incomparable_share"], errors="coerce")
+    n = len(mf)
+    alpha = _alpha(study)
+    topics = (mf[[c for c in ("better", "worse", "equal", "incomparable") if c in mf]].sum(axis=1)
+              if "better" in mf else pd.Series(dtype=float))
+    q = share.quantile([0, 0.25, 0.5, 0.75, 1.0]) if share.notna().any() else pd.Series([np.nan] * 5)
+    stats = [("system pairs", n, "int", "every pair of systems compared"),
+             ("topics per pair", topics.max() if len(topics) else np.nan, "int", "topics judged for both runs"),
+             ("mean incomparable share", share.mean(), "share", "the mean share of incomparable topics over the pairs"),
+             ("minimum", q.iloc[0], "share", "the smallest share"),
+             ("lower quartile", q.iloc[1], "share", "a quarter of the pairs have at most this share"),
+             ("median", q.iloc[2], "share", "half of the pairs have at most this share"),
+             ("upper quartile", q.iloc[3], "share", "three quarters of the pairs have at most this share"),
+             ("maximum", q.iloc[4], "share", "the largest share"),
+             ("pairs with at least half of the topics incomparable", int((share >= 0.5).sum()), "int",
+              "pairs on which no measure-free verdict covers most topics")]
+    if "sign_p" in mf:
+        sig = int((pd.to_numeric(mf["sign_p"], errors="coerce") < alpha).sum())
+        stats.append((f"pairs with sign test p < {alpha:g}", sig, "int",
+                      "pairs whose better and worse topics differ significantly, whatever the measure"))
+    summary = pd.DataFrame({"statistic": [s[0] for s in stats],
+                            "value": [format_value(s[1], s[2]) for s in stats],
+                            "exact": [float(s[1]) if not _missing(s[1]) else np.nan for s in stats],
+                            "meaning": [s[3] for s in stats]})
+    t_summary = ReportTable(
+        "measure_free_summary", "measure_free_summary", "Measure-free comparison: how often runs are incomparable",
+        "The weak top-heaviness order is the only order on runs every measure agrees with; where two runs are "
+        "incomparable in it, measures may rank them either way. The distribution over all pairs of systems of the "
+        "share of topics on which their runs are incomparable (every pair is in the measure_free_pairs CSV file).",
+        summary, (Column("statistic", "Statistic", "what is counted or summarised.", "text"),
+                  Column("value", "Value", "its value (shares in percent of the topics).", "text"),
+                  Column("exact", "Exact", "the value as a number (shares as fractions).", hidden=True),
+                  Column("meaning", "Meaning", "what the statistic says.", "text")),
+        _label(study, "measure-free-summary"), files=False, exts=("tex",))
+    edges = np.linspace(0, 1, 11)
+    counts = np.histogram(share.dropna().clip(0, 1), bins=edges)[0]
+    hist = pd.DataFrame({"from": edges[:-1], "to": edges[1:], "pairs": counts,
+                         "share_of_pairs": counts / max(n, 1)})
+    t_hist = ReportTable(
+        "measure_free_histogram", "measure_free_summary",
+        "Measure-free comparison: distribution of incomparable shares",
+        "How many pairs of systems have each share of incomparable topics, in bins of 10 percentage points (the last "
+        "bin includes 100%).", hist,
+        (Column("from", "From", "the bin's lower bound (included), a share of the topics.", "share"),
+         Column("to", "To", "the bin's upper bound (excluded, except for the last bin).", "share"),
+         Column("pairs", "Pairs", "the number of system pairs in the bin.", "int"),
+         Column("share_of_pairs", "Share of pairs", "the bin's pairs in percent of all pairs.", "share")),
+        _label(study, "measure-free-histogram"), files=False, exts=("tex",))
+    k = min(10, n)
+    top = mf.assign(_s=share).sort_values(["_s"] + (["incomparable"] if "incomparable" in mf else []),
+                                          ascending=False, kind="stable").drop(columns="_s").head(k)
+    t_top = ReportTable(
+        "measure_free_top", "measure_free_summary", f"Measure-free comparison: the {k} pairs with the most "
+        "incomparable topics", "The pairs of systems whose runs are most often incomparable: conclusions about them "
+        "depend most on the measure chosen.", top.reset_index(drop=True), full.columns,
+        _label(study, "measure-free-top"), files=False, exts=("tex",))
+    return [t_summary, t_hist, t_top]
+
+
+# -- CSV and JSON ----------------------------------------------------------------------------------
+
+def data_frame(table: ReportTable) -> pd.DataFrame:
+    """The table's exact values with, after each float column ``x``, ``x_display``: the
+    text the tables show (4 decimals, percentages 2, missing values empty)."""
+    df = table.frame.reset_index(drop=True)
+    out = {}
+    kinds = {c.key: c.kind for c in table.columns}
+    for k in df.columns:
+        out[k] = df[k]
+        kind = kinds.get(k, "float")
+        if df[k].dtype.kind == "f" and kind != "int":
+            out[f"{k}_display"] = [("" if _missing(v) else format_value(v, kind)) for v in df[k]]
+    return pd.DataFrame(out)
+
+
+def _plain(v):
+    """A JSON-ready value: numpy scalars as Python ones, NaN and infinities as None."""
+    if isinstance(v, (np.bool_, bool)):
+        return bool(v)
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return None if not math.isfinite(float(v)) else float(v)
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, np.ndarray)):
+        return [_plain(x) for x in v]
+    if isinstance(v, (str, int, type(None))):
+        return v
+    return str(v)
+
+
+def table_json(table: ReportTable, provenance: dict, frame: pd.DataFrame | None = None) -> str:
+    """The table as JSON: title, caption, LaTeX label, ``columns`` (each column's
+    explanation), ``provenance`` and ``rows`` (exact values and ``*_display`` texts; NaN as
+    null). ``frame``: :func:`data_frame` of the table, if already made."""
+    frame = data_frame(table) if frame is None else frame
+    rows = [{k: _plain(v) for k, v in r.items()} for r in frame.to_dict(orient="records")]
+    cols = dict(table.data_explanations)
+    cols.update({f"{k}_display": f"{k} as the tables show it." for k in frame.columns
+                 if not k.endswith("_display") and f"{k}_display" in frame.columns})
+    return json.dumps({"table": table.key, "title": table.heading, "caption": table.caption, "label": table.label,
+                       "columns": cols, "provenance": _plain(provenance), "rows": rows},
+                      indent=1, ensure_ascii=False, allow_nan=False)
+
+
+# -- YAML ------------------------------------------------------------------------------------------
+
+_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_.()/@+=-]*( [A-Za-z0-9_.()/@+=-]+)*")
+# characters a YAML double-quoted scalar must escape beyond JSON's: C1 controls and DEL, the
+# line breaks NEL, LS and PS (YAML would fold them), the BOM, non-characters and lone surrogates
+_YAML_ESCAPE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+_RESERVED = {"y", "n", "yes", "no", "true", "false", "on", "off", "null", "none", "nan", "inf"}
+
+
+def _yaml_str(s: str) -> str:
+    if _PLAIN.fullmatch(s) and s.lower() not in _RESERVED and not s.startswith("-"):
+        return s
+    quoted = json.dumps(s, ensure_ascii=False)  # a YAML double-quoted scalar, readable non-ASCII
+    return _YAML_ESCAPE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", quoted)
+
+
+def _yaml_scalar(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, (bool, np.bool_)):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        x = float(v)
+        if math.isnan(x):
+            return ".nan"
+        if math.isinf(x):
+            return ".inf" if x > 0 else "-.inf"
+        text = repr(x)
+        if "e" in text and "." not in text.split("e")[0]:  # YAML 1.1 reads 1e-05 as a string
+            text = text.replace("e", ".0e", 1)
+        return text
+    return _yaml_str(str(v))
+
+
+def _scalar_like(v) -> bool:
+    return not isinstance(v, (dict, list, tuple, set, np.ndarray))
+
+
+def to_yaml(obj, indent: int = 0) -> str:
+    """``obj`` (dicts, lists, strings, numbers, booleans, None; anything else as its
+    ``str``) as block-style YAML that PyYAML's ``safe_load`` reads back to the same values
+    (tuples as lists, NaN as .nan). Short lists of scalars are written inline."""
+    return "\n".join(_yaml_lines(obj, indent)) + "\n"
+
+
+def _yaml_lines(obj, indent: int) -> list[str]:
+    pad = " " * indent
+    if isinstance(obj, dict):
+        if not obj:
+            return [pad + "{}"]
+        lines = []
+        for k, v in obj.items():
+            key = _yaml_str(str(k))
+            if _scalar_like(v):
+                lines.append(f"{pad}{key}: {_yaml_scalar(v)}")
+            elif (isinstance(v, dict) and not v) or (not isinstance(v, dict) and len(v) == 0):
+                lines.append(f"{pad}{key}: {'{}' if isinstance(v, dict) else '[]'}")
+            elif not isinstance(v, dict) and all(_scalar_like(x) for x in v) and \
+                    len(flow := "[" + ", ".join(_yaml_scalar(x) for x in v) + "]") <= 100 - indent - len(key):
+                lines.append(f"{pad}{key}: {flow}")
+            else:
+                lines.append(f"{pad}{key}:")
+                lines += _yaml_lines(v, indent + 2)
+        return lines
+    if isinstance(obj, (list, tuple, set, np.ndarray)):
+        if len(obj) == 0:
+            return [pad + "[]"]
+        lines = []
+        for v in obj:
+            if _scalar_like(v):
+                lines.append(f"{pad}- {_yaml_scalar(v)}")
+            else:
+                sub = _yaml_lines(v, indent + 2)
+                lines.append(f"{pad}- {sub[0].lstrip()}")
+                lines += sub[1:]
+        return lines
+    return [pad + _yaml_scalar(obj)]
+
+
+def provenance_yaml(study: Study, command: str | None = None) -> str:
+    """The study's provenance as YAML in the style of ir_metadata (Breuer et al., SIGIR 2022):
+    whatever the provenance holds, with ``command`` first when given and not recorded."""
+    prov = dict(study.provenance) if isinstance(study.provenance, dict) else {"provenance": study.provenance}
+    if command and "command" not in prov:
+        prov = {"command": command, **prov}
+    head = (f"# provenance of an irscale study (ir_metadata style), N = {study.N}, "
+            f"rendered by irscale {__version__}\n")
+    return head + to_yaml(prov)
+
+
+# -- Markdown --------------------------------------------------------------------------------------
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", r"\|").replace("\n", " ")
+
+
+def markdown_table(table: ReportTable | pd.DataFrame) -> str:
+    """A Markdown (pipe) table: the table's columns in words (group columns included),
+    numbers right-aligned, best values bold, significance marks as superscript symbols.
+    A plain data frame is shown as it is, floats with 4 decimals."""
+    if isinstance(table, pd.DataFrame):
+        table = _frame_table(table, "")
+    cols = table.shown
+    best = best_cells(table)
+    head = "| " + " | ".join(_md_cell(c.head) for c in cols) + " |"
+    sep = "|" + "|".join("---:" if c.numeric else ":---:" if c.kind in ("bool", "assumes") else ":---"
+                         for c in cols) + "|"
+    body = []
+    for i, r in enumerate(row_dicts(table)):
+        cells = []
+        for c in cols:
+            value, rest = cell_parts(table, c, r)
+            value = f"**{_md_cell(value)}**" if (i, c.key) in best else _md_cell(value)
+            cells.append(value + table.marks.get((i, c.key), "") + _md_cell(rest))
+        body.append("| " + " | ".join(cells) + " |")
+    return "\n".join([head, sep] + body)
+
+
+def _frame_table(df: pd.DataFrame, caption: str) -> ReportTable:
+    cols = tuple(_generic(str(k), df[k]) for k in df.columns)
+    return ReportTable("frame", "frame", caption, caption, df, cols, "tab:irscale-frame")
+
+
+def markdown_section(table: ReportTable, stem: str | None = None, level: int = 2) -> str:
+    """A table's section of the Markdown report: heading, caption, links to its files
+    (``stem``: their stem), the table, its column explanations, legend and notes."""
+    lines = [f"{'#' * level} {table.heading}", "", table.caption, ""]
+    if stem:
+        lines += ["Files: " + ", ".join(f"[{stem}.{e}]({stem}.{e})" for e in table.exts), ""]
+    lines += [markdown_table(table), ""]
+    lines += ["Columns:", ""] + [f"- **{_md_cell(h)}**: {e}" for h, e in table.explanations.items()] + [""]
+    extra = [f"{s} {t}" for s, t in table.legend] + list(table.notes)
+    if table.truncated:
+        extra.append(table.truncated)
+    if extra:
+        lines += [f"{x}  " for x in extra] + [""]
+    return "\n".join(lines)
+
+
+def summary_line(study: Study) -> str:
+    """One sentence on what the study covers."""
+    p = study.provenance if isinstance(study.provenance, dict) else {}
+    name = canonical_names(study)
+    return (f"{len(study.systems)} systems × {len(study.topics)} topics at run length N = {study.N}; measures "
+            f"{', '.join(name(m) for m in study.measures)}; relevance {p.get('relevance') or 'graded'}; "
+            f"α = {_alpha(study):g}; irscale {p.get('irscale_version', __version__)}.")
+
+
+def theory_lines(study: Study) -> list[str]:
+    """What the theory says about each original measure (from the provenance)."""
+    said = study.provenance.get("theory", {}) if isinstance(study.provenance, dict) else {}
+    return [said[m]["text"] for m in study.measures if isinstance(said.get(m), dict) and "text" in said[m]]
+
+
+def study_markdown(study: Study, links: dict | None = None, figures: Sequence | None = None,
+                   command: str | None = None) -> str:
+    """The study as a Markdown report: what it covers, what “meaningful” means, every table
+    with its column explanations, the theory's statements, the figures' titles and the
+    provenance as YAML. ``links`` maps a table's key (:attr:`ReportTable.key`) to the stem
+    of its files, to link them."""
+    lines = [f"# irscale study: original vs interval-scaled measures, N = {study.N}", "", summary_line(study), ""]
+    if command:
+        lines += [f"Command: `{command}`", ""]
+    lines += ["## What “meaningful” means", "", MEANINGFUL, ""]
+    for t in report_tables(study):
+        lines += [markdown_section(t, (links or {}).get(t.key)), ""]
+    said = theory_lines(study)
+    if said:
+        lines += ["## What the theory says about each original measure", "",
+                  "The order under which each original measure is an interval or ordinal scale (or none), from "
+                  "the 2019 and 2021 papers; `irscale inspect MEASURE --theory` checks it over every run.", ""]
+        lines += [f"* {s}" for s in said] + [""]
+    if figures:
+        lines += ["## Figures", "", "The figures are embedded in the HTML report.", ""]
+        lines += [f"* **{title}**: {caption}" for title, _svg, caption in figures] + [""]
+    lines += ["## Provenance", ""]
+    if links and "provenance" in links:
+        lines += [f"File: [{links['provenance']}.yaml]({links['provenance']}.yaml)", ""]
+    lines += ["```yaml", provenance_yaml(study, command).rstrip(), "```", ""]
+    return "\n".join(lines)
+
+
+# -- LaTeX (compatibility) -------------------------------------------------------------------------
+
+def latex_table(table: ReportTable | pd.DataFrame, caption: str | None = None) -> str:
+    """A LaTeX table (booktabs): see :func:`irscale.report.latex.latex_table`. A plain data
+    frame is shown as it is with ``caption``."""
+    from irscale.report.latex import latex_table as render
+
+    if isinstance(table, pd.DataFrame):
+        table = _frame_table(table, caption or "")
+    return render(table)
+
+
+# -- files -----------------------------------------------------------------------------------------
+
+def _figures(figures) -> list[tuple[str, str, str]]:
+    out = []
+    for f in figures or ():
+        if len(f) != 3:
+            raise ValueError("each figure is a (title, svg_text, caption) triple")
+        out.append((str(f[0]), str(f[1]), str(f[2])))
+    return out
+
+
+def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
+                 command: str | None = None) -> list[Path]:
+    """Write the whole report of ``study`` into directory ``out`` (created if missing) and
+    return every path written, in order:
+
+    * ``report_N<N>.html``: one self-contained HTML file (inline CSS, figures inline as
+      SVG; no script, font, image or style sheet loaded from anywhere);
+    * ``report_N<N>.md``: the same tables in Markdown, linking the files below;
+    * ``provenance_N<N>.yaml``: the provenance (ir_metadata style);
+    * for each table, ``<stem>_N<N>.csv`` and ``.json`` (exact values plus ``*_display``
+      columns) and ``.tex`` (booktabs): the means, Tables 2/3, Table 4, Tables 5 and 6 (one
+      CSV, both LaTeX tables in one ``.tex``), the comparisons with baselines; the
+      measure-free comparison as ``measure_free_pairs`` (CSV/JSON, every pair) and
+      ``measure_free_summary_N<N>.tex``.
+
+    ``figures``: ``[(title, svg_text, caption)]`` embedded in the HTML report; ``command``:
+    the command line that ran the study, shown in the reports and the provenance."""
+    from irscale.report.html import html_report
+    from irscale.report.latex import latex_document_tables
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = _figures(figures)
+    tag = f"N{study.N}"
+    written: list[Path] = []
+
+    def put(name: str, text: str) -> None:
+        path = out / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+
+    tables = report_tables(study)
+    own = {t.key: t for t in tables if t.files}
+    data_tables = [own.get("means"), own.get("table2"), own.get("table4"), changes_table(study), own.get("pairs"),
+                   measure_free_table(study)]
+    links = {}
+    for t in (t for t in data_tables if t is not None):
+        stem = f"{t.stem}_{tag}"
+        frame = data_frame(t)
+        put(f"{stem}.csv", frame.to_csv(index=False))
+        put(f"{stem}.json", table_json(t, study.provenance, frame))
+    for stem, text in latex_document_tables(tables).items():
+        put(f"{stem}_{tag}.tex", text)
+    for t in tables:
+        links[t.key] = f"{t.stem}_{tag}"
+    links["provenance"] = f"provenance_{tag}"
+    put(f"provenance_{tag}.yaml", provenance_yaml(study, command))
+    put(f"report_{tag}.md", study_markdown(study, links, figures, command))
+    html = out / f"report_{tag}.html"
+    html.write_text(html_report(study, figures, command, links), encoding="utf-8")
+    return [html] + written
+
+
+def write_study(study: Study, out: str | Path, figures: Sequence | None = None,
+                command: str | None = None) -> list[Path]:
+    """The same as :func:`write_report` (its former name)."""
+    return write_report(study, out, figures, command)
+
+
+# -- Tables 2 and 3 over several run lengths --------------------------------------------------------
 
 # the column order of the paper's Tables 2 and 3 (one row per run length N)
 TAU_ORDER = ("P", "RBP(p=0.5)", "RR", "RBP(p=0.3)", "RBP(p=0.8)", "DCG(base=2)", "DCG(base=10)", "R", "AP",
@@ -31,105 +1100,54 @@ TAU_ORDER = ("P", "RBP(p=0.5)", "RR", "RBP(p=0.3)", "RBP(p=0.8)", "DCG(base=2)",
 TAU_TABLES = (("tau_unq", "Table 2 (unq)"), ("tau_mid", "Table 3 (mid)"))
 
 
-def write_study(study: Study, out: str | Path) -> list[Path]:
-    """CSV, JSON and LaTeX files of every table of ``study``, and ``report_N<N>.md``
-    linking them, in directory ``out`` (created if missing). Returns the files written."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    tag = f"N{study.N}"
-    written = []
-    for name, (attr, _) in TABLES.items():
-        df = getattr(study, attr)
-        base = out / f"{name}_{tag}"
-        df.to_csv(base.with_suffix(".csv"), index=False)
-        base.with_suffix(".json").write_text(json.dumps(
-            {"provenance": study.provenance, "rows": df.to_dict(orient="records")}, indent=1, default=_jsonable))
-        base.with_suffix(".tex").write_text(latex_table(df, name.replace("_", " ")))
-        written += [base.with_suffix(s) for s in (".csv", ".json", ".tex")]
-    report = out / f"report_{tag}.md"
-    report.write_text(study_markdown(study, links={n: f"{n}_{tag}" for n in TABLES}))
-    written.append(report)
-    return written
-
-
-def study_markdown(study: Study, links: dict | None = None) -> str:
-    """The study as a Markdown report; ``links`` maps each table's name (a key of
-    :data:`TABLES`) to the stem of its files, to link the CSV, JSON and LaTeX versions."""
-    p = study.provenance
-    lines = [f"# irscale study: original vs interval-scaled measures, N = {study.N}", "",
-             f"{len(study.systems)} systems x {len(study.topics)} topics; measures {', '.join(study.measures)}; "
-             f"relevance {p.get('relevance', 'graded')}; alpha = {p.get('alpha')}; irscale {__version__}.", ""]
-    for key, (attr, title) in TABLES.items():
-        lines += [f"## {title}", ""]
-        if links:
-            stem = links[key]
-            lines += [f"Files: [{stem}.csv]({stem}.csv), [{stem}.json]({stem}.json), [{stem}.tex]({stem}.tex)", ""]
-        lines += [markdown_table(getattr(study, attr)), ""]
-    said = p.get("theory", {})
-    if said:
-        lines += ["## What the theory says about each original measure", "",
-                  "The order under which each original measure is an interval or ordinal scale (or none), from "
-                  "the 2019 and 2021 papers; `irscale inspect MEASURE --theory` checks it over every run.", ""]
-        lines += [f"* {said[m]['text']}" for m in study.measures if m in said] + [""]
-    return "\n".join(lines)
-
-
 def tau_tables(studies: Sequence[Study]) -> list[tuple[str, str, pd.DataFrame]]:
     """The paper's Tables 2 (``tau_unq``) and 3 (``tau_mid``) over several run lengths:
-    ``(title, column, frame)`` with one row per study (``track`` = ``N=<N>``) and one
-    column per measure of :data:`TAU_ORDER`, by its label."""
-    from irscale.study import label
-
+    ``(title, column, frame)`` with one row per study (column ``N``, the run length) and one
+    column per measure by its canonical name, the paper's measures first in the paper's
+    order (:data:`TAU_ORDER`), then any others."""
     tables = []
     for col, title in TAU_TABLES:
-        rows = []
+        rows, names = [], []
         for st in studies:
-            tau = dict(zip(st.table2["measure"], st.table2[col]))
-            rows.append({"track": f"N={st.N}", **{label(m): tau[label(m)] for m in TAU_ORDER}})
-        tables.append((title, col, pd.DataFrame(rows)))
+            name = canonical_names(st)
+            tau = {name(m): v for m, v in zip(st.table2["measure"], st.table2[col])} if col in st.table2 else {}
+            names += list(tau)
+            rows.append({"N": st.N, **tau})
+        order = _order(names, TAU_ORDER)
+        tables.append((title, col, pd.DataFrame(rows, columns=["N"] + order)))
     return tables
 
 
+def tau_report_tables(studies: Sequence[Study]) -> list[ReportTable]:
+    """:func:`tau_tables` as :class:`ReportTable` (title, caption, explained columns)."""
+    out = []
+    for title, col, df in tau_tables(studies):
+        ties = "unq" if col == "tau_unq" else "mid-rank"
+        cols = [Column("N", "N", "the run length N: runs are cut at their first N documents.", "int")]
+        cols += [Column(m, m, f"Kendall's τ between the systems' rankings by {m} and by its ranked version "
+                        f"({ties} ties).") for m in df.columns if m != "N"]
+        num = title.split()[1]
+        out.append(ReportTable(
+            f"table{num}", f"table{num}_{col}",
+            "Kendall's τ between each measure and its ranked version, by run length",
+            f"Overall Kendall's τ between each measure and its ranked version, φ from the {ties} tie strategy, one "
+            f"row per run length N (the paper's Table {num}).", df, tuple(cols), f"tab:irscale-table{num}-{col}",
+            paper=f"Table {num}"))
+    return out
+
+
 def write_tau_tables(studies: Sequence[Study], out: str | Path) -> list[Path]:
-    """:func:`tau_tables` as ``table2_tau_unq.csv`` and ``table3_tau_mid.csv`` in ``out``."""
+    """:func:`tau_tables` as ``table2_tau_unq.csv`` and ``table3_tau_mid.csv`` (exact
+    values and ``*_display`` columns) with their LaTeX tables (``.tex``) in ``out``.
+    Returns the files written."""
+    from irscale.report.latex import latex_table as render
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for title, col, df in tau_tables(studies):
-        path = out / f"{title.split()[0].lower()}{title.split()[1]}_{col}.csv"
-        df.to_csv(path, index=False)
-        written.append(path)
+    for t in tau_report_tables(studies):
+        for path, text in ((out / f"{t.stem}.csv", data_frame(t).to_csv(index=False)),
+                           (out / f"{t.stem}.tex", render(t))):
+            path.write_text(text, encoding="utf-8")
+            written.append(path)
     return written
-
-
-def markdown_table(df: pd.DataFrame) -> str:
-    """A Markdown (pipe) table of ``df``'s columns and rows; floats with 4 decimals."""
-    head = "| " + " | ".join(map(str, df.columns)) + " |"
-    sep = "|" + "|".join("---" for _ in df.columns) + "|"
-    rows = ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join([head, sep] + rows)
-
-
-def latex_table(df: pd.DataFrame, caption: str) -> str:
-    """A LaTeX ``table`` environment (one ``l`` column per column of ``df``, floats with
-    4 decimals, ``_ % &`` escaped) with ``caption``."""
-    esc = lambda s: str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&")  # noqa: E731
-    cols = "l" * len(df.columns)
-    body = [" & ".join(esc(_fmt(v)) for v in row) + r" \\" for row in df.itertuples(index=False)]
-    return "\n".join([r"\begin{table}", r"\centering", rf"\caption{{{esc(caption)}}}",
-                      rf"\begin{{tabular}}{{{cols}}}", r"\hline", " & ".join(esc(c) for c in df.columns) + r" \\",
-                      r"\hline", *body, r"\hline", r"\end{tabular}", r"\end{table}", ""])
-
-
-def _jsonable(o):
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return float(o)
-    return str(o)
-
-
-def _fmt(v) -> str:
-    if isinstance(v, (float, np.floating)):
-        return f"{v:.4f}"
-    return str(v)
