@@ -30,8 +30,8 @@ PART_ROWS = 36  # lines per float (a page, with caption and notes); longer table
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
             "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
             ">": r"\textgreater{}", "|": r"\textbar{}"}
-_UNICODE = {"τ_ap": r"$\tau_{ap}$", "τ": r"$\tau$", "φ": r"$\varphi$", "α": r"$\alpha$", "Δ": r"$\Delta$", "−": r"$-$",
-            "→": r"$\rightarrow$", "∞": r"$\infty$", "·": r"$\cdot$", "×": r"$\times$", "≤": r"$\leq$",
+_UNICODE = {"τ_ap": r"$\tau_{ap}$", "τ": r"$\tau$", "φ": r"$\varphi$", "α": r"$\alpha$", "Δ": r"$\Delta$",
+            "−": r"$-$", "→": r"$\rightarrow$", "∞": r"$\infty$", "·": r"$\cdot$", "×": r"$\times$", "≤": r"$\leq$",
             "≥": r"$\geq$", "“": "``", "”": "''",
             "‘": "`", "’": "'", "–": "--", "—": "---", "†": r"$\dagger$", "‡": r"$\ddagger$", "§": r"\S{}",
             "¶": r"\P{}", "‖": r"$\|$", "…": r"\ldots{}", "±": r"$\pm$", "≈": r"$\approx$", "\u00a0": "~"}
