@@ -117,18 +117,17 @@ def test_binary_weak_compare_is_the_closure_of_weak_moves(N):
     np.testing.assert_array_equal(got, codes_of(reachable(len(runs), *weak_moves(N, 1))))
 
 
-@pytest.mark.parametrize("N,c", [(1, 1), (3, 1), (4, 1), (1, 2), (2, 2), (3, 2), (2, 3), (3, 3)])
+@pytest.mark.parametrize("N,c", [(1, 1), (3, 1), (4, 1), (1, 2), (2, 2), (3, 2), (4, 2), (2, 3), (3, 3), (4, 3)])
 def test_weak_compare_is_the_closure_of_replacement_and_swap(N, c):
     runs = all_runs(N, c)
     got = mf.weak_compare(runs[:, None, :], runs[None, :, :])
     np.testing.assert_array_equal(got, codes_of(reachable(len(runs), *replacement_and_swap(N, c))))
-    # weak_moves' generators are in the order (its closure is contained in it): with
-    # grades 0..c, c >= 2, it is the whole order only if it swaps across ranks holding
-    # grades outside [a, b] too (0 2 1 <= 1 2 0: one swap of ranks 1 and 3)
+    # weak_moves' generators give the whole order: with grades 0..c, c >= 2, they swap
+    # across ranks holding grades outside [a, b] too (0 2 1 <= 1 2 0: one swap of ranks 1
+    # and 3; adjacent swaps alone missed 2 of the 301 relations at N = 3, c = 2)
     lo, hi = weak_moves(N, c)
     assert (got[hi, lo] == mf.ABOVE).all()
-    closure = reachable(len(runs), lo, hi)
-    assert ((got.T == mf.ABOVE) | (got.T == mf.EQUAL))[closure].all()
+    np.testing.assert_array_equal(got, codes_of(reachable(len(runs), lo, hi)))
 
 
 def test_weak_compare_papers_examples():
