@@ -58,8 +58,15 @@ class ScoreTable:
 
     def mean(self):
         """Mean over topics: DataFrame indexed by system, one column per measure
-        (topics left out with ``missing_topics="drop"`` are not counted)."""
+        (topics left out with ``missing_topics="drop"`` are not counted).
+
+        A mean treats differences of scores as comparable: it is meaningful on an interval
+        scale. For a measure that the papers show is not one at this run length (AP, RR,
+        nDCG, ...; :func:`irscale.scales.permissible.interval_at`) a warning, once per
+        measure and process, says so and names its ranked version, whose mean is."""
         import pandas as pd
+
+        warn_not_interval(self, "means")
 
         with np.errstate(invalid="ignore"):
             means = np.nanmean(self.values, axis=2) if np.isnan(self.values).any() else self.values.mean(axis=2)
@@ -100,6 +107,55 @@ class ScoreTable:
             return self.measures.index(m)
         except ValueError:
             raise IrscaleError(f"measure {m} was not evaluated (have: {', '.join(map(str, self.measures))})") from None
+
+
+_WARNED_NOT_INTERVAL: set[str] = set()
+
+
+def not_interval(table: "ScoreTable") -> dict[str, tuple[int, object]]:
+    """The original (not ranked) measures of ``table`` that the papers show are not
+    interval scales on runs of their length: ``{name: (N, Statement)}``. N is the
+    measure's cutoff, else the longest run judged; levels are the qrels' for graded
+    measures, 2 for binary ones."""
+    from irscale.scales.permissible import interval_at
+
+    judged = table.judged
+    out = {}
+    for m in table.measures:
+        if isinstance(m, Ranked) or not isinstance(m, Measure):
+            continue
+        N = getattr(m, "cutoff", None)
+        if N is None:
+            if judged is None:
+                continue
+            N = int(np.max(judged.num_ret, initial=1))
+        levels = max(judged.topics.max_grade, 1) + 1 if (m.graded and judged is not None) else 2
+        said = interval_at(m, max(int(N), 1), levels)
+        if said is not None and not said.interval:
+            out[str(m)] = (int(N), said)
+    return out
+
+
+def warn_not_interval(table: "ScoreTable", what: str, names=None, advice: str | None = None) -> None:
+    """Warn, once per measure and process, that ``what`` (means, t tests, ANOVA) of the
+    measures of ``table`` that are not interval scales are not meaningful, naming each
+    one's ranked version (``names``: only these measures; ``advice`` replaces the
+    sentence on how to get the ranked versions)."""
+    bad = {k: v for k, v in not_interval(table).items()
+           if k not in _WARNED_NOT_INTERVAL and (names is None or k in names)}
+    if not bad:
+        return
+    _WARNED_NOT_INTERVAL.update(bad)
+    names = list(bad)
+    listed = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+    why = "; ".join(f"{name}: {said.scale_text()} at N = {N}" for name, (N, said) in bad.items())
+    cores = [name.split("@")[0] for name in names]
+    warnings.warn(f"{what} of {listed} are not meaningful: {'these measures are' if len(names) > 1 else 'it is'} "
+                  f"not an interval scale ({why}), so equal differences of scores are not equal differences of "
+                  "effectiveness (2021 paper, Sec. 5). "
+                  + (advice or f"The ranked versions are: irscale.transform(table, {cores}, depth=N), CLI irscale "
+                                f"transform -N N (e.g. ranked({cores[0]}@{min(bad[names[0]][0], 30)}))")
+                  + "; `irscale measures` lists each measure's scale type", IrscaleWarning, stacklevel=3)
 
 
 def score(judged: JudgedRuns, measures: Iterable[str | Measure]) -> ScoreTable:

@@ -120,7 +120,8 @@ def as_measure(measure, N: int, c: int = 1) -> MeasureFn:
     topics = TopicStats.single([N] * (c + 1))
 
     def values(runs):
-        return np.asarray(m.batch(np.asarray(runs, dtype=np.int16)[None], topics)[0], dtype=np.float64)
+        # each run a system on the one topic (measures index per-topic statistics by topic)
+        return np.asarray(m.batch(np.asarray(runs, dtype=np.int16)[:, None, :], topics)[:, 0], dtype=np.float64)
 
     try:
         keys = _space_keys(space_for(m, N, c))

@@ -1036,7 +1036,7 @@ class GenericSpace(Space):
         from irscale.data import TopicStats
 
         topics = TopicStats.single([self.N] * (self.c + 1))
-        v = np.asarray(self.measure.batch(np.asarray(g, dtype=np.int16)[None], topics)[0], dtype=np.float64)
+        v = np.asarray(self.measure.batch(np.asarray(g, dtype=np.int16)[:, None, :], topics)[:, 0], dtype=np.float64)
         if np.isnan(v).any():
             raise MeasureError(f"{self.measure} gives NaN on some run of length {self.N}")
         return float_keys(v)
