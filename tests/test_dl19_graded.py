@@ -329,7 +329,7 @@ def test_extreme_runs_get_phi_1_and_the_size():
 # -- compare: graded vs lenient --------------------------------------------------------------------
 
 COMPARE_MEASURES = ["P", "AP", "RBP(p=0.8)", "nDCG"]
-LABELS = ["P", "AP", "RBP_p08", "nDCG"]
+LABELS = ["P", "AP", "RBP(p=0.8)", "nDCG"]  # the written tables name measures canonically
 TESTS = ["sign", "ttest"]
 COMPARED = range(0, 37, 3)  # 13 runs
 OUT_FILES = ["table2_tau_measure_vs_ranked_N10", "table4_tau_between_measures_N10",
@@ -355,7 +355,7 @@ def run_compare(qrels_path, files, out, relevance):
         assert len(js["provenance"]["topics"]) == 43 and js["provenance"]["N"] == N
         assert len(js["rows"]) == len(tables[stem])
     report = (out / "report_N10.md").read_text()
-    assert f"relevance {relevance}" in report and f"{len(files)} systems x 43 topics" in report
+    assert f"relevance {relevance}" in report and f"{len(files)} systems × 43 topics" in report
     return tables, js["provenance"]
 
 
@@ -410,7 +410,7 @@ def test_graded_and_lenient_differ_only_for_graded_measures(compared):
     for stem in OUT_FILES:
         assert len(g_tables[stem]) == len(l_tables[stem])
         for g, l in zip(g_tables[stem], l_tables[stem]):
-            if not {g.get("measure"), g.get("measure_1"), g.get("measure_2")} & {"RBP_p08", "nDCG"}:
+            if not {g.get("measure"), g.get("measure_1"), g.get("measure_2")} & {"RBP(p=0.8)", "nDCG"}:
                 assert g == l, stem
     # graded measures: 4 levels against 2, with the sizes counted here
     assert g_maps["RBP(p=0.8)@10"]["size"] == 4 ** N and g_maps["RBP(p=0.8)@10"]["levels"] == 4
@@ -420,10 +420,10 @@ def test_graded_and_lenient_differ_only_for_graded_measures(compared):
     # and the graded measures' scores differ, so their tables do
     g56 = {(r["measure"], r["test"]): r for r in g_tables[OUT_FILES[2]]}
     l56 = {(r["measure"], r["test"]): r for r in l_tables[OUT_FILES[2]]}
-    assert any(g56[k]["sig"] != l56[k]["sig"] for k in g56 if k[0] in ("RBP_p08", "nDCG"))
+    assert any(g56[k]["sig"] != l56[k]["sig"] for k in g56 if k[0] in ("RBP(p=0.8)", "nDCG"))
     g2 = {r["measure"]: r for r in g_tables[OUT_FILES[0]]}
     l2 = {r["measure"]: r for r in l_tables[OUT_FILES[0]]}
-    assert all(g2[m]["tau_unq"] != l2[m]["tau_unq"] for m in ("RBP_p08", "nDCG"))
+    assert all(g2[m]["tau_unq"] != l2[m]["tau_unq"] for m in ("RBP(p=0.8)", "nDCG"))
 
 
 # -- N = 20 on 4 levels (item 5): the count engine on real runs -------------------------------------

@@ -448,7 +448,15 @@ def _run_study(judged, measures, N, tests, alpha, mid, scheduler, relevance=None
                           relevance=relevance and relevance.value)
 
 
-def _show_study(study, out):
+def _command_line() -> str:
+    """The command as the user typed it (for the report's provenance)."""
+    import shlex
+    import sys
+
+    return shlex.join(["irscale", *sys.argv[1:]])
+
+
+def _show_study(study, out, figures=None):
     from rich.console import Console
 
     from irscale.report.console import study_tables, study_theory, theory_text
@@ -458,8 +466,9 @@ def _show_study(study, out):
         con.print(t)
     con.print(theory_text(study_theory(study)), soft_wrap=True)
     if out:
-        files = study.write(out)
-        err.print(f"wrote {len(files)} files to {out} (report_N{study.N}.md links them)")
+        files = study.write(out, figures=figures)  # every path written: HTML, Markdown, YAML, CSV, JSON, LaTeX
+        err.print(f"wrote {len(files)} files to {out} (open report_N{study.N}.html; report_N{study.N}.md "
+                  "links the rest)")
 
 
 @app.command()
@@ -498,6 +507,7 @@ def compare(
         study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance)
     except IrscaleError as e:
         _fail(e)
+    study.provenance.setdefault("command", _command_line())
     _show_study(study, out)
 
 
@@ -568,10 +578,11 @@ def study_trec8_like(
             if studies and out:
                 err.print(f"finished N = {', '.join(str(x.N) for x in studies)} (written to {out}); N = {N} failed")
             _fail(e)
+        st.provenance.setdefault("command", _command_line())
         studies.append(st)
         if out:
             files = st.write(out)
-            write_tau_tables(studies, out)  # Tables 2 and 3 over the N done so far
+            files += write_tau_tables(studies, out)  # Tables 2 and 3 over the N done so far (CSV, LaTeX)
             err.print(f"N = {N}: wrote {len(files)} files to {out}")
     con = Console(width=max(Console().width, 160))
     for t in report.tau_tables(studies):

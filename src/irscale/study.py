@@ -50,13 +50,18 @@ class Study:
     table4: pd.DataFrame  # measure pairs: tau, tau_ranked, delta_pct, tau_ap, tau_ap_ranked
     changes: pd.DataFrame  # (measure, test): sig, s2ns, ns2s, delta_pct, sig_ranked
     provenance: dict = field(default_factory=dict)
+    means: pd.DataFrame | None = None  # (measure, scale, system): mean, ci_low, ci_high
+    pairs: pd.DataFrame | None = None  # (measure, scale, test, system_1, system_2): diff, CI, effect sizes, p
+    measure_free: pd.DataFrame | None = None  # (system_1, system_2): better, worse, equal, incomparable, sign_p
 
-    def write(self, out: str | Path) -> list[Path]:
-        """CSV, JSON and LaTeX files of every table, and ``report.md`` linking them
-        (rendered by :func:`irscale.report.study.write_study`)."""
-        from irscale.report.study import write_study
+    def write(self, out: str | Path, figures=None, command: str | None = None) -> list[Path]:
+        """The whole report in directory ``out``: ``report_N<N>.html`` (one self-contained
+        file), Markdown, LaTeX, CSV, JSON and the provenance as YAML; returns every path
+        written (:func:`irscale.report.study.write_report`). ``figures``: ``[(title,
+        svg_text, caption)]`` embedded in the HTML."""
+        from irscale.report.study import write_report
 
-        return write_study(self, out)
+        return write_report(self, out, figures=figures, command=command)
 
     def markdown(self, links: dict | None = None) -> str:
         """The study as a Markdown report (:func:`irscale.report.study.study_markdown`)."""
@@ -165,6 +170,13 @@ def compare(
     table = transform(judged, measures, depth, ties, scheduler=scheduler, exact_values=True,
                       relevance=relevance, steps=lambda m, i, n: tick(f"rank map {m}", i, n))  # one pass
     tick("rank maps", 1, 1)
+    interval_tests = [st.TEST_NAMES[t] for t in tests if t not in st.ORDINAL]  # they add or subtract scores
+    if interval_tests:
+        from irscale.experiment import warn_not_interval
+
+        warn_not_interval(table, ", ".join(interval_tests) + " (Tables 5/6: column meaningful)",
+                          advice="The same tests on their ranked versions, which this study runs too, are "
+                                 "(column meaningful_ranked)")
     orig, ranked = table.values[:M], table.values[M:2 * M]
     if mid:
         ranked_mid = table.values[2 * M:]
