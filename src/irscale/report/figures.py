@@ -1,18 +1,54 @@
-"""Pictures (matplotlib, PNG and SVG): the spacing of a measure's values over all runs
-(2021 paper, Figures 2-5), the Hasse diagram of the weak order (Figure 1), and the
-balancing index against the run length (2015 paper, Figure 1a)."""
+"""Pictures (matplotlib, PNG and SVG) of measurement-theoretic evaluation.
+
+* :func:`rank_spacing_plot`: a measure's values over all runs of length N (2021 paper,
+  Figures 2-5), from its rank map, exact for small maps and from seeded samples of runs
+  at N = 20 or 30 (never enumerating them): value against the fraction of runs at or
+  below it (the paper's view) and against phi / number of values (an interval scale is a
+  straight line). :func:`spacing_data` gives the points; :func:`sample_runs` the runs.
+* :func:`means_scatter`: system means, original against ranked, swapped pairs marked.
+* :func:`tau_heatmap`: Kendall's tau between measures.
+* :func:`significance_changes_plot`: S2NS and NS2S counts per measure and test.
+* :func:`hasse_figure`: the weak top-heaviness order (Figure 1), every run up to
+  :data:`HASSE_MAX_RUNS` runs, runs per level beyond.
+* :func:`balancing_plot`: the balancing index against the run length (2015 paper).
+
+Every function returning a :class:`Picture` gives the SVG text (self-contained: text as
+``<text>`` with generic font fallbacks, raster parts inlined, ids unique to the picture,
+so several can be embedded in one HTML page) and, with ``out=``, writes ``stem.png`` and
+``stem.svg``. Output is deterministic (fixed seeds, no dates in the files).
+:func:`spacing_plot`, :func:`hasse_diagram` and :func:`balancing_plot` keep their
+file-writing signatures (list of paths).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import io
+import re
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
+from irscale.errors import ArgumentError, IrscaleError, MeasureError
 from irscale.scales.balancing import balancing_index
 from irscale.scales.checks import as_measure
 from irscale.scales.orders import positional_weights, weak_covers, weak_level
 from irscale.scales.spaces import all_runs
+
+EXACT_LIMIT = 20_000  # rank maps with at most this many distinct values are drawn exactly
+ENUMERATE_LIMIT = 2**20  # runs enumerated for a measure without a run space
+HASSE_MAX_RUNS = 64  # every run drawn: binary N <= 6, 3 levels N <= 3, 4 levels N <= 2
+HASSE_MAX_COVERS = 120  # ... and at most this many cover edges (graded covers skip levels)
+HASSE_LEVELS_MAX_N = 200  # runs per level are counted up to this N
+RASTER_POINTS = 400  # point sets larger than this are inlined as PNG inside the SVG
+
+_RC = {"svg.fonttype": "none", "svg.hashsalt": "irscale", "svg.image_inline": True, "font.family": "sans-serif",
+       "font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "xtick.labelsize": 8, "ytick.labelsize": 8,
+       "legend.fontsize": 8, "figure.titlesize": 10, "figure.dpi": 100, "savefig.dpi": 150}
 
 
 def _plt():
@@ -24,97 +60,938 @@ def _plt():
     return plt
 
 
-def _save(fig, out: Path, stem: str) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    files = [out / f"{stem}.png", out / f"{stem}.svg"]
-    fig.savefig(files[0], dpi=150, bbox_inches="tight")
-    fig.savefig(files[1], bbox_inches="tight")
-    _plt().close(fig)
-    return files
+def _style():
+    return _plt().rc_context(_RC)
+
+
+# -- SVG, files, checks -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Picture:
+    """One figure: ``svg`` (self-contained SVG text, for inline HTML), ``title``, the
+    ``files`` written (PNG, SVG; empty without ``out``), ``data`` (what was drawn, per
+    figure kind), ``overlaps`` (pairs of texts whose boxes overlap: empty when the
+    layout is clean) and a ``caption`` in words. ``figure()`` is the (title, svg,
+    caption) triple that :func:`irscale.report.study.write_report` embeds. In Jupyter it
+    displays itself."""
+
+    svg: str = field(repr=False)
+    title: str
+    files: tuple[Path, ...] = ()
+    data: Any = field(default=None, repr=False)
+    overlaps: tuple[tuple[str, str], ...] = ()
+    caption: str = ""
+
+    def figure(self) -> tuple[str, str, str]:
+        return (self.title, self.svg, self.caption)
+
+    def _repr_svg_(self) -> str:
+        return self.svg
+
+
+def svg(fig, dpi: int = 150, tight: bool = True) -> str:
+    """The figure as a self-contained SVG string for inline embedding: no XML prolog,
+    DOCTYPE or metadata (nothing refers outside the string), text as ``<text>``
+    elements whose font lists end in a generic family, raster parts inlined as data
+    URIs, and every id prefixed with a digest of the picture so that two pictures on one
+    page never share an id. The same figure gives the same string. ``tight``: cropped
+    to what is drawn (else the figure's size)."""
+    buf = io.StringIO()
+    with _style():
+        fig.savefig(buf, format="svg", bbox_inches="tight" if tight else None, dpi=dpi, metadata={"Date": None})
+    s = buf.getvalue()
+    s = s[s.index("<svg"):]
+    s = re.sub(r"\s*<metadata>.*?</metadata>", "", s, count=1, flags=re.DOTALL)
+    p = "irs" + hashlib.sha1(s.encode("utf-8")).hexdigest()[:10] + "-"
+    s = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{p}{m.group(1)}"', s)
+    s = re.sub(r'href="#([^"]+)"', lambda m: f'href="#{p}{m.group(1)}"', s)
+    s = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{p}{m.group(1)})", s)
+    return re.sub(r"font-family: ([^;\"]+)", _generic_font, s)
+
+
+def _generic_font(m) -> str:
+    """A font list ending in a generic family, so any reader finds a font."""
+    fam = m.group(1).rstrip()
+    if fam.endswith(("sans-serif", "monospace", "serif", "cursive", "fantasy")):
+        return m.group(0)
+    return f"font-family: {fam}, {'monospace' if 'mono' in fam.lower() else 'sans-serif'}"
+
+
+def text_overlaps(fig, tol: float = 1.0) -> list[tuple[str, str]]:
+    """Pairs of drawn texts (titles, labels, tick labels, annotations, legends) whose
+    boxes overlap by more than ``tol`` pixels both ways at the figure's dpi."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    hidden = set()
+    for ax in fig.axes:  # ticks outside the view are laid out but not drawn
+        for axis in (ax.xaxis, ax.yaxis):
+            lo, hi = sorted(axis.get_view_interval())
+            span = (hi - lo) * 1e-9
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not (lo - span <= tick.get_loc() <= hi + span) or not tick.get_visible():
+                    hidden.update((id(tick.label1), id(tick.label2)))
+    boxes, names = [], []
+    for t in fig.findobj(Text):
+        if id(t) in hidden or not t.get_visible() or not t.get_text().strip() or t.figure is None:
+            continue
+        if t.axes is not None and not t.axes.get_visible():
+            continue
+        bb = t.get_window_extent(r)
+        if bb.width <= 0 or bb.height <= 0:
+            continue
+        boxes.append((bb.x0, bb.y0, bb.x1, bb.y1))
+        names.append(t.get_text())
+    if len(boxes) < 2:
+        return []
+    b = np.asarray(boxes)
+    w = np.minimum(b[:, None, 2], b[None, :, 2]) - np.maximum(b[:, None, 0], b[None, :, 0])
+    h = np.minimum(b[:, None, 3], b[None, :, 3]) - np.maximum(b[:, None, 1], b[None, :, 1])
+    i, j = np.nonzero(np.triu((w > tol) & (h > tol), 1))
+    return [(names[a], names[c]) for a, c in zip(i.tolist(), j.tolist())]
+
+
+def _finish(fig, title: str, out, stem: str, data=None, tight: bool = False, caption: str = "") -> Picture:
+    """The overlap check, SVG text and (with ``out``) stem.png and stem.svg. The layout
+    is computed once (the check's draw) and then kept; ``tight``: crop to the drawn
+    content (figures laid out by hand), else the figure's own size."""
+    plt = _plt()
+    try:
+        with _style():
+            overlaps = tuple(text_overlaps(fig))
+            if fig.get_layout_engine() is not None:
+                fig.set_layout_engine("none")  # positions as the check drew them
+            text = svg(fig, tight=tight)
+            files: tuple[Path, ...] = ()
+            if out is not None:
+                out = Path(out)
+                out.mkdir(parents=True, exist_ok=True)
+                png, vec = out / f"{stem}.png", out / f"{stem}.svg"
+                fig.savefig(png, dpi=150, bbox_inches="tight" if tight else None)
+                vec.write_text(text, encoding="utf-8")
+                files = (png, vec)
+    finally:
+        plt.close(fig)
+    return Picture(text, title, files, data, overlaps, caption)
+
+
+def _stem(*parts) -> str:
+    s = "_".join(str(p) for p in parts if p not in (None, ""))
+    return re.sub(r"[^A-Za-z0-9_@-]+", "", s.replace("=", "").replace(".", "").replace(",", "_"))[:120] or "figure"
+
+
+def _wrap(text: str, width_in: float, size: float = 10) -> str:
+    """Wrap at the number of characters that fit ``width_in`` inches at ``size`` points."""
+    chars = max(20, int(width_in * 72 / (0.55 * size)))
+    return "\n".join(textwrap.fill(line, chars) for line in text.split("\n"))
+
+
+def _luminance(rgba) -> float:
+    """WCAG relative luminance of an sRGB colour (components 0..1)."""
+    lin = [x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4 for x in rgba[:3]]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(fg, bg) -> float:
+    """WCAG contrast ratio of two colours (1..21; 4.5 is enough for small text)."""
+    from matplotlib.colors import to_rgba
+
+    a, b = sorted((_luminance(to_rgba(fg)), _luminance(to_rgba(bg))))
+    return (b + 0.05) / (a + 0.05)
+
+
+def _ink(rgba) -> str:
+    """Black or white, whichever contrasts more with a cell or node of colour ``rgba``
+    (at least 4.58:1 whatever the colour)."""
+    L = _luminance(rgba)
+    return "black" if (L + 0.05) / 0.05 >= 1.05 / (L + 0.05) else "white"
+
+
+_SUP = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _runs_power(c: int, N: int) -> str:
+    """(c+1)^N as plain text with superscript digits (no mathtext: one <text> element)."""
+    return f"{c + 1}{str(N).translate(_SUP)}"
+
+
+def _measure_obj(measure):
+    from irscale.measures import FunctionMeasure, parse_measure
+
+    if callable(measure) and not hasattr(measure, "batch"):
+        measure = FunctionMeasure(fn=measure, name=getattr(measure, "__name__", "measure"))
+    return measure if not isinstance(measure, str) else parse_measure(measure)
+
+
+def _name(measure) -> str:
+    if isinstance(measure, str):
+        return measure
+    if callable(measure) and not hasattr(measure, "batch"):
+        return getattr(measure, "__name__", "measure")
+    return str(measure)
+
+
+# -- spacing of values over all runs, from rank maps ----------------------------------------------
+
+@dataclass(frozen=True)
+class Spacing:
+    """The points of one spacing panel: distinct values of ``measure`` at run length ``N``
+    (``value``, ascending; the measure with RB = N), the fraction of the ``n_runs`` runs
+    strictly below each (``below``) and at or below (``frac``: the "max" rank / n_runs),
+    and its rank among the ``size`` distinct values (``phi``, the "unq" rank; None when
+    not asked for).
+    ``exact``: every value is listed; otherwise the values of ``runs`` (``sampled``
+    distinct runs drawn with ``seed``). ``run_names``: every run in value order (tiny
+    spaces only)."""
+
+    measure: str
+    N: int
+    levels: int
+    c: int
+    size: int
+    n_runs: int
+    engine: str
+    exact: bool
+    sampled: int
+    seed: int | None
+    value: np.ndarray
+    below: np.ndarray
+    frac: np.ndarray
+    phi: np.ndarray | None
+    runs: np.ndarray | None = field(default=None, repr=False)
+    run_names: tuple[str, ...] | None = field(default=None, repr=False)
+
+    @property
+    def phi_frac(self) -> np.ndarray | None:
+        """phi / size: the ranked measure, in (0, 1]."""
+        return None if self.phi is None else self.phi / float(self.size)
+
+
+def sample_runs(N: int, c: int = 1, samples: int = 2000, seed: int = 0) -> np.ndarray:
+    """About ``samples`` distinct runs of length N over grades 0..c, as an (n, N) int8
+    matrix in lexicographic order; the same (N, c, samples, seed) give the same runs.
+
+    Every run when there are at most ``samples``; otherwise the 2(N + 1) runs with k
+    documents of grade c first or last (the extremes all-0 and all-c among them), a
+    quarter of the budget stratified by the number k of relevant documents (k random
+    ranks with grades 1..c, for each k = 1..N-1: the tails that uniform draws miss) and
+    the rest uniform over REL^N (even coverage of the fraction-of-runs axis)."""
+    from irscale.validate import integer
+
+    N = integer("run length N", N, minimum=1)
+    c = integer("c (the top grade)", c, minimum=1)
+    samples = integer("samples", samples, minimum=1)
+    seed = integer("seed", seed, minimum=0)
+    if (c + 1) ** N <= samples:
+        return all_runs(N, c)
+    rng = np.random.default_rng(seed)
+    k = np.arange(N + 1)
+    top = ((np.arange(N)[None, :] < k[:, None]) * c).astype(np.int8)
+    parts = [top, top[:, ::-1]]
+    per = max(1, (samples // 4) // max(N - 1, 1))
+    for kk in range(1, N):
+        pos = np.argsort(rng.random((per, N)), axis=1)[:, :kk]
+        g = np.zeros((per, N), dtype=np.int8)
+        g[np.repeat(np.arange(per), kk), pos.ravel()] = rng.integers(1, c + 1, per * kk)
+        parts.append(g)
+    used = sum(len(p) for p in parts)
+    parts.append(rng.integers(0, c + 1, size=(max(samples - used, 0), N)).astype(np.int8))
+    return np.unique(np.concatenate(parts), axis=0)
+
+
+def _display(space, keys) -> np.ndarray:
+    """The measure's value of exact keys with RB = N (every grade level has N documents)."""
+    from irscale.data import TopicStats
+    from irscale.scales.spaces import GenericSpace
+
+    core = np.asarray(space.key_values(keys), dtype=np.float64)
+    if isinstance(space, GenericSpace):  # its key values are the measure's values already
+        return core
+    div = float(space.normalizer(TopicStats.single([space.N] * (space.c + 1)))[0])
+    return core / div if np.isfinite(div) and div > 0 else core
+
+
+def spacing_data(measure, N: int, levels: int = 2, *, samples: int = 2000, seed: int = 0, exact: bool | None = None,
+                 exact_limit: int = EXACT_LIMIT, engine: str = "auto", phi: bool = True) -> Spacing:
+    """The points of a spacing plot of ``measure`` at run length ``N`` from its rank map
+    (built or loaded from the cache), never enumerating the runs of a large space.
+
+    ``exact=None`` lists every distinct value where the map has at most ``exact_limit``
+    and can list them, else ranks the values of :func:`sample_runs` (``samples``,
+    ``seed``); True or False forces either. A measure without a run space (Rprec, bpref)
+    is enumerated, up to :data:`ENUMERATE_LIMIT` runs. Cost: one ``rank`` query of the
+    sampled keys, remembered in the cache (the same seed is then free). Listed values need
+    no "unq" query (their ranks are 1..size); for sampled ones, on a large split map (AP
+    at N = 30: about 30 s) it passes once over the map's buckets unless the map is built
+    by this call (the build answers it on the way); ``phi=False`` skips it (the quantile
+    view needs only run counts)."""
+    from irscale.scales.rankmap import build
+    from irscale.scales.spaces import space_for
+    from irscale.validate import integer
+
+    N = integer("run length N", N, minimum=1)
+    levels = integer("levels", levels, minimum=2)
+    m = _measure_obj(measure)
+    name = _name(measure)
+    try:
+        space = space_for(m, N, levels - 1)
+    except MeasureError:
+        if exact is False:
+            raise
+        return _enumerated_spacing(m, name, N, levels)
+    c = space.c
+    runs = keys = None
+    if exact is not True:
+        runs = sample_runs(N, c, samples, seed)
+        keys = space.keys(runs)
+    rm = build(m, N, levels, engine=engine, queries=keys)
+    listed = None
+    if exact is True or (exact is None and rm.size <= exact_limit):
+        listed = rm.summary.listed()
+        if listed is None and exact is True:
+            raise IrscaleError(f"the {rm.engine} engine of {name} at N={N} does not list its values; use exact=False "
+                               "(sampled runs)")
+    if listed is not None or len(runs) == rm.n_runs:
+        ukeys = np.asarray(listed) if listed is not None else np.unique(keys)
+        runs, sampled, is_exact = None, 0, True
+    else:
+        ukeys = np.unique(keys)
+        sampled, is_exact = len(runs), False
+    r = rm.rank(ukeys, ("min", "max") + (("unq",) if phi and not is_exact else ()))
+    order = np.argsort(r["max"], kind="stable")
+    ranks = (np.arange(1, len(ukeys) + 1, dtype=np.int64) if is_exact else
+             np.asarray(r["unq"][order], dtype=np.int64) if phi else None)
+    n = float(rm.n_runs)
+    value = _display(space, ukeys[order])
+    names = None
+    if is_exact and rm.n_runs <= 16:  # tiny spaces: every run by name, as the paper's Figure 2
+        every = all_runs(N, c)
+        le = rm.rank(space.keys(every), ("max",))["max"]
+        names = tuple("".join(map(str, every[i])) for i in np.lexsort((np.arange(len(every)), le)))
+    return Spacing(name, N, levels, c, int(rm.size), int(rm.n_runs), rm.engine, is_exact, sampled,
+                   None if is_exact else seed, value, (r["min"][order] - 1) / n, r["max"][order] / n, ranks, runs,
+                   names)
+
+
+def _enumerated_spacing(m, name: str, N: int, levels: int) -> Spacing:
+    """Every run of a measure without a run space, by enumeration."""
+    c = levels - 1 if (m.graded and getattr(m, "rel", None) is None) else 1
+    total = (c + 1) ** N
+    if total > ENUMERATE_LIMIT:
+        raise IrscaleError(f"{name} has no rank map, and its {c + 1}^{N} = {total:,} runs are more than the "
+                           f"{ENUMERATE_LIMIT:,} enumerated for a spacing plot; use N <= "
+                           f"{int(np.log(ENUMERATE_LIMIT) / np.log(c + 1))}")
+    fn = as_measure(m, N, c)
+    runs = all_runs(N, c)
+    keys = fn.keys(runs)
+    vals = fn.values(runs)
+    ukeys, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    le = np.cumsum(counts)
+    names = None
+    if total <= 16:
+        names = tuple("".join(map(str, runs[i])) for i in np.argsort(keys, kind="stable"))
+    return Spacing(name, N, levels, c, len(ukeys), total, "enumerate", True, 0, None, vals[first],
+                   (le - counts) / total, le / total, np.arange(1, len(ukeys) + 1, dtype=np.int64), None, names)
+
+
+_VIEWS = {"both": ("quantile", "equispaced"), "quantile": ("quantile",), "equispaced": ("equispaced",)}
+
+
+def rank_spacing_plot(measures, Ns, levels: int = 2, *, view: str = "both", samples: int = 2000, seed: int = 0,
+                      exact: bool | None = None, exact_limit: int = EXACT_LIMIT, out: str | Path | None = None,
+                      stem: str | None = None) -> Picture:
+    """Spacing of each measure's values over all runs of each length N (2021 paper,
+    Figures 2-5), from rank maps (:func:`spacing_data`): one column per N, and per
+    measure a row for each view. ``view="quantile"``: value against the fraction of runs
+    at or below it (the paper's figures; flat steps are ties); ``"equispaced"``: value
+    against phi / number of values (an interval scale is the dashed straight line);
+    ``"both"``. ``data``: {(measure, N): Spacing}."""
+    from irscale.errors import check_choice
+
+    check_choice("view", view, tuple(_VIEWS))
+    measures = [measures] if isinstance(measures, str) or not isinstance(measures, Sequence) else list(measures)
+    Ns = [Ns] if isinstance(Ns, (int, np.integer)) else list(Ns)
+    if not measures or not Ns:
+        raise ArgumentError("rank_spacing_plot needs at least one measure and one run length N")
+    views = _VIEWS[view]
+    data = {(_name(m), int(N)): spacing_data(m, int(N), levels, samples=samples, seed=seed, exact=exact,
+                                               exact_limit=exact_limit, phi="equispaced" in views)
+            for m in measures for N in Ns}
+    plt = _plt()
+    rows, cols = len(measures) * len(views), len(Ns)
+    named = max((len(d.run_names or ()) for d in data.values()), default=0)
+    panel_w = max(2.4, min(4.0, 7.2 / cols), 0.17 * named)
+    panel_h = 2.5 if named == 0 else 3.0
+    with _style():
+        fig = plt.figure(figsize=(panel_w * cols, panel_h * rows + 0.9), layout="constrained")
+        axes = fig.subplots(rows, cols, squeeze=False)
+        for i, m in enumerate(measures):
+            for v, kind in enumerate(views):
+                for j, N in enumerate(Ns):
+                    d = data[(_name(m), int(N))]
+                    _spacing_panel(axes[i * len(views) + v][j], d, kind, first_col=j == 0)
+        names = ", ".join(_name(m) for m in measures)
+        title = (f"Values of {names} over all runs of length N ({levels} relevance levels, RB = N)")
+        what = {"quantile": "value against the fraction of runs at or below it (flat steps are ties)",
+                "equispaced": "value against its rank phi / number of values (dashed: equi-spaced, an interval "
+                              "scale)"}
+        sub = (what[views[0]].capitalize() if len(views) == 1 else
+               f"Upper row: {what[views[0]]}; lower row: {what[views[1]]}")
+        fig.suptitle(_wrap(title + "\n" + sub, panel_w * cols, 10))
+    stem = stem or _stem("spacing", *(_name(m) for m in measures), "N" + "_".join(map(str, Ns)),
+                         f"L{levels}" if levels != 2 else "", view)
+    return _finish(fig, title, out, stem, data,
+                   caption=_spacing_caption(data, sub))
+
+
+def _spacing_caption(data: dict, sub: str) -> str:
+    parts = []
+    for (m, N), d in data.items():
+        how = "every value" if d.exact else f"{d.sampled:,} sampled runs (seed {d.seed})"
+        parts.append(f"{m} at N = {N}: {d.size:,} distinct values over {d.n_runs:,} runs, {how}")
+    return (sub + ". The x positions are exact: each point's fraction of runs and rank come from the rank map. "
+            + "; ".join(parts) + ".")
+
+
+def _spacing_panel(ax, d: Spacing, kind: str, first_col: bool):
+    from matplotlib.collections import LineCollection
+
+    many = len(d.value) > RASTER_POINTS
+    ms = 3.0 if len(d.value) <= 200 else 1.6 if len(d.value) <= 5000 else 1.0
+    if kind == "quantile":
+        wide = d.frac - d.below > 2e-3  # steps wider than a marker (ties of many runs)
+        segs = np.stack([np.column_stack([d.below, d.value]), np.column_stack([d.frac, d.value])], axis=1)[wide]
+        ax.add_collection(LineCollection(segs, colors="C0", linewidths=1.6, rasterized=wide.sum() > RASTER_POINTS))
+        ax.plot(d.frac, d.value, ".", color="C0", markersize=ms, rasterized=many)
+        ax.set_xlim(0, 1)
+        ax.autoscale_view(scalex=False)
+        if d.run_names:
+            n = len(d.run_names)
+            ax.set_xticks((np.arange(n) + 0.5) / n)
+            ax.set_xticklabels(d.run_names, rotation=90, fontsize=8, family="monospace")
+            ax.set_xlabel("runs, ordered by value")
+        else:
+            ax.set_xlabel("fraction of runs at or below")
+    else:
+        x = d.phi_frac
+        ax.plot(x, d.value, ".", color="C1", markersize=ms, rasterized=many)
+        if len(x) > 1:
+            ax.plot([x[0], x[-1]], [d.value[0], d.value[-1]], "--", color="0.35", linewidth=0.8)
+        ax.set_xlim(0, 1.02)
+        ax.set_xlabel("phi / number of values")
+    how = (f"all {_runs_power(d.c, d.N)} runs (exact)" if d.exact
+           else f"{d.sampled:,} of {_runs_power(d.c, d.N)} runs sampled")
+    ax.set_title(f"N = {d.N}: {d.size:,} values\n{how}")
+    if first_col:
+        ax.set_ylabel(f"{d.measure}" + (" (RB = N)" if _needs_rb(d.measure) else ""))
+
+
+def _needs_rb(name: str) -> bool:
+    try:
+        return bool(_measure_obj(name).needs_recall_base)
+    except (IrscaleError, TypeError, AttributeError):  # a user's callable: no recall base
+        return False
 
 
 def spacing_plot(measures: Sequence, Ns: Sequence[int], out: str | Path, levels: int = 2) -> list[Path]:
-    """All runs of each length N on the x axis, ordered by the measure, against its value
-    (one panel per measure and N): flat segments are ties, uneven steps break intervalness."""
-    plt = _plt()
+    """All runs of each length N ordered by the measure against its value (one panel per
+    measure and N; the quantile view of :func:`rank_spacing_plot`, from rank maps: any N
+    a rank map serves). Returns the PNG and SVG written to ``out``."""
     measures = list(measures)
-    fig, axes = plt.subplots(len(measures), len(Ns), figsize=(3.2 * len(Ns), 2.6 * len(measures)), squeeze=False)
-    for i, m in enumerate(measures):
-        for j, N in enumerate(Ns):
-            fn = as_measure(m, N, levels - 1)
-            runs = all_runs(N, levels - 1)
-            vals = fn.values(runs)
-            order = np.argsort(vals, kind="stable")
-            v = vals[order]
-            x = np.arange(1, len(v) + 1) / len(v)
-            ax = axes[i][j]
-            ax.plot(x, v, ".", markersize=max(0.5, 6 - N / 2), color="C0")
-            if len(v) <= 32:  # small N: name every run, as the paper's Figure 2 does
-                ax.set_xticks(x)
-                ax.set_xticklabels(["".join(map(str, runs[k])) for k in order], rotation=90, fontsize=6)
-            ax.set_title(f"{fn.name.split('@')[0]}, N = {N} ({len(np.unique(np.round(v, 12)))} values)", fontsize=9)
-            ax.set_xlabel("runs (ordered by value)" if len(v) <= 32 else "fraction of runs (ordered by value)",
-                          fontsize=8)
-            if j == 0:
-                ax.set_ylabel("value", fontsize=8)
-            ax.tick_params(labelsize=7)
-    fig.tight_layout()
-    stem = "spacing_" + "_".join(str(m).replace("(", "").replace(")", "").replace("=", "").replace(".", "")
+    stem = "spacing_" + "_".join(str(_name(m)).replace("(", "").replace(")", "").replace("=", "").replace(".", "")
                                  for m in measures)
-    return _save(fig, Path(out), stem)
+    return list(rank_spacing_plot(measures, list(Ns), levels, view="quantile", out=out, stem=stem).files)
 
 
-def hasse_diagram(N: int, out: str | Path, measure=None, levels: int = 2) -> list[Path]:
-    """The weak top-heaviness order on REL^N (N <= 6): runs as nodes, covers as edges,
-    height = sum of g_k (N - k + 1); colour = number of relevant documents. With a
-    measure, each node is labelled with its value."""
-    import networkx as nx
+# -- system means: original against ranked ------------------------------------------------------
 
-    if N > 6:
-        raise ValueError("the Hasse diagram is drawn for N <= 6")
+def swapped_pairs(original, ranked) -> np.ndarray:
+    """Index pairs (i < j) of systems whose order reverses strictly between ``original``
+    and ``ranked`` ((k, 2) int array; a tie on either side is no swap)."""
+    o = np.asarray(original, dtype=np.float64)
+    r = np.asarray(ranked, dtype=np.float64)
+    if o.shape != r.shape or o.ndim != 1:
+        raise ArgumentError(f"original and ranked must be two 1-d arrays of equal length (one mean per system), not "
+                            f"shapes {o.shape} and {r.shape}")
+    s = np.sign(o[:, None] - o[None, :]) * np.sign(r[:, None] - r[None, :])
+    i, j = np.nonzero(np.triu(s < 0, 1))
+    return np.column_stack([i, j]).astype(np.int64)
+
+
+def means_scatter(original, ranked, systems: Sequence[str] | None = None, *, measure: str | None = None,
+                  label_top: int = 5, label_swapped: int = 12, max_lines: int = 400, xlabel: str | None = None,
+                  ylabel: str | None = None, title: str | None = None, out: str | Path | None = None,
+                  stem: str | None = None) -> Picture:
+    """Per-system means, original (x) against ranked (y), one point per system. Pairs of
+    systems whose order swaps (:func:`swapped_pairs`) are joined by red lines (the
+    ``max_lines`` with the widest original gap where there are more) and their systems
+    drawn in orange. Labels: the ``label_top`` best systems by original mean and, where
+    at most ``label_swapped`` systems swap, every one of them; a label that would
+    overlap another is left out. ``data``: {"swapped": [(name, name)], "pairs": (k, 2)
+    indices, "labelled": names, "lines": pairs drawn}."""
+    from matplotlib.collections import LineCollection
+
+    o = np.asarray(original, dtype=np.float64)
+    r = np.asarray(ranked, dtype=np.float64)
+    pairs = swapped_pairs(o, r)
+    S = len(o)
+    systems = [f"system {k + 1}" for k in range(S)] if systems is None else [str(s) for s in systems]
+    if len(systems) != S:
+        raise ArgumentError(f"{len(systems)} system names for {S} means")
+    in_swap = np.zeros(S, dtype=bool)
+    in_swap[pairs.ravel()] = True
+    drawn = pairs
+    if len(pairs) > max_lines:
+        gap = np.abs(o[pairs[:, 0]] - o[pairs[:, 1]])
+        drawn = pairs[np.sort(np.argsort(-gap, kind="stable")[:max_lines])]
+    total = S * (S - 1) // 2
+    mname = f" of {measure}" if measure else ""
+    title = title or f"System means{mname}, original against ranked: {len(pairs):,} of {total:,} pairs swap order"
     plt = _plt()
+    with _style():
+        fig, ax = plt.subplots(figsize=(6.4, 5.2), layout="constrained")
+        if len(drawn):
+            segs = np.stack([np.column_stack([o[drawn[:, 0]], r[drawn[:, 0]]]),
+                             np.column_stack([o[drawn[:, 1]], r[drawn[:, 1]]])], axis=1)
+            shown = "" if len(drawn) == len(pairs) else f", the {len(drawn)} widest shown"
+            ax.add_collection(LineCollection(segs, colors="tab:red", linewidths=0.7, alpha=0.45, zorder=1,
+                                             label=f"swapped pair ({len(pairs):,}{shown})", gid="swapped-pairs"))
+        ax.scatter(o[~in_swap], r[~in_swap], s=18, color="tab:blue", zorder=2,
+                   label="keeps its order with every system")
+        if in_swap.any():
+            ax.scatter(o[in_swap], r[in_swap], s=22, color="tab:orange", edgecolors="black", linewidths=0.4,
+                       zorder=3, label="in a swapped pair")
+        ax.margins(0.07)
+        ax.autoscale_view()
+        ax.set_xlabel(xlabel or f"mean{(' ' + measure) if measure else ''} (original scale)")
+        ax.set_ylabel(ylabel or f"mean{(' ' + measure) if measure else ''} ranked (interval scale)")
+        ax.set_title(_wrap(title, 6.2, 9))
+        ax.legend(loc="lower right", frameon=True)
+        want = list(np.argsort(-o, kind="stable")[:label_top])
+        if 0 < in_swap.sum() <= label_swapped:
+            want += [k for k in np.flatnonzero(in_swap) if k not in want]
+        labelled = _place_labels(fig, ax, o, r, want, systems)
+    return _finish(fig, title, out, stem or _stem("means", measure or ""),
+                   {"swapped": [(systems[a], systems[b]) for a, b in pairs.tolist()], "pairs": pairs,
+                    "labelled": labelled, "lines": drawn},
+                   caption=f"One point per system: its mean{mname} on the original scale (x) and ranked (y). "
+                           f"{len(pairs):,} of {total:,} pairs of systems change order (red lines"
+                           + ("" if len(drawn) == len(pairs) else f", the {len(drawn)} widest drawn") +
+                           f"); {int(in_swap.sum())} of {S} systems are in at least one such pair (orange).")
+
+
+_LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
+_LEADER = {"arrowstyle": "-", "color": "0.35", "lw": 0.5, "shrinkA": 0, "shrinkB": 2}
+
+
+def _place_labels(fig, ax, x, y, which, names) -> list[str]:
+    """Annotate points ``which`` greedily (in that order), each at the offset (of eight
+    around the point, joined to it by a thin line) that covers the fewest other points;
+    a label that would overlap a placed one or the legend, or leave the axes, is dropped."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(r)
+    pts = ax.transData.transform(np.column_stack([x, y]))
+    taken = []
+    leg = ax.get_legend()
+    if leg is not None:
+        taken.append(leg.get_window_extent(r))
+    placed = []
+    offsets = [((10, 8), "left", "bottom"), ((-10, 8), "right", "bottom"), ((10, -8), "left", "top"),
+               ((-10, -8), "right", "top"), ((0, 14), "center", "bottom"), ((0, -14), "center", "top"),
+               ((16, 0), "left", "center"), ((-16, 0), "right", "center")]
+    for k in which:
+        best = None
+        for off, ha, va in offsets:
+            a = ax.annotate(names[k], (x[k], y[k]), xytext=off, textcoords="offset points", ha=ha, va=va,
+                            fontsize=8, zorder=5,
+                            bbox=_LABEL_BOX, arrowprops=_LEADER)
+            a.set_in_layout(False)
+            bb = a.get_window_extent(r)
+            a.remove()
+            inside = bb.x0 >= frame.x0 and bb.x1 <= frame.x1 and bb.y0 >= frame.y0 and bb.y1 <= frame.y1
+            if not inside or any(bb.overlaps(t) for t in taken):
+                continue
+            covered = int(((pts[:, 0] >= bb.x0 - 3) & (pts[:, 0] <= bb.x1 + 3) & (pts[:, 1] >= bb.y0 - 3)
+                           & (pts[:, 1] <= bb.y1 + 3)).sum())
+            if best is None or covered < best[0]:
+                best = (covered, off, ha, va, bb)
+        if best is not None:
+            _, off, ha, va, bb = best
+            a = ax.annotate(names[k], (x[k], y[k]), xytext=off, textcoords="offset points", ha=ha, va=va,
+                            fontsize=8, zorder=5,
+                            bbox=_LABEL_BOX, arrowprops=_LEADER)
+            a.set_in_layout(False)
+            taken.append(bb)
+            placed.append(names[k])
+    return placed
+
+
+# -- heatmaps: Kendall's tau, significance changes -------------------------------------------------
+
+def _matrix(tau, labels, value: str):
+    import pandas as pd
+
+    if isinstance(tau, pd.DataFrame) and {"measure_1", "measure_2", value} <= set(tau.columns):
+        names = list(dict.fromkeys(list(tau["measure_1"]) + list(tau["measure_2"])))
+        pos = {n: k for k, n in enumerate(names)}
+        M = np.eye(len(names))
+        for a, b, v in zip(tau["measure_1"], tau["measure_2"], tau[value]):
+            M[pos[a], pos[b]] = M[pos[b], pos[a]] = float(v)
+        return M, names
+    if isinstance(tau, pd.DataFrame):
+        M = tau.to_numpy(dtype=np.float64)
+        labels = labels or [str(x) for x in tau.columns]
+    else:
+        M = np.asarray(tau, dtype=np.float64)
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise ArgumentError(f"the tau matrix must be square (one row and column per measure), not shape {M.shape}")
+    labels = [str(x) for x in labels] if labels is not None else [str(k + 1) for k in range(len(M))]
+    if len(labels) != len(M):
+        raise ArgumentError(f"{len(labels)} labels for a {len(M)} x {len(M)} matrix")
+    return M, labels
+
+
+def tau_heatmap(tau, labels: Sequence[str] | None = None, *, value: str = "tau", title: str | None = None,
+                decimals: int | None = None, out: str | Path | None = None, stem: str = "tau") -> Picture:
+    """Kendall's tau between measures as a heatmap with a colour bar: ``tau`` a square
+    DataFrame (labels from its columns), a square array with ``labels``, or a study's
+    long table (columns measure_1, measure_2 and ``value``: "tau" or "tau_ranked"; the
+    diagonal is 1). Cells are annotated (3 decimals up to 12 measures, 2 up to 16, none
+    beyond; ``decimals`` overrides) in black or white, whichever reads on the cell."""
+    M, names = _matrix(tau, labels, value)
+    n = len(M)
+    cell = min(0.55, 6.5 / max(n, 1))
+    if decimals is None:
+        decimals = 3 if cell >= 0.5 else 2 if cell >= 0.4 else 0
+    title = title or "Kendall's tau between measures"
+    plt = _plt()
+    with _style():
+        fig, ax = plt.subplots(figsize=(n * cell + 2.4, n * cell + 1.6), layout="constrained")
+        off = M[~np.eye(n, dtype=bool)]
+        off = off[np.isfinite(off)]
+        vmin = float(np.floor(off.min() * 10) / 10) if len(off) else 0.0
+        cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
+        im = ax.imshow(np.ma.masked_invalid(M), cmap=cmap, vmin=min(vmin, 0.99), vmax=1.0)
+        ax.set_xticks(range(n))
+        ax.set_yticks(range(n))
+        ax.set_xticklabels(names, rotation=45, ha="right", rotation_mode="anchor")
+        ax.set_yticklabels(names)
+        ax.set_xlabel("measure")
+        ax.set_ylabel("measure")
+        if decimals:
+            for a in range(n):
+                for b in range(n):
+                    if np.isfinite(M[a, b]):
+                        ax.text(b, a, f"{M[a, b]:.{decimals}f}", ha="center", va="center", fontsize=8,
+                                color=_ink(im.cmap(im.norm(M[a, b]))))
+        fig.colorbar(im, ax=ax, label="Kendall's tau", shrink=0.85)
+        ax.set_title(_wrap(title, n * cell + 1.5, 9))
+    return _finish(fig, title, out, stem, {"matrix": M, "labels": names},
+                   caption=f"Kendall's tau between the rankings of systems by each pair of {n} measures"
+                           + (f", to {decimals} decimals in each cell." if decimals else "; the colour bar gives the "
+                              "values."))
+
+
+def significance_changes_plot(changes, *, delta: bool = True, title: str | None = None,
+                              out: str | Path | None = None, stem: str = "significance_changes") -> Picture:
+    """S2NS (significant on the original scale, not on the ranked one) and NS2S counts per
+    measure (rows) and test (columns), from a study's ``changes`` table (columns
+    measure, test, s2ns, ns2s, and delta_pct for the third panel with ``delta``);
+    repeated (measure, test) rows (several collections) are summed, delta_pct averaged.
+    S2NS and NS2S share one colour scale. ``data``: the matrices as DataFrames."""
+    import pandas as pd
+
+    need = {"measure", "test", "s2ns", "ns2s"} | ({"delta_pct"} if delta else set())
+    if not isinstance(changes, pd.DataFrame) or not need <= set(changes.columns):
+        have = list(changes.columns) if isinstance(changes, pd.DataFrame) else type(changes).__name__
+        raise ArgumentError(f"changes must be a DataFrame with columns {sorted(need)} (a study's changes table); "
+                            f"got {have}")
+    rows = list(dict.fromkeys(changes["measure"]))
+    cols = list(dict.fromkeys(changes["test"]))
+    grid = {k: changes.pivot_table(index="measure", columns="test", values=k, aggfunc="sum" if k != "delta_pct"
+                                   else "mean", sort=False).reindex(index=rows, columns=cols)
+            for k in (["s2ns", "ns2s"] + (["delta_pct"] if delta else []))}
+    title = title or "Significance decisions changed by ranking, per measure and test"
+    panels = [("s2ns", "S2NS: significant, then not (count of system pairs)"),
+              ("ns2s", "NS2S: not significant, then significant (count of system pairs)")]
+    if delta:
+        panels.append(("delta_pct", "change of decisions, delta % (S2NS + NS2S over significant pairs)"))
+    cell_w, cell_h = 0.55, 0.3
+    width = max(len(cols) * cell_w + 2.6, 5.0)
+    height = len(panels) * (len(rows) * cell_h + 0.55) + 1.9
+    plt = _plt()
+    with _style():
+        fig, axes = plt.subplots(len(panels), 1, figsize=(width, height), sharex=True, layout="constrained",
+                                 squeeze=False)
+        counts = np.concatenate([grid["s2ns"].to_numpy(float).ravel(), grid["ns2s"].to_numpy(float).ravel()])
+        vmax = float(np.nanmax(counts)) if np.isfinite(counts).any() else 1.0
+        for ax, (k, label) in zip(axes[:, 0], panels):
+            M = grid[k].to_numpy(dtype=np.float64)
+            cmap = plt.get_cmap("YlOrRd" if k != "delta_pct" else "Purples").with_extremes(bad="0.85")
+            im = ax.imshow(np.ma.masked_invalid(M), cmap=cmap, aspect="auto", vmin=0,
+                           vmax=max(vmax, 1.0) if k != "delta_pct" else max(float(np.nanmax(M)) if
+                                                                              np.isfinite(M).any() else 1.0, 1.0))
+            for a in range(M.shape[0]):
+                for b in range(M.shape[1]):
+                    if np.isfinite(M[a, b]):
+                        txt = f"{M[a, b]:.0f}" if k != "delta_pct" else f"{M[a, b]:.0f}%"
+                        ax.text(b, a, txt, ha="center", va="center", fontsize=8, color=_ink(im.cmap(im.norm(M[a, b]))))
+            ax.set_yticks(range(len(rows)))
+            ax.set_yticklabels(rows)
+            ax.set_ylabel("measure")
+            ax.set_title(label)
+            fig.colorbar(im, ax=ax, label="pairs" if k != "delta_pct" else "delta %", shrink=0.9, aspect=10)
+        last = axes[-1, 0]
+        last.set_xticks(range(len(cols)))
+        last.set_xticklabels(cols, rotation=90)
+        last.set_xlabel("test")
+        fig.suptitle(_wrap(title, width, 10))
+    return _finish(fig, title, out, stem, grid,
+                   caption="Per measure and test, the system pairs whose significance decision changes when the "
+                           "measure is replaced by its ranked (interval-scale) version: S2NS significant on the "
+                           "original scale but not on the ranked one, NS2S the other way"
+                           + (", and delta %: both over the pairs significant on the original scale." if delta
+                              else "."))
+
+
+# -- Hasse diagram of the weak order -----------------------------------------------------------------
+
+def weak_level_counts(N: int, c: int = 1) -> np.ndarray:
+    """Number of runs at each level 0..c N(N+1)/2 of the weak order's Hasse diagram
+    (level = sum of g_k (N - k + 1)), without enumerating runs (float64: exact up to 2^53)."""
+    counts = np.zeros(c * N * (N + 1) // 2 + 1)
+    counts[0] = 1.0
+    top = 0
+    for k in range(1, N + 1):
+        w = N - k + 1
+        new = counts.copy()
+        for g in range(1, c + 1):
+            new[g * w: top + g * w + 1] += counts[: top + 1]
+        counts, top = new, top + c * w
+    return counts
+
+
+def hasse_limit(N: int, levels: int = 2) -> str | None:
+    """Why every run of the weak order on REL^N cannot be drawn legibly, or None."""
+    runs = levels ** N
+    if runs > HASSE_MAX_RUNS:
+        return f"{levels} levels at N={N} make {runs:,} runs"
+    c = levels - 1
+    covers = len(weak_covers(N, c)[0])
+    if covers > HASSE_MAX_COVERS:
+        return f"{levels} levels at N={N} make {covers:,} covers"
+    return None
+
+
+def hasse_figure(N: int, levels: int = 2, measure=None, *, view: str = "auto", out: str | Path | None = None,
+                 stem: str | None = None) -> Picture:
+    """The weak top-heaviness order on REL^N (2021 paper, Figure 1).
+
+    ``view="runs"``: every run a node (its grades, and the measure's value with RB = N
+    when ``measure`` is given), covers as edges, rows the diagram's levels (sum of g_k
+    (N - k + 1)), colour the number of relevant documents (sum of grades when graded),
+    text in black or white to read on it, 8 pt at the saved size. Drawn up to
+    :data:`HASSE_MAX_RUNS` runs and :data:`HASSE_MAX_COVERS` covers (binary N <= 6,
+    3 levels N <= 3, 4 levels N <= 2), refused beyond with an IrscaleError.
+    ``view="levels"``: the number of runs at each level (any N up to
+    :data:`HASSE_LEVELS_MAX_N`). ``"auto"``: runs where they can be drawn, else levels."""
+    from irscale.errors import check_choice
+    from irscale.validate import integer
+
+    check_choice("view", view, ("auto", "runs", "levels"))
+    N = integer("run length N", N, minimum=1)
+    levels = integer("levels", levels, minimum=2)
+    why = hasse_limit(N, levels)
+    if view == "runs" and why is not None:
+        raise IrscaleError(f"the Hasse diagram of every run is drawn up to {HASSE_MAX_RUNS} runs and "
+                           f"{HASSE_MAX_COVERS} covers (binary N <= 6, 3 levels N <= 3, 4 levels N <= 2) to stay "
+                           f"legible; {why}. Use view='levels' (runs per level of the order, any N up to "
+                           f"{HASSE_LEVELS_MAX_N}), a smaller N, or rank_spacing_plot for the measure's values")
+    if view == "levels" and measure is not None:
+        raise ArgumentError("view='levels' counts runs per level and shows no measure values; drop measure= or use "
+                            "view='runs'")
+    if view == "levels" or why is not None:
+        return _hasse_levels(N, levels, out, stem, note=why if view == "auto" else None, measure=measure)
+    return _hasse_runs(N, levels, measure, out, stem)
+
+
+def _hasse_runs(N: int, levels: int, measure, out, stem) -> Picture:
+    from matplotlib.collections import LineCollection
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
     c = levels - 1
     runs = all_runs(N, c)
     lo, hi = weak_covers(N, c)
-    g = nx.DiGraph()
-    g.add_nodes_from(range(len(runs)))
-    g.add_edges_from(zip(lo.tolist(), hi.tolist()))
     height = weak_level(runs)
-    nrel = (runs > 0).sum(axis=1)
-    pos = {}
-    for h in np.unique(height):
-        members = np.flatnonzero(height == h)
-        members = members[np.argsort(-(runs[members].astype(np.int64) @ positional_weights(N, c)))]
-        for k, node in enumerate(members):
-            pos[int(node)] = (k - (len(members) - 1) / 2, float(h))
-    fig, ax = plt.subplots(figsize=(max(6, 1.1 * max(np.bincount(height))), 0.7 * (height.max() + 2)))
-    nx.draw_networkx_edges(g, pos, ax=ax, arrows=False, edge_color="0.7", width=0.6)
-    nodes = nx.draw_networkx_nodes(g, pos, ax=ax, node_color=nrel, cmap="viridis", node_size=260 if N <= 4 else 120)
-    labels = {i: "".join(map(str, runs[i])) for i in range(len(runs))}
+    tone = runs.astype(np.int64).sum(axis=1)
+    labels = ["".join(map(str, r)) for r in runs]
+    mname = None
     if measure is not None:
         fn = as_measure(measure, N, c)
+        mname = _name(measure)
         vals = fn.values(runs)
-        labels = {i: f"{labels[i]}\n{vals[i]:.3g}" for i in labels}
-    nx.draw_networkx_labels(g, pos, labels, ax=ax, font_size=6 if N <= 4 else 4)
-    fig.colorbar(nodes, ax=ax, label="relevant documents")
-    ax.set_title(f"weak top-heaviness order, N = {N}, {levels} levels ({len(runs)} runs, {len(lo)} covers)")
-    ax.axis("off")
-    return _save(fig, Path(out), f"hasse_N{N}" + ("_" + str(measure).replace("(", "").replace(")", "").replace("=", "")
-                                                   .replace(".", "") if measure is not None else ""))
+        labels = [f"{s} {v:.3g}" for s, v in zip(labels, vals)]
+    rowsets = _hasse_order(runs, lo, hi, height)
+    size = 8
+    font = FontProperties(family="monospace", size=size)
+    with _style():
+        text_w = max(TextPath((0, 0), s, prop=font).get_extents().width for s in labels) / 72
+    slot, row = text_w + 0.32, 0.36
+    widest = max(len(r) for r in rowsets.values())
+    H = int(height.max()) + 1
+    ax_w, ax_h = widest * slot + 0.1, (H - 1) * row + 0.4
+    fig_w, fig_h = ax_w + 1.3, ax_h + 1.1
+    pos = np.zeros((len(runs), 2))
+    for h, members in rowsets.items():
+        for k, node in enumerate(members):
+            pos[node] = ((k - (len(members) - 1) / 2) * slot, h * row)
+    K = int(tone.max()) + 1
+    base = _plt().get_cmap("viridis")
+    cmap = ListedColormap([base(x) for x in np.linspace(0.0, 0.92, K)])
+    norm = BoundaryNorm(np.arange(K + 1) - 0.5, K)
+    plt = _plt()
+    with _style():
+        fig = plt.figure(figsize=(fig_w, fig_h))
+        ax = fig.add_axes([0.25 / fig_w, 0.25 / fig_h, ax_w / fig_w, ax_h / fig_h])
+        ax.set_xlim(-ax_w / 2, ax_w / 2)
+        ax.set_ylim(-0.2, (H - 1) * row + 0.2)
+        ax.add_collection(LineCollection(np.stack([pos[lo], pos[hi]], axis=1), colors="0.55", linewidths=0.7,
+                                         zorder=1))
+        fills, inks = [], []
+        for i in range(len(runs)):
+            fc = cmap(norm(tone[i]))
+            fills.append(fc)
+            inks.append(_ink(fc))
+            ax.text(pos[i, 0], pos[i, 1], labels[i], ha="center", va="center", fontsize=size, family="monospace",
+                    color=_ink(fc), zorder=3, bbox={"boxstyle": "round,pad=0.3", "fc": fc, "ec": "0.25", "lw": 0.5})
+        ax.axis("off")
+        cax = fig.add_axes([(ax_w + 0.5) / fig_w, 0.25 / fig_h, 0.15 / fig_w, min(ax_h, 3.0) / fig_h])
+        sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
+        cb = fig.colorbar(sm, cax=cax, ticks=range(K))
+        cb.set_label("relevant documents" if c == 1 else "sum of grades")
+        what = f"; labels: run and {mname} (RB = N)" if mname else ""
+        title = (f"Weak top-heaviness order on runs of length N = {N}, {levels} relevance levels: "
+                 f"{len(runs)} runs, {len(lo)} covers (bottom: worst run, top: best){what}")
+        ax.set_title(_wrap(title, max(fig_w - 0.3, 4.5), 9), fontsize=9)
+    return _finish(fig, title, out, stem or _stem("hasse", f"N{N}", f"L{levels}" if levels != 2 else "",
+                                                   mname or ""),
+                   {"positions": pos, "labels": labels, "covers": np.column_stack([lo, hi]), "fill": fills,
+                    "ink": inks, "fontsize": size}, tight=True,
+                   caption=f"Every run of length {N} over grades 0..{c}, from the worst (bottom) to the best (top); "
+                           "an edge joins a run to one it is immediately below in the weak top-heaviness order (a "
+                           "relevant document added at the end or moved up a rank), runs on one row are at the same "
+                           "level; the colour is the number of relevant documents" + (" (sum of grades)" if c > 1
+                                                                                        else "")
+                           + (f"; each label gives the run and its {mname}." if mname else "."))
 
+
+def _hasse_order(runs, lo, hi, height) -> dict[int, list[int]]:
+    """Nodes of each level, ordered to cross few edges: first by the run read as a
+    number (best first), then barycentre sweeps kept only where they cross fewer edges."""
+    N = runs.shape[1]
+    c = int(runs.max()) if runs.size else 1
+    idx = runs.astype(np.int64) @ positional_weights(N, max(c, 1))
+    rowsets = {int(h): [int(x) for x in np.flatnonzero(height == h)[np.argsort(-idx[height == h], kind="stable")]]
+               for h in np.unique(height)}
+
+    def xs(rs):
+        p = np.zeros(len(runs))
+        for members in rs.values():
+            for k, node in enumerate(members):
+                p[node] = k - (len(members) - 1) / 2
+        return p
+
+    def crossings(rs):
+        p = xs(rs)
+        a, b = p[lo], p[hi]
+        ha, hb = height[lo], height[hi]
+        same = (ha[:, None] == ha[None, :]) & (hb[:, None] == hb[None, :])
+        cross = ((a[:, None] - a[None, :]) * (b[:, None] - b[None, :]) < 0) & same
+        return int(np.triu(cross, 1).sum())
+
+    best, best_x = rowsets, crossings(rowsets)
+    cur = {h: list(v) for h, v in rowsets.items()}
+    for sweep in range(6):
+        p = xs(cur)
+        up = sweep % 2 == 0
+        levels_ = sorted(cur) if up else sorted(cur, reverse=True)
+        for h in levels_:
+            nb = []
+            for node in cur[h]:
+                others = lo[hi == node] if up else hi[lo == node]
+                nb.append(p[others].mean() if len(others) else p[node])
+            cur[h] = [cur[h][k] for k in np.argsort(nb, kind="stable")]
+            p = xs(cur)
+        x = crossings(cur)
+        if x < best_x:
+            best, best_x = {h: list(v) for h, v in cur.items()}, x
+    return best
+
+
+def _hasse_levels(N: int, levels: int, out, stem, note: str | None, measure) -> Picture:
+    if N > HASSE_LEVELS_MAX_N:
+        raise IrscaleError(f"runs per level of the weak order are counted up to N={HASSE_LEVELS_MAX_N}, not N={N}")
+    c = levels - 1
+    counts = weak_level_counts(N, c)
+    lv = np.arange(len(counts))
+    plt = _plt()
+    title = (f"Weak top-heaviness order on runs of length N = {N}, {levels} relevance levels: number of runs at "
+             f"each of its {len(counts)} levels ({(c + 1) ** N:,} runs, widest level {int(counts.max()):,})")
+    if note:
+        title += (f"; too many to draw each run ({note}; drawn up to {HASSE_MAX_RUNS} runs and "
+                  f"{HASSE_MAX_COVERS} covers)")
+        if measure is not None:
+            title += f", so {_name(measure)} is not shown"
+    with _style():
+        fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
+        ax.stairs(counts, np.arange(len(lv) + 1) - 0.5, fill=True, color="C0",
+                  baseline=0.5 if counts.max() / max(counts.min(), 1) > 1e3 else 0)
+        if counts.max() / max(counts.min(), 1) > 1e3:
+            ax.set_yscale("log")
+        ax.set_xlabel("level: sum of g_k (N - k + 1), worst run (0) to best")
+        ax.set_ylabel("runs at the level")
+        ax.set_xlim(-0.5, len(lv) - 0.5)
+        ax.set_title(_wrap(title, 6.2, 9))
+    return _finish(fig, title, out, stem or _stem("hasse_levels", f"N{N}", f"L{levels}" if levels != 2 else ""),
+                   {"levels": lv, "counts": counts},
+                   caption=f"The number of runs of length {N} over grades 0..{c} at each level of the weak "
+                           "top-heaviness order's Hasse diagram (level: sum of g_k (N - k + 1)), counted without "
+                           "enumerating the runs.")
+
+
+def hasse_diagram(N: int, out: str | Path, measure=None, levels: int = 2) -> list[Path]:
+    """The weak top-heaviness order on REL^N (:func:`hasse_figure`, ``view="auto"``:
+    every run where legible, runs per level beyond). Returns the PNG and SVG written."""
+    stem = f"hasse_N{N}" + ("_" + str(_name(measure)).replace("(", "").replace(")", "").replace("=", "")
+                            .replace(".", "") if measure is not None else "")
+    return list(hasse_figure(N, levels, measure, view="auto", out=out, stem=stem).files)
+
+
+# -- balancing index -----------------------------------------------------------------------------------
 
 def balancing_plot(measures: Sequence, ns: Sequence[int], out: str | Path) -> list[Path]:
     """Balancing index B(n) against the run length n (2015 paper, Figure 1a)."""
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 4.5))
     ns = list(ns)
-    for m in measures:
-        ax.plot(ns, [balancing_index(m, n) for n in ns], marker=".", label=str(m))
-    ax.plot(ns, ns, "k:", linewidth=0.8, label="b = n")
-    ax.set_xlabel("run length n")
-    ax.set_ylabel("balancing index B(n)")
-    ax.legend(fontsize=8)
-    ax.set_title("balancing index (top-heaviness)")
-    stem = "balancing_" + "_".join(str(m).replace("(", "").replace(")", "").replace("=", "").replace(".", "")
+    with _style():
+        fig, ax = plt.subplots(figsize=(6, 4.5), layout="constrained")
+        for m in measures:
+            ax.plot(ns, [balancing_index(m, n) for n in ns], marker=".", label=str(_name(m)))
+        ax.plot(ns, ns, "k:", linewidth=0.8, label="b = n")
+        ax.set_xlabel("run length n")
+        ax.set_ylabel("balancing index B(n)")
+        ax.legend(fontsize=8)
+        ax.set_title("Balancing index (top-heaviness) against the run length")
+    stem = "balancing_" + "_".join(str(_name(m)).replace("(", "").replace(")", "").replace("=", "").replace(".", "")
                                    for m in measures)
-    return _save(fig, Path(out), stem)
+    return list(_finish(fig, "balancing index", Path(out), stem).files)
+
+
+__all__ = ["EXACT_LIMIT", "HASSE_MAX_COVERS", "HASSE_MAX_RUNS", "Picture", "Spacing", "balancing_plot", "contrast",
+           "hasse_diagram", "hasse_figure", "hasse_limit", "means_scatter", "rank_spacing_plot", "sample_runs",
+           "significance_changes_plot", "spacing_data", "spacing_plot", "svg", "swapped_pairs", "tau_heatmap",
+           "text_overlaps", "weak_level_counts"]
