@@ -439,13 +439,50 @@ def rankmap(
         typer.echo("last      " + " ".join(f"{v:.6g}" for v in last))
 
 
-def _run_study(judged, measures, N, tests, alpha, mid, scheduler, relevance=None):
+def _run_study(judged, measures, N, tests, alpha, mid, scheduler, relevance=None, extra=None):
     from irscale.study import compare as do_compare
 
     with _Feedback(f"study N={N}") as tick:
         return do_compare(judged, measures, N, tests, alpha, mid=mid, scheduler=scheduler,
                           progress=lambda what, done, total: tick(done, total, what),
-                          relevance=relevance and relevance.value)
+                          relevance=relevance and relevance.value, **(extra or {}))
+
+
+@dataclass
+class StudyOpts:
+    """The report options of compare and study (one definition, one help text)."""
+
+    correction: str = "none"
+    across_measures: bool = False
+    baseline: Optional[list] = None
+    no_effects: bool = False
+    no_measure_free: bool = False
+    spacing: bool = False
+
+    def kwargs(self) -> dict:
+        return dict(correction=self.correction, across_measures=self.across_measures, baselines=self.baseline or None,
+                    effects=not self.no_effects, measure_free=not self.no_measure_free)
+
+
+CorrectionOpt = Annotated[str, typer.Option(
+    "--correction", help="multiple-comparison correction of each test's p-values over the system pairs: none (the "
+                         "paper), holm, bonferroni, bh (Benjamini-Hochberg)")]
+AcrossOpt = Annotated[bool, typer.Option("--across-measures", help="correct over all measures' pairs together")]
+BaselineOpt = Annotated[Optional[list[str]], typer.Option(
+    "--baseline", "-b", help="compare every system with this run (repeatable): differences with bootstrap CIs, "
+                             "effect sizes, raw and corrected p-values")]
+NoEffectsOpt = Annotated[bool, typer.Option("--no-effects", help="skip each system's mean with its bootstrap CI")]
+NoFreeOpt = Annotated[bool, typer.Option("--no-measure-free", help="skip the measure-free (weak order) view")]
+SpacingOpt = Annotated[bool, typer.Option(
+    "--spacing", help="add spacing plots of every measure from its rank map to the report (seconds per measure)")]
+
+
+def _report_figures(study, spacing: bool):
+    from irscale.report.figures import study_figures
+
+    with _Feedback("figures") as tick:
+        tick(0, 1, "")
+        return study_figures(study, spacing=spacing)
 
 
 def _command_line() -> str:
@@ -466,6 +503,8 @@ def _show_study(study, out, figures=None):
         con.print(t)
     con.print(theory_text(study_theory(study)), soft_wrap=True)
     if out:
+        if callable(figures):
+            figures = figures()
         files = study.write(out, figures=figures)  # every path written: HTML, Markdown, YAML, CSV, JSON, LaTeX
         err.print(f"wrote {len(files)} files to {out} (open report_N{study.N}.html; report_N{study.N}.md "
                   "links the rest)")
@@ -492,23 +531,40 @@ def compare(
     max_grade: MaxGradeOpt = None,
     scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address for rank maps")] = None,
     relevance: RelevanceArg = None,
+    correction: CorrectionOpt = "none",
+    across_measures: AcrossOpt = False,
+    baseline: BaselineOpt = None,
+    no_effects: NoEffectsOpt = False,
+    no_measure_free: NoFreeOpt = False,
+    spacing: SpacingOpt = False,
 ):
-    """Original vs interval-scaled measures: correlations and significance tests (paper Section 7)."""
+    """Original vs interval-scaled measures: correlations and significance tests (paper Section 7), with
+    corrections, effect sizes, confidence intervals and the measure-free view; --out writes the report."""
     from irscale.experiment import PAPER_MEASURES, plan_rank_maps
 
     opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
                     max_grade)
+    report = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing)
     measures = measure or list(PAPER_MEASURES)
     tests = test or _all_tests()
     try:
         _check_tests(tests)
+        _check_correction(correction)
         judged = _judge(qrels, runs, opts,
                         plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance)))
-        study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance)
+        study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, report.kwargs())
+        study.provenance.setdefault("command", _command_line())
+        study.provenance.setdefault("qrels", str(qrels))
+        _show_study(study, out, figures=lambda: _report_figures(study, spacing))
     except IrscaleError as e:
         _fail(e)
-    study.provenance.setdefault("command", _command_line())
-    _show_study(study, out)
+
+
+def _check_correction(correction):
+    from irscale.effects import CORRECTIONS
+    from irscale.errors import check_choice
+
+    check_choice("--correction", correction, CORRECTIONS)
 
 
 def _all_tests():
@@ -544,6 +600,12 @@ def study_trec8_like(
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
     relevance: RelevanceArg = None,
+    correction: CorrectionOpt = "none",
+    across_measures: AcrossOpt = False,
+    baseline: BaselineOpt = None,
+    no_effects: NoEffectsOpt = False,
+    no_measure_free: NoFreeOpt = False,
+    spacing: SpacingOpt = False,
 ):
     """The whole experiment of Ferrante, Ferro & Fuhr (2021) on one campaign: the eleven
     measures at each N (Table 2 rows, Table 3, Table 4, Tables 5/6). Every (measure, N)
@@ -565,7 +627,9 @@ def study_trec8_like(
         _fail(IrscaleError(f"--depths must be positive integers separated by commas (for example 5,10,20,30), "
                            f"not {depths!r}"))
     measures = list(PAPER_MEASURES)
+    extra = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing).kwargs()
     try:
+        _check_correction(correction)
         judged = _judge(qrels, runs, opts,
                         plan=lambda levels: [plan_rank_maps(measures, N, _levels(levels, relevance)) for N in Ns])
     except IrscaleError as e:
@@ -573,17 +637,18 @@ def study_trec8_like(
     studies = []
     for N in Ns:
         try:
-            st = _run_study(judged, measures, N, _all_tests(), alpha, True, None, relevance)
+            st = _run_study(judged, measures, N, _all_tests(), alpha, True, None, relevance, extra)
+            st.provenance.setdefault("command", _command_line())
+            st.provenance.setdefault("qrels", str(qrels))
+            studies.append(st)
+            if out:
+                files = st.write(out, figures=_report_figures(st, spacing))
+                files += write_tau_tables(studies, out)  # Tables 2 and 3 over the N done so far (CSV, LaTeX)
+                err.print(f"N = {N}: wrote {len(files)} files to {out}")
         except IrscaleError as e:
             if studies and out:
                 err.print(f"finished N = {', '.join(str(x.N) for x in studies)} (written to {out}); N = {N} failed")
             _fail(e)
-        st.provenance.setdefault("command", _command_line())
-        studies.append(st)
-        if out:
-            files = st.write(out)
-            files += write_tau_tables(studies, out)  # Tables 2 and 3 over the N done so far (CSV, LaTeX)
-            err.print(f"N = {N}: wrote {len(files)} files to {out}")
     con = Console(width=max(Console().width, 160))
     for t in report.tau_tables(studies):
         con.print(t)

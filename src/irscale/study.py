@@ -124,6 +124,13 @@ def compare(
     relevance: str | None = None,
     scheduler=None,
     progress: Callable[[str, int, int], None] | None = None,
+    correction: str = "none",
+    across_measures: bool = False,
+    baselines: Sequence[str] | str | None = None,
+    effects: bool = True,
+    measure_free: bool = True,
+    n_resamples: int = 2000,
+    seed: int = 0,
 ) -> Study:
     """Run the paper's Section 7 study at run length ``depth`` = N.
 
@@ -135,6 +142,29 @@ def compare(
     Delta% = (S2NS + NS2S) / Sig (Tables 5/6). ``relevance``: ``"graded"`` or
     ``"lenient"`` (binarised qrels, the paper's protocol for graded collections), see
     :func:`irscale.experiment.apply_relevance`; recorded in the provenance.
+
+    Beyond the paper (each part a frame of the returned :class:`Study`):
+
+    * ``correction`` (``"holm"``, ``"bonferroni"``, ``"bh"``; default ``"none"``, as the
+      paper): Tables 5/6 gain ``sig_adjusted`` and ``sig_ranked_adjusted``, the pairs still
+      significant after correcting each test's p-values over all system pairs (and over
+      all measures too with ``across_measures=True``); Tukey-type tests (ANOVA,
+      Kruskal-Wallis, Friedman) are adjusted over all pairs already and keep their count;
+    * ``effects`` (default on): ``study.means``, each system's mean on the original and the
+      ranked scale with a BCa bootstrap interval over topics (``n_resamples``, ``seed``;
+      :func:`irscale.effects.system_means`);
+    * ``baselines`` (system names): ``study.pairs``, every other system against each
+      baseline for every measure, scale and test: mean difference (system minus baseline)
+      with its BCa interval, Cohen's d_z, the rank-biserial correlation, raw and
+      ``correction``-adjusted p-values (over all pairs of that table), meaningfulness,
+      and the measure-free share below (:func:`irscale.effects.pairwise`);
+    * ``measure_free`` (default on): ``study.measure_free``, every pair of systems compared
+      topic by topic in the weak top-heaviness order on the runs cut at N (better, worse,
+      equal, incomparable; a sign test over the comparable topics:
+      :mod:`irscale.measurefree`), and Tables 5/6 gain ``flagged_incomparable`` and
+      ``flagged_incomparable_ranked``: significant pairs whose difference rests mostly
+      (more than half of sum |d_t|) on topics where the two runs are incomparable, which
+      no measure-free argument supports.
     """
     from irscale.errors import ArgumentError, check_choice
     from irscale.experiment import apply_relevance, plan_rank_maps
@@ -153,6 +183,18 @@ def compare(
     if progress is not None and not callable(progress):
         raise wrong_type("progress", progress, "a function progress(what, done, total) or None")
     tests = [check_choice("test", t, st.TESTS) for t in tests]  # none: correlations only
+    from irscale.effects import CORRECTIONS
+
+    correction = check_choice("correction", correction, CORRECTIONS)
+    across_measures, effects, measure_free = (flag("across_measures", across_measures), flag("effects", effects),
+                                              flag("measure_free", measure_free))
+    n_resamples = integer("n_resamples", n_resamples, minimum=100)
+    if baselines is not None:
+        baselines = [baselines] if isinstance(baselines, str) else list(baselines)
+        unknown = [b for b in baselines if b not in judged.systems]
+        if unknown or not baselines:
+            raise ArgumentError(f"baseline(s) {', '.join(map(repr, unknown)) or '(none)'} not among the systems; "
+                                f"known: {', '.join(judged.systems[:20])}" + (" ..." if len(judged.systems) > 20 else ""))
     measures = [str(m) for m in parse_measures(measures)]
     if len(judged.systems) < 2:
         raise ArgumentError(f"compare needs at least two systems to rank and test, got {len(judged.systems)} "
@@ -215,10 +257,12 @@ def compare(
     levels = max(judged.topics.max_grade, 1) + 1
     interval = {m: _is_interval(m, depth, levels) for m in measures}
     rows = []
+    results = {}
     total = M * len(tests)
     for k, (m, test) in enumerate(itertools.product(range(M), tests)):
         a = st.run_test(test, orig[m].T, alpha)
         b = st.run_test(test, ranked[m].T, alpha)
+        results[m, test] = (a, b)
         ch = st.change(a, b)
         rows.append({"measure": label(measures[m]), "test": st.TEST_NAMES[test], "ordinal": test in st.ORDINAL,
                      "sig": ch.sig, "s2ns": ch.s2ns, "s2ns_pct": 100 * ch.s2ns / ch.sig if ch.sig else 0.0,
@@ -228,11 +272,137 @@ def compare(
                      "meaningful_ranked": meaningful_test(test, True, rb_dependent[measures[m]])})
         tick("significance tests", k + 1, total)
     changes = pd.DataFrame(rows)
+    if correction != "none":
+        _corrected_counts(changes, results, M, tests, correction, across_measures, alpha)
+    codes = None
+    mf_table = None
+    if measure_free:
+        from irscale import measurefree as mf
+
+        tick("measure-free view", 0, 1)
+        codes = mf.topic_comparisons(judged, depth=depth)  # (pairs, topics): the runs cut at N
+        mf_table = mf.pair_summary(codes, judged.systems, alpha)
+        for scale, values, k in (("", orig, 0), ("_ranked", ranked, 1)):
+            diffs = {m: mf.pair_differences(values[m].T) for m in range(M)}
+            changes["flagged_incomparable" + scale] = [
+                int(mf.rests_on_incomparable(codes, diffs[m], significant=results[m, t][k].significant).sum())
+                for m, t in itertools.product(range(M), tests)]
+        tick("measure-free view", 1, 1)
+    means = pairs = None
+    complete = not (np.isnan(orig).any() or np.isnan(ranked).any())
+    if (effects or baselines is not None) and not complete:
+        import warnings
+
+        from irscale.errors import IrscaleWarning
+
+        warnings.warn("means with confidence intervals and comparisons with baselines need a score on every topic; "
+                      "some topics were left out (missing_topics='drop'): evaluate with missing_topics='zero' "
+                      "(CLI --missing-topics zero) for them", IrscaleWarning, stacklevel=2)
+    elif effects:
+        means = _means(measures, orig, ranked, judged.systems, n_resamples, seed, tick)
+    if baselines is not None and complete:
+        pairs = _baseline_pairs(measures, orig, ranked, judged.systems, baselines, tests, alpha, correction,
+                                interval, rb_dependent, codes, n_resamples, seed, tick)
     prov = {"irscale_version": __version__, "N": depth, "relevance": relevance, "measures": measures, "tests": list(tests),
             "alpha": alpha, "systems": len(judged.systems), "topics": list(judged.topics.names),
             "tie_strategies": ["unq", "mid"] if mid else ["unq"], "means_rounded_to": 8,
             "rank_maps": table.provenance["transform"]["maps"],
             "theory": {measures[i]: col.theory.as_dict() for i, col in enumerate(table.measures[M:2 * M])
                        if col.theory is not None},
+            "correction": correction, "correction_across_measures": across_measures,
+            "baselines": None if baselines is None else list(baselines),
+            "bootstrap": {"method": "BCa", "n_resamples": n_resamples, "seed": seed, "confidence": 0.95}
+            if (means is not None or pairs is not None) else None,
             "seconds": time.perf_counter() - t0}
-    return Study(depth, tuple(measures), judged.systems, judged.topics.names, table2, table4, changes, prov)
+    return Study(depth, tuple(measures), judged.systems, judged.topics.names, table2, table4, changes, prov,
+                 means=means, pairs=pairs, measure_free=mf_table)
+
+
+def _corrected_counts(changes: pd.DataFrame, results: dict, M: int, tests, correction: str, across: bool,
+                      alpha: float) -> None:
+    """Tables 5/6's pairs significant after ``correction`` of each test's p-values over
+    the system pairs (and the measures, ``across``); Tukey-type tests as they are."""
+    from irscale.effects import correct, correct_families
+
+    out = {}
+    for t in tests:
+        for k in (0, 1):
+            if t in st.MULTI:
+                for m in range(M):
+                    out[m, t, k] = results[m, t][k].n_significant
+            elif across:
+                _, rejects = correct_families([results[m, t][k].pvalue for m in range(M)], correction, alpha)
+                for m in range(M):
+                    out[m, t, k] = int(rejects[m].sum())
+            else:
+                for m in range(M):
+                    out[m, t, k] = int(correct(results[m, t][k].pvalue, correction, alpha)[1].sum())
+    order = list(itertools.product(range(M), tests))
+    changes["correction"] = correction + (" across measures" if across else "")
+    changes["sig_adjusted"] = [out[m, t, 0] for m, t in order]
+    changes["sig_ranked_adjusted"] = [out[m, t, 1] for m, t in order]
+
+
+def _means(measures, orig, ranked, systems, n_resamples: int, seed: int, tick) -> pd.DataFrame:
+    """Each system's mean with its BCa interval, per measure, on both scales."""
+    from irscale.effects import system_means
+
+    frames = []
+    for m, name in enumerate(measures):
+        for scale, values in (("original", orig), ("ranked", ranked)):
+            df = system_means(values[m].T, names=systems, n_resamples=n_resamples, seed=seed)
+            df.insert(0, "scale", scale)
+            df.insert(0, "measure", name)
+            frames.append(df)
+        tick("means with confidence intervals", m + 1, len(measures))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _baseline_pairs(measures, orig, ranked, systems, baselines, tests, alpha, correction, interval, rb_dependent,
+                    codes, n_resamples, seed, tick) -> pd.DataFrame:
+    """Every other system against each baseline, per measure, scale and test (see
+    :func:`compare`): differences read system minus baseline."""
+    from irscale.effects import pairwise
+
+    if isinstance(baselines, str):
+        baselines = [baselines]
+    position = {name: k for k, name in enumerate(systems)}
+    S = len(systems)
+    frames = []
+    done, total = 0, len(measures) * 2 * len(tests)
+    for m, name in enumerate(measures):
+        for scale, values in (("original", orig), ("ranked", ranked)):
+            ci = None
+            for test in tests:
+                corr = "none" if test in st.MULTI else correction  # Tukey-type: adjusted already
+                df = pairwise(values[m].T, test, alpha, corr, baselines=list(baselines), names=systems,
+                              n_resamples=n_resamples, seed=seed, ci=ci is None)
+                if ci is None:  # the intervals do not depend on the test: computed once
+                    ci = df[["ci_low", "ci_high"]].to_numpy()
+                df["ci_low"], df["ci_high"] = ci[:, 0], ci[:, 1]
+                out = pd.DataFrame({
+                    "measure": name, "scale": scale, "test": st.TEST_NAMES[test],
+                    "system_1": df["system_1"], "system_2": df["system_2"],
+                    "mean_1": df["mean_1"], "mean_2": df["mean_2"],
+                    "diff": -df["diff"], "ci_low": -df["ci_high"], "ci_high": -df["ci_low"],
+                    "d_z": -df["d_z"], "rank_biserial": -df["rank_biserial"],
+                    "p_value": df["p_value"], "p_adjusted": df["p_adjusted"], "significant": df["significant"],
+                    "correction": corr,
+                    "meaningful": meaningful_test(test, True if scale == "ranked" else interval[name],
+                                                  rb_dependent[name])})
+                if codes is not None:
+                    from irscale import measurefree as mf
+
+                    i = np.array([position[x] for x in df["system_1"]])
+                    j = np.array([position[x] for x in df["system_2"]])
+                    lo, hi = np.minimum(i, j), np.maximum(i, j)
+                    row = lo * S - lo * (lo + 1) // 2 + (hi - lo - 1)  # the pair's row in triu order
+                    d = (values[m].T[:, i] - values[m].T[:, j]).T
+                    mass = mf.incomparable_share(codes[row], d)  # share of sum |d_t| from incomparable topics
+                    out["incomparable_share"] = (codes[row] == mf.INCOMPARABLE).mean(axis=1)
+                    out["incomparable_mass"] = mass
+                    out["rests_on_incomparable"] = out["significant"].to_numpy() & (np.nan_to_num(mass) > 0.5)
+                frames.append(out)
+                done += 1
+                tick("comparisons with baselines", done, total)
+    return pd.concat(frames, ignore_index=True)

@@ -995,3 +995,36 @@ __all__ = ["EXACT_LIMIT", "HASSE_MAX_COVERS", "HASSE_MAX_RUNS", "Picture", "Spac
            "hasse_diagram", "hasse_figure", "hasse_limit", "means_scatter", "rank_spacing_plot", "sample_runs",
            "significance_changes_plot", "spacing_data", "spacing_plot", "svg", "swapped_pairs", "tau_heatmap",
            "text_overlaps", "weak_level_counts"]
+
+
+def study_figures(study, spacing: bool = False, samples: int = 1000) -> list[tuple[str, str, str]]:
+    """The figures of a study's report, as ``(title, svg, caption)`` triples for
+    :func:`irscale.report.study.write_report`: Kendall's tau between the measures and
+    between their ranked versions (heatmaps), the significance changes per measure and
+    test, each measure's system means original vs ranked (when the study has means) and,
+    with ``spacing=True``, the spacing of every measure's values at N over all runs from
+    its rank map (the paper's Figures 3-5; quantile view, ``samples`` seeded runs: about
+    5 s for AP at N = 30, so not drawn by default)."""
+    from irscale.measures import parse_measure
+
+    names = {parse_measure(m).label: m for m in study.measures}  # the study's frames use short labels
+    canonical = lambda df, cols: df.assign(**{c: df[c].map(lambda v: names.get(v, v)) for c in cols})  # noqa: E731
+    out = []
+    if study.table4 is not None and len(study.table4):
+        table4 = canonical(study.table4, ["measure_1", "measure_2"])
+        for value, what in (("tau", "the measures"), ("tau_ranked", "their ranked versions")):
+            out.append(tau_heatmap(table4, value=value, title=f"Kendall's tau between {what}, N = {study.N}").figure())
+    if study.changes is not None and len(study.changes):
+        out.append(significance_changes_plot(canonical(study.changes, ["measure"])).figure())
+    means = getattr(study, "means", None)
+    if means is not None and len(means):
+        for m in dict.fromkeys(means["measure"]):
+            rows = means[means["measure"] == m]
+            o = rows[rows["scale"] == "original"].set_index("system")["mean"]
+            r = rows[rows["scale"] == "ranked"].set_index("system")["mean"].reindex(o.index)
+            out.append(means_scatter(o.to_numpy(), r.to_numpy(), list(o.index), measure=f"{m}@{study.N}").figure())
+    if spacing:
+        levels = max((v.get("levels", 2) for v in study.provenance.get("rank_maps", {}).values()), default=2)
+        out.append(rank_spacing_plot(list(study.measures), [study.N], levels, view="quantile",
+                                     samples=samples).figure())
+    return out

@@ -326,9 +326,15 @@ CHANGES_EXTRA = {
                          "test's pairwise p-values (for example Holm, Bonferroni or Benjamini-Hochberg).", "text"),
     "sig_adjusted": Column("sig_adjusted", "Sig (adjusted)", "the number of system pairs significantly different "
                            "with the original measure after that correction.", "int"),
-    "flagged_incomparable": Column("flagged_incomparable", "Flagged incomparable", "how many of the significant "
-                                   "pairs rest on topics where the two runs are incomparable in the weak "
-                                   "top-heaviness order (see the measure-free comparison).", "int"),
+    "sig_ranked_adjusted": Column("sig_ranked_adjusted", "Sig ranked (adjusted)", "the number of system pairs "
+                                  "significantly different with the ranked version after that correction.", "int"),
+    "flagged_incomparable": Column("flagged_incomparable", "Flagged incomparable", "how many of the pairs "
+                                   "significant with the original measure rest mostly (more than half of the summed "
+                                   "absolute per-topic differences) on topics where the two runs are incomparable in "
+                                   "the weak top-heaviness order, which no measure-free argument supports (see the "
+                                   "measure-free comparison).", "int"),
+    "flagged_incomparable_ranked": Column("flagged_incomparable_ranked", "Flagged incomparable (ranked)", "the same "
+                                          "for the pairs significant with the ranked version.", "int"),
 }
 
 
@@ -632,6 +638,8 @@ PAIRS_COLUMNS = (
     Column("test", "Test", "the paired significance test of the comparison.", "text"),
     Column("system_1", "Baseline", "the baseline system the other system is compared with.", "text"),
     Column("system_2", "System", "the system compared with the baseline.", "text"),
+    Column("mean_1", "Baseline mean", "the baseline's mean over topics.", hidden=True),
+    Column("mean_2", "System mean", "the system's mean over topics.", hidden=True),
     Column("diff", "Difference [CI]", "the mean over topics of the system's score minus the baseline's, with its "
            "confidence interval in brackets.", latex=r"Diff.\ [CI]", ci=("ci_low", "ci_high")),
     Column("ci_low", "CI low", "the lower bound of the difference's confidence interval.", hidden=True),
@@ -651,9 +659,14 @@ PAIRS_COLUMNS = (
     Column("incomparable_share", "Incomparable topics", "the share of topics on which the two runs are "
            "incomparable in the weak top-heaviness order, where measures may rank them either way.", "share",
            latex=r"Incomp.\ \%"),
-    Column("rests_on_incomparable", "Rests on incomparable", "yes when the conclusion rests on topics where the two "
-           "runs are incomparable, so measures that agree with the weak order could reverse it.", "bool",
+    Column("incomparable_mass", "Difference from incomparable topics", "the share of the summed absolute per-topic "
+           "differences that comes from topics where the two runs are incomparable.", "share", hidden=True),
+    Column("rests_on_incomparable", "Rests on incomparable", "yes when the difference is significant and more than "
+           "half of it (of the summed absolute per-topic differences) comes from topics where the two runs are "
+           "incomparable, so measures that agree with the weak order could reverse it.", "bool",
            latex="On incomp."),
+    Column("correction", "Correction", "the multiple-comparison correction of the p-values (none for the Tukey-type "
+           "tests, whose p-values are adjusted over all pairs already).", "text", hidden=True),
 )
 
 
@@ -700,6 +713,13 @@ MEASURE_FREE_COLUMNS = (
     Column("incomparable_share", "Incomparable share", "incomparable topics in percent of all topics.", "share"),
     Column("sign_p", "Sign test p", "the p-value of a sign test on the better and worse topics (equal and "
            "incomparable ones left out).", "p", latex=r"sign $p$"),
+    Column("topics", "Topics", "the topics compared.", "int"),
+    Column("comparable", "Comparable", "topics on which the runs are comparable (better, worse or equal).", "int"),
+    Column("sign_n", "Sign test n", "the topics the sign test counts (better plus worse).", "int"),
+    Column("sign_significant", "Sign test significant", "yes when the sign test p-value is below the significance "
+           "level: one system is above the other on significantly more topics, whatever the measure.", "bool"),
+    Column("direction", "Direction", "1 when system 1 is above on more topics, -1 when system 2 is, 0 when "
+           "neither.", "int"),
 )
 
 
