@@ -25,9 +25,9 @@ def test_formats(te_test):
     rows = [line.split("\t") for line in tsv.stdout.splitlines()[1:]]
     assert ["STANDARD", "all", "AP"] == rows[0][:3] and abs(float(rows[0][3]) - 0.1785) < 5e-5
     js = json.loads(runner.invoke(app, base + ["--format", "json", "-q"]).stdout)
-    assert js["provenance"]["measures"] == ["AP", "P@10"] and len(js["scores"]) == 6
+    assert js["provenance"]["measures"] == ["AP", "P@10"] and len(js["scores"]) == 8  # 3 topics and all, 2 measures
     csv = runner.invoke(app, base + ["--format", "csv", "-q"])
-    assert csv.stdout.count("\n") == 7
+    assert csv.stdout.count("\n") == 9
 
 
 def test_trec_eval_layout_matches_trec_eval(te_test):
@@ -59,3 +59,24 @@ def test_directory_and_glob(tmp_path):
 def test_measures_listing():
     res = runner.invoke(app, ["measures"])
     assert res.exit_code == 0 and "RBP" in res.stdout and "SBTO" in res.stdout
+
+
+def test_per_topic_outputs_end_each_run_with_its_mean():
+    import csv
+    import io
+    from pathlib import Path
+
+    import irscale
+
+    toy = Path(irscale.__file__).parent / "examples" / "toy"
+    base = ["evaluate", str(toy / "qrels.txt"), str(toy / "runs"), "-m", "P@10", "-m", "AP", "-q"]
+    means = irscale.evaluate(toy / "qrels.txt", toy / "runs", ["P@10", "AP"]).mean()
+    rows = list(csv.DictReader(io.StringIO(runner.invoke(app, base + ["--format", "csv"]).stdout)))
+    for system in means.index:
+        mine = [r for r in rows if r["system"] == system]
+        assert [r["topic"] for r in mine[-2:]] == ["all", "all"]  # after the topics, as trec_eval -q
+        assert {r["measure"]: float(r["value"]) for r in mine[-2:]} == means.loc[system].to_dict()
+    js = json.loads(runner.invoke(app, base + ["--format", "json"]).stdout)["scores"]
+    assert sum(r["topic"] == "all" for r in js) == 2 * len(means)
+    table = runner.invoke(app, base + ["--format", "table"], env={"COLUMNS": "200"}).stdout
+    assert sum(" all " in line for line in table.splitlines()) == len(means)

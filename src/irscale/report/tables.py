@@ -11,13 +11,20 @@ from irscale.experiment import ScoreTable
 
 
 def long_frame(table: ScoreTable, per_topic: bool) -> pd.DataFrame:
-    """Per-topic tidy rows (system, topic, measure, value), or the means with topic 'all'."""
-    if per_topic:
-        return table.to_frame()
+    """The means as tidy rows (system, topic 'all', measure, value); with ``per_topic``,
+    each system's per-topic rows first and its 'all' rows after them, as trec_eval -q."""
     means = table.mean()
     df = means.reset_index().melt(id_vars="system", var_name="measure", value_name="value")
     df.insert(1, "topic", "all")
-    return df
+    if not per_topic:
+        return df
+    both = pd.concat([table.to_frame(), df], ignore_index=True)
+    system = {name: k for k, name in enumerate(table.systems)}
+    measure = {str(m): k for k, m in enumerate(table.measures)}
+    topic = {name: k for k, name in enumerate(table.topics)}
+    keys = (both["system"].map(system), both["topic"].map(topic).fillna(len(topic)), both["measure"].map(measure))
+    order = np.lexsort(tuple(k.to_numpy() for k in reversed(keys)))
+    return both.iloc[order].reset_index(drop=True)
 
 
 def delimited(table: ScoreTable, per_topic: bool, sep: str) -> str:
@@ -68,6 +75,7 @@ def rich_table(table: ScoreTable, per_topic: bool):
         t.add_column("topic")
     for m in table.measures:
         t.add_column(str(m), justify="right", no_wrap=True, min_width=max(len(str(m)), 6))
+    means = table.mean()
     if per_topic:
         for s, system in enumerate(table.systems):
             for k, topic in enumerate(table.topics):
@@ -75,8 +83,9 @@ def rich_table(table: ScoreTable, per_topic: bool):
                 if np.isnan(row).all():
                     continue
                 t.add_row(system, topic, *(f"{v:.4f}" for v in row))
+            t.add_row(system, "all", *(f"{v:.4f}" for v in means.iloc[s].to_numpy()), style="bold",
+                      end_section=s < len(table.systems) - 1)  # the mean, as trec_eval -q ends each run
     else:
-        means = table.mean()
         for system, row in means.iterrows():
             t.add_row(str(system), *(f"{v:.4f}" for v in row.to_numpy()))
     return t
