@@ -513,3 +513,39 @@ def test_report_in_headless_chromium(tmp_path):
         os.makedirs(os.environ["IRSCALE_ARTEFACTS"], exist_ok=True)
         shutil.copy(shot, dest)
         shutil.copy(page, os.path.join(os.environ["IRSCALE_ARTEFACTS"], "report_N10.html"))
+
+
+def check_real_report(page, tmp_path, name: str, figures: int) -> str:
+    """A report written by `irscale compare --out` renders in Chromium without console
+    errors, with its sections and figures; the screenshot is kept as an artefact."""
+    dom, problems = _browse(page, tmp_path, "--dump-dom")
+    assert problems == [], problems
+    for sec in ("means", "table2", "table4", "table5", "measure_free_summary", "figures", "provenance"):
+        assert re.search(rf'<section id="{sec}"', dom), sec
+    assert dom.count("<svg") >= figures
+    shot = tmp_path / f"{name}.png"
+    _, problems = _browse(page, tmp_path, f"--screenshot={shot}", "--window-size=1280,6000")
+    assert problems == [] and shot.stat().st_size > 50_000
+    if os.environ.get("IRSCALE_ARTEFACTS"):
+        os.makedirs(os.environ["IRSCALE_ARTEFACTS"], exist_ok=True)
+        shutil.copy(shot, os.path.join(os.environ["IRSCALE_ARTEFACTS"], f"{name}.png"))
+    return dom
+
+
+@needs_browser
+def test_dl19_study_report_in_headless_chromium(tmp_path):
+    from conftest import DATA, need
+    from typer.testing import CliRunner
+
+    from irscale.cli import app
+
+    root = need(DATA / "dl19")
+    runs = sorted((root / "runs").glob("*.gz"))[::4]  # 10 of the 37 runs
+    out = tmp_path / "dl19"
+    args = ["compare", str(root / "qrels.dl19-passage.txt"), *map(str, runs), "-N", "10", "-m", "nDCG", "-m", "P",
+            "-m", "RBP(p=0.8)", "--relevance", "graded", "--correction", "holm", "-b", runs[0].name[6:-3],
+            "--out", str(out)]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    dom = check_real_report(out / "report_N10.html", tmp_path, "report_dl19_N10", figures=6)
+    assert "nDCG" in dom and "Comparisons with the baseline" in dom and "4 levels" in dom
