@@ -153,3 +153,18 @@ def test_cli_report_has_the_parts_and_figures(tmp_path):
     assert "does not describe" not in html  # every column is explained
     written = sorted(p.name for p in out.iterdir())
     assert f"wrote {len(written)} files" in res.stderr
+
+
+def test_report_of_one_measure_or_no_test_and_its_provenance(table, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = compare(table, ["P"], N, tests=["sign"])  # Table 4 has no pair
+        none = compare(table, ["P", "AP"], N, tests=[])  # correlations only
+    assert list(one.table4.columns)[:2] == ["measure_1", "measure_2"] and one.table4.empty
+    assert none.changes.empty and "sig" in none.changes
+    for st, d in ((one, "one"), (none, "none")):
+        files = st.write(tmp_path / d)
+        assert (tmp_path / d / "report_N5.html") in files
+    prov = one.provenance
+    assert prov["runs"] == list(table.systems) and prov["levels"] == 3
+    assert prov["qrels"].endswith("qrels.txt") and len(prov["qrels_sha256"]) == 64

@@ -554,10 +554,19 @@ def compare(
                         plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance)))
         study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, report.kwargs())
         study.provenance.setdefault("command", _command_line())
-        study.provenance.setdefault("qrels", str(qrels))
+        study.provenance.update(_qrels_provenance(qrels))
         _show_study(study, out, figures=lambda: _report_figures(study, spacing))
     except IrscaleError as e:
         _fail(e)
+
+
+def _qrels_provenance(qrels) -> dict:
+    import hashlib
+
+    try:
+        return {"qrels": str(qrels), "qrels_sha256": hashlib.sha256(Path(qrels).read_bytes()).hexdigest()}
+    except OSError:
+        return {"qrels": str(qrels)}
 
 
 def _check_correction(correction):
@@ -639,7 +648,7 @@ def study_trec8_like(
         try:
             st = _run_study(judged, measures, N, _all_tests(), alpha, True, None, relevance, extra)
             st.provenance.setdefault("command", _command_line())
-            st.provenance.setdefault("qrels", str(qrels))
+            st.provenance.update(_qrels_provenance(qrels))
             studies.append(st)
             if out:
                 files = st.write(out, figures=_report_figures(st, spacing))

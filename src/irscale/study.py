@@ -251,7 +251,8 @@ def compare(
                      "tau_ranked": t_r, "delta_pct": 100 * (t_r - t_o) / t_o if t_o else np.nan,
                      "tau_ap": st.tau_ap(ma, mb), "tau_ap_ranked": st.tau_ap(ra, rb)})
         tick("correlations between measures", k + 1, pairs)
-    table4 = pd.DataFrame(rows)
+    table4 = pd.DataFrame(rows, columns=["measure_1", "measure_2", "tau", "tau_ranked", "delta_pct", "tau_ap",
+                                         "tau_ap_ranked"])  # the columns even for one measure
 
     # Tables 5/6, with which statements are meaningful (see meaningful_test)
     levels = max(judged.topics.max_grade, 1) + 1
@@ -271,7 +272,8 @@ def compare(
                      "meaningful": meaningful_test(test, interval[measures[m]], rb_dependent[measures[m]]),
                      "meaningful_ranked": meaningful_test(test, True, rb_dependent[measures[m]])})
         tick("significance tests", k + 1, total)
-    changes = pd.DataFrame(rows)
+    changes = pd.DataFrame(rows, columns=["measure", "test", "ordinal", "sig", "s2ns", "s2ns_pct", "ns2s", "ns2s_pct",
+                                          "delta_pct", "sig_ranked", "meaningful", "meaningful_ranked"])
     if correction != "none":
         _corrected_counts(changes, results, M, tests, correction, across_measures, alpha)
     codes = None
@@ -309,6 +311,8 @@ def compare(
             "rank_maps": table.provenance["transform"]["maps"],
             "theory": {measures[i]: col.theory.as_dict() for i, col in enumerate(table.measures[M:2 * M])
                        if col.theory is not None},
+            "runs": list(judged.systems), "levels": levels,
+            **_qrels_provenance(data),
             "correction": correction, "correction_across_measures": across_measures,
             "baselines": None if baselines is None else list(baselines),
             "bootstrap": {"method": "BCa", "n_resamples": n_resamples, "seed": seed, "confidence": 0.95}
@@ -316,6 +320,20 @@ def compare(
             "seconds": time.perf_counter() - t0}
     return Study(depth, tuple(measures), judged.systems, judged.topics.names, table2, table4, changes, prov,
                  means=means, pairs=pairs, measure_free=mf_table)
+
+
+def _qrels_provenance(data) -> dict:
+    """The qrels file behind ``data`` (a ScoreTable from evaluate) and its SHA-256."""
+    path = getattr(data, "provenance", {}).get("qrels") if isinstance(data, ScoreTable) else None
+    if not path or not Path(path).is_file():
+        return {}
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return {"qrels": str(path), "qrels_sha256": h.hexdigest()}
 
 
 def _corrected_counts(changes: pd.DataFrame, results: dict, M: int, tests, correction: str, across: bool,
