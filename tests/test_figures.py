@@ -17,6 +17,12 @@ import pytest
 from irscale.errors import ArgumentError, IrscaleError
 from irscale.report import figures as F
 
+
+@pytest.fixture(autouse=True)
+def check_overlaps(monkeypatch):
+    """Every figure of these tests is checked for overlapping texts (off in production)."""
+    monkeypatch.setattr(F, "CHECK_OVERLAPS", True)
+
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 

@@ -544,7 +544,7 @@ def test_dl19_study_report_in_headless_chromium(tmp_path):
     out = tmp_path / "dl19"
     args = ["compare", str(root / "qrels.dl19-passage.txt"), *map(str, runs), "-N", "10", "-m", "nDCG", "-m", "P",
             "-m", "RBP(p=0.8)", "--relevance", "graded", "--correction", "holm", "-b", runs[0].name[6:-3],
-            "--out", str(out)]
+            "--figures", "--out", str(out)]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     dom = check_real_report(out / "report_N10.html", tmp_path, "report_dl19_N10", figures=6)

@@ -142,7 +142,8 @@ def test_bad_options_are_refused(table):
 def test_cli_report_has_the_parts_and_figures(tmp_path):
     out = tmp_path / "out"
     res = CliRunner().invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-N", "5", "-m", "AP",
-                                   "-m", "P", "--correction", "holm", "-b", "bm25", "--out", str(out), "--spacing"])
+                                   "-m", "P", "--correction", "holm", "-b", "bm25", "--out", str(out), "--figures",
+                                   "--spacing"])
     assert res.exit_code == 0, res.output
     html = (out / "report_N5.html").read_text()
     for part in ("Mean scores on the original", "Comparisons with the baseline", "Measure-free comparison",

@@ -475,14 +475,22 @@ NoEffectsOpt = Annotated[bool, typer.Option("--no-effects", help="skip each syst
 NoFreeOpt = Annotated[bool, typer.Option("--no-measure-free", help="skip the measure-free (weak order) view")]
 SpacingOpt = Annotated[bool, typer.Option(
     "--spacing", help="add spacing plots of every measure from its rank map to the report (seconds per measure)")]
+FiguresOpt = Annotated[bool, typer.Option(
+    "--figures", help="draw the report's figures (tau heatmaps, significance changes, means original vs ranked: "
+                      "about 1 s each)")]
 
 
-def _report_figures(study, spacing: bool):
+def _report_figures(study, figures: bool, spacing: bool):
+    """The report's figures, drawn only when asked: matplotlib takes about a second per
+    figure, more than the rest of the report on the T08 study (the report may cost at most
+    10 % of compare's time: bench/report.py)."""
+    if not (figures or spacing):
+        return []
     from irscale.report.figures import study_figures
 
     with _Feedback("figures") as tick:
         tick(0, 1, "")
-        return study_figures(study, spacing=spacing)
+        return study_figures(study, spacing=spacing, others=figures)
 
 
 def _command_line() -> str:
@@ -536,6 +544,7 @@ def compare(
     baseline: BaselineOpt = None,
     no_effects: NoEffectsOpt = False,
     no_measure_free: NoFreeOpt = False,
+    figures: FiguresOpt = False,
     spacing: SpacingOpt = False,
 ):
     """Original vs interval-scaled measures: correlations and significance tests (paper Section 7), with
@@ -555,7 +564,7 @@ def compare(
         study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, report.kwargs())
         study.provenance.setdefault("command", _command_line())
         study.provenance.update(_qrels_provenance(qrels))
-        _show_study(study, out, figures=lambda: _report_figures(study, spacing))
+        _show_study(study, out, figures=lambda: _report_figures(study, figures, spacing))
     except IrscaleError as e:
         _fail(e)
 
@@ -614,6 +623,7 @@ def study_trec8_like(
     baseline: BaselineOpt = None,
     no_effects: NoEffectsOpt = False,
     no_measure_free: NoFreeOpt = False,
+    figures: FiguresOpt = False,
     spacing: SpacingOpt = False,
 ):
     """The whole experiment of Ferrante, Ferro & Fuhr (2021) on one campaign: the eleven
@@ -651,7 +661,7 @@ def study_trec8_like(
             st.provenance.update(_qrels_provenance(qrels))
             studies.append(st)
             if out:
-                files = st.write(out, figures=_report_figures(st, spacing))
+                files = st.write(out, figures=_report_figures(st, figures, spacing))
                 files += write_tau_tables(studies, out)  # Tables 2 and 3 over the N done so far (CSV, LaTeX)
                 err.print(f"N = {N}: wrote {len(files)} files to {out}")
         except IrscaleError as e:

@@ -22,6 +22,8 @@ file-writing signatures (list of paths).
 
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import io
 import re
@@ -152,15 +154,19 @@ def text_overlaps(fig, tol: float = 1.0) -> list[tuple[str, str]]:
     return [(names[a], names[c]) for a, c in zip(i.tolist(), j.tolist())]
 
 
+CHECK_OVERLAPS = False  # run text_overlaps on every figure (the tests do; it costs a draw per figure)
+
+
 def _finish(fig, title: str, out, stem: str, data=None, tight: bool = False, caption: str = "") -> Picture:
-    """The overlap check, SVG text and (with ``out``) stem.png and stem.svg. The layout
-    is computed once (the check's draw) and then kept; ``tight``: crop to the drawn
-    content (figures laid out by hand), else the figure's own size."""
+    """The overlap check (where :data:`CHECK_OVERLAPS`), SVG text and (with ``out``)
+    stem.png and stem.svg. The layout is computed once (the check's draw) and then kept;
+    ``tight``: crop to the drawn content (figures laid out by hand), else the figure's
+    own size."""
     plt = _plt()
     try:
         with _style():
-            overlaps = tuple(text_overlaps(fig))
-            if fig.get_layout_engine() is not None:
+            overlaps = tuple(text_overlaps(fig)) if CHECK_OVERLAPS else ()
+            if CHECK_OVERLAPS and fig.get_layout_engine() is not None:
                 fig.set_layout_engine("none")  # positions as the check drew them
             text = svg(fig, tight=tight)
             files: tuple[Path, ...] = ()
@@ -997,19 +1003,22 @@ __all__ = ["EXACT_LIMIT", "HASSE_MAX_COVERS", "HASSE_MAX_RUNS", "Picture", "Spac
            "text_overlaps", "weak_level_counts"]
 
 
-def study_figures(study, spacing: bool = False, samples: int = 1000) -> list[tuple[str, str, str]]:
+def study_figures(study, spacing: bool = False, samples: int = 1000, others: bool = True) -> list[tuple[str, str, str]]:
     """The figures of a study's report, as ``(title, svg, caption)`` triples for
     :func:`irscale.report.study.write_report`: Kendall's tau between the measures and
     between their ranked versions (heatmaps), the significance changes per measure and
     test, each measure's system means original vs ranked (when the study has means) and,
     with ``spacing=True``, the spacing of every measure's values at N over all runs from
     its rank map (the paper's Figures 3-5; quantile view, ``samples`` seeded runs: about
-    5 s for AP at N = 30, so not drawn by default)."""
+    5 s for AP at N = 30, so not drawn by default); ``others=False``: the spacing plots
+    only."""
     from irscale.measures import parse_measure
 
     names = {parse_measure(m).label: m for m in study.measures}  # the study's frames use short labels
     canonical = lambda df, cols: df.assign(**{c: df[c].map(lambda v: names.get(v, v)) for c in cols})  # noqa: E731
     out = []
+    if not others:
+        study = dataclasses.replace(study, table4=None, changes=None, means=None)
     if study.table4 is not None and len(study.table4):
         table4 = canonical(study.table4, ["measure_1", "measure_2"])
         for value, what in (("tau", "the measures"), ("tau_ranked", "their ranked versions")):

@@ -227,6 +227,13 @@ def html_report(study: Study, figures: Sequence | None = None, command: str | No
                       inline_svg(str(svg), f"fig{k}-"),
                       f"<figcaption>{escape(str(caption))}</figcaption>", "</figure>"]
         parts.append("</section>")
+    else:
+        parts += ['<section id="figures">', "<h2>Figures</h2>",
+                  "<p>Not drawn: <code>irscale compare ... --figures</code> adds Kendall's τ heatmaps, the significance "
+                  "changes and each measure's means original vs ranked (about a second each), and "
+                  "<code>--spacing</code> the spacing of every measure's values over all runs from its rank map "
+                  "(the paper's Figures 3-5); from Python, <code>irscale.report.figures.study_figures(study)</code> "
+                  "gives them for <code>study.write(out, figures=...)</code>.</p>", "</section>"]
     parts += ['<section id="provenance">', "<h2>Provenance</h2>",
               "<p>Everything the study recorded about how it was made, as YAML in the style of ir_metadata.</p>",
               *([f'<p class="files">File: <a href="{escape(links["provenance"])}.yaml">'
