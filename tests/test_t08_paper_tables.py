@@ -273,11 +273,13 @@ SIGNRANK_NO_CC_KNOWN = {
 }
 
 
-def _compare(judged, N, tests):
+def _compare(judged, N, tests, report: bool = False):
     from irscale.study import compare
 
-    # effects (bootstrap means) and the measure-free view do not enter Tables 2-6
-    return compare(judged, PAPER_MEASURES, N, tests=tests, mid=True, effects=False, measure_free=False)
+    # effects (bootstrap means) and the measure-free view do not enter Tables 2-6; the
+    # N = 30 study has them, for the report rendered in Chromium below
+    return compare(judged, PAPER_MEASURES, N, tests=tests, mid=True, effects=report, measure_free=report,
+                   correction="holm" if report else "none")
 
 
 @pytest.fixture(scope="module")
@@ -298,7 +300,7 @@ def study30(trec8_judged32):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # compare warns that interval tests run on non-interval measures
-        return _compare(trec8_judged32, 30, stats.TESTS)
+        return _compare(trec8_judged32, 30, stats.TESTS, report=True)
 
 
 @pytest.fixture(scope="module")
@@ -486,3 +488,21 @@ def test_signed_rank_rows_match_the_paper_without_continuity_correction(study30,
             assert (rows[False], paper) == SIGNRANK_NO_CC_KNOWN[m], (m, rows[False], paper)
         else:
             assert rows[False] == paper, (m, rows[False], paper)
+
+
+@pytest.mark.slow
+@N30
+def test_t08_30_report_renders_in_headless_chromium(study30, tmp_path):
+    """The report of the T08_30 study (means with intervals, Tables 2-6 with Holm, the
+    measure-free view, every figure but the spacing plots) in a real browser."""
+    from test_report import BROWSER, check_real_report
+
+    from irscale.report.figures import study_figures
+
+    if BROWSER is None:
+        pytest.skip("no Chromium binary on PATH: install Debian's `chromium` package (.ci/run does)")
+    files = study30.write(tmp_path / "t08", figures=study_figures(study30))
+    page = tmp_path / "t08" / "report_N30.html"
+    assert page in files
+    dom = check_real_report(page, tmp_path, "report_t08_N30", figures=2 + 1 + 11)
+    assert "129 systems" in dom and "nDCG(base=10)" in dom and "RBP_p03" not in dom

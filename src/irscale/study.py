@@ -285,10 +285,12 @@ def compare(
         codes = mf.topic_comparisons(judged, depth=depth)  # (pairs, topics): the runs cut at N
         mf_table = mf.pair_summary(codes, judged.systems, alpha)
         for scale, values, k in (("", orig, 0), ("_ranked", ranked, 1)):
-            diffs = {m: mf.pair_differences(values[m].T) for m in range(M)}
-            changes["flagged_incomparable" + scale] = [
-                int(mf.rests_on_incomparable(codes, diffs[m], significant=results[m, t][k].significant).sum())
-                for m, t in itertools.product(range(M), tests)]
+            # each pair's share of sum |d_t| from incomparable topics, once per measure; a
+            # significant pair is flagged where it exceeds 1/2 (mf.rests_on_incomparable)
+            mass = {m: np.nan_to_num(mf.incomparable_share(codes, mf.pair_differences(values[m].T))) > 0.5
+                    for m in range(M)}
+            changes["flagged_incomparable" + scale] = [int((mass[m] & results[m, t][k].significant).sum())
+                                                       for m, t in itertools.product(range(M), tests)]
         tick("measure-free view", 1, 1)
     means = pairs = None
     complete = not (np.isnan(orig).any() or np.isnan(ranked).any())
@@ -365,15 +367,18 @@ def _means(measures, orig, ranked, systems, n_resamples: int, seed: int, tick) -
     """Each system's mean with its BCa interval, per measure, on both scales."""
     from irscale.effects import system_means
 
-    frames = []
-    for m, name in enumerate(measures):
-        for scale, values in (("original", orig), ("ranked", ranked)):
-            df = system_means(values[m].T, names=systems, n_resamples=n_resamples, seed=seed)
-            df.insert(0, "scale", scale)
-            df.insert(0, "measure", name)
-            frames.append(df)
-        tick("means with confidence intervals", m + 1, len(measures))
-    return pd.concat(frames, ignore_index=True)
+    # one call over every (measure, scale, system) column: each system's interval is the
+    # one of a call on its own column (every chunk of systems restarts the seeded
+    # generator), and scipy's per-call overhead is paid once
+    S = len(systems)
+    cols = np.concatenate([values[m].T for m in range(len(measures)) for values in (orig, ranked)], axis=1)
+    tick("means with confidence intervals", 0, 1)
+    df = system_means(cols, names=[f"{k}" for k in range(cols.shape[1])], n_resamples=n_resamples, seed=seed)
+    tick("means with confidence intervals", 1, 1)
+    df.insert(0, "scale", np.tile(np.repeat(["original", "ranked"], S), len(measures)))
+    df.insert(0, "measure", np.repeat(list(measures), 2 * S))
+    df["system"] = np.tile(np.asarray(systems, dtype=object), 2 * len(measures))
+    return df.reset_index(drop=True)
 
 
 def _baseline_pairs(measures, orig, ranked, systems, baselines, tests, alpha, correction, interval, rb_dependent,

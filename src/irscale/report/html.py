@@ -182,13 +182,13 @@ def inline_svg(svg: str, prefix: str) -> str:
 
 
 def html_report(study: Study, figures: Sequence | None = None, command: str | None = None,
-                links: dict | None = None) -> str:
+                links: dict | None = None, tables: list | None = None) -> str:
     """The study as one self-contained HTML page: what it covers (and the command), what
     “meaningful” means, every table (:func:`irscale.report.study.report_tables`) with its
     columns explained, what the theory says about each measure, the figures
     (``[(title, svg_text, caption)]``, inline) and the provenance as YAML. ``links`` maps a
     table's key to the stem of its files, to link them."""
-    tables = report_tables(study)
+    tables = report_tables(study) if tables is None else tables  # (report_tables(study), if made)
     figures = list(figures or ())
     said = theory_lines(study)
     title = f"irscale study: original vs interval-scaled measures, N = {study.N}"

@@ -152,6 +152,8 @@ class ReportTable:
 def _missing(v) -> bool:
     if v is None:
         return True
+    if type(v) is float:  # the common case, without pandas
+        return v != v
     try:
         return bool(pd.isna(v))
     except (TypeError, ValueError):
@@ -183,7 +185,7 @@ def format_value(v, kind: str) -> str:
 
 def _negzero(text: str) -> bool:
     """A rounded value that reads as a negative zero (-0.0000, -0.00%): drop the sign."""
-    return bool(re.fullmatch(r"-0\.0+%?", text))
+    return text.startswith("-0.") and bool(re.fullmatch(r"-0\.0+%?", text))
 
 
 def cell_parts(table: ReportTable, col: Column, row: dict) -> tuple[str, str]:
@@ -811,7 +813,7 @@ def data_frame(table: ReportTable) -> pd.DataFrame:
         out[k] = df[k]
         kind = kinds.get(k, "float")
         if df[k].dtype.kind == "f" and kind != "int":
-            out[f"{k}_display"] = [("" if _missing(v) else format_value(v, kind)) for v in df[k]]
+            out[f"{k}_display"] = [("" if v != v else format_value(v, kind)) for v in df[k].tolist()]
     return pd.DataFrame(out)
 
 
@@ -837,13 +839,30 @@ def table_json(table: ReportTable, provenance: dict, frame: pd.DataFrame | None 
     explanation), ``provenance`` and ``rows`` (exact values and ``*_display`` texts; NaN as
     null). ``frame``: :func:`data_frame` of the table, if already made."""
     frame = data_frame(table) if frame is None else frame
-    rows = [{k: _plain(v) for k, v in r.items()} for r in frame.to_dict(orient="records")]
     cols = dict(table.data_explanations)
     cols.update({f"{k}_display": f"{k} as the tables show it." for k in frame.columns
                  if not k.endswith("_display") and f"{k}_display" in frame.columns})
-    return json.dumps({"table": table.key, "title": table.heading, "caption": table.caption, "label": table.label,
-                       "columns": cols, "provenance": _plain(provenance), "rows": rows},
+    head = json.dumps({"table": table.key, "title": table.heading, "caption": table.caption, "label": table.label,
+                       "columns": cols, "provenance": _plain(provenance), "rows": []},
                       indent=1, ensure_ascii=False, allow_nan=False)
+    # the rows one per line, each by json's C encoder (indent would take the slow Python
+    # one: seconds for the 8,256 pairs of a TREC-8 study); values made JSON-ready column by
+    # column: numpy scalars as Python ones, NaN and infinities as null
+    plain = {}
+    for k in frame.columns:
+        col = frame[k]
+        if col.dtype.kind == "f":
+            vals = col.to_numpy(dtype=np.float64)
+            plain[k] = [float(v) if f else None for v, f in zip(vals.tolist(), np.isfinite(vals).tolist())]
+        elif col.dtype.kind in "biu":
+            plain[k] = col.to_numpy().tolist()
+        else:
+            plain[k] = [_plain(v) for v in col.tolist()]
+    keys = list(plain)
+    rows = ",\n  ".join(json.dumps(dict(zip(keys, r)), ensure_ascii=False, allow_nan=False)
+                        for r in zip(*plain.values()))
+    assert head.endswith('"rows": []\n}')
+    return head[:-len("[]\n}")] + ("[\n  " + rows + "\n ]\n}" if rows else "[]\n}")
 
 
 # -- YAML ------------------------------------------------------------------------------------------
@@ -1003,7 +1022,7 @@ def theory_lines(study: Study) -> list[str]:
 
 
 def study_markdown(study: Study, links: dict | None = None, figures: Sequence | None = None,
-                   command: str | None = None) -> str:
+                   command: str | None = None, tables: list | None = None) -> str:
     """The study as a Markdown report: what it covers, what “meaningful” means, every table
     with its column explanations, the theory's statements, the figures' titles and the
     provenance as YAML. ``links`` maps a table's key (:attr:`ReportTable.key`) to the stem
@@ -1012,7 +1031,7 @@ def study_markdown(study: Study, links: dict | None = None, figures: Sequence | 
     if command:
         lines += [f"Command: `{command}`", ""]
     lines += ["## What “meaningful” means", "", MEANINGFUL, ""]
-    for t in report_tables(study):
+    for t in report_tables(study) if tables is None else tables:  # tables: report_tables(study), if made
         lines += [markdown_section(t, (links or {}).get(t.key)), ""]
     said = theory_lines(study)
     if said:
@@ -1100,9 +1119,9 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
         links[t.key] = f"{t.stem}_{tag}"
     links["provenance"] = f"provenance_{tag}"
     put(f"provenance_{tag}.yaml", provenance_yaml(study, command))
-    put(f"report_{tag}.md", study_markdown(study, links, figures, command))
+    put(f"report_{tag}.md", study_markdown(study, links, figures, command, tables=tables))
     html = out / f"report_{tag}.html"
-    html.write_text(html_report(study, figures, command, links), encoding="utf-8")
+    html.write_text(html_report(study, figures, command, links, tables=tables), encoding="utf-8")
     return [html] + written
 
 
