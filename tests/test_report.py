@@ -375,7 +375,8 @@ def test_write_report_returns_every_file_it_writes(tmp_path):
     names = {f.name for f in files}
     assert {"report_N10.html", "report_N10.md", "provenance_N10.yaml", "means_original_vs_ranked_N10.csv",
             "comparisons_with_baselines_N10.tex", "tables5_6_significance_changes_N10.tex",
-            "measure_free_pairs_N10.json", "measure_free_summary_N10.tex"} <= names
+            "measure_free_pairs_N10.csv", "measure_free_summary_N10.tex"} <= names
+    assert "measure_free_pairs_N10.json" not in names  # every pair: CSV only
     assert files[0].name == "report_N10.html"
     tex = (tmp_path / "out" / "tables5_6_significance_changes_N10.tex").read_text()
     assert r"\label{tab:irscale-table5-N10}" in tex and r"\label{tab:irscale-table6-N10}" in tex

@@ -129,7 +129,7 @@ def compare(
     baselines: Sequence[str] | str | None = None,
     effects: bool = True,
     measure_free: bool = True,
-    n_resamples: int = 2000,
+    n_resamples: int = 1000,
     seed: int = 0,
 ) -> Study:
     """Run the paper's Section 7 study at run length ``depth`` = N.
