@@ -904,7 +904,7 @@ def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_f
         raise ArgumentError(f"progress must be a function progress(fraction) or None, not {progress!r}")
     read = [0, 0]
     work = partial(_piece_columns, path=path, extra_fields=extra_fields, score_precision=score_precision)
-    for n, piece_blank, cols in _in_order(work, enumerate(text_pieces(source, read=read)), PIECE_THREADS):
+    for n, piece_blank, cols in map(work, enumerate(text_pieces(source, read=read))):
         size += n
         blank = blank and piece_blank
         if cols is not None:
@@ -946,9 +946,6 @@ def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_f
                        tag_list[g].decode("utf-8"), duplicates) for g in range(len(tag_list))]
 
 
-PIECE_THREADS = min(2, os.cpu_count() or 1)  # pieces of one file tokenised at once (the kernels release the GIL)
-
-
 def _piece_columns(item, *, path: str, extra_fields: str, score_precision: str):
     """(bytes, blank, columns or None) of piece ``item = (k, (first line, text))``."""
     k, (first, piece) = item
@@ -959,38 +956,6 @@ def _piece_columns(item, *, path: str, extra_fields: str, score_precision: str):
         return len(piece), tok.blank, (_run_columns(tok, first, score_precision) if len(tok.lines) else None)
     except InputFormatError as e:
         raise _shifted(e, first) from None
-
-
-def _in_order(fn, items, threads: int):
-    """``fn(item)`` for each item, in order; with ``threads`` > 1 that many at once, at most
-    ``threads + 1`` items read ahead (so memory holds a few pieces, not the file). The
-    first error in order is raised."""
-    items = iter(items)
-    first = next(items, None)
-    if first is None:
-        return
-    second = next(items, None)
-    if second is None or threads <= 1:  # one piece (most run files): no thread at all
-        yield fn(first)
-        if second is not None:
-            yield fn(second)
-        yield from map(fn, items)
-        return
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(threads) as ex:
-        ahead = deque([ex.submit(fn, first), ex.submit(fn, second)])
-        try:
-            for item in items:
-                if len(ahead) > threads:
-                    yield ahead.popleft().result()
-                ahead.append(ex.submit(fn, item))
-            while ahead:
-                yield ahead.popleft().result()
-        finally:
-            for f in ahead:
-                f.cancel()
 
 
 def _concat(arrays: list[np.ndarray]) -> np.ndarray:
