@@ -550,3 +550,18 @@ def test_dl19_study_report_in_headless_chromium(tmp_path):
     assert res.exit_code == 0, res.output
     dom = check_real_report(out / "report_N10.html", tmp_path, "report_dl19_N10", figures=6)
     assert "nDCG" in dom and "Comparisons with the baseline" in dom and "4 levels" in dom
+
+
+def test_vectorised_display_equals_format_value():
+    from hypothesis import given, settings, strategies as st
+
+    @settings(max_examples=200, deadline=None, derandomize=True)
+    @given(st.lists(st.floats(min_value=-1e12, max_value=1e12) | st.sampled_from(
+        [float("nan"), float("inf"), -float("inf"), -0.0, -0.00001, 0.00004999, 0.00005, -0.004999, 1e-300]),
+        min_size=1, max_size=20),
+        st.sampled_from(["float", "p", "pct", "share", "signed_pct", "bool"]))
+    def check(values, kind):
+        v = np.array(values, dtype=np.float64)
+        assert rs._display(v, kind) == ["" if x != x else rs.format_value(x, kind) for x in v.tolist()]
+
+    check()
