@@ -109,9 +109,13 @@ def test_baseline_comparisons_read_system_minus_baseline(study, columns):
 
 def test_measure_free_view_and_flags(study, table, columns):
     orig, ranked = columns
-    codes = mf.topic_comparisons(table.judged, depth=N)
+    codes = mf.topic_comparisons(table.judged, depth=N)  # graded (the toy qrels have grades 0-2)
     want = mf.pair_summary(codes, table.systems)
     assert study.measure_free.equals(want)
+    # AP, P and RR see the qrels binarised (grade >= 1): their flags use that order
+    binary = mf.topic_comparisons(table.judged, depth=N, rel=1)
+    assert (binary != codes).any()
+    codes = binary
     for m, name in enumerate(MEASURES):
         for test in ("ttest", "sign"):
             row = study.changes[(study.changes.measure == label(name)) & (study.changes.test == stats.TEST_NAMES[test])]
@@ -122,7 +126,7 @@ def test_measure_free_view_and_flags(study, table, columns):
     # the baselines' share of incomparable topics is the pair's share in the measure-free table
     pairs = study.pairs[(study.pairs.measure == "AP") & (study.pairs.scale == "original")
                         & (study.pairs.test == "Sign Test")]
-    mft = study.measure_free
+    mft = mf.pair_summary(binary, table.systems)
     for _, r in pairs.iterrows():
         hit = mft[((mft.system_1 == "bm25") & (mft.system_2 == r.system_2))
                   | ((mft.system_2 == "bm25") & (mft.system_1 == r.system_2))]

@@ -282,13 +282,26 @@ def compare(
         from irscale import measurefree as mf
 
         tick("measure-free view", 0, 1)
-        codes = mf.topic_comparisons(judged, depth=depth)  # (pairs, topics): the runs cut at N
+        codes = mf.topic_comparisons(judged, depth=depth)  # (pairs, topics): the runs cut at N, graded
         mf_table = mf.pair_summary(codes, judged.systems, alpha)
+        # each measure is judged against the order on the runs it sees: a binary measure's
+        # runs are the qrels binarised at its rel (P and AP on graded qrels), a graded one's
+        # the grades themselves
+        by_rel = {None: codes}
+
+        def codes_of(m):
+            pm = parse_measure(measures[m])
+            rel = None if pm.graded or judged.topics.max_grade <= 1 else getattr(pm, "rel", 1)
+            if rel not in by_rel:
+                by_rel[rel] = mf.topic_comparisons(judged, depth=depth, rel=rel)
+            return by_rel[rel]
+
+        measure_codes = {m: codes_of(m) for m in range(M)}
         for scale, values, k in (("", orig, 0), ("_ranked", ranked, 1)):
             # each pair's share of sum |d_t| from incomparable topics, once per measure; a
             # significant pair is flagged where it exceeds 1/2 (mf.rests_on_incomparable)
-            mass = {m: np.nan_to_num(mf.incomparable_share(codes, mf.pair_differences(values[m].T))) > 0.5
-                    for m in range(M)}
+            mass = {m: np.nan_to_num(mf.incomparable_share(measure_codes[m], mf.pair_differences(values[m].T)))
+                    > 0.5 for m in range(M)}
             changes["flagged_incomparable" + scale] = [int((mass[m] & results[m, t][k].significant).sum())
                                                        for m, t in itertools.product(range(M), tests)]
         tick("measure-free view", 1, 1)
@@ -306,7 +319,8 @@ def compare(
         means = _means(measures, orig, ranked, judged.systems, n_resamples, seed, tick)
     if baselines is not None and complete:
         pairs = _baseline_pairs(measures, orig, ranked, judged.systems, baselines, tests, alpha, correction,
-                                interval, rb_dependent, codes, n_resamples, seed, tick)
+                                interval, rb_dependent, measure_codes if measure_free else None, n_resamples, seed,
+                                tick)
     prov = {"irscale_version": __version__, "N": depth, "relevance": relevance, "measures": measures, "tests": list(tests),
             "alpha": alpha, "systems": len(judged.systems), "topics": list(judged.topics.names),
             "tie_strategies": ["unq", "mid"] if mid else ["unq"], "means_rounded_to": 8,
@@ -421,8 +435,9 @@ def _baseline_pairs(measures, orig, ranked, systems, baselines, tests, alpha, co
                     lo, hi = np.minimum(i, j), np.maximum(i, j)
                     row = lo * S - lo * (lo + 1) // 2 + (hi - lo - 1)  # the pair's row in triu order
                     d = (values[m].T[:, i] - values[m].T[:, j]).T
-                    mass = mf.incomparable_share(codes[row], d)  # share of sum |d_t| from incomparable topics
-                    out["incomparable_share"] = (codes[row] == mf.INCOMPARABLE).mean(axis=1)
+                    mine = codes[m][row]  # the order on the runs this measure sees
+                    mass = mf.incomparable_share(mine, d)  # share of sum |d_t| from incomparable topics
+                    out["incomparable_share"] = (mine == mf.INCOMPARABLE).mean(axis=1)
                     out["incomparable_mass"] = mass
                     out["rests_on_incomparable"] = out["significant"].to_numpy() & (np.nan_to_num(mass) > 0.5)
                 frames.append(out)
