@@ -294,3 +294,13 @@ def test_pyterrier_experiment_reports_irscale_measures(dl19_data):
         assert row["irscale(AP)"] == pytest.approx(table.mean().iloc[s]["AP"], rel=1e-12)
         assert row["irscale(ranked(nDCG@10))"] == pytest.approx(t.mean().iloc[s]["ranked(nDCG@10)"], rel=1e-12)
         assert row["nDCG@10"] == pytest.approx(row["irscale(nDCG@10)"], abs=1e-9)  # pytrec_eval's, float32 scores
+
+
+def test_ranked_measure_beyond_the_kept_depth():
+    # evaluate keeps 100 ranks by default; a ranked measure at N = 200 keeps what it needs
+    qrels = [ir_measures.Qrel("1", f"d{i}", int(i % 3 == 0)) for i in range(300)]
+    run = [ir_measures.ScoredDoc("1", f"d{i}", 300.0 - i) for i in range(300)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrscaleWarning)
+        res = ir_measures.calc_aggregate([ranked("P", N=200)], qrels, run)
+    assert list(res.values()) == [68.0]  # 67 relevant in the top 200: phi = 67 + 1

@@ -155,7 +155,8 @@ def ranked(measure: str | Measure, N: int = 30, *, levels: int | None = None, re
     max_grade = None if levels is None or relevance == "lenient" else levels - 1
 
     def table(qrels: Qrels, run: Run):
-        t = evaluate(qrels, [run], [m], score_precision=score_precision, max_grade=max_grade)
+        t = evaluate(qrels, [run], [m], score_precision=score_precision, max_grade=max_grade,
+                     keep_depth=max(N, 1))  # the grades transform needs, at any N
         t = transform(t, [m], depth=N, ties=ties, normalize=normalize, relevance=relevance)
         return t, next(i for i, col in enumerate(t.measures) if isinstance(col, Ranked))
 
