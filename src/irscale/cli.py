@@ -570,12 +570,9 @@ def compare(
 
 
 def _qrels_provenance(qrels) -> dict:
-    import hashlib
+    from irscale.study import qrels_provenance
 
-    try:
-        return {"qrels": str(qrels), "qrels_sha256": hashlib.sha256(Path(qrels).read_bytes()).hexdigest()}
-    except OSError:
-        return {"qrels": str(qrels)}
+    return qrels_provenance(qrels)
 
 
 def _check_correction(correction):

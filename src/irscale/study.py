@@ -341,14 +341,21 @@ def compare(
 def _qrels_provenance(data) -> dict:
     """The qrels file behind ``data`` (a ScoreTable from evaluate) and its SHA-256."""
     path = getattr(data, "provenance", {}).get("qrels") if isinstance(data, ScoreTable) else None
-    if not path or not Path(path).is_file():
-        return {}
+    return qrels_provenance(path) if path and Path(path).is_file() else {}
+
+
+def qrels_provenance(path) -> dict:
+    """``{"qrels": path, "qrels_sha256": ...}`` of a qrels file (the path alone where it
+    cannot be read)."""
     import hashlib
 
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return {"qrels": str(path)}
     return {"qrels": str(path), "qrels_sha256": h.hexdigest()}
 
 
