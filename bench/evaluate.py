@@ -14,9 +14,9 @@ Each tool runs in a fresh Python process (so peak memory is its own). ranx's num
 cold on its first call (NUMBA_CACHE_DIR points to an empty directory; its warm time is a
 second call in the same process); irscale's kernels are compiled by one untimed first run
 (reported as cold) and loaded from numba's cache in the timed ones, as on a user's machine
-after the first run; wall and
-CPU seconds (user + system, the process and its workers) are medians over ``--repeat``
-runs, with ratios to irscale.
+after the first run. The tools take turns (every tool once, then again, ``--repeat``
+times), so a slow spell of the shared machine falls on all of them; wall and CPU seconds
+(user + system, the process and its workers) are medians, with ratios to irscale.
 
     python bench/evaluate.py [--workloads trec8,msmarco,stream] [--repeat 3] [--tools irscale,pytrec_eval,...]
                              [--data ../shared/data]
@@ -242,28 +242,40 @@ def run_tool(name: str, qrels: Path, files: list[Path], measures: dict, numba_ca
 
 
 def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: list[str], repeat: int) -> None:
+    """Each tool ``repeat`` times in fresh processes, the tools taking turns (round one:
+    every tool once, then round two...), so that a slow spell of this shared machine
+    falls on every tool alike; irscale's numba kernels compile once first (its cold run),
+    then load from that cache."""
+    runs: dict[str, list] = {}
+    colds: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as cache:
+        for name in tools:
+            if name.startswith("irscale"):
+                try:
+                    colds[name] = run_tool(name, qrels, files, measures, cache)["seconds"]
+                except Exception as e:
+                    print(f"{name:12s} skipped: {str(e).strip().splitlines()[-1]}")
+                    continue
+            runs[name] = []
+        for _ in range(repeat):
+            for name in list(runs):
+                try:
+                    runs[name].append(run_tool(name, qrels, files, measures,
+                                               cache if name.startswith("irscale") else None))
+                except Exception as e:  # a peer not installed: say so, keep going
+                    print(f"{name:12s} skipped: {str(e).strip().splitlines()[-1]}")
+                    del runs[name]
     results = {}
-    for name in tools:
-        try:
-            if name.startswith("irscale"):  # its numba kernels compile once per machine, then load from the
-                with tempfile.TemporaryDirectory() as cache:  # cache: a first run compiles (cold), then timed runs
-                    cold = run_tool(name, qrels, files, measures, cache)
-                    runs = [run_tool(name, qrels, files, measures, cache) for _ in range(repeat)]
-                for r in runs:
-                    r["cold_seconds"] = cold["seconds"]
-            else:
-                runs = [run_tool(name, qrels, files, measures) for _ in range(repeat)]
-        except Exception as e:  # a peer not installed: say so, keep going
-            print(f"{name:12s} skipped: {str(e).strip().splitlines()[-1]}")
-            continue
+    for name, rs in runs.items():
         results[name] = {
-            "seconds": statistics.median(r["seconds"] for r in runs),
-            "cpu": statistics.median(r["cpu_seconds"] for r in runs),
-            "cold_seconds": statistics.median(r["cold_seconds"] for r in runs) if "cold_seconds" in runs[0] else None,
-            "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
-            "child_peak_mb": max(r.get("child_peak_mb", 0) for r in runs),
-            "cells": runs[0]["cells"],
-            "all": [round(r["seconds"], 2) for r in runs],
+            "seconds": statistics.median(r["seconds"] for r in rs),
+            "cpu": statistics.median(r["cpu_seconds"] for r in rs),
+            "cold_seconds": colds.get(name) or (statistics.median(r["cold_seconds"] for r in rs)
+                                                if "cold_seconds" in rs[0] else None),  # ranx: its first call
+            "peak_rss_mb": max(r["peak_rss_mb"] for r in rs),
+            "child_peak_mb": max(r.get("child_peak_mb", 0) for r in rs),
+            "cells": rs[0]["cells"],
+            "all": [round(r["seconds"], 2) for r in rs],
         }
     base = results.get("irscale") or next(iter(results.values()), {})
     print(f"\n{title}; median of {repeat} fresh processes (ratios: the tool's time / {next(iter(results), '')}'s)")

@@ -39,7 +39,6 @@ import unicodedata
 import warnings
 import zlib
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Callable, Literal, get_args
 
@@ -146,6 +145,15 @@ def text_pieces(source: "str | Path | bytes", size: int | None = None, read: lis
     """``(first line number, text)`` pieces of a file (path, plain or gzip) or of bytes,
     about ``size`` (default :data:`PIECE_BYTES`) bytes each and cut after a newline, so
     every line lies in one piece. ``read``: see :func:`_decompressed`."""
+    line = 1
+    for piece in _pieces(source, size, read):
+        yield line, piece
+        line += piece.count(b"\n")
+
+
+def _pieces(source: "str | Path | bytes", size: int | None = None, read: list | None = None):
+    """The text of :func:`text_pieces` without line numbers (the run reader takes them
+    from the tokenizer, which counts the newlines as it goes)."""
     size = size or PIECE_BYTES
     if isinstance(source, (bytes, bytearray, memoryview)):
         blocks = [source]
@@ -153,7 +161,7 @@ def text_pieces(source: "str | Path | bytes", size: int | None = None, read: lis
             read[:] = [len(source), len(source)]
     else:
         blocks = _decompressed(source, size, read)
-    line, rest = 1, b""
+    rest, first = b"", True
     for block in blocks:
         data = rest + block if rest else block
         start = 0
@@ -161,13 +169,12 @@ def text_pieces(source: "str | Path | bytes", size: int | None = None, read: lis
             cut = data.rfind(b"\n", start, start + size) + 1 or data.find(b"\n", start + size) + 1
             if cut == 0:  # one line longer than the rest: wait for its end
                 break
-            piece = data[start:cut]
-            yield line, piece
-            line += piece.count(b"\n")
+            yield data[start:cut]
+            first = False
             start = cut
         rest = data[start:]
-    if rest or line == 1:
-        yield line, rest
+    if rest or first:
+        yield rest
 
 
 def _line_of(source: "str | Path | bytes", line: int) -> str:
@@ -216,6 +223,7 @@ class _Tokens:
     data: bytes = field(repr=False)
     fields: tuple | None = None  # the fields kept, when not all (starts[:, k] is field fields[k])
     blank: bool = False  # (a piece of a file without records) not even a comment line
+    newlines: int = 0  # newline bytes in data (the first line of the next piece follows)
 
     def error(self, record: int, reason: str) -> InputFormatError:
         line = int(self.lines[record])
@@ -315,10 +323,28 @@ def _kernels():
                 ok[i] = True
 
         @numba.njit(nogil=True, cache=True)
+        def changes_k(buf, starts, ends, out):  # pragma: no cover (compiled)
+            # out[i]: token i differs from token i - 1 (out[0] True); the number of changes
+            changes = 0
+            for i in range(len(starts)):
+                s, e = starts[i], ends[i]
+                diff = i == 0 or e - s != ends[i - 1] - starts[i - 1]
+                if not diff:
+                    p = starts[i - 1]
+                    for j in range(e - s):
+                        if buf[s + j] != buf[p + j]:
+                            diff = True
+                            break
+                out[i] = diff
+                changes += diff
+            return changes
+
+        @numba.njit(nogil=True, cache=True)
         def tokens_k(buf, nfields, slot, starts, ends, counts, lines, comment):  # pragma: no cover (compiled)
             # one pass: the first nfields tokens of every non-blank line (bytes <= 32 separate
-            # tokens), its token count, line number and whether it starts with '#'; and the
-            # position of the first control character (other than tab..CR) or DEL, or -1
+            # tokens), its token count, line number and whether it starts with '#'; the
+            # position of the first control character (other than tab..CR) or DEL, or -1; and
+            # the number of lines. More records than the arrays hold: returns -1 records
             n = len(buf)
             rec = 0
             line = 1
@@ -341,20 +367,22 @@ def _kernels():
                         i += 1
                     if ntok == 0 and buf[s] == 35:
                         hashed = True
-                    if ntok < nfields and slot[ntok] >= 0:
+                    if ntok < nfields and slot[ntok] >= 0 and rec < len(counts):
                         starts[rec, slot[ntok]] = s
                         ends[rec, slot[ntok]] = i
                     ntok += 1
                 if ntok > 0:
+                    if rec == len(counts):
+                        return -1, ctrl, line
                     counts[rec] = ntok
                     lines[rec] = line
                     comment[rec] = hashed
                     rec += 1
                 line += 1
                 i += 1
-            return rec, ctrl
+            return rec, ctrl, line - 2
 
-        _KERNELS["k"] = (gather_k, decimals_k, tokens_k)
+        _KERNELS["k"] = (gather_k, decimals_k, tokens_k, changes_k)
     return _KERNELS["k"]
 
 
@@ -471,7 +499,7 @@ def tokenize(
         starts, ends = starts[keep], ends[keep]
     starts = starts.reshape(-1, nfields)
     ends = ends.reshape(-1, nfields)
-    return _Tokens(buf, starts, ends, data_lines, path, data)
+    return _Tokens(buf, starts, ends, data_lines, path, data, newlines=len(newlines))
 
 
 def _no_tokens(buf, path: str, data: bytes, nfields: int, keep, blank: bool = True) -> _Tokens:
@@ -479,7 +507,8 @@ def _no_tokens(buf, path: str, data: bytes, nfields: int, keep, blank: bool = Tr
     width = nfields if keep is None else len(keep)
     empty = np.zeros((0, width), dtype=np.int64)
     return _Tokens(buf, empty, empty, np.zeros(0, dtype=np.int64), path, data,
-                   None if keep is None or tuple(keep) == tuple(range(nfields)) else tuple(keep), blank)
+                   None if keep is None or tuple(keep) == tuple(range(nfields)) else tuple(keep), blank,
+                   data.count(b"\n"))
 
 
 def _check_fields(data: bytes, path: str, counts: np.ndarray, lines: np.ndarray, nfields: int, expected: str,
@@ -502,17 +531,23 @@ def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected
     """:func:`tokenize`'s token pass in one compiled scan (no array the size of the file
     besides the file), with the same errors in the same order; only the fields in
     ``keep`` are recorded (all by default), as int32 offsets in files below 2 GiB."""
-    n_lines = data.count(b"\n") + 1
     slot = np.full(nfields, -1, dtype=np.int64)  # field -> column of starts/ends, -1: not kept
     keep = tuple(range(nfields)) if keep is None else tuple(keep)
     slot[list(keep)] = np.arange(len(keep))
     offset = np.int32 if len(buf) < 2**31 else np.int64
-    starts = np.zeros((n_lines, len(keep)), dtype=offset)
-    ends = np.zeros((n_lines, len(keep)), dtype=offset)
-    counts = np.zeros(n_lines, dtype=np.int64)
-    line_no = np.zeros(n_lines, dtype=np.int64)
-    comment = np.zeros(n_lines, dtype=np.bool_)
-    n, ctrl = kernel(buf, nfields, slot, starts, ends, counts, line_no, comment)
+    # room for a record per 12 bytes (run and qrels lines are longer); where a file has more
+    # (short lines), the lines are counted and the pass made again. The kernel fills every
+    # kept field of a record with all its fields (others are refused or are comments)
+    for rows in (len(buf) // 12 + 1, None):
+        rows = rows or data.count(b"\n") + 1
+        starts = np.empty((rows, len(keep)), dtype=offset)
+        ends = np.empty((rows, len(keep)), dtype=offset)
+        counts = np.empty(rows, dtype=np.int64)
+        line_no = np.empty(rows, dtype=np.int64)
+        comment = np.empty(rows, dtype=np.bool_)
+        n, ctrl, newlines = kernel(buf, nfields, slot, starts, ends, counts, line_no, comment)
+        if n >= 0:
+            break
     if ctrl >= 0:
         line = data.count(b"\n", 0, ctrl) + 1
         raise InputFormatError(path, line, f"control character 0x{data[ctrl]:02x}; expected text "
@@ -528,7 +563,8 @@ def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected
     if part and len(counts) == 0:
         return _no_tokens(buf, path, data, nfields, keep, blank=False)
     _check_fields(data, path, counts, line_no, nfields, expected, extra_fields, extra_advice)
-    return _Tokens(buf, starts, ends, line_no, path, data, None if keep == tuple(range(nfields)) else keep)
+    return _Tokens(buf, starts, ends, line_no, path, data, None if keep == tuple(range(nfields)) else keep,
+                   newlines=newlines)
 
 
 def hidden_characters(buf: np.ndarray) -> np.ndarray:
@@ -566,13 +602,15 @@ def _hidden_char_error(data: bytes, path: str, pos: int, ch: str) -> InputFormat
 
 
 def _first_bad(tok: _Tokens, col: np.ndarray, what: str, pattern: re.Pattern, syntax: str,
-               lo: int | None = None, hi: int | None = None) -> InputFormatError:
+               lo: int | None = None, hi: int | None = None, records: np.ndarray | None = None) -> InputFormatError:
     """The error for the first value of ``col`` that does not match ``pattern`` (or,
-    for integers, lies outside [lo, hi]); error path only."""
+    for integers, lies outside [lo, hi]); ``records``: the record of each value of ``col``
+    (default: ``col`` is the whole field). Error path only."""
     for i, v in enumerate(col):
         if not pattern.match(v):
-            return tok.error(i, f"{what} must be {'an integer' if lo is not None else 'a number'}, "
-                                f"found {v.decode('utf-8', 'replace')!r}; {syntax}")
+            return tok.error(i if records is None else int(records[i]),
+                             f"{what} must be {'an integer' if lo is not None else 'a number'}, "
+                             f"found {v.decode('utf-8', 'replace')!r}; {syntax}")
         if lo is not None and not lo <= int(v) <= hi:
             return _range_error(tok, i, int(v))
     raise AssertionError(f"no bad {what} found in a column numpy could not parse")  # a bug, not bad input
@@ -589,35 +627,47 @@ def _column_bytes(col: np.ndarray) -> np.ndarray:
 def parse_scores(tok: _Tokens, j: int, what: str = "score (5th field)") -> np.ndarray:
     """Field ``j`` as float64, accepting only the strict syntax of ``_SCORE_RE``.
 
+    Compiled (numba): decimals with at most 17 significant digits and exponents within 22
+    are read exactly in place (Clinger's fast path: one correctly rounded operation on
+    exact operands, so the value equals strtod's), and only the syntax ``[+-]?`` digits
+    ``[.digits]`` ``[e[+-]digits]`` is accepted there, a subset of ``_SCORE_RE``; the other
+    values (long mantissas, inf, nan, and anything malformed) go through
+    :func:`_checked_scores`, which raises for the first bad one.
+    """
+    k = _kernels()
+    if k is None:
+        return _checked_scores(tok, tok.column(j), what)
+    starts, ends = tok.span(j)
+    out = np.empty(len(starts), dtype=np.float64)
+    ok = np.empty(len(starts), dtype=np.bool_)
+    k[1](tok.buf, starts, ends, out, ok)
+    rest = np.flatnonzero(~ok)
+    if len(rest):
+        out[rest] = _checked_scores(tok, gather(tok.buf, starts[rest], ends[rest]), what, rest)
+    return out
+
+
+def _checked_scores(tok: _Tokens, col: np.ndarray, what: str, records: np.ndarray | None = None) -> np.ndarray:
+    """``col`` (the score field of ``records``, default all) as float64, or the error for
+    its first value outside the strict syntax.
+
     numpy converts bytes with Python's ``float()``, which also reads ``1_000`` (C's
     ``atof``: 1), but nothing else that ``_SCORE_RE`` rejects once the bytes are limited to
     digits, ``+-.eE`` and the letters of inf/nan. So: one ``bytes.translate`` over the
     column to check its bytes (about 1 ms for 50,000 scores), a regular expression only
     for the rare values with letters, then numpy's conversion.
     """
-    col = tok.column(j)
     rest = col.tobytes().translate(None, _NUMBER_BYTES)
     if rest:  # letters of inf/nan, or bytes that have no place in a number
         if rest.translate(None, _INF_NAN_BYTES):
-            raise _first_bad(tok, col, what, _SCORE_RE, SCORE_SYNTAX)
+            raise _first_bad(tok, col, what, _SCORE_RE, SCORE_SYNTAX, records=records)
         letters = np.flatnonzero(_INF_NAN_LUT[_column_bytes(col)].any(axis=1))
         if not all(_SCORE_RE.match(col[i]) for i in letters):
-            raise _first_bad(tok, col, what, _SCORE_RE, SCORE_SYNTAX)
-    k = _kernels()
+            raise _first_bad(tok, col, what, _SCORE_RE, SCORE_SYNTAX, records=records)
     try:
-        if k is None:
-            return col.astype(np.float64)
-        # compiled: decimals with at most 17 significant digits and exponents within 22
-        # exactly (Clinger's fast path); the rest (long mantissas, inf, nan) by float()
-        out = np.empty(len(col), dtype=np.float64)
-        ok = np.empty(len(col), dtype=np.bool_)
-        k[1](tok.buf, *tok.span(j), out, ok)
-        rest = np.flatnonzero(~ok)
-        if len(rest):
-            out[rest] = col[rest].astype(np.float64)
-        return out
+        return col.astype(np.float64)
     except ValueError:
-        raise _first_bad(tok, col, what, _SCORE_RE, SCORE_SYNTAX) from None
+        raise _first_bad(tok, col, what, _SCORE_RE, SCORE_SYNTAX, records=records) from None
 
 
 def parse_grades(tok: _Tokens, j: int, what: str = "grade (4th field)") -> np.ndarray:
@@ -635,13 +685,41 @@ def parse_grades(tok: _Tokens, j: int, what: str = "grade (4th field)") -> np.nd
     return grade
 
 
+def _changes(tok: _Tokens, j: int) -> np.ndarray:
+    """Whether field ``j`` of each record differs from the record before's (the first: True)."""
+    k = _kernels()
+    starts, ends = tok.span(j)
+    if k is None or len(starts) == 0:
+        col = tok.column(j)
+        change = np.empty(len(col), dtype=bool)
+        change[:1] = True
+        change[1:] = col[1:] != col[:-1]
+        return change
+    change = np.empty(len(starts), dtype=np.bool_)
+    k[3](tok.buf, starts, ends, change)
+    return change
+
+
+def _topic_blocks_of(tok: _Tokens, j: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_topic_blocks` of field ``j``, gathering only the first qid of each block."""
+    change = _changes(tok, j)
+    heads = np.flatnonzero(change)
+    starts, ends = tok.span(j)
+    return _blocks(change, gather(tok.buf, starts[heads], ends[heads]))
+
+
 def _topic_blocks(qid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes of the distinct qids (in sorted order) for each record; O(n) when the file
     is grouped by topic, as TREC files are."""
     change = np.empty(len(qid), dtype=bool)
     change[0] = True
     change[1:] = qid[1:] != qid[:-1]
-    heads = qid[change]
+    return _blocks(change, qid[change])
+
+
+def _blocks(change: np.ndarray, heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct qids and each record's code, from where the qid changes and the qid
+    of each block (``heads``)."""
     topics = np.unique(heads)
     codes_heads = np.searchsorted(topics, heads).astype(np.int16 if len(topics) < 32768 else np.int32)
     codes = codes_heads[np.cumsum(change) - 1]
@@ -871,11 +949,12 @@ def _run_columns(tok: _Tokens, first: int, score_precision: str) -> _Columns:
     if score_precision == "float32":
         with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as in trec_eval 9
             score = score.astype(np.float32).astype(np.float64)
-    topics, codes = _topic_blocks(tok.column(0))
-    tags = tok.column(5)
-    if (tags == tags[0]).all():
-        tag_list, tag_codes = [tags[0]], None
+    topics, codes = _topic_blocks_of(tok, 0)
+    if not _changes(tok, 5)[1:].any():
+        starts, ends = tok.span(5)
+        tag_list, tag_codes = [gather(tok.buf, starts[:1], ends[:1])[0]], None  # one tag: not gathered
     else:
+        tags = tok.column(5)
         uniq, first_at, inverse = np.unique(tags, return_index=True, return_inverse=True)
         order = np.argsort(first_at)  # tags in order of first appearance
         rank = np.empty(len(uniq), dtype=np.int32)
@@ -903,8 +982,11 @@ def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_f
     if progress is not None and not callable(progress):
         raise ArgumentError(f"progress must be a function progress(fraction) or None, not {progress!r}")
     read = [0, 0]
-    work = partial(_piece_columns, path=path, extra_fields=extra_fields, score_precision=score_precision)
-    for n, piece_blank, cols in map(work, enumerate(text_pieces(source, read=read))):
+    line = 1  # of the piece's first line
+    for k, piece in enumerate(_pieces(source, read=read)):
+        n, piece_blank, cols, newlines = _piece_columns(k, line, piece, path=path, extra_fields=extra_fields,
+                                                        score_precision=score_precision)
+        line += newlines
         size += n
         blank = blank and piece_blank
         if cols is not None:
@@ -946,14 +1028,15 @@ def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_f
                        tag_list[g].decode("utf-8"), duplicates) for g in range(len(tag_list))]
 
 
-def _piece_columns(item, *, path: str, extra_fields: str, score_precision: str):
-    """(bytes, blank, columns or None) of piece ``item = (k, (first line, text))``."""
-    k, (first, piece) = item
+def _piece_columns(k: int, first: int, piece: bytes, *, path: str, extra_fields: str, score_precision: str):
+    """(bytes, blank, columns or None, newlines) of the ``k``-th piece of a file, whose
+    first line is ``first``."""
     try:
         tok = tokenize(piece, path, 6, RUN_FIELDS, extra_fields,
                        extra_advice="pass extra_fields='ignore', CLI --ignore-extra-fields, to ignore the rest of "
                                     "such lines, as trec_eval does", keep=(0, 2, 4, 5), part=1 if k == 0 else 2)
-        return len(piece), tok.blank, (_run_columns(tok, first, score_precision) if len(tok.lines) else None)
+        cols = _run_columns(tok, first, score_precision) if len(tok.lines) else None
+        return len(piece), tok.blank, cols, tok.newlines
     except InputFormatError as e:
         raise _shifted(e, first) from None
 

@@ -7,7 +7,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import comb
 
 from irscale.measures.base import Measure, cut, graded_gain, ref_gain, register
 
@@ -33,6 +32,8 @@ class SBTO(_TotalOrderMeasure):
     Computed in float64 (exact while the values stay below 2^53)."""
 
     def batch(self, grades, topics):
+        from scipy.special import comb  # here: scipy.special takes 0.3 s to import
+
         N = self.cutoff
         d = graded_gain(cut(grades, N), topics.max_grade, self.rel)
         if d.shape[-1] < N:
