@@ -85,3 +85,119 @@ def test_compiled_and_numpy_tokenizers_agree_on_odd_text():
                 assert tokens(data, nf, ef) == a, data
     finally:
         T._KERNELS["k"] = compiled
+
+
+def test_compiled_row_hash_equals_the_numpy_polynomial():
+    """The compiled row hash gives _hash_rows's numpy values (wrap-around included), on
+    contiguous and sliced matrices: the qrels index and the lookups may be hashed by either."""
+    import irscale.io.trec as T
+
+    compiled = T._kernels()
+    if compiled is None:
+        pytest.skip("numba is not installed: only the numpy hash runs")
+    rng = np.random.default_rng(3)
+    try:
+        for w in (1, 2, 7, 16, 40):
+            m = rng.integers(0, 256, (500, w), dtype=np.uint8)
+            for mat in (m, m[:, : max(w // 2, 1)], m[::3]):
+                T._KERNELS["k"] = compiled
+                a = T._hash_rows(mat)
+                T._KERNELS["k"] = None
+                assert np.array_equal(a, T._hash_rows(mat)), (w, mat.shape)
+    finally:
+        T._KERNELS["k"] = compiled
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.sets(st.tuples(st.integers(0, 5), st.text(alphabet="ab\u00e9-0", min_size=1, max_size=12)),
+                    min_size=1, max_size=60))
+def test_qrels_order_equals_a_lexsort_on_bytes(keys):
+    """by_topic_and_docno (big-endian 8-byte chunks) orders like np.lexsort on the bytes,
+    docnos of one chunk or several, and says None only for records already in order."""
+    import irscale.io.trec as T
+
+    codes = np.array([c for c, _ in keys], dtype=np.int32)
+    docno = np.array([d.encode() for _, d in keys])
+    want = np.lexsort((docno, codes))
+    got = T.by_topic_and_docno(codes, docno)
+    if got is None:
+        assert (want == np.arange(len(keys))).all()
+    else:
+        assert (got == want).all()
+    assert T.by_topic_and_docno(codes[want], docno[want]) is None
+
+
+def test_grades_read_by_the_compiled_and_the_numpy_path():
+    """Signs, leading zeros and the range check give the same grades and errors either way."""
+    import irscale.io.trec as T
+    from irscale.errors import InputFormatError
+
+    compiled = T._kernels()
+    if compiled is None:
+        pytest.skip("numba is not installed: only the numpy path runs")
+    texts = [b"1 0 a +3\n1 0 b -0\n1 0 c 007\n2 0 a -1\n", b"1 0 a 1\n1 0 b 99999999999999999999\n",
+             b"1 0 a 1\n1 0 b 1-\n", b"1 0 a 1\n1 0 b +\n", b"1 0 a 40000\n"]
+    try:
+        for text in texts:
+            out = []
+            for k in (compiled, None):
+                T._KERNELS["k"] = k
+                try:
+                    q = T.parse_qrels(text)
+                    out.append((q.docno.tolist(), q.grade.tolist()))
+                except InputFormatError as e:
+                    out.append(str(e))
+            assert out[0] == out[1], text
+    finally:
+        T._KERNELS["k"] = compiled
+    assert T.parse_qrels(texts[0]).grade.tolist() == [3, 0, 7, -1]
+
+
+def test_compiled_and_numpy_readers_give_the_same_runs():
+    """Topic blocks and tags (tracked by the compiled token pass as it goes) and scores
+    (read in place) equal the numpy reader's, on random run files with comments, blank
+    lines, interleaved topics, several tags and odd scores, read whole and in pieces."""
+    import random
+
+    import irscale.io.trec as T
+    from irscale.errors import InputFormatError
+
+    compiled = T._kernels()
+    if compiled is None:
+        pytest.skip("numba is not installed: only the numpy reader runs")
+    rng = random.Random(7)
+    topics, tags = ["1", "2", "10", "1x"], ["a", "b", "ab"]
+    scores = ["1", "-2.5", "3e2", ".5", "5.", "inf", "-INF", "12345678901234567890.5", "1e-400", "nan", "1.2.3"]
+
+    def read(data, size):
+        try:
+            kept = T.PIECE_BYTES
+            T.PIECE_BYTES = size
+            runs = T.parse_runs(data, "f", split_tags=True, duplicates="first")
+            return [(r.name, r.topics.tolist(), r.offsets.tolist(), r.docno.tolist(), r.score.tolist()) for r in runs]
+        except InputFormatError as e:
+            return str(e)
+        finally:
+            T.PIECE_BYTES = kept
+
+    try:
+        for _ in range(300):
+            lines = []
+            for i in range(rng.randint(1, 25)):
+                r = rng.random()
+                if r < 0.08:
+                    lines.append("# comment " + rng.choice(topics))
+                elif r < 0.12:
+                    lines.append("")
+                else:
+                    s = rng.choice(scores) if rng.random() < 0.3 else str(rng.randint(0, 9))
+                    lines.append(f"{rng.choice(topics)} Q0 d{rng.randint(0, 6)} {i} {s} {rng.choice(tags)}")
+            data = ("\n".join(lines) + "\n").encode()
+            for size in (7, 40, 1 << 20):
+                T._KERNELS["k"] = compiled
+                a = read(data, size)
+                T._KERNELS["k"] = None
+                b = read(data, size)
+                assert repr(a) == repr(b), (data, size)  # repr: nan equals nan
+    finally:
+        T._KERNELS["k"] = compiled

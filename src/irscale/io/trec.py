@@ -224,6 +224,7 @@ class _Tokens:
     fields: tuple | None = None  # the fields kept, when not all (starts[:, k] is field fields[k])
     blank: bool = False  # (a piece of a file without records) not even a comment line
     newlines: int = 0  # newline bytes in data (the first line of the next piece follows)
+    changed: dict = field(default_factory=dict)  # field -> the compiled pass's _changes of it
 
     def error(self, record: int, reason: str) -> InputFormatError:
         line = int(self.lines[record])
@@ -323,33 +324,20 @@ def _kernels():
                 ok[i] = True
 
         @numba.njit(nogil=True, cache=True)
-        def changes_k(buf, starts, ends, out):  # pragma: no cover (compiled)
-            # out[i]: token i differs from token i - 1 (out[0] True); the number of changes
-            changes = 0
-            for i in range(len(starts)):
-                s, e = starts[i], ends[i]
-                diff = i == 0 or e - s != ends[i - 1] - starts[i - 1]
-                if not diff:
-                    p = starts[i - 1]
-                    for j in range(e - s):
-                        if buf[s + j] != buf[p + j]:
-                            diff = True
-                            break
-                out[i] = diff
-                changes += diff
-            return changes
-
-        @numba.njit(nogil=True, cache=True)
-        def tokens_k(buf, nfields, slot, starts, ends, counts, lines, comment):  # pragma: no cover (compiled)
+        def tokens_k(buf, nfields, slot, starts, ends, counts, lines, comment, track, changed):  # pragma: no cover
             # one pass: the first nfields tokens of every non-blank line (bytes <= 32 separate
             # tokens), its token count, line number and whether it starts with '#'; the
             # position of the first control character (other than tab..CR) or DEL, or -1; and
-            # the number of lines. More records than the arrays hold: returns -1 records
+            # the number of lines. More records than the arrays hold: returns -1 records.
+            # changed[rec, k]: field track[k] (a kept one) differs from the last data
+            # record's (True for the first; the line is in cache, so this costs little)
             n = len(buf)
             rec = 0
             line = 1
             ctrl = -1
             i = 0
+            m = len(track)
+            prev = -1  # the last data record
             while i <= n:
                 ntok = 0
                 hashed = False
@@ -377,12 +365,38 @@ def _kernels():
                     counts[rec] = ntok
                     lines[rec] = line
                     comment[rec] = hashed
+                    if not hashed:
+                        for k in range(m):
+                            f = track[k]
+                            if prev < 0 or ntok <= f:  # (too few fields: refused later)
+                                changed[rec, k] = True
+                                continue
+                            c = slot[f]
+                            s0, e0, s1 = starts[rec, c], ends[rec, c], starts[prev, c]
+                            diff = e0 - s0 != ends[prev, c] - s1
+                            j = 0
+                            while not diff and j < e0 - s0:
+                                diff = buf[s0 + j] != buf[s1 + j]
+                                j += 1
+                            changed[rec, k] = diff
+                        if ntok >= nfields:
+                            prev = rec
                     rec += 1
                 line += 1
                 i += 1
             return rec, ctrl, line - 2
 
-        _KERNELS["k"] = (gather_k, decimals_k, tokens_k, changes_k)
+        @numba.njit(nogil=True, cache=True)
+        def hash_k(mat, out):  # pragma: no cover (compiled)
+            # _hash_rows's polynomial, row by row (the same values: uint64 wraps alike)
+            mult = np.uint64(1099511628211)
+            for i in range(mat.shape[0]):
+                h = np.uint64(0)
+                for j in range(mat.shape[1]):
+                    h = h * mult + np.uint64(mat[i, j])
+                out[i] = h
+
+        _KERNELS["k"] = (gather_k, decimals_k, tokens_k, hash_k)
     return _KERNELS["k"]
 
 
@@ -412,6 +426,7 @@ def tokenize(
     extra_advice: str | None = None,
     keep: tuple[int, ...] | None = None,
     part: int = 0,
+    track: tuple[int, ...] = (),
 ) -> _Tokens:
     """Split ``data`` into records of ``nfields`` whitespace-separated fields.
 
@@ -424,6 +439,9 @@ def tokenize(
     later one (2): a piece without data lines gives no records instead of an error (the
     caller decides for the whole file), and only the first may start with a byte-order
     mark. Line numbers are the piece's own.
+
+    ``track``: kept fields for :func:`_changes` (where each record's value differs from the
+    record before's), found by the compiled pass as it goes.
     """
     path = str(path)
     if data[:3] == BOM and part <= 1:
@@ -458,7 +476,8 @@ def tokenize(
                 raise _hidden_char_error(data, path, pos, data[pos:pos + 4].decode("utf-8", "ignore")[0])
     k = _kernels()
     if k is not None:
-        return _tokens_compiled(k[2], buf, data, path, nfields, expected, extra_fields, extra_advice, keep, part)
+        return _tokens_compiled(k[2], buf, data, path, nfields, expected, extra_fields, extra_advice, keep, part,
+                                track)
     # ASCII control characters other than the whitespace 9-13 (tab, LF, VT, FF, CR)
     ctrl = np.flatnonzero((buf < 9) | ((buf > 13) & (buf < 32)))
     delete = data.find(b"\x7f")
@@ -527,7 +546,8 @@ def _check_fields(data: bytes, path: str, counts: np.ndarray, lines: np.ndarray,
 
 
 def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected: str, extra_fields: str,
-                     extra_advice: str | None, keep: tuple[int, ...] | None, part: int = 0) -> _Tokens:
+                     extra_advice: str | None, keep: tuple[int, ...] | None, part: int = 0,
+                     track: tuple[int, ...] = ()) -> _Tokens:
     """:func:`tokenize`'s token pass in one compiled scan (no array the size of the file
     besides the file), with the same errors in the same order; only the fields in
     ``keep`` are recorded (all by default), as int32 offsets in files below 2 GiB."""
@@ -545,7 +565,9 @@ def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected
         counts = np.empty(rows, dtype=np.int64)
         line_no = np.empty(rows, dtype=np.int64)
         comment = np.empty(rows, dtype=np.bool_)
-        n, ctrl, newlines = kernel(buf, nfields, slot, starts, ends, counts, line_no, comment)
+        changed = np.empty((rows, len(track)), dtype=np.bool_)
+        n, ctrl, newlines = kernel(buf, nfields, slot, starts, ends, counts, line_no, comment,
+                                   np.array(track, dtype=np.int64), changed)
         if n >= 0:
             break
     if ctrl >= 0:
@@ -556,15 +578,16 @@ def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected
         if part:
             return _no_tokens(buf, path, data, nfields, keep)
         raise InputFormatError(path, None, f"empty file (only whitespace), expected lines '{expected}'")
-    starts, ends, counts, line_no, comment = starts[:n], ends[:n], counts[:n], line_no[:n], comment[:n]
+    starts, ends, counts, line_no, comment, changed = starts[:n], ends[:n], counts[:n], line_no[:n], comment[:n], changed[:n]
     if comment.any():
         data_line = ~comment
-        starts, ends, counts, line_no = starts[data_line], ends[data_line], counts[data_line], line_no[data_line]
+        starts, ends, counts, line_no, changed = (starts[data_line], ends[data_line], counts[data_line],
+                                                  line_no[data_line], changed[data_line])
     if part and len(counts) == 0:
         return _no_tokens(buf, path, data, nfields, keep, blank=False)
     _check_fields(data, path, counts, line_no, nfields, expected, extra_fields, extra_advice)
     return _Tokens(buf, starts, ends, line_no, path, data, None if keep == tuple(range(nfields)) else keep,
-                   newlines=newlines)
+                   newlines=newlines, changed={f: changed[:, k] for k, f in enumerate(track)})
 
 
 def hidden_characters(buf: np.ndarray) -> np.ndarray:
@@ -676,7 +699,17 @@ def parse_grades(tok: _Tokens, j: int, what: str = "grade (4th field)") -> np.nd
     if col.tobytes().translate(None, _INTEGER_BYTES):
         raise _first_bad(tok, col, what, _GRADE_RE, GRADE_SYNTAX, GRADE_MIN, GRADE_MAX)
     try:
-        grade = col.astype(np.int64)
+        k = _kernels()
+        if k is None:
+            grade = col.astype(np.int64)
+        else:  # the bytes are [0-9+-]: what the decimal kernel reads is [+-]?digits, exactly
+            value = np.empty(len(col), dtype=np.float64)
+            ok = np.empty(len(col), dtype=np.bool_)
+            k[1](tok.buf, *tok.span(j), value, ok)
+            grade = value.astype(np.int64)
+            rest = np.flatnonzero(~ok)
+            if len(rest):
+                grade[rest] = col[rest].astype(np.int64)
     except (ValueError, OverflowError):
         raise _first_bad(tok, col, what, _GRADE_RE, GRADE_SYNTAX, GRADE_MIN, GRADE_MAX) from None
     out = np.flatnonzero((grade < GRADE_MIN) | (grade > GRADE_MAX))
@@ -686,17 +719,14 @@ def parse_grades(tok: _Tokens, j: int, what: str = "grade (4th field)") -> np.nd
 
 
 def _changes(tok: _Tokens, j: int) -> np.ndarray:
-    """Whether field ``j`` of each record differs from the record before's (the first: True)."""
-    k = _kernels()
-    starts, ends = tok.span(j)
-    if k is None or len(starts) == 0:
-        col = tok.column(j)
-        change = np.empty(len(col), dtype=bool)
-        change[:1] = True
-        change[1:] = col[1:] != col[:-1]
-        return change
-    change = np.empty(len(starts), dtype=np.bool_)
-    k[3](tok.buf, starts, ends, change)
+    """Whether field ``j`` of each record differs from the record before's (the first:
+    True): from the compiled token pass where it tracked the field, else compared here."""
+    if j in tok.changed:
+        return tok.changed[j]
+    col = tok.column(j)
+    change = np.empty(len(col), dtype=bool)
+    change[:1] = True
+    change[1:] = col[1:] != col[:-1]
     return change
 
 
@@ -728,8 +758,13 @@ def _blocks(change: np.ndarray, heads: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def _hash_rows(mat: np.ndarray) -> np.ndarray:
     """64-bit polynomial hash of each row of a uint8 matrix (wrap-around arithmetic; in
-    place, so the only array the size of the rows is the result)."""
+    place, so the only array the size of the rows is the result). Compiled where numba
+    is, with the same values (one pass instead of one per column)."""
     h = np.zeros(mat.shape[0], dtype=np.uint64)
+    k = _kernels()
+    if k is not None:
+        k[3](mat, h)
+        return h
     mult = np.uint64(1099511628211)
     with np.errstate(over="ignore"):
         for j in range(mat.shape[1]):
@@ -878,9 +913,28 @@ def parse_qrels(data: bytes, path: str | Path = "<memory>") -> Qrels:
     if len(dups):
         i, j = dups[0]
         raise tok.error(int(j), f"duplicate judgement of docno {docno[j].decode()!r} for topic {qid[j].decode()!r} (first at line {tok.lines[i]})")
-    order = np.lexsort((docno, codes))
+    order = by_topic_and_docno(codes, docno)
+    if order is None:
+        return Qrels(qid, docno, grade.astype(np.int16), topics, codes.astype(np.int32), str(path))
     return Qrels(qid[order], docno[order], grade[order].astype(np.int16), topics,
                  codes[order].astype(np.int32), str(path))
+
+
+def by_topic_and_docno(codes: np.ndarray, docno: np.ndarray) -> np.ndarray | None:
+    """The order of records with distinct (topic code, docno) keys by topic, then docno
+    byte-wise; None when they are in that order already (as most qrels files are).
+    Exact: docnos are compared as big-endian 8-byte integers (byte-wise order of the
+    NUL-padded fixed-width values), which sort several times faster than bytes."""
+    if len(codes) < 2 or ((codes[1:] > codes[:-1]) | ((codes[1:] == codes[:-1]) & (docno[1:] > docno[:-1]))).all():
+        return None
+    n, w = len(docno), docno.dtype.itemsize
+    mat = np.zeros((n, -(-w // 8) * 8), dtype=np.uint8)
+    mat[:, :w] = docno.view(np.uint8).reshape(n, w)
+    chunks = mat.view(">u8")
+    if chunks.shape[1] == 1:  # equal docnos lie in different topics, which the stable sort separates
+        order = np.argsort(chunks[:, 0])
+        return order[np.argsort(codes[order], kind="stable")]
+    return np.lexsort((*(chunks[:, k] for k in range(chunks.shape[1] - 1, -1, -1)), codes))
 
 
 def read_qrels(path: str | Path) -> Qrels:
@@ -1034,7 +1088,8 @@ def _piece_columns(k: int, first: int, piece: bytes, *, path: str, extra_fields:
     try:
         tok = tokenize(piece, path, 6, RUN_FIELDS, extra_fields,
                        extra_advice="pass extra_fields='ignore', CLI --ignore-extra-fields, to ignore the rest of "
-                                    "such lines, as trec_eval does", keep=(0, 2, 4, 5), part=1 if k == 0 else 2)
+                                    "such lines, as trec_eval does", keep=(0, 2, 4, 5), part=1 if k == 0 else 2,
+                       track=(0, 5))
         cols = _run_columns(tok, first, score_precision) if len(tok.lines) else None
         return len(piece), tok.blank, cols, tok.newlines
     except InputFormatError as e:
