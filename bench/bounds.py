@@ -1,0 +1,67 @@
+"""Benchmark: certified bounds on phi for long runs (irscale.scales.bounds), issue 14's
+widths and times. For each case: the time to build the tables (numba kernels loaded from
+their cache by an untimed warm-up), the largest width any run can get (max_width) and the
+width on a few runs (none relevant, all relevant, one relevant at rank 1 and at rank N,
+and random runs), against the issue's goals. No peer computes these (the 2021 paper calls
+N = 40 infeasible), so there is no comparison column.
+
+    python bench/bounds.py [--cases rbp,dcg] [--n 100,1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+GOALS = {  # (measure family, N): (largest width, seconds)
+    ("rbp", 100): (1e-4, 10), ("rbp", 1000): (1e-5, 60),
+    ("dcg", 100): (1e-4, 10), ("dcg", 1000): (1e-3, 60),
+}
+
+
+def runs(N: int) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    one = np.zeros((2, N), int)
+    one[0, 0] = one[1, N - 1] = 1
+    return np.vstack([np.zeros((1, N), int), np.ones((1, N), int), one, rng.integers(0, 2, (20, N)),
+                      (rng.random((20, N)) < 0.05).astype(int)])
+
+
+def main() -> None:
+    from irscale.scales.bounds import dcg_bounds, rbp_bounds
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", default="rbp,dcg")
+    ap.add_argument("--n", default="100,1000")
+    a = ap.parse_args()
+    rbp_bounds("RBP(p=0.8)", 8, runs(8), resolution=100)  # warm-up: kernels compiled or loaded
+    dcg_bounds("DCG", 8, runs(8), grid=100)
+    rows = []
+    for N in (int(n) for n in a.n.split(",")):
+        for case in a.cases.split(","):
+            goal_w, goal_s = GOALS.get((case, N), (float("nan"), float("nan")))
+            if case == "rbp":
+                # resolution: grid points per unit of y; width about 5 / resolution at p = 0.95
+                for p, res in (("0.8", 10**5 if N <= 100 else 10**6), ("0.9", 10**5 if N <= 100 else 10**6),
+                               ("0.95", 10**5 if N <= 100 else 10**6)):
+                    t = time.perf_counter()
+                    b = rbp_bounds(f"RBP(p={p})", N, runs(N), resolution=res)
+                    rows.append((f"RBP(p={p})", N, f"resolution {res:,}", time.perf_counter() - t, b, goal_w, goal_s))
+            elif case == "dcg":
+                for m, grid in (("DCG", 10**7), ("DCG(base=2)", 10**7), ("DCG(base=10)", 10**7)):
+                    t = time.perf_counter()
+                    b = dcg_bounds(m, N, runs(N), grid=grid)
+                    rows.append((m, N, f"grid {grid:,}", time.perf_counter() - t, b, goal_w, goal_s))
+            print(f"... N = {N} {case} done", flush=True)
+    print(f"\n{'measure':14s} {'N':>5s} {'setting':>20s} {'seconds':>8s} {'max width':>10s} {'widths on runs':>15s}"
+          f" {'goal':>16s}  met")
+    for m, N, setting, secs, b, gw, gs in rows:
+        met = "yes" if b.max_width <= gw and secs <= gs else ("no" if gw == gw else "")
+        print(f"{m:14s} {N:5d} {setting:>20s} {secs:8.2f} {b.max_width:10.2e} {b.width:15.2e} "
+              f"{f'<= {gw:.0e} in {gs} s':>16s}  {met}")
+
+
+if __name__ == "__main__":
+    main()
