@@ -177,3 +177,26 @@ def test_few_exact_ranks_and_the_rest_bounded_still_contain_phi(levels):
     lo, hi = g.query(space_for(parse_measure("RBP(p=0.8)"), N, 1).keys(runs))
     assert (lo <= exact).all() and (exact <= hi).all()
     assert (hi - lo).max() > 0.05  # the cut-off ranks are felt
+
+
+def test_phi_bounds_is_exact_where_it_can_be_bounded_where_not_and_refuses_ap():
+    from irscale.errors import MeasureError
+    from irscale.scales.bounds import phi_bounds
+
+    N = 1000
+    runs = _extremes(N)[:5]
+    for m in ("P", "RR", "RBP(p=0.5)"):  # closed forms at any N
+        b = phi_bounds(m, N, runs)
+        assert b.exact and (b.lo == b.hi).all() and b.method.startswith("exact"), m
+    b = phi_bounds("P", N, runs)
+    assert b.size == N + 1 and b.lo.tolist() == [1 / 1001, 1001 / 1001, 2 / 1001, 2 / 1001, 2 / 1001]
+    b = phi_bounds("RBP(p=0.8)", 60, _extremes(60), resolution=10_000)
+    assert b.method == "grid recursion" and 0 < b.max_width < 1e-2 and (b.lo <= b.hi).all()
+    b = phi_bounds("nDCG", 60, _extremes(60), resolution=100_000)
+    assert b.method == "lattice convolution" and 0 < b.max_width < 1e-2
+    assert b.lo[0] <= 1 / b.size <= b.hi[0]  # none relevant: phi = 1 of |M|
+    assert b.lo[1] <= 1.0 <= b.hi[1]  # all relevant: the top value
+    with pytest.raises(MeasureError, match="no certified bounds"):
+        phi_bounds("AP", 40, np.zeros((1, 40), int))
+    b = phi_bounds("RBP(p=0.8)", 12, _extremes(12))  # small: the exact rank map
+    assert b.exact and b.size == 2**12
