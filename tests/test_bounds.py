@@ -200,3 +200,33 @@ def test_phi_bounds_is_exact_where_it_can_be_bounded_where_not_and_refuses_ap():
         phi_bounds("AP", 40, np.zeros((1, 40), int))
     b = phi_bounds("RBP(p=0.8)", 12, _extremes(12))  # small: the exact rank map
     assert b.exact and b.size == 2**12
+
+
+def test_a_long_decimal_p_is_refused_not_overflowed():
+    """p = 0.7500000000000001 is 7500000000000001/10^16: the grid's integers would pass
+    int64 (they wrapped silently and put 1,022 of 1,024 runs outside their bounds)."""
+    with pytest.raises(ArgumentError, match="too large a denominator"):
+        rbp_bounds("RBP(p=0.7500000000000001)", 10, np.zeros((1, 10), int))
+
+
+def test_the_numpy_convolution_equals_the_compiled_one():
+    from irscale.scales import bounds
+
+    if bounds._conv_kernel() is None:
+        pytest.skip("numba is not installed: only the numpy pass runs")
+    rng = np.random.default_rng(2)
+    pmf = rng.random(500)
+    pmf /= pmf.sum()
+    for shifts in (np.array([0, 7]), np.array([0, 3, 3, 40, 41])):
+        a, b = np.zeros(600), np.zeros(600)
+        assert bounds._conv_kernel()(pmf, 500, shifts, a) == bounds._conv_numpy(pmf, 500, shifts, b)
+        assert np.array_equal(a, b)
+
+
+def test_non_integer_grades_are_refused():
+    from irscale.scales.bounds import dcg_bounds
+
+    with pytest.raises(ArgumentError, match="integer array"):
+        dcg_bounds("DCG", 3, np.array([[0.7, 0, 1]]))
+    with pytest.raises(ArgumentError, match="integer array"):
+        rbp_bounds("RBP(p=0.8)", 3, np.array([[0.7, 0, 1]]))

@@ -24,8 +24,10 @@ Binary RBP with rational p = a/b > 1/2 (:func:`rbp_bounds`)
     ``lo <= phi / 2^N <= hi`` holds without any tolerance: a rigorous, deterministic
     bound (confidence 0 in :class:`PhiBounds`).
 
-What this module does not do yet (see the issue's note): DCG/nDCG by lattice
-convolution, graded RBP, the cache of the tables, and their use by ``transform``.
+DCG / nDCG (:func:`dcg_bounds`): lattice convolution of the classes' sums, see there.
+
+Not yet (see docs/guide.md, "Long runs"): graded RBP, a cache of the tables, and their
+use by ``transform``.
 """
 
 from __future__ import annotations
@@ -157,6 +159,10 @@ class RBPGrid:
             raise ArgumentError(f"the grid recursion is for 1/2 < p < 1, not p = {p}")
         t = time.perf_counter()
         G = -(-M * b // (b - a))  # y < 1 / (1 - p) = b / (b - a): F = 1 from grid point G on
+        if (G + M + 1) * b >= 2**62:  # the level pass's integers (i b, (i - M) b) stay in int64
+            raise ArgumentError(f"RBP(p={p}): p = {a}/{b} has too large a denominator for the grid recursion at "
+                                f"resolution {M:,} (its integers would pass 2^62); write p as a short fraction "
+                                f"or decimal, e.g. RBP(p={float(p):.4g})")
         if G + 1 > MAX_GRID:
             raise IrscaleError(f"RBP(p={p}) bounds at resolution {M:,} need a grid of {G + 1:,} points (over "
                                f"{MAX_GRID:,}); use a smaller resolution")
@@ -228,8 +234,10 @@ def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
         raise ArgumentError(f"{m} at N = {N}: not binary RBP with p > 1/2 (its scale has a closed form; "
                             "build its rank map instead)")
     runs = np.asarray(runs)
-    if runs.ndim != 2 or runs.shape[1] != N or (runs.size and (runs.min() < 0 or runs.max() > 1)):
-        raise ArgumentError(f"runs must be an (n, {N}) array of 0/1 grades, not shape {runs.shape}")
+    if runs.ndim != 2 or runs.shape[1] != N or runs.dtype.kind not in "iub" or \
+            (runs.size and (runs.min() < 0 or runs.max() > 1)):
+        raise ArgumentError(f"runs must be an (n, {N}) integer array of 0/1 grades, not shape {runs.shape} of "
+                            f"{runs.dtype}")
     grid = RBPGrid.build(p, N, resolution, threads)
     lo, hi = grid.query(space.keys(runs))
     return PhiBounds(lo, hi, "grid recursion", 2**N, resolution, 0.0,
@@ -281,7 +289,8 @@ HOEFFDING_DELTAS = tuple(10.0 ** -k for k in range(2, 16))  # tail probabilities
 
 @dataclass
 class DCGLattice:
-    """The distribution of the grid-rounded class sums of a DCG space (see dcg_bounds)."""
+    """The distribution of the grid-rounded class sums of a DCG space (:func:`dcg_lattice`;
+    the bounds are explained at :func:`dcg_bounds`)."""
 
     h: float  # grid spacing (value units)
     cdf: np.ndarray  # P(D <= j), D = sum of floor(w_c U_c / h)
@@ -290,6 +299,7 @@ class DCGLattice:
     err_max: float
     hoeffding: float  # sum over classes of (range of e_c)^2
     slack: float  # float rounding of the convolution and the cumulative sum, bounded
+    classes: int
     size: int
     seconds: float
 
@@ -297,16 +307,18 @@ class DCGLattice:
         """Bounds of P(V <= m) for each value m (float, within ``value_err`` of the exact)."""
         cdf, h = self.cdf, self.h
         G = len(cdf) - 1
-        pad = value_err + 1e-12 * h  # float error of m, mu, t and the division below, generously
+        m = np.asarray(values, dtype=np.float64)
+        # float error of m, of mu, err_max and t (sums over the classes) and of the subtraction
+        # and division below, generously
+        pad = value_err + (self.classes + 4) * _ULP * (np.abs(m) + self.classes * h) + 1e-12 * h
 
         def at(x):  # P(h D <= x) for float x, x already moved by the error in the safe direction
             j = np.floor(x / h)
             return np.where(j < 0, 0.0, cdf[np.clip(j, 0, G).astype(np.int64)])
 
-        m = np.asarray(values, dtype=np.float64)
         lo = at(m - self.err_max - pad)  # E <= err_max: P(V <= m) >= P(hD <= m - err_max)
         hi = at(m - self.err_min + pad)  # E >= err_min: P(V <= m) <= P(hD <= m - err_min)
-        for delta in HOEFFDING_DELTAS:  # P(|E - mu| >= t) <= delta for t = sqrt(S ln(1/delta) / 2)
+        for delta in HOEFFDING_DELTAS:  # one-sided: P(E - mu >= t) <= delta and P(mu - E >= t) <= delta
             t = math.sqrt(self.hoeffding * math.log(1 / delta) / 2) * (1 + 1e-12)
             lo = np.maximum(lo, at(m - self.mean_err - t - pad) - delta)
             hi = np.minimum(hi, at(m - self.mean_err + t + pad) + delta)
@@ -318,7 +330,7 @@ class DCGLattice:
         non-decreasing in the value, so between two points m_i < m_(i+1) of a sweep of the
         value range no interval is wider than hi(m_(i+1)) - lo(m_i)."""
         m = np.linspace(0, self.h * (len(self.cdf) - 1), min(len(self.cdf), 2_000_001))
-        lo, hi = self.query(m, 0.0)
+        lo, hi = self.query(m, 1e-12 * float(m[-1]))  # the padding dcg_bounds gives real values
         return float(min(1.0, np.max(hi[1:] - lo[:-1])))
 
 
@@ -354,8 +366,8 @@ def dcg_lattice(space, grid: int) -> DCGLattice:
         pmf, out = out, pmf
     cdf = np.minimum(np.cumsum(pmf[:length]), 1.0)
     ops = sum(len(s) + 1 for s in shifts) + length
-    return DCGLattice(h_f, cdf, mean_f, emin_f, emax_f, S_f * (1 + 1e-9), 4 * ops * _ULP, space.n_values,
-                      time.perf_counter() - t0)
+    return DCGLattice(h_f, cdf, mean_f, emin_f, emax_f, S_f * (1 + 1e-9), 4 * ops * _ULP, len(shifts),
+                      space.n_values, time.perf_counter() - t0)
 
 
 def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 10**7) -> PhiBounds:
@@ -383,8 +395,10 @@ def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 1
         raise ArgumentError(f"{m} is not DCG or nDCG")
     runs = np.asarray(runs)
     top = 1 if space.binary_measure else space.c
-    if runs.ndim != 2 or runs.shape[1] != N or (runs.size and (runs.min() < 0 or runs.max() > top)):
-        raise ArgumentError(f"runs must be an (n, {N}) array of grades 0..{top}, not shape {runs.shape}")
+    if runs.ndim != 2 or runs.shape[1] != N or runs.dtype.kind not in "iub" or \
+            (runs.size and (runs.min() < 0 or runs.max() > top)):
+        raise ArgumentError(f"runs must be an (n, {N}) integer array of grades 0..{top}, not shape {runs.shape} "
+                            f"of {runs.dtype}")
     lat = dcg_lattice(space, grid)
     totals = space.class_totals(runs)
     values = totals @ space.class_weights  # float; its error is far below the pad
@@ -419,6 +433,8 @@ def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: i
     m = parse_measure(measure) if isinstance(measure, str) else measure
     N = integer("N", N, minimum=1)
     levels = integer("levels", levels, minimum=2)
+    if resolution is not None:
+        resolution = integer("resolution", resolution, minimum=16)
     space = space_for(m, N, levels - 1)
     t = time.perf_counter()
     exact = space.closed or space.n_runs <= EXACT_RUNS
