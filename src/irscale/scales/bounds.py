@@ -84,14 +84,15 @@ class PhiBounds:
 _KERNELS: dict = {}
 
 
-def _level_kernel():
-    """The grid recursion's level pass compiled with numba (None without numba)."""
-    if "level" in _KERNELS:
-        return _KERNELS["level"]
+def _kernels():
+    """(level, conv) compiled with numba: the grid recursion's level pass and the lattice
+    convolution's class pass; None without numba (the numpy passes serve)."""
+    if "k" in _KERNELS:
+        return _KERNELS["k"]
     try:
         import numba
     except ImportError:  # pragma: no cover - numba is a dependency
-        _KERNELS["level"] = None
+        _KERNELS["k"] = None
         return None
 
     @numba.njit(nogil=True, cache=True)
@@ -118,8 +119,32 @@ def _level_kernel():
                 r2 -= a
                 q2 += 1
 
-    _KERNELS["level"] = level
-    return level
+    @numba.njit(nogil=True, cache=True)
+    def conv(pmf, length, shifts, out):  # pragma: no cover (compiled)
+        # out[j] = mean over s in shifts of pmf[j - s], j < length + max(shifts); returns that length
+        new = length + shifts.max()
+        for j in range(new):
+            out[j] = 0.0
+        for s in shifts:
+            for j in range(length):
+                out[j + s] += pmf[j]
+        inv = 1.0 / len(shifts)
+        for j in range(new):
+            out[j] *= inv
+        return new
+
+    _KERNELS["k"] = (level, conv)
+    return _KERNELS["k"]
+
+
+def _level_kernel():
+    k = _kernels()
+    return None if k is None else k[0]
+
+
+def _conv_kernel():
+    k = _kernels()
+    return None if k is None else k[1]
 
 
 def _level_numpy(F, out, a, b, M, up):
@@ -246,33 +271,6 @@ def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
 
 
 # -- DCG / nDCG: lattice convolution of the class sums ---------------------------------------------
-
-def _conv_kernel():
-    """The lattice convolution's class pass compiled with numba (None without numba)."""
-    if "conv" in _KERNELS:
-        return _KERNELS["conv"]
-    try:
-        import numba
-    except ImportError:  # pragma: no cover - numba is a dependency
-        _KERNELS["conv"] = None
-        return None
-
-    @numba.njit(nogil=True, cache=True)
-    def conv(pmf, length, shifts, out):  # pragma: no cover (compiled)
-        # out[j] = mean over s in shifts of pmf[j - s], j < length + max(shifts); returns that length
-        new = length + shifts.max()
-        for j in range(new):
-            out[j] = 0.0
-        for s in shifts:
-            for j in range(length):
-                out[j + s] += pmf[j]
-        inv = 1.0 / len(shifts)
-        for j in range(new):
-            out[j] *= inv
-        return new
-
-    _KERNELS["conv"] = conv
-    return conv
 
 
 def _conv_numpy(pmf, length, shifts, out):
