@@ -201,9 +201,10 @@ _KERNELS: dict = {}
 
 def _judge_kernels():
     """The judging pass compiled with numba, or None where numba is missing (the pandas
-    hash index of :func:`_index` serves). One pass over the run's docnos, no temporary the
-    size of the run: 0.25 s where the numpy path (hashing, pandas' lookup, verification)
-    takes 1.5 s on the 10 M-record run of bench/evaluate.py's MS MARCO-like workload."""
+    hash index of :func:`_index` serves). One pass over the run's docnos and no temporary
+    the size of the run, where the numpy path hashes, looks up in pandas and verifies in
+    separate passes (several times slower on the 10 M records of bench/evaluate.py's
+    MS MARCO-like run)."""
     if "k" not in _KERNELS:
         try:
             import numba
