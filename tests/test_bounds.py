@@ -230,3 +230,22 @@ def test_non_integer_grades_are_refused():
         dcg_bounds("DCG", 3, np.array([[0.7, 0, 1]]))
     with pytest.raises(ArgumentError, match="integer array"):
         rbp_bounds("RBP(p=0.8)", 3, np.array([[0.7, 0, 1]]))
+
+
+@pytest.mark.parametrize("measure,N,levels", [("DCG", 12, 3), ("nDCG(base=2)", 10, 4), ("DCG", 20, 4)])
+def test_graded_dcg_bounds_contain_the_exact_engines_phi(measure, N, levels):
+    """Graded runs (grades 0..levels-1): random runs, none relevant, all of the top grade and
+    the top grade at each rank, against the exact rank map's phi."""
+    from irscale.scales.bounds import dcg_bounds
+
+    rng = np.random.default_rng(N)
+    top = levels - 1
+    runs = np.vstack([np.zeros((1, N), int), np.full((1, N), top), top * np.eye(N, dtype=int),
+                      rng.integers(0, levels, (200, N))])
+    rm = build(measure, N, levels)
+    exact = rm.normalized(rm.phi_runs(runs))
+    for grid in (1000, 100_000):
+        b = dcg_bounds(measure, N, runs, levels=levels, grid=grid)
+        assert b.size == rm.size
+        assert (b.lo <= exact).all() and (exact <= b.hi).all(), grid
+    assert b.max_width < 1e-3
