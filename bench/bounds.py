@@ -5,13 +5,14 @@ width on a few runs (none relevant, all relevant, one relevant at rank 1 and at 
 and random runs), against the issue's goals. No peer computes these (the 2021 paper calls
 N = 40 infeasible), so there is no comparison column.
 
-    python bench/bounds.py [--cases rbp,dcg,graded] [--n 100,1000]
+    python bench/bounds.py [--cases rbp,dcg,graded] [--n 100,1000] [--trec8 [--data ../shared/data]]
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -30,12 +31,47 @@ def runs(N: int) -> np.ndarray:
                       (rng.random((20, N)) < 0.05).astype(int)])
 
 
+def trec8_at_depth(data: Path, N: int = 1000) -> None:
+    """phi_bounds of every TREC-8 run and topic at run length N for P, RR, RBP(p=0.8) and
+    nDCG (binary qrels), and AP's refusal: the largest half-width and the time of each."""
+    import irscale
+    from irscale.errors import MeasureError
+    from irscale.measures import parse_measure
+    from irscale.scales.bounds import phi_bounds
+    from irscale.scales.spaces import space_for
+
+    t8 = data / "trec8"
+    if not (t8 / "qrels.trec8.txt").exists():
+        print(f"trec8 skipped: no TREC-8 data at {t8} (pass --data)")
+        return
+    t = time.perf_counter()
+    table = irscale.evaluate(t8 / "qrels.trec8.txt", [t8 / "runs"], ["P"], keep_depth=N)
+    grades = table.judged.grades
+    print(f"\nTREC-8 at depth {N}: {grades.shape[0]} runs x {grades.shape[1]} topics read in "
+          f"{time.perf_counter() - t:.1f} s; phi/|M| of each (run, topic):")
+    print(f"{'measure':12s} {'method':>22s} {'seconds':>8s} {'largest half-width':>19s} {'size |M|':>12s}")
+    for name in ("P", "RR", "RBP(p=0.8)", "nDCG", "AP"):
+        m = parse_measure(name)
+        space = space_for(m, N, 1)
+        runs_ = space.grade_view(grades).reshape(-1, N)
+        t = time.perf_counter()
+        try:
+            b = phi_bounds(m, N, runs_)
+        except MeasureError as e:
+            print(f"{name:12s} {'refused':>22s} {time.perf_counter() - t:8.2f}  {str(e)[:150]}...")
+            continue
+        size = f"{b.size:.3g}" if b.size > 10**12 else f"{b.size:,}"
+        print(f"{name:12s} {b.method:>22s} {time.perf_counter() - t:8.2f} {b.width / 2:19.2e} {size:>12s}")
+
+
 def main() -> None:
     from irscale.scales.bounds import dcg_bounds, rbp_bounds
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default="rbp,dcg")
     ap.add_argument("--n", default="100,1000")
+    ap.add_argument("--trec8", action="store_true", help="also bound phi of the 129 TREC-8 runs at depth 1000")
+    ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     a = ap.parse_args()
     rbp_bounds("RBP(p=0.8)", 8, runs(8), resolution=100)  # warm-up: kernels compiled or loaded
     dcg_bounds("DCG", 8, runs(8), grid=100)
@@ -63,6 +99,10 @@ def main() -> None:
                     b = dcg_bounds(m, N, runs(N), grid=grid)
                     rows.append((m, N, f"grid {grid:,}", time.perf_counter() - t, b, goal_w, goal_s))
             print(f"... N = {N} {case} done", flush=True)
+    if a.trec8:
+        trec8_at_depth(a.data)
+    if not rows:
+        return
     print(f"\n{'measure':14s} {'N':>5s} {'setting':>20s} {'seconds':>8s} {'max width':>10s} {'widths on runs':>15s}"
           f" {'goal':>16s}  met")
     for m, N, setting, secs, b, gw, gs in rows:

@@ -447,9 +447,9 @@ def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: i
         raise MeasureError(
             f"{m} at N = {N}: no certified bounds. Its {space.n_runs:.3g} runs have no structure that bounds "
             f"their distinct values (unlike RBP and DCG, whose values are sums over independent ranks or "
-            f"classes), and estimating them from sampled runs does not bound phi; exact rank maps reach "
-            f"N = 36 for binary AP on one machine (irscale.scales.build('{m}', N), more on a Dask cluster), and "
-            f"the 2021 paper stopped at 30. Use a shorter N, or a measure with bounds (RBP, nDCG)")
+            f"classes), and estimating them from sampled runs does not bound phi. Use a shorter N, where the "
+            f"exact rank map is built (irscale.scales.build('{m}', N); the 2021 paper stopped at 30), or a "
+            f"measure with bounds (RBP, nDCG)")
     choose_engine(space)  # its limits, before anything is built
     rm = build(m, N, levels)
     norm = rm.normalized(rm.phi_runs(np.asarray(runs)))
