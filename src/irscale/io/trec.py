@@ -249,7 +249,8 @@ _KERNELS: dict = {}
 
 
 def _kernels():
-    """(gather, decimals) compiled with numba, or None where numba is missing (numpy serves)."""
+    """(gather, decimals, tokens, hash) compiled with numba, or None where numba is missing
+    (numpy serves)."""
     if "k" not in _KERNELS:
         try:
             import numba
@@ -578,7 +579,8 @@ def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected
         if part:
             return _no_tokens(buf, path, data, nfields, keep)
         raise InputFormatError(path, None, f"empty file (only whitespace), expected lines '{expected}'")
-    starts, ends, counts, line_no, comment, changed = starts[:n], ends[:n], counts[:n], line_no[:n], comment[:n], changed[:n]
+    starts, ends, counts, line_no = starts[:n], ends[:n], counts[:n], line_no[:n]
+    comment, changed = comment[:n], changed[:n]
     if comment.any():
         data_line = ~comment
         starts, ends, counts, line_no, changed = (starts[data_line], ends[data_line], counts[data_line],
@@ -703,7 +705,7 @@ def parse_grades(tok: _Tokens, j: int, what: str = "grade (4th field)") -> np.nd
         if k is None:
             grade = col.astype(np.int64)
         else:  # the bytes are [0-9+-]: what the decimal kernel reads is [+-]?digits, exactly
-            value = np.empty(len(col), dtype=np.float64)
+            value = np.zeros(len(col), dtype=np.float64)  # (not-ok entries are replaced below)
             ok = np.empty(len(col), dtype=np.bool_)
             k[1](tok.buf, *tok.span(j), value, ok)
             grade = value.astype(np.int64)
