@@ -409,6 +409,10 @@ def rankmap(
     show: Annotated[int, typer.Option(min=0, help="how many of the first and last values to print")] = 5,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="build afresh, do not read or write the cache")] = False,
     scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address; default: local threads")] = None,
+    max_pairs: Annotated[Optional[int], typer.Option(
+        "--max-pairs", min=1, help="let the split engine produce up to this many (prefix, suffix) pairs (default "
+                                   "2^35 = 34359738368, about ten minutes on 2 cores; binary AP at N = 36 needs "
+                                   "68719476736): memory stays bounded, the time grows with the pairs")] = None,
 ):
     """Build the rank map of a measure at run length N: size, engine, time, values."""
     import time
@@ -421,7 +425,7 @@ def rankmap(
         check_levels(levels, "--levels")
         with _Feedback(f"rank map {measure} N={N}") as tick:
             rm = build(measure, N, levels, engine=engine.value, scheduler=scheduler, progress=tick,
-                       cache=not no_cache)
+                       cache=not no_cache, max_pairs=max_pairs)
     except IrscaleError as e:
         _fail(e)
     seconds = time.perf_counter() - t

@@ -286,13 +286,27 @@ def _offsets_kernel():
     return _KERNELS["offsets"]
 
 
-def _sorted_offsets(half: _Half, lo: int, hi: int) -> np.ndarray | None:
+def _span_runs(half: _Half, spans) -> int:
+    """Runs behind the pairs of ``spans`` (exact where the halves are int64, margin 0):
+    per prefix value, its runs times the suffix runs of its span."""
+    total = 0
+    for s, a, z in spans:
+        fc, vn = half.Fc[s], half.Vn[s]
+        if half.wide_runs:
+            fc, vn = fc.astype(object), vn.astype(object)
+        total += int(((fc[z] - fc[a]) * vn).sum())
+    return total
+
+
+def _sorted_offsets(half: _Half, lo: int, hi: int, runs: bool = False):
     """The keys of all pairs in [lo, hi) as int64 offsets from lo, sorted, repeats kept;
-    None for a wide bucket wider than WIDTH (:func:`_bucket` serves it)."""
+    None for a wide bucket wider than WIDTH (:func:`_bucket` serves it). With ``runs``
+    (int64 halves only), ``(offsets, runs behind them)``: the spans give both."""
     if half.wide and hi - lo > WIDTH:
         return None
     lw = words_of([lo])[0]
     spans = [(s, a, z) for s, a, z in _spans(half, lo, hi) if (z > a).any()]
+    counted = _span_runs(half, spans) if runs else None
     kernel = _offsets_kernel()
     if kernel is not None:
         out = np.empty(sum(int((z - a).sum()) for _, a, z in spans), dtype=np.int64)
@@ -308,7 +322,7 @@ def _sorted_offsets(half: _Half, lo: int, hi: int) -> np.ndarray | None:
             parts.append(off[(off >= 0) & (off < hi - lo)] if half.wide else off)  # wide: candidates
         out = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
     out.sort()
-    return out
+    return (out, counted) if runs else out
 
 
 def _first_of_each(sorted_keys: np.ndarray) -> np.ndarray:
@@ -322,15 +336,56 @@ def _first_of_each(sorted_keys: np.ndarray) -> np.ndarray:
     return keep
 
 
-def _bucket_rank(half: _Half, lo: int, hi: int, queries) -> tuple[int, np.ndarray]:
-    """Distinct keys in [lo, hi), and how many of them are at or below each query."""
-    off = _sorted_offsets(half, lo, hi)
+def _distinct_kernel():
+    """The number of distinct values in each prefix ``x[:cut]`` of a sorted int64 array,
+    for sorted ``cuts``, and in all of it, in one compiled pass (no array of the distinct
+    values), or None without numba."""
+    if "distinct" not in _KERNELS:
+        try:
+            import numba
+        except ImportError:  # numpy serves
+            _KERNELS["distinct"] = None
+            return None
+
+        @numba.njit(nogil=True, cache=True)
+        def distinct(x, cuts, out):  # pragma: no cover
+            n = 1 if len(x) else 0
+            start = 1
+            for j in range(len(cuts) + 1):
+                end = min(cuts[j], len(x)) if j < len(cuts) else len(x)
+                for i in range(start, end):
+                    n += x[i] != x[i - 1]
+                start = max(start, end)
+                if j < len(cuts):
+                    out[j] = n if end > 0 else 0
+            return n
+
+        _KERNELS["distinct"] = distinct
+    return _KERNELS["distinct"]
+
+
+def _bucket_rank(half: _Half, lo: int, hi: int, queries, runs: bool = False):
+    """Distinct keys in [lo, hi), and how many of them are at or below each query; with
+    ``runs``, also the runs behind the bucket's keys (``(distinct, ranks, runs)``)."""
+    got = _sorted_offsets(half, lo, hi, runs=runs and not half.wide)
+    off, counted = got if isinstance(got, tuple) else (got, None)
+    if runs and counted is None:  # wide halves: counted within the margin, decided by words
+        counted = _bucket_runs(half, lo, hi)
     if off is None:
         keys, _ = _bucket(half, lo, hi, False)
-        return len(keys), np.searchsorted(keys, as_keys(queries), side="right")
-    distinct = off[_first_of_each(off)]
+        out = len(keys), np.searchsorted(keys, as_keys(queries), side="right")
+        return (*out, counted) if runs else out
     q = np.array([min(max(int(x) - lo, -1), hi - lo) for x in queries], dtype=np.int64)
-    return len(distinct), np.searchsorted(distinct, q, side="right")
+    kernel = _distinct_kernel()
+    if kernel is not None:
+        order = np.argsort(q, kind="stable")
+        ranks = np.empty(len(q), dtype=np.int64)
+        n = kernel(off, np.searchsorted(off, q[order], side="right"), ranks)
+        out = n, ranks[np.argsort(order, kind="stable")]
+    else:
+        distinct = off[_first_of_each(off)]
+        out = len(distinct), np.searchsorted(distinct, q, side="right")
+    return (*out, counted) if runs else out
 
 
 def _bucket(half: _Half, lo: int, hi: int, with_runs: bool):
@@ -434,33 +489,65 @@ def _bucket_runs(half: _Half, lo: int, hi: int) -> int:
     return int(lt[1]) - int(lt[0])
 
 
-MAX_PAIRS = 2**35  # (prefix, suffix) pairs the split engine produces: about 10 minutes on 2 cores
+MAX_PAIRS = 2**35  # (prefix, suffix) pairs the split engine produces by default: about 10 minutes on 2 cores
 
 
-def check_split(space: Space) -> None:
+def pairs_limit(max_pairs: int | None) -> int:
+    """The split engine's limit: ``MAX_PAIRS`` (None), or the caller's opt-in (a positive
+    integer; ArgumentError otherwise)."""
+    from irscale.validate import integer
+
+    return MAX_PAIRS if max_pairs is None else integer("max_pairs", max_pairs, minimum=1)
+
+
+def check_split(space: Space, max_pairs: int | None = None) -> None:
     """Refuse (IrscaleError), before anything is built, a split that would produce
-    more than ``MAX_PAIRS`` pairs (its buckets hold them all in turn, its bucket
-    bounds sample them), or keys beyond int64 that its space cannot give as Wide arrays."""
+    more than ``max_pairs`` pairs (default ``MAX_PAIRS``; its buckets hold them all in
+    turn), or keys beyond int64 that its space cannot give as Wide arrays.
+
+    ``max_pairs`` is the opt-in to longer builds: memory stays bounded whatever it is
+    (buckets of about 2^22 pairs, a few per core, and the two halves of about 2^(N/2)
+    values per state), the time is not (linear in the pairs: binary AP takes about twice
+    as long per rank of N)."""
+    limit = pairs_limit(max_pairs)
     if not space.wide_split:
         space.require_int64("split")
     elif space.max_key.bit_length() > MAX_BITS:
         raise IrscaleError(f"{space.measure} at N={space.N}: exact keys reach {space.max_key.bit_length()} bits; the "
                            f"split engine decides keys up to {MAX_BITS} bits; use a smaller N or fewer levels")
     n = space.n_runs  # at most one (prefix, suffix) pair per run
-    if n > MAX_PAIRS:
+    if n > limit:
+        minutes = 10 * n / MAX_PAIRS  # MAX_PAIRS: about ten minutes on 2 cores
         raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the split engine "
-                           f"would produce {n:,} (prefix, suffix) pairs, more than the {MAX_PAIRS:,} (about ten "
-                           "minutes) it accepts; use a smaller N, fewer levels (max_grade= / --max-grade, or "
-                           "relevance='lenient'), or engine='count' (CLI --engine count) where it serves the measure")
+                           f"would produce {n:,} (prefix, suffix) pairs, more than the {limit:,} "
+                           + ("(about ten minutes) it accepts by default" if limit == MAX_PAIRS else "allowed")
+                           + f"; to build it anyway (memory stays bounded, the time is about {minutes:,.0f} minutes "
+                           f"on 2 cores), pass max_pairs={n} (CLI: irscale rankmap --max-pairs {n}); or use a "
+                           "smaller N, fewer levels (max_grade= / --max-grade, or relevance='lenient'), or "
+                           "engine='count' (CLI --engine count) where it serves the measure")
+
+
+def _split_task(item, half: _Half):
+    """One bucket ``(lo, hi, queries, small)`` of :func:`split_engine`: (distinct keys,
+    runs, the keys themselves) when ``small``, else (distinct keys, ranks of the queries,
+    runs). A module-level function with the halves passed as a shared argument, so that a
+    Dask cluster receives them once (not inside every task)."""
+    lo, hi, q, small = item
+    if small:
+        keys, _ = _bucket(half, lo, hi, False)
+        return len(keys), _bucket_runs(half, lo, hi), keys
+    return _bucket_rank(half, lo, hi, q, runs=True)
 
 
 def split_engine(space: Space, h: int | None = None, bucket_pairs: int = 2**22, scheduler=None,
-                 progress: Progress = None, keep_in_memory: int = 2**25, queries=None) -> Table | Buckets:
+                 progress: Progress = None, keep_in_memory: int = 2**25, queries=None,
+                 max_pairs: int | None = None) -> Table | Buckets:
     """Meet in the middle (see the module doc). Returns the whole table when it holds at
     most ``keep_in_memory`` distinct keys (int64 keys only), else the bucket summary,
     with phi of ``queries`` (exact keys) computed in the same pass over the buckets
-    (``Buckets.answers``: a second pass would cost as much as the build)."""
-    check_split(space)
+    (``Buckets.answers``: a second pass would cost as much as the build).
+    ``max_pairs``: see :func:`check_split` (default ``MAX_PAIRS``)."""
+    check_split(space, max_pairs)
     h = space.N // 2 if h is None else h
     half = _prepare(space, h)
     bounds = _bucket_bounds(half, bucket_pairs)
@@ -469,27 +556,19 @@ def split_engine(space: Space, h: int | None = None, bucket_pairs: int = 2**22, 
     small = total_pairs <= keep_in_memory and not half.wide
     q = np.unique(np.asarray([] if queries is None or small else queries, dtype=bounds.dtype))
     where = np.clip(np.searchsorted(bounds, q, side="right") - 1, 0, len(ranges) - 1)
-
-    def work(i):
-        lo, hi = ranges[i]
-        if small:
-            keys, _ = _bucket(half, lo, hi, False)
-            return len(keys), _bucket_runs(half, lo, hi), keys
-        n, rank = _bucket_rank(half, lo, hi, q[where == i])
-        return n, _bucket_runs(half, lo, hi), rank
-
-    res = parallel_map(work, range(len(ranges)), scheduler, progress)
+    items = [(lo, hi, q[where == i], small) for i, (lo, hi) in enumerate(ranges)]
+    res = parallel_map(_split_task, items, scheduler, progress, shared={"half": half})
     if small:
         keys = np.concatenate([r[2] for r in res]) if res else np.empty(0, dtype=np.int64)
         runs = np.concatenate([_bucket(half, a, z, True)[1] for a, z in ranges]) if ranges else keys
         return Table(keys, runs)
     cum_d = np.concatenate([[0], np.cumsum([r[0] for r in res])]).astype(np.int64)
-    cum_r = np.concatenate([[0], np.cumsum(np.array([r[1] for r in res], dtype=object))])
+    cum_r = np.concatenate([[0], np.cumsum(np.array([r[2] for r in res], dtype=object))])
     out = attach_buckets(space, h, bounds, cum_d, cum_r, half)
     if len(q):
         phi = np.empty(len(q), dtype=np.int64)
         for i, r in enumerate(res):
-            phi[where == i] = cum_d[i] + r[2]
+            phi[where == i] = cum_d[i] + r[1]
         out.answers = (q, phi)
     return out
 

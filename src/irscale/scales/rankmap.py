@@ -211,17 +211,18 @@ def _lookup_form(keys: np.ndarray) -> np.ndarray:
     return np.array([str(int(k)) for k in keys], dtype=np.str_) if keys.dtype == object else keys
 
 
-def choose_engine(space: Space) -> str:
+def choose_engine(space: Space, *, max_pairs: int | None = None) -> str:
     """The fastest exact engine for ``space`` (the space declares it:
     :meth:`~irscale.scales.spaces.Space.pick_engine`); raises MeasureError/IrscaleError,
     before anything is built, where none can serve it (see :func:`check_engine`)."""
     name = space.pick_engine()
-    check_engine(space, name)
+    check_engine(space, name, max_pairs=max_pairs)
     return name
 
 
-def check_engine(space: Space, name: str) -> None:
-    """Refuse an engine that cannot serve ``space`` (its limits, checked up front)."""
+def check_engine(space: Space, name: str, *, max_pairs: int | None = None) -> None:
+    """Refuse an engine that cannot serve ``space`` (its limits, checked up front;
+    ``max_pairs``: the split engine's, see :func:`~irscale.scales.engines.check_split`)."""
     if name == "count":
         from irscale.scales.counting import check_counter
 
@@ -229,7 +230,7 @@ def check_engine(space: Space, name: str) -> None:
     elif name == "split":
         from irscale.scales.engines import check_split
 
-        check_split(space)
+        check_split(space, max_pairs)
     elif name == "enumerate":
         from irscale.scales.engines import check_enumerate
 
@@ -240,7 +241,7 @@ def check_engine(space: Space, name: str) -> None:
         raise MeasureError(f"{space.measure} does not split into prefix and suffix parts")
 
 
-def _run_engine(space: Space, name: str, scheduler, progress, queries=None) -> ValueSet:
+def _run_engine(space: Space, name: str, scheduler, progress, queries=None, max_pairs=None) -> ValueSet:
     if name == "closed":
         return ClosedForm(space)
     if name == "oracle":
@@ -248,35 +249,43 @@ def _run_engine(space: Space, name: str, scheduler, progress, queries=None) -> V
     if name == "enumerate":
         return enumerate_engine(space, scheduler=scheduler, progress=progress)
     if name == "split":
-        return split_engine(space, scheduler=scheduler, progress=progress, queries=queries)
+        return split_engine(space, scheduler=scheduler, progress=progress, queries=queries, max_pairs=max_pairs)
     if name == "count":
         return space.counter()
     return dcg_engine(space)  # "dcg"
 
 
 def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "auto", scheduler=None,
-          progress=None, cache: bool = True, queries=None) -> RankMap:
+          progress=None, cache: bool = True, queries=None, max_pairs: int | None = None) -> RankMap:
     """Build (or load from the cache) the rank map of ``measure`` at run length ``N``
     with ``levels`` relevance degrees (2: binary). All engines are exact. ``progress(done,
     total)`` follows the build's buckets or chunks, and for the count engine (which works
     per query) the blocks of phi queries; ``scheduler`` (Dask) runs either. ``queries``:
     exact keys whose phi will be asked next (a transform's runs); an engine that passes
-    over all values anyway (``split``) answers them on the way."""
+    over all values anyway (``split``) answers them on the way.
+
+    ``max_pairs``: the opt-in to split builds beyond ``engines.MAX_PAIRS`` (2^35
+    (prefix, suffix) pairs, about ten minutes on 2 cores), e.g. ``max_pairs=2**36`` for
+    binary AP at N = 36: memory stays bounded (the pairs are produced bucket by bucket),
+    the time grows with the pairs. Other engines ignore it (they have their own limits)."""
     from irscale.errors import check_choice
+    from irscale.scales.engines import pairs_limit
     from irscale.validate import integer
 
     check_choice("engine", engine, ENGINES)
     levels = integer("levels", levels, minimum=2)
+    pairs_limit(max_pairs)  # a bad value is refused whichever engine serves
     space = space_for(measure, N, levels - 1)
-    name = choose_engine(space) if engine == "auto" else engine
-    check_engine(space, name)
+    name = choose_engine(space, max_pairs=max_pairs) if engine == "auto" else engine
+    check_engine(space, name, max_pairs=max_pairs)
     cache = cache and space.cacheable and name != "oracle"
     if cache:
         hit = _cache_load(space, name)
         if hit is not None:
             return _answering(hit, scheduler, progress)
     t = time.perf_counter()
-    summary = _run_engine(space, name, scheduler, progress, None if queries is None else _as_keys(queries, space))
+    summary = _run_engine(space, name, scheduler, progress, None if queries is None else _as_keys(queries, space),
+                          max_pairs)
     rm = RankMap(space, name, int(summary.size), space.n_runs, time.perf_counter() - t, summary)
     if cache:
         rm.cached = _cache_save(rm)
