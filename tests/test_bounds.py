@@ -169,7 +169,7 @@ def test_few_exact_ranks_and_the_rest_bounded_still_contain_phi(levels):
     values = [_value(r, pf) for r in runs]
     rank = {v: i + 1 for i, v in enumerate(sorted(values))}
     exact = np.array([rank[v] for v in values]) / 2**N
-    g = RBPGrid.build(pf, N, 1000, levels=levels)
+    g = RBPGrid.build(pf, N, 1000, ranks=levels)
     assert g.K == levels
     from irscale.scales.spaces import space_for
     from irscale.measures import parse_measure

@@ -7,27 +7,35 @@ normalised to (0, 1] (phi divided by the number of distinct values, as
 ``RankMap.normalized``) as an interval ``[lo, hi]`` that provably contains it, with the
 method that gave it; ``lo == hi`` where the answer is exact.
 
-Binary RBP with rational p = a/b > 1/2 (:func:`rbp_bounds`)
-    Every one of the 2^N runs has its own value (a polynomial with coefficients in
-    {-1, 0, 1} has no rational root in (0, 1)), so phi / 2^N = P(S <= y) for the run's
-    y = sum_k x_k p^(k-1) and S = sum_k X_k p^(k-1) with X_k fair coin flips. With S_k =
-    X_k + p S_(k+1), F_k(y) = P(S_k <= y) obeys
+RBP with rational p = a/b whose runs all have their own values (:func:`rbp_bounds`)
+    Binary runs with p > 1/2: every one of the 2^N runs has its own value (a polynomial
+    with coefficients in {-1, 0, 1} has no rational root in (0, 1)). Graded runs with
+    integer gains G_0 < ... < G_c (``RBPSpace.gain_ints``; 0..c by default): every one
+    of the (c+1)^N runs has its own value when no two gains differ by a multiple of b
+    (:func:`~irscale.scales.counting.rbp_runs_distinct`; e.g. b > c for gains 0..c);
+    elsewhere (RBP(p=2/3) on 4 levels) runs tie and the bounds are refused. (Grades of
+    equal gain, e.g. ``gains=1:0``, tie; the distinct gains are what is counted.) Then
+    phi / |M| = P(S <= y) for the run's y = sum_k G(g_k) p^(k-1) and S = sum_k X_k
+    p^(k-1) with X_k uniform over the L distinct gains (binary: fair coin flips). With S_k = X_k + p S_(k+1),
+    F_k(y) = P(S_k <= y) obeys
 
-        F_k(y) = F_(k+1)(y / p) / 2 + F_(k+1)((y - 1) / p) / 2.
+        F_k(y) = (1 / L) sum over the gains G of F_(k+1)((y - G) / p)
 
-    On the grid y = i / M, rounding each argument down to the grid gives a lower bound of
-    F (F is non-decreasing) and rounding up an upper bound; the indices are exact integer
-    arithmetic (i b // a). Ranks deeper than K (where p^K / (1 - p) < 1 / M) are replaced
-    by the bounds 0 <= S_(K+1) <= (1 - p^(N-K)) / (1 - p); with K = N nothing is replaced.
-    Float rounding (at most 2^-53 per level, never amplified: each level averages) is
-    added to the width. A run's y is placed on the grid exactly (Python integers), so
-    ``lo <= phi / 2^N <= hi`` holds without any tolerance: a rigorous, deterministic
-    bound (confidence 0 in :class:`PhiBounds`).
+    (binary: F_(k+1)(y / p) / 2 + F_(k+1)((y - 1) / p) / 2). On the grid y = i t / M
+    (t the top gain; 0 <= y < t / (1 - p)), rounding each argument down to the grid
+    gives a lower bound of F (F is non-decreasing) and rounding up an upper bound; the
+    indices are exact integer arithmetic (floor(((i t - G M) b) / (a t))). Ranks deeper
+    than K (where p^K / (1 - p) < 1 / M) are replaced by the bounds 0 <= S_(K+1) <=
+    t (1 - p^(N-K)) / (1 - p); with K = N nothing is replaced. Float rounding (at most
+    2^-53 per level for two gains, L 2^-53 for more, never amplified: each level
+    averages) is added to the width. A run's y is placed on the grid exactly (its key,
+    Python integers), so ``lo <= phi / |M| <= hi`` holds without any tolerance: a
+    rigorous, deterministic bound (confidence 0 in :class:`PhiBounds`).
 
 DCG / nDCG (:func:`dcg_bounds`): lattice convolution of the classes' sums, see there.
 
-Not yet (see docs/guide.md, "Long runs"): graded RBP, a cache of the tables, and their
-use by ``transform``.
+Not yet (see docs/guide.md, "Long runs"): a cache of the tables, and their use by
+``transform``.
 """
 
 from __future__ import annotations
@@ -42,9 +50,10 @@ import numpy as np
 from irscale.errors import ArgumentError, IrscaleError
 from irscale.validate import integer
 
-RESOLUTION = 10**6  # grid points per unit of y by default (RBP(0.95), N = 1000: width about 5e-6)
+RESOLUTION = 10**6  # grid points per unit of y / top gain by default (RBP(0.95), N = 1000: width about 5e-6)
 MAX_GRID = 10**9  # grid points the tables may hold (8 GB each): beyond, refused up front
 _ULP = 2.0**-53
+_BINARY = np.array([0, 1], dtype=np.int64)  # the gains of binary runs
 
 
 @dataclass(frozen=True)
@@ -96,28 +105,53 @@ def _kernels():
         return None
 
     @numba.njit(nogil=True, cache=True)
-    def level(F, out, a, b, M, up):  # pragma: no cover (compiled)
-        # out[i] = (F(i/(pM)) + F((i - M)/(pM))) / 2 on the grid 0..G, the arguments rounded
-        # down (up = 0) or up (up = 1) to the grid; below 0: 0, beyond G: 1. The indices
-        # floor((i b + off) / a) advance by b/a < 2 per step: kept as quotient and remainder
-        # (no division in the loop)
+    def level_gains(F, out, a, b, M, up, gains):  # pragma: no cover (compiled)
+        # out[i] = mean over the gains g of F((i t / M - g) / p) read on the grid y = j t / M
+        # (t = the top gain), the argument rounded down (up = 0) or up (up = 1) to the grid;
+        # below 0: 0, beyond G: 1. The grid index of gain g is floor(((i t - g M) b + off) /
+        # (a t)); it advances by b/a per step: kept as quotient and remainder (no division
+        # in the loop). Two gains (binary runs) have their own loop: the common case, as fast
+        # as scalars allow
         G = len(F) - 1
-        off = a - 1 if up else 0
-        n1, n2 = off, off - M * b
-        q1, q2 = n1 // a, n2 // a
-        r1, r2 = n1 - q1 * a, n2 - q2 * a
+        L = len(gains)
+        t = gains.max()
+        A, B = a * t, b * t
+        off = A - 1 if up else 0
+        if L == 2:
+            n1, n2 = off - gains[0] * M * b, off - gains[1] * M * b
+            q1, q2 = n1 // A, n2 // A
+            r1, r2 = n1 - q1 * A, n2 - q2 * A
+            for i in range(G + 1):
+                v1 = 0.0 if q1 < 0 else (1.0 if q1 > G else F[q1])
+                v2 = 0.0 if q2 < 0 else (1.0 if q2 > G else F[q2])
+                out[i] = 0.5 * (v1 + v2)
+                r1 += B
+                while r1 >= A:
+                    r1 -= A
+                    q1 += 1
+                r2 += B
+                while r2 >= A:
+                    r2 -= A
+                    q2 += 1
+            return
+        q = np.empty(L, np.int64)
+        r = np.empty(L, np.int64)
+        for j in range(L):
+            n = off - gains[j] * M * b
+            q[j] = n // A
+            r[j] = n - q[j] * A
         for i in range(G + 1):
-            v1 = 1.0 if q1 > G else F[q1]
-            v2 = 0.0 if q2 < 0 else (1.0 if q2 > G else F[q2])
-            out[i] = 0.5 * (v1 + v2)
-            r1 += b
-            while r1 >= a:
-                r1 -= a
-                q1 += 1
-            r2 += b
-            while r2 >= a:
-                r2 -= a
-                q2 += 1
+            s = 0.0
+            for j in range(L):
+                qj = q[j]
+                s += 0.0 if qj < 0 else (1.0 if qj > G else F[qj])
+                rj = r[j] + B
+                while rj >= A:
+                    rj -= A
+                    qj += 1
+                q[j] = qj
+                r[j] = rj
+            out[i] = s / L
 
     @numba.njit(nogil=True, cache=True)
     def conv(pmf, length, shifts, out):  # pragma: no cover (compiled)
@@ -133,6 +167,9 @@ def _kernels():
             out[j] *= inv
         return new
 
+    def level(F, out, a, b, M, up, gains=_BINARY):
+        level_gains(F, out, a, b, M, up, gains)
+
     _KERNELS["k"] = (level, conv)
     return _KERNELS["k"]
 
@@ -147,23 +184,49 @@ def _conv_kernel():
     return None if k is None else k[1]
 
 
-def _level_numpy(F, out, a, b, M, up):
+def _level_numpy(F, out, a, b, M, up, gains=_BINARY):
+    """The level pass in numpy (equal to the compiled one, bit for bit)."""
     G = len(F) - 1
+    t = int(max(gains))
+    A = a * t
     i = np.arange(G + 1, dtype=np.int64)
     padded = np.concatenate(([0.0], F, [1.0]))  # index -1: below 0, G + 1: beyond G
-    for n, target in ((i * b, 0), ((i - M) * b, 1)):
-        j = -((-n) // a) if up else n // a
+    for k, g in enumerate(gains):
+        n = (i * t - int(g) * M) * b
+        j = -((-n) // A) if up else n // A
         v = padded[np.clip(j, -1, G + 1) + 1]
-        if target == 0:
+        if k == 0:
             out[:] = v
         else:
             out += v
-    out *= 0.5
+    out /= len(gains)
+
+
+def _exact_ranks(p: Fraction, N: int, M: int) -> int:
+    """The ranks the grid recursion computes: all N, or K where the deeper ranks move
+    y / t by under 1 / M (p^K / (1 - p) <= 1 / M). A choice of work, not of rigour: the
+    ranks past K are bounded whatever K is."""
+    a, b = p.numerator, p.denominator
+    tail = math.log(b / (b - a) * M) / -math.log(a / b)
+    return int(math.ceil(tail)) + 2 if tail + 2 < N else N
+
+
+def _gain_tuple(gains) -> tuple[int, ...]:
+    try:
+        out = tuple(int(g) for g in gains)
+    except (TypeError, ValueError):
+        out = ()
+    if len(out) < 1 or list(out) != sorted(set(out)) or out[0] < 0 or out[-1] == 0 or \
+            any(not isinstance(g, (int, np.integer)) for g in gains):
+        raise ArgumentError(f"gains must be distinct non-negative integers in increasing order, not all 0, "
+                            f"e.g. gains=(0, 1, 2, 3); got {gains!r}")
+    return out
 
 
 @dataclass
 class RBPGrid:
-    """The lower and upper tables of F_1 on the grid (see the module docstring)."""
+    """The lower and upper tables of F_1 on the grid y = i t / M, t the top gain (see the
+    module docstring); ``K`` ranks computed, the rest bounded."""
 
     a: int
     b: int
@@ -174,42 +237,45 @@ class RBPGrid:
     hi: np.ndarray
     slack: float
     seconds: float
+    gains: tuple[int, ...] = (0, 1)
 
     @classmethod
-    def build(cls, p: Fraction, N: int, M: int, threads: bool = True, levels: int | None = None) -> "RBPGrid":
-        """``levels``: the ranks computed exactly (default: all N, or fewer where the deeper
-        ranks move y by under 1/M; tests pass a few to check the bound of the rest)."""
+    def build(cls, p: Fraction, N: int, M: int, threads: bool = True, ranks: int | None = None,
+              gains=(0, 1)) -> "RBPGrid":
+        """Tables of P(S <= y), S = sum over k = 1..N of X_k p^(k-1), X_k uniform over the
+        integer ``gains`` (distinct, increasing, from 0 or more; binary: 0, 1), at ``M``
+        grid points per unit of y / t (t = the top gain). ``ranks``: the ranks computed
+        exactly (default :func:`_exact_ranks`; tests pass a few to check the bound of the
+        rest)."""
         a, b = p.numerator, p.denominator
-        if not (Fraction(1, 2) < p < 1):
-            raise ArgumentError(f"the grid recursion is for 1/2 < p < 1, not p = {p}")
-        t = time.perf_counter()
-        G = -(-M * b // (b - a))  # y < 1 / (1 - p) = b / (b - a): F = 1 from grid point G on
-        if (G + M + 1) * b >= 2**62:  # the level pass's integers (i b, (i - M) b) stay in int64
+        if not (0 < p < 1):
+            raise ArgumentError(f"the grid recursion is for 0 < p < 1, not p = {p}")
+        gains = _gain_tuple(gains)
+        t = gains[-1]
+        t0 = time.perf_counter()
+        G = -(-M * b // (b - a))  # y / t < 1 / (1 - p) = b / (b - a): F = 1 from grid point G on
+        if (G + M + 1) * b * t >= 2**62:  # the level pass's integers ((i t - g M) b) stay in int64
             raise ArgumentError(f"RBP(p={p}): p = {a}/{b} has too large a denominator for the grid recursion at "
-                                f"resolution {M:,} (its integers would pass 2^62); write p as a short fraction "
-                                f"or decimal, e.g. RBP(p={float(p):.4g})")
+                                f"resolution {M:,}" + (f" with gains up to {t}" if t > 1 else "") +
+                                f" (its integers would pass 2^62); write p as a short fraction or decimal, e.g. "
+                                f"RBP(p={float(p):.4g})")
         if G + 1 > MAX_GRID:
             raise IrscaleError(f"RBP(p={p}) bounds at resolution {M:,} need a grid of {G + 1:,} points (over "
                                f"{MAX_GRID:,}); use a smaller resolution")
-        # levels computed exactly: all N, or K where the deeper ranks move y by under 1/M
-        K = N
-        tail = math.log(b / (b - a) * M) / -math.log(a / b)  # p^K / (1 - p) <= 1 / M
-        if tail + 2 < N:
-            K = int(math.ceil(tail)) + 2
-        if levels is not None:
-            K = min(N, integer("levels", levels, minimum=0))
+        K = _exact_ranks(p, N, M) if ranks is None else min(N, integer("ranks", ranks, minimum=0))
         lo = np.ones(G + 1)
         hi = np.ones(G + 1)
-        if K < N:  # S_(K+1) <= (1 - p^(N-K)) / (1 - p): lo is 1 only from there on
-            smax = (1 - p ** (N - K)) / (1 - p)
+        if K < N:  # S_(K+1) <= t (1 - p^(N-K)) / (1 - p): lo is 1 only from there on
+            smax = (1 - p ** (N - K)) / (1 - p)  # in units of t
             first = -(-smax.numerator * M // smax.denominator)
             lo[:min(first, G + 1)] = 0.0
         kernel = _level_kernel() or _level_numpy
+        g_arr = np.array(gains, dtype=np.int64)
 
         def run(F, up):
             other = np.empty_like(F)
             for _ in range(K):
-                kernel(F, other, a, b, M, up)
+                kernel(F, other, a, b, M, up, g_arr)
                 F, other = other, F
             return F
 
@@ -221,12 +287,17 @@ class RBPGrid:
                 lo, hi = flo.result(), fhi.result()
         else:
             lo, hi = run(lo, 0), run(hi, 1)
-        return cls(a, b, N, M, K, lo, hi, (K + 1) * _ULP, time.perf_counter() - t)
+        # float rounding per level: the sum of L values in [0, 1] and its division by L, at
+        # most 2^-53 for L = 2 ((v1 + v2) / 2: one rounding of a sum below 2, halving
+        # exact) and L 2^-53 beyond; each level averages the errors before it (never
+        # amplified); one more for the tables' start
+        per = 1 if len(gains) <= 2 else len(gains)
+        return cls(a, b, N, M, K, lo, hi, (K + 1) * per * _ULP, time.perf_counter() - t0, gains)
 
     def query(self, keys) -> tuple[np.ndarray, np.ndarray]:
-        """Bounds of P(S <= y) for runs whose RBP key (RBPSpace.keys: y b^(N-1), exact
-        integers) is each of ``keys``."""
-        den = self.b ** (self.N - 1)
+        """Bounds of P(S <= y) for runs whose RBP key (RBPSpace.keys: y b^(N-1) with y in
+        the integer gains, exact integers) is each of ``keys``: grid index y M / t, exact."""
+        den = self.gains[-1] * self.b ** (self.N - 1)
         G = len(self.lo) - 1
         lo, hi = np.empty(len(keys)), np.empty(len(keys))
         for n, key in enumerate(keys):
@@ -242,32 +313,97 @@ class RBPGrid:
         return float(min(1.0, np.max(self.hi[1:] - self.lo[:-1]) + 2 * self.slack))
 
 
-def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
-               threads: bool = True) -> PhiBounds:
-    """Bounds on phi / 2^N of binary runs (an (n, N) 0/1 array) under binary RBP with
-    p > 1/2 at run length N (see the module docstring); ``resolution``: grid points per
-    unit of y (the width shrinks about as 1 / resolution)."""
-    from irscale.measures import parse_measure
+def _exact_range(m, c: int, below: int) -> int:
+    """The largest n < ``below`` (0 if none) at which an exact engine accepts ``m`` on c + 1
+    levels (their limits, checked up front; nothing built)."""
+    from irscale.scales.rankmap import choose_engine
     from irscale.scales.spaces import space_for
+
+    last = 0
+    for n in range(1, min(below, 200)):
+        try:
+            choose_engine(space_for(m, n, c))
+        except IrscaleError:
+            break
+        last = n
+    return last
+
+
+def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
+               threads: bool = True, levels: int = 2) -> PhiBounds:
+    """Bounds on phi / |M| of runs (an (n, N) integer array of grades 0..levels-1; 0/1
+    for binary RBP) under RBP with rational p at run length N where every run has its own
+    value (see the module docstring); ``resolution``: grid points per unit of y / t, t
+    the top integer gain (the width shrinks about as 1 / resolution).
+
+    Graded runs: the space's integer gains G_0 <= ... <= G_c (:attr:`RBPSpace.gain_ints`);
+    when the distinct ones differ pairwise by no multiple of b (p = a/b), every vector of
+    gains has its own value (:func:`~irscale.scales.counting.rbp_runs_distinct`'s proof),
+    |M| = (number of distinct gains)^N and phi / |M| = P(S <= y) with X_k uniform over
+    the distinct gains. Otherwise runs tie in ways the recursion does not count: refused
+    (MeasureError), with the exact engines' range."""
+    from irscale.errors import MeasureError
+    from irscale.measures import parse_measure
+    from irscale.scales.spaces import RBPSpace, space_for
 
     m = parse_measure(measure) if isinstance(measure, str) else measure
     N = integer("N", N, minimum=1)
     resolution = integer("resolution", resolution, minimum=16)
+    levels = integer("levels", levels, minimum=2)
+    space = space_for(m, N, levels - 1)
+    on = "" if levels == 2 else f" on {levels} levels"
+    if not isinstance(space, RBPSpace):
+        if getattr(m, "p_exact", None) is None:
+            raise ArgumentError(f"{m} is not RBP: rbp_bounds bounds RBP only (phi_bounds serves every measure)")
+        if space.c == 1:
+            raise ArgumentError(f"{m} at N = {N}: not binary RBP with p > 1/2 (its scale has a closed form; build "
+                                f"its rank map instead: irscale.scales.build('{m}', {N}))")
+        raise ArgumentError(f"{m} at N = {N}{on}: this p gives a closed form (exact at any N, nothing to bound); "
+                            f"build its rank map instead: irscale.scales.build('{m}', {N}, {levels})")
     p = m.p_exact
-    space = space_for(m, N, 1)
-    if type(space).__name__ != "RBPSpace":
-        raise ArgumentError(f"{m} at N = {N}: not binary RBP with p > 1/2 (its scale has a closed form; "
-                            "build its rank map instead)")
+    a, b = p.numerator, p.denominator
+    rel = getattr(m, "rel", None)
+    top = levels - 1 if rel is not None else space.gmax  # rel=: grades 0..levels-1, binarised below
     runs = np.asarray(runs)
     if runs.ndim != 2 or runs.shape[1] != N or runs.dtype.kind not in "iub" or \
-            (runs.size and (runs.min() < 0 or runs.max() > 1)):
-        raise ArgumentError(f"runs must be an (n, {N}) integer array of 0/1 grades, not shape {runs.shape} of "
+            (runs.size and (runs.min() < 0 or runs.max() > top)):
+        what = "0/1 grades" if top == 1 else f"grades 0..{top}"
+        raise ArgumentError(f"runs must be an (n, {N}) integer array of {what}, not shape {runs.shape} of "
                             f"{runs.dtype}")
-    grid = RBPGrid.build(p, N, resolution, threads)
+    if rel is not None:
+        runs = space.grade_view(runs)  # 1 for grades >= rel
+    G = space.gain_ints
+    gains = sorted(set(G))
+    if any((gi - gj) % b == 0 for i, gi in enumerate(gains) for gj in gains[:i]):
+        last = _exact_range(m, space.c, N)
+        exact = (f"the exact engines build it up to N = {last} (irscale.scales.build('{m}', {last}, {levels}))"
+                 if last else f"no exact engine builds it on {levels} levels")
+        span = gains[-1] - gains[0]
+        raise MeasureError(
+            f"{m} at N = {N}{on}: with p = {a}/{b} and integer gains {', '.join(map(str, G))}, two gains differ "
+            f"by a multiple of b = {b}, so different runs can tie and phi / |M| is not the fraction of runs at or "
+            f"below a value, which is what the grid recursion bounds. {exact[0].upper() + exact[1:]}; or binarise "
+            f"the runs (RBP(p={m.p}, rel=1): binary, bounded at any N), or take p = a/b with b > {span} (e.g. "
+            f"RBP(p={_suggest_p(p, span)}))")
+    grid = RBPGrid.build(p, N, resolution, threads, gains=gains)
     lo, hi = grid.query(space.keys(runs))
-    return PhiBounds(lo, hi, "grid recursion", 2**N, resolution, 0.0,
-                     "none (every one of the 2^N runs has its own value for rational p)", grid.max_width,
-                     grid.seconds, {"p": str(p), "levels exact": grid.K, "grid points": len(grid.lo)})
+    size = len(gains) ** N
+    why = ("every one of the 2^N runs has its own value for rational p" if len(G) == 2 else
+           f"every vector of the gains {', '.join(map(str, gains))} has its own value (no two differ by a "
+           f"multiple of b = {b})" + (", grades of equal gain tie" if len(gains) < len(G) else ""))
+    return PhiBounds(lo, hi, "grid recursion", size, resolution, 0.0, f"none ({why})", grid.max_width,
+                     grid.seconds, {"p": str(p), "gains": ",".join(map(str, gains)), "levels exact": grid.K,
+                                    "grid points": len(grid.lo)})
+
+
+def _suggest_p(p: Fraction, span: int) -> str:
+    """A decimal near p whose denominator (in lowest terms) exceeds ``span``."""
+    for digits in range(2, 8):
+        for step in (0, 1, -1):
+            q = Fraction(round(p * 10**digits) + step, 10**digits)
+            if 0 < q < 1 and q.denominator > span:
+                return str(float(q))
+    return f"{float(p):.6f}"
 
 
 # -- DCG / nDCG: lattice convolution of the class sums ---------------------------------------------
@@ -417,12 +553,14 @@ EXACT_RUNS = 2**34  # phi_bounds builds the exact rank map (lo = hi) of spaces w
 def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: int | None = None) -> PhiBounds:
     """phi / |M| of each run (an (n, N) array of grades 0..levels-1) at run length N,
     with a guarantee: exact (``lo == hi``) where a closed form or an exact engine serves
-    (closed forms: P, R, F, RR, RBTO, binary RBP with p <= 1/2, at any N; other measures
-    while REL^N has at most EXACT_RUNS runs), certified bounds for binary RBP with p > 1/2
-    (:func:`rbp_bounds`, ``resolution`` grid points per unit) and DCG/nDCG
+    (closed forms: P, R, F, RR, RBTO, RBP with small p, at any N; other measures while
+    REL^N has at most EXACT_RUNS runs), certified bounds for RBP whose runs all have
+    their own values (binary with p > 1/2; graded with no two gains a multiple of p's
+    denominator apart) (:func:`rbp_bounds`, ``resolution`` grid points per unit of
+    y / top gain) and DCG/nDCG
     (:func:`dcg_bounds`, ``resolution`` grid points in all), and a refusal that says why
     for the rest (AP beyond the exact range: its distinct values have no product
-    structure to bound)."""
+    structure to bound; RBP whose runs tie, as RBP(p=2/3) on 4 levels)."""
     from irscale.errors import MeasureError
     from irscale.measures import parse_measure
     from irscale.scales.rankmap import build, choose_engine
@@ -437,10 +575,7 @@ def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: i
     t = time.perf_counter()
     exact = space.closed or space.n_runs <= EXACT_RUNS
     if not exact and isinstance(space, RBPSpace):
-        if levels != 2:
-            raise MeasureError(f"{m} at N = {N} on {levels} levels: certified bounds are built for binary RBP "
-                               "only so far (levels=2, or binarise the runs at rel)")
-        return rbp_bounds(m, N, runs, resolution or RESOLUTION)
+        return rbp_bounds(m, N, runs, resolution or RESOLUTION, levels=levels)
     if not exact and isinstance(space, DCGSpace):
         return dcg_bounds(m, N, runs, levels, resolution or 10**7)
     if not exact:
