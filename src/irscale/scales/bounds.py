@@ -34,8 +34,11 @@ RBP with rational p = a/b whose runs all have their own values (:func:`rbp_bound
 
 DCG / nDCG (:func:`dcg_bounds`): lattice convolution of the classes' sums, see there.
 
-Not yet (see docs/guide.md, "Long runs"): a cache of the tables, and their use by
-``transform``.
+The tables (the grid's lo and hi, the lattice's cdf) are cached on disk per measure, N,
+levels and resolution beside the rank maps (``cache=``; ``irscale cache info`` lists them,
+``irscale cache clear`` removes them), except those over ``CACHE_MAX_BYTES``.
+
+Not yet (see docs/guide.md, "Long runs"): their use by ``transform``.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ from irscale.validate import integer
 RESOLUTION = 10**6  # grid points per unit of y / top gain by default (RBP(0.95), N = 1000: width about 5e-6)
 MAX_GRID = 10**9  # grid points the tables may hold (8 GB each): beyond, refused up front
 _ULP = 2.0**-53
+CACHE_MAX_BYTES = 2**30  # bounds tables larger than this (1 GiB) are not stored in the cache (see _through_cache)
+_TABLES_FORMAT = 1  # part of every bounds table's cache key: raise it when the tables' meaning changes
 _BINARY = np.array([0, 1], dtype=np.int64)  # the gains of binary runs
 
 
@@ -223,6 +228,15 @@ def _gain_tuple(gains) -> tuple[int, ...]:
     return out
 
 
+def _grid_slack(K: int, L: int) -> float:
+    """The float rounding of K level passes over L gains: the sum of L values in [0, 1]
+    and its division by L, at most 2^-53 for L = 2 ((v1 + v2) / 2: one rounding of a sum
+    below 2, halving exact) and L 2^-53 beyond; each level averages the errors before it
+    (never amplified); one more for the tables' start."""
+    per = 1 if L <= 2 else L
+    return (K + 1) * per * _ULP
+
+
 @dataclass
 class RBPGrid:
     """The lower and upper tables of F_1 on the grid y = i t / M, t the top gain (see the
@@ -287,12 +301,7 @@ class RBPGrid:
                 lo, hi = flo.result(), fhi.result()
         else:
             lo, hi = run(lo, 0), run(hi, 1)
-        # float rounding per level: the sum of L values in [0, 1] and its division by L, at
-        # most 2^-53 for L = 2 ((v1 + v2) / 2: one rounding of a sum below 2, halving
-        # exact) and L 2^-53 beyond; each level averages the errors before it (never
-        # amplified); one more for the tables' start
-        per = 1 if len(gains) <= 2 else len(gains)
-        return cls(a, b, N, M, K, lo, hi, (K + 1) * per * _ULP, time.perf_counter() - t0, gains)
+        return cls(a, b, N, M, K, lo, hi, _grid_slack(K, len(gains)), time.perf_counter() - t0, gains)
 
     def query(self, keys) -> tuple[np.ndarray, np.ndarray]:
         """Bounds of P(S <= y) for runs whose RBP key (RBPSpace.keys: y b^(N-1) with y in
@@ -313,6 +322,77 @@ class RBPGrid:
         return float(min(1.0, np.max(self.hi[1:] - self.lo[:-1]) + 2 * self.slack))
 
 
+def _through_cache(identity: str, size: int, build, arrays_of, from_arrays, cache: bool):
+    """``(table, seconds, note)``: the bounds table ``identity`` loaded from the on-disk
+    cache (:mod:`irscale.scales.cache`: checksummed, damaged files warned about and
+    rebuilt), else built and stored; ``seconds`` is the time it took here (the load, or
+    the build), ``note`` says which. Tables over ``CACHE_MAX_BYTES`` are built and not
+    stored: a 10^6 grid for RBP(0.95) is 320 MB (two float64 tables of 20 million points)
+    and stays in, a grid of 10^8 points would be 1.6 GB per entry. They are stored as
+    they are (float64): rounding them to store less would break the bounds' rigour."""
+    from irscale.scales import cache as C
+
+    if not cache:
+        t = build()
+        return t, t.seconds, "not used (cache=False)"
+    t0 = time.perf_counter()
+    z = C.load_table(identity)
+    if z is not None:
+        try:
+            table = from_arrays(z)
+        except (KeyError, ValueError, TypeError, IndexError) as e:
+            C.damaged(z["_file"], e, "bounds-table")
+        else:
+            return table, time.perf_counter() - t0, (f"loaded from the cache ({z['_file']}; built in "
+                                                    f"{table.seconds:.2f} s)")
+    table = build()
+    arrays = arrays_of(table)
+    nbytes = sum(np.asarray(a).nbytes for a in arrays.values())
+    if nbytes > CACHE_MAX_BYTES:
+        return table, table.seconds, (f"built, not stored: its tables take {nbytes / 2**20:,.0f} MiB, over the "
+                                      f"cache's limit of {CACHE_MAX_BYTES / 2**20:,.0f} MiB (bounds.CACHE_MAX_BYTES)")
+    f = C.save_table(identity, size, arrays)
+    return table, table.seconds, (f"built and stored ({f})" if f is not None else
+                                  "built; the cache could not be written (warned)")
+
+
+def _scalar(z, name: str, kind=int):
+    a = z[name]
+    if a.shape != ():
+        raise ValueError(f"{name} is not a scalar")
+    return kind(a)
+
+
+def _table(z, name: str, length: int | None = None) -> np.ndarray:
+    a = z[name]
+    if a.dtype != np.float64 or a.ndim != 1 or len(a) < 1 or (length is not None and len(a) != length):
+        raise ValueError(f"{name} is not a float64 table" + (f" of {length:,} points" if length else ""))
+    return a
+
+
+def _rbp_grid(p: Fraction, N: int, M: int, gains: tuple[int, ...], threads: bool, cache: bool):
+    """(RBPGrid, seconds, cache note): :meth:`RBPGrid.build` through the cache."""
+    gains = _gain_tuple(gains)
+    K = _exact_ranks(p, N, M)
+    a, b = p.numerator, p.denominator
+    identity = (f"RBP bounds table|p={a}/{b}|gains={','.join(map(str, gains))}|N={N}|resolution={M}|ranks={K}"
+                f"|format={_TABLES_FORMAT}")
+
+    def arrays_of(g: RBPGrid) -> dict:
+        return {"lo": g.lo, "hi": g.hi, "slack": np.array(g.slack), "seconds": np.array(g.seconds)}
+
+    def from_arrays(z) -> RBPGrid:
+        G = -(-M * b // (b - a))
+        slack = _grid_slack(K, len(gains))
+        if _scalar(z, "slack", float) != slack:
+            raise ValueError(f"its float slack {_scalar(z, 'slack', float)!r} is not this grid's {slack!r}")
+        return RBPGrid(a, b, N, M, K, _table(z, "lo", G + 1), _table(z, "hi", G + 1), slack,
+                       _scalar(z, "seconds", float), gains)
+
+    return _through_cache(identity, len(gains) ** N, lambda: RBPGrid.build(p, N, M, threads, gains=gains),
+                          arrays_of, from_arrays, cache)
+
+
 def _exact_range(m, c: int, below: int) -> int:
     """The largest n < ``below`` (0 if none) at which an exact engine accepts ``m`` on c + 1
     levels (their limits, checked up front; nothing built)."""
@@ -330,7 +410,7 @@ def _exact_range(m, c: int, below: int) -> int:
 
 
 def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
-               threads: bool = True, levels: int = 2) -> PhiBounds:
+               threads: bool = True, levels: int = 2, cache: bool = True) -> PhiBounds:
     """Bounds on phi / |M| of runs (an (n, N) integer array of grades 0..levels-1; 0/1
     for binary RBP) under RBP with rational p at run length N where every run has its own
     value (see the module docstring); ``resolution``: grid points per unit of y / t, t
@@ -341,7 +421,11 @@ def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
     gains has its own value (:func:`~irscale.scales.counting.rbp_runs_distinct`'s proof),
     |M| = (number of distinct gains)^N and phi / |M| = P(S <= y) with X_k uniform over
     the distinct gains. Otherwise runs tie in ways the recursion does not count: refused
-    (MeasureError), with the exact engines' range."""
+    (MeasureError), with the exact engines' range.
+
+    ``cache``: load the grid's tables from the on-disk cache (``irscale cache info``)
+    where an earlier call stored them, else build and store them (``details["cache"]``
+    says which; ``seconds`` is the load or the build)."""
     from irscale.errors import MeasureError
     from irscale.measures import parse_measure
     from irscale.scales.spaces import RBPSpace, space_for
@@ -385,15 +469,15 @@ def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
             f"below a value, which is what the grid recursion bounds. {exact[0].upper() + exact[1:]}; or binarise "
             f"the runs (RBP(p={m.p}, rel=1): binary, bounded at any N), or take p = a/b with b > {span} (e.g. "
             f"RBP(p={_suggest_p(p, span)}))")
-    grid = RBPGrid.build(p, N, resolution, threads, gains=gains)
+    grid, seconds, note = _rbp_grid(p, N, resolution, tuple(gains), threads, cache)
     lo, hi = grid.query(space.keys(runs))
     size = len(gains) ** N
     why = ("every one of the 2^N runs has its own value for rational p" if len(G) == 2 else
            f"every vector of the gains {', '.join(map(str, gains))} has its own value (no two differ by a "
            f"multiple of b = {b})" + (", grades of equal gain tie" if len(gains) < len(G) else ""))
     return PhiBounds(lo, hi, "grid recursion", size, resolution, 0.0, f"none ({why})", grid.max_width,
-                     grid.seconds, {"p": str(p), "gains": ",".join(map(str, gains)), "levels exact": grid.K,
-                                    "grid points": len(grid.lo)})
+                     seconds, {"p": str(p), "gains": ",".join(map(str, gains)), "levels exact": grid.K,
+                               "grid points": len(grid.lo), "cache": note})
 
 
 def _suggest_p(p: Fraction, span: int) -> str:
@@ -436,6 +520,7 @@ class DCGLattice:
     classes: int
     size: int
     seconds: float
+    width: float | None = None  # max_width once swept (stored with the cached lattice)
 
     def query(self, values: np.ndarray, value_err: float) -> tuple[np.ndarray, np.ndarray]:
         """Bounds of P(V <= m) for each value m (float, within ``value_err`` of the exact)."""
@@ -462,10 +547,13 @@ class DCGLattice:
     def max_width(self) -> float:
         """An upper bound of the widest interval any value gets: lo and hi are
         non-decreasing in the value, so between two points m_i < m_(i+1) of a sweep of the
-        value range no interval is wider than hi(m_(i+1)) - lo(m_i)."""
-        m = np.linspace(0, self.h * (len(self.cdf) - 1), min(len(self.cdf), 2_000_001))
-        lo, hi = self.query(m, 1e-12 * float(m[-1]))  # the padding dcg_bounds gives real values
-        return float(min(1.0, np.max(hi[1:] - lo[:-1])))
+        value range no interval is wider than hi(m_(i+1)) - lo(m_i). Swept once per lattice
+        (seconds at grid 10^7) and kept."""
+        if self.width is None:
+            m = np.linspace(0, self.h * (len(self.cdf) - 1), min(len(self.cdf), 2_000_001))
+            lo, hi = self.query(m, 1e-12 * float(m[-1]))  # the padding dcg_bounds gives real values
+            self.width = float(min(1.0, np.max(hi[1:] - lo[:-1])))
+        return self.width
 
 
 def dcg_lattice(space, grid: int) -> DCGLattice:
@@ -504,7 +592,28 @@ def dcg_lattice(space, grid: int) -> DCGLattice:
                       space.n_values, time.perf_counter() - t0)
 
 
-def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 10**7) -> PhiBounds:
+def _dcg_lattice(space, grid: int, cache: bool):
+    """(DCGLattice, seconds, cache note): :func:`dcg_lattice` through the cache."""
+    identity = f"DCG bounds table|{space.identity}|grid={grid}|format={_TABLES_FORMAT}"
+    scalars = ("h", "mean_err", "err_min", "err_max", "hoeffding", "slack", "seconds")
+
+    def arrays_of(lat: DCGLattice) -> dict:
+        return {"cdf": lat.cdf, "classes": np.array(lat.classes), "max_width": np.array(lat.max_width),
+                **{k: np.array(float(getattr(lat, k))) for k in scalars}}
+
+    def from_arrays(z) -> DCGLattice:
+        classes = _scalar(z, "classes")
+        if classes != len(space.attainable):
+            raise ValueError(f"{classes} classes, not the space's {len(space.attainable)}")
+        v = {k: _scalar(z, k, float) for k in scalars}
+        return DCGLattice(v["h"], _table(z, "cdf"), v["mean_err"], v["err_min"], v["err_max"], v["hoeffding"],
+                          v["slack"], classes, space.n_values, v["seconds"], _scalar(z, "max_width", float))
+
+    return _through_cache(identity, space.n_values, lambda: dcg_lattice(space, grid), arrays_of, from_arrays, cache)
+
+
+def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 10**7,
+               cache: bool = True) -> PhiBounds:
     """Bounds on phi / |M| of runs (an (n, N) array of grades 0..levels-1) under DCG or
     nDCG at run length N (nDCG maps like DCG).
 
@@ -516,7 +625,10 @@ def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 1
     convolution, and V = h D + E with the rounding errors E between their smallest and
     largest sums, or (Hoeffding, the errors being independent and each within an
     interval) within t of their mean except with probability delta. Every bound below
-    holds exactly; the smallest interval over delta in HOEFFDING_DELTAS is kept."""
+    holds exactly; the smallest interval over delta in HOEFFDING_DELTAS is kept.
+
+    ``cache``: the lattice's cdf is loaded from the on-disk cache where an earlier call
+    stored it (80 MB at grid 10^7), else built and stored (``details["cache"]``)."""
     from irscale.measures import parse_measure
     from irscale.scales.spaces import DCGSpace, space_for
 
@@ -533,7 +645,7 @@ def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 1
             (runs.size and (runs.min() < 0 or runs.max() > top)):
         raise ArgumentError(f"runs must be an (n, {N}) integer array of grades 0..{top}, not shape {runs.shape} "
                             f"of {runs.dtype}")
-    lat = dcg_lattice(space, grid)
+    lat, seconds, note = _dcg_lattice(space, grid, cache)
     totals = space.class_totals(runs)
     values = totals @ space.class_weights  # float; its error is far below the pad
     value_err = 1e-12 * (float(np.max(values)) if len(values) else 0.0) + 1e-15
@@ -541,8 +653,8 @@ def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 1
     return PhiBounds(lo, hi, "lattice convolution", lat.size, grid, 0.0,
                      "distinct vectors of class sums have distinct values (the weights' irrational factors, "
                      "1/log r for r not a perfect power, are linearly independent over the rationals)",
-                     lat.max_width, lat.seconds, {"classes": len(space.attainable), "grid points": len(lat.cdf),
-                                                  "spacing": lat.h})
+                     lat.max_width, seconds, {"classes": len(space.attainable), "grid points": len(lat.cdf),
+                                              "spacing": lat.h, "cache": note})
 
 
 # -- any measure -------------------------------------------------------------------------------------
@@ -550,17 +662,20 @@ def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 1
 EXACT_RUNS = 2**34  # phi_bounds builds the exact rank map (lo = hi) of spaces with at most this many runs
 
 
-def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: int | None = None) -> PhiBounds:
+def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: int | None = None,
+               cache: bool = True) -> PhiBounds:
     """phi / |M| of each run (an (n, N) array of grades 0..levels-1) at run length N,
     with a guarantee: exact (``lo == hi``) where a closed form or an exact engine serves
     (closed forms: P, R, F, RR, RBTO, RBP with small p, at any N; other measures while
     REL^N has at most EXACT_RUNS runs), certified bounds for RBP whose runs all have
     their own values (binary with p > 1/2; graded with no two gains a multiple of p's
     denominator apart) (:func:`rbp_bounds`, ``resolution`` grid points per unit of
-    y / top gain) and DCG/nDCG
-    (:func:`dcg_bounds`, ``resolution`` grid points in all), and a refusal that says why
-    for the rest (AP beyond the exact range: its distinct values have no product
-    structure to bound; RBP whose runs tie, as RBP(p=2/3) on 4 levels)."""
+    y / top gain) and DCG/nDCG (:func:`dcg_bounds`, ``resolution`` grid points in all),
+    and a refusal that says why for the rest (AP beyond the exact range: its distinct
+    values have no product structure to bound; RBP whose runs tie, as RBP(p=2/3) on 4
+    levels). ``cache``: rank maps and bounds tables are loaded from the on-disk cache
+    where an earlier call stored them, else built and stored; False: neither read nor
+    written."""
     from irscale.errors import MeasureError
     from irscale.measures import parse_measure
     from irscale.scales.rankmap import build, choose_engine
@@ -575,9 +690,9 @@ def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: i
     t = time.perf_counter()
     exact = space.closed or space.n_runs <= EXACT_RUNS
     if not exact and isinstance(space, RBPSpace):
-        return rbp_bounds(m, N, runs, resolution or RESOLUTION, levels=levels)
+        return rbp_bounds(m, N, runs, resolution or RESOLUTION, levels=levels, cache=cache)
     if not exact and isinstance(space, DCGSpace):
-        return dcg_bounds(m, N, runs, levels, resolution or 10**7)
+        return dcg_bounds(m, N, runs, levels, resolution or 10**7, cache=cache)
     if not exact:
         raise MeasureError(
             f"{m} at N = {N}: no certified bounds. Its {space.n_runs:.3g} runs have no structure that bounds "
@@ -586,7 +701,7 @@ def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: i
             f"exact rank map is built (irscale.scales.build('{m}', N); the 2021 paper stopped at 30), or a "
             f"measure with bounds (RBP, nDCG)")
     choose_engine(space)  # its limits, before anything is built
-    rm = build(m, N, levels)
+    rm = build(m, N, levels, cache=cache)
     norm = rm.normalized(rm.phi_runs(np.asarray(runs)))
     return PhiBounds(norm, norm.copy(), f"exact ({rm.engine})", int(rm.size), 0, 0.0, "none", 0.0,
                      time.perf_counter() - t)

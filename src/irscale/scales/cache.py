@@ -1,8 +1,10 @@
 """The on-disk rank-map cache: one checksummed ``.npz`` per rank map (and per kind of
-remembered answers), written atomically, damaged files ignored and rebuilt.
+remembered answers) and per bounds table, written atomically, damaged files ignored and
+rebuilt.
 
-The rank map decides what to store (its value set's ``arrays()``); this module only
-knows files: where they live, how they are named, read, verified, written and removed.
+The rank map decides what to store (its value set's ``arrays()``), and so does the bounds
+module (its tables, :mod:`irscale.scales.bounds`); this module only knows files: where
+they live, how they are named, read, verified, written and removed.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import numpy as np
 from irscale._version import __version__
 from irscale.errors import IrscaleError, IrscaleWarning
 
-# One .npz per rank map (and one per kind of persisted answers) under cache_dir()/rankmaps.
+# One .npz per rank map (and one per kind of persisted answers) under cache_dir()/rankmaps,
+# and one per bounds table (scales/bounds.py: the grid recursion's lo/hi tables, the lattice
+# convolution's cdf) under cache_dir()/bounds, named by a digest of the table's identity.
 # Every file carries a sha256 of its arrays (name, dtype, shape and bytes, names sorted);
 # a file that cannot be read or whose checksum fails is treated as absent: rebuilt, with
 # one IrscaleWarning per file. Files are written atomically (a uniquely named temp file
@@ -69,6 +73,12 @@ def _cache_file(space, engine: str) -> Path:
     ident = f"{space.identity}|{engine}|irscale {__version__}"
     digest = hashlib.sha256(ident.encode()).hexdigest()[:20]
     return cache_dir() / "rankmaps" / f"{digest}.npz"
+
+
+def _table_file(identity: str) -> Path:
+    ident = f"{identity}|irscale {__version__}"
+    digest = hashlib.sha256(ident.encode()).hexdigest()[:20]
+    return cache_dir() / "bounds" / f"{digest}.npz"
 
 
 def _why(e: BaseException) -> str:
@@ -133,7 +143,7 @@ def _warn_damaged(f: Path, reason: str, what: str = "rank-map") -> None:
     if ("damaged", str(f)) in _warned:
         return
     _warned.add(("damaged", str(f)))
-    done = "rebuilt" if what == "rank-map" else "recomputed"
+    done = "recomputed" if what == "answers" else "rebuilt"
     if reason.startswith("no checksum"):  # a file of an older irscale: not damage, just old
         warnings.warn(f"the {what} cache file {f} has no checksum (written by an older irscale); it is {done} "
                       "once", IrscaleWarning, stacklevel=3)
@@ -245,9 +255,10 @@ def load_map(space, engine: str) -> dict | None:
     return z
 
 
-def damaged(f: Path, e: BaseException) -> None:
-    """Report a file whose checksum was fine but whose content is not a rank map."""
-    _warn_damaged(f, _why(e))
+def damaged(f: Path, e: BaseException, what: str = "rank-map") -> None:
+    """Report a file whose checksum was fine but whose content is not a rank map (or,
+    ``what="bounds-table"``, not the bounds table its name says)."""
+    _warn_damaged(f, _why(e), what)
 
 
 def save_map(space, engine: str, arrays: dict) -> bool:
@@ -296,48 +307,93 @@ def save_answers(space, engine: str, kind: str, keys: np.ndarray, vals: np.ndarr
         _warn_unwritable(e, "phi answers are recomputed every time")
 
 
+def load_table(identity: str) -> dict | None:
+    """The stored arrays of the bounds table ``identity`` (its ``_file`` added), or None
+    (absent; damaged: warned once; or another table behind the same digest)."""
+    f = _table_file(identity)
+    if str(f.parent) not in _swept:
+        _swept.add(str(f.parent))
+        _sweep(f.parent)
+    try:
+        z = _read_npz(f)
+    except FileNotFoundError:
+        return None
+    except _Damaged as e:
+        _warn_damaged(f, e.reason, "bounds-table")
+        return None
+    try:
+        if str(z["identity"]) != identity:
+            return None  # another table behind the same digest: rebuilt (and replaced)
+        int(z["size"])
+    except (KeyError, ValueError, TypeError) as e:
+        _warn_damaged(f, _why(e), "bounds-table")
+        return None
+    z["_file"] = f
+    return z
+
+
+def save_table(identity: str, size: int, arrays: dict) -> Path | None:
+    """Store a bounds table's arrays (identity and ``size``, the number of distinct values
+    as a decimal string, added); the file, or None, with one warning, when the cache
+    cannot be written."""
+    f = _table_file(identity)
+    arrays = {"identity": np.array(identity), "size": np.array(str(int(size))), **arrays}
+    try:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        _write_npz(f, arrays)
+    except OSError as e:
+        _warn_unwritable(e, "bounds tables are rebuilt every time")
+        return None
+    return f
+
+
 def cache_info() -> dict:
-    """The cache directory and its rank maps: one entry per file with ``file``,
-    ``identity``, ``size``, ``bytes`` and ``damaged`` (None, or why the file cannot be
-    used: it will be rebuilt when next needed)."""
+    """The cache directory and its rank maps and bounds tables: one entry per file with
+    ``file`` (bounds tables: ``bounds/NAME``), ``kind`` ("rank map" or "bounds table"),
+    ``identity``, ``size`` (its number of distinct values), ``bytes`` and ``damaged``
+    (None, or why the file cannot be used: it will be rebuilt when next needed)."""
     root = cache_dir()
-    d = root / "rankmaps"
-    if d.is_dir():
-        _sweep(d)
     entries = []
-    for f in _map_files(d) if d.is_dir() else []:
-        if ".answers" in f.name:
-            continue
-        try:
-            nbytes = f.stat().st_size
-            z = _read_npz(f)
-            entry = {"identity": str(z["identity"]), "size": int(z["size"]), "damaged": None}
-        except FileNotFoundError:
-            continue  # removed meanwhile
-        except _Damaged as e:
-            entry = {"identity": f"(damaged: {e.reason})", "size": 0, "damaged": e.reason}
-        except (KeyError, ValueError, TypeError) as e:
-            entry = {"identity": f"(damaged: {_why(e)})", "size": 0, "damaged": _why(e)}
-        except OSError as e:
-            raise IrscaleError(f"cannot read {f} ({_why(e)}); fix its permissions or remove it") from e
-        entries.append({"file": f.name, "bytes": nbytes, **entry})
+    for sub, kind in (("rankmaps", "rank map"), ("bounds", "bounds table")):
+        d = root / sub
+        if d.is_dir():
+            _sweep(d)
+        for f in _map_files(d) if d.is_dir() else []:
+            if ".answers" in f.name:
+                continue
+            try:
+                nbytes = f.stat().st_size
+                z = _read_npz(f)
+                entry = {"identity": str(z["identity"]), "size": int(z["size"]), "damaged": None}
+            except FileNotFoundError:
+                continue  # removed meanwhile
+            except _Damaged as e:
+                entry = {"identity": f"(damaged: {e.reason})", "size": 0, "damaged": e.reason}
+            except (KeyError, ValueError, TypeError) as e:
+                entry = {"identity": f"(damaged: {_why(e)})", "size": 0, "damaged": _why(e)}
+            except OSError as e:
+                raise IrscaleError(f"cannot read {f} ({_why(e)}); fix its permissions or remove it") from e
+            name = f.name if sub == "rankmaps" else f"{sub}/{f.name}"
+            entries.append({"file": name, "kind": kind, "bytes": nbytes, **entry})
     return {"dir": str(root), "entries": entries, "bytes": sum(e["bytes"] for e in entries)}
 
 
 def cache_clear() -> int:
-    """Remove every cached rank map (and its answers, and stale temp files); returns the
-    number of rank maps removed. IrscaleError when a file cannot be removed."""
-    d = cache_dir() / "rankmaps"
-    if not d.is_dir():
-        return 0
-    _sweep(d)
+    """Remove every cached rank map and bounds table (and the rank maps' answers, and
+    stale temp files); returns the number of rank maps and bounds tables removed.
+    IrscaleError when a file cannot be removed."""
     n = 0
-    for f in _map_files(d):
-        try:
-            f.unlink()
-        except FileNotFoundError:
+    for sub in ("rankmaps", "bounds"):
+        d = cache_dir() / sub
+        if not d.is_dir():
             continue
-        except OSError as e:
-            raise IrscaleError(f"cannot remove {f} ({_why(e)}); remove it by hand or fix the permissions") from e
-        n += ".answers" not in f.name
+        _sweep(d)
+        for f in _map_files(d):
+            try:
+                f.unlink()
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                raise IrscaleError(f"cannot remove {f} ({_why(e)}); remove it by hand or fix the permissions") from e
+            n += ".answers" not in f.name
     return n
