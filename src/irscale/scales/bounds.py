@@ -667,7 +667,7 @@ def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: i
     """phi / |M| of each run (an (n, N) array of grades 0..levels-1) at run length N,
     with a guarantee: exact (``lo == hi``) where a closed form or an exact engine serves
     (closed forms: P, R, F, RR, RBTO, RBP with small p, at any N; other measures while
-    REL^N has at most EXACT_RUNS runs), certified bounds for RBP whose runs all have
+    REL^N has at most EXACT_RUNS runs and an engine serves it), certified bounds for RBP whose runs all have
     their own values (binary with p > 1/2; graded with no two gains a multiple of p's
     denominator apart) (:func:`rbp_bounds`, ``resolution`` grid points per unit of
     y / top gain) and DCG/nDCG (:func:`dcg_bounds`, ``resolution`` grid points in all),
@@ -688,7 +688,14 @@ def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: i
         resolution = integer("resolution", resolution, minimum=16)
     space = space_for(m, N, levels - 1)
     t = time.perf_counter()
-    exact = space.closed or space.n_runs <= EXACT_RUNS
+    exact = space.closed
+    if not exact and space.n_runs <= EXACT_RUNS:
+        try:
+            choose_engine(space)  # its limits, before anything is built
+            exact = True
+        except IrscaleError:  # e.g. graded spaces whose halves outgrow the count engine: bounded instead
+            if not isinstance(space, (RBPSpace, DCGSpace)):
+                raise
     if not exact and isinstance(space, RBPSpace):
         return rbp_bounds(m, N, runs, resolution or RESOLUTION, levels=levels, cache=cache)
     if not exact and isinstance(space, DCGSpace):
@@ -700,7 +707,6 @@ def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: i
             f"classes), and estimating them from sampled runs does not bound phi. Use a shorter N, where the "
             f"exact rank map is built (irscale.scales.build('{m}', N); the 2021 paper stopped at 30), or a "
             f"measure with bounds (RBP, nDCG)")
-    choose_engine(space)  # its limits, before anything is built
     rm = build(m, N, levels, cache=cache)
     norm = rm.normalized(rm.phi_runs(np.asarray(runs)))
     return PhiBounds(norm, norm.copy(), f"exact ({rm.engine})", int(rm.size), 0, 0.0, "none", 0.0,
