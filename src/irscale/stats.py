@@ -417,3 +417,188 @@ class Change:
 def change(original: TestResult, ranked: TestResult) -> Change:
     a, b = original.significant, ranked.significant
     return Change(original.test, int(a.sum()), int((a & ~b).sum()), int((~a & b).sum()), int(b.sum()))
+
+
+# -- decisions on bounded scores: could they flip? ----------------------------------------------------
+
+def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.ndarray:
+    """Per pair of systems (combinations order): whether ``test``'s decision at ``alpha``,
+    as ``reported`` (default: the test run on ``X``), could be wrong for the exact scores.
+    ``X`` (topics x systems) holds the midpoints of bounded scores, ``H`` the half-widths
+    (each exact score lies in X +- H), ``ids`` the exact values' identities (equal ids:
+    equal exact values, so a certain tie; unequal: distinct values). Sound and possibly
+    conservative: False means every exact score within the bounds gives the reported
+    decision.
+
+    * sign test: the topics whose sign is uncertain are counted and every split of them
+      tried (exact);
+    * rank-sum, Kruskal-Wallis, Friedman: each score's mid-rank lies between the scores
+      certainly below it and those not certainly above it (ties are exactly the equal ids,
+      so the tie corrections are known), hence the rank sums or mean ranks, and the
+      statistic, lie in an interval, flagged where the other decision is inside;
+    * signed-rank: flagged where any sign or any order of |differences| (on the test's
+      1e-9 grid) is uncertain;
+    * t test: the mean difference moves by at most the mean of w = H_i + H_j and the
+      standard deviation by at most ||w|| / sqrt(T - 1) (centring is a projection);
+    * ANOVA with Tukey HSD: means move by at most the systems' mean half-widths and
+      sqrt(SSE) by at most ||H|| (the residuals are a projection of the scores).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    H = np.asarray(H, dtype=np.float64)
+    ids = np.asarray(ids)
+    T, S = X.shape
+    i, j = pair_index(S)
+    sig = run_test(test, X, alpha).significant if reported is None else np.asarray(reported, dtype=bool)
+    bad = np.isnan(X).any(axis=0) | np.isnan(H).any(axis=0)  # systems with a topic left out: not analysed
+    out = bad[i] | bad[j]
+    if not (H > 0).any():
+        return out
+    X, H = np.nan_to_num(X), np.nan_to_num(H)
+    pad = 4 * np.finfo(np.float64).eps * (np.abs(X).max() + H.max())  # the midpoints' and widths' rounding
+    lo, hi = X - H - pad, X + H + pad
+
+    def against(can_sig, can_not):  # the reported decision could be wrong
+        return out | np.where(sig, can_not, can_sig)
+
+    if test == "sign":
+        same = ids[:, i] == ids[:, j]
+        d = X[:, i] - X[:, j]
+        unsure = ~same & (lo[:, i] <= hi[:, j]) & (lo[:, j] <= hi[:, i])
+        pos, neg, u = (~same & ~unsure & (d > 0)).sum(0), (~same & ~unsure & (d < 0)).sum(0), unsure.sum(0)
+        can_sig, can_not = np.zeros(len(i), bool), np.zeros(len(i), bool)
+        for p in range(len(i)):  # every split of the uncertain topics: exact
+            k = np.arange(u[p] + 1)
+            n = pos[p] + neg[p] + u[p]
+            smaller = np.minimum(pos[p] + k, neg[p] + u[p] - k)
+            s_ = (np.minimum(1.0, 2 * sps.binom.cdf(smaller, n, 0.5)) < alpha) if n else np.zeros(1, bool)
+            can_sig[p], can_not[p] = s_.any(), not s_.all()
+        return against(can_sig, can_not)
+    if test == "ranksum":
+        can_sig, can_not = np.zeros(len(i), bool), np.zeros(len(i), bool)
+        n1 = n2 = T
+        N = 2 * T
+        z_crit = sps.norm.isf(alpha / 2)
+        for c in range(0, len(i), 256):
+            s_ = slice(c, c + 256)
+            L = np.concatenate([lo[:, i[s_]], lo[:, j[s_]]])  # (2T, P)
+            U = np.concatenate([hi[:, i[s_]], hi[:, j[s_]]])
+            D = np.concatenate([ids[:, i[s_]], ids[:, j[s_]]])
+            r_lo, r_hi, ties = _rank_bounds(L, U, D)
+            W_lo, W_hi = r_lo[:T].sum(0), r_hi[:T].sum(0)
+            var = n1 * n2 / 12 * ((N + 1) - ties / (N * (N - 1)))
+            mean = n1 * (N + 1) / 2
+            dev_min = np.where((W_lo <= mean) & (mean <= W_hi), 0.0, np.minimum(np.abs(W_lo - mean), np.abs(W_hi - mean)))
+            dev_max = np.maximum(np.abs(W_lo - mean), np.abs(W_hi - mean))
+            sd = np.sqrt(np.maximum(var, 1e-300))
+            z_lo, z_hi = np.maximum(dev_min - 0.5, 0) / sd, np.maximum(dev_max - 0.5, 0) / sd
+            can_sig[s_] = (var > 0) & (z_hi > z_crit)
+            can_not[s_] = (var <= 0) | (z_lo <= z_crit)
+        return against(can_sig, can_not)
+    if test in ("kruskal", "friedman"):
+        if test == "kruskal":
+            N = T * S
+            r_lo, r_hi, ties = _rank_bounds(lo.reshape(-1, 1), hi.reshape(-1, 1), ids.reshape(-1, 1))
+            r_lo, r_hi, ties = r_lo.reshape(T, S), r_hi.reshape(T, S), float(ties[0])
+            var = N * (N + 1) / 12 - ties / (12 * (N - 1))
+        else:
+            r_lo, r_hi, ties = _rank_bounds(lo.T, hi.T, ids.T)  # within each topic
+            r_lo, r_hi = r_lo.T, r_hi.T
+            var = S * (S + 1) / 12 * (1 - ties.sum() / (T * S * (S * S - 1)))
+        m_lo, m_hi = r_lo.mean(0), r_hi.mean(0)
+        gap_max = np.maximum(m_hi[i] - m_lo[j], m_hi[j] - m_lo[i])
+        gap_min = np.maximum(0.0, np.maximum(m_lo[i] - m_hi[j], m_lo[j] - m_hi[i]))
+        se = math.sqrt(max(var, 1e-300) * 2 / T)
+        crit = _q_critical(float(alpha), S, np.inf)
+        return against(gap_max / se * math.sqrt(2) > crit, gap_min / se * math.sqrt(2) <= crit)
+    if test == "signrank":
+        d, w = X[:, i] - X[:, j], H[:, i] + H[:, j] + 2 * pad
+        nonzero = ids[:, i] != ids[:, j]  # zero differences are exactly the equal values
+        n = nonzero.sum(0)
+        sure_pos, unsure = nonzero & (d - w > 0), nonzero & (np.abs(d) <= w)
+        # |d| on the test's grid of 1e-9 of the score scale (the scale itself may move by max H)
+        grid = 1e-9 * (float(np.abs(X).max()) + float(H.max()) or 1.0)
+        a_lo = np.where(unsure, 0.0, np.abs(d) - w) - 2 * grid
+        a_hi = np.abs(d) + w + 2 * grid
+        can_sig, can_not = np.zeros(len(i), bool), np.zeros(len(i), bool)
+        z_crit = sps.norm.isf(alpha / 2)
+        for c in range(0, len(i), 256):
+            s_ = slice(c, c + 256)
+            L, U, NZ = a_lo[:, s_], a_hi[:, s_], nonzero[:, s_]
+            # a tie (equal on the grid) needs overlapping intervals: mid-ranks between the
+            # scores certainly below + 1 and those not certainly above, among the nonzero
+            below = ((U[None, :, :] < L[:, None, :]) & NZ[None, :, :]).sum(1)
+            above = ((L[None, :, :] > U[:, None, :]) & NZ[None, :, :]).sum(1)
+            r_lo, r_hi = below + 1.0, n[s_][None, :] - above
+            W_lo = np.where(sure_pos[:, s_], r_lo, 0).sum(0)
+            W_hi = np.where(sure_pos[:, s_] | unsure[:, s_], r_hi, 0).sum(0)
+            nn = n[s_]
+            mean = nn * (nn + 1) / 4
+            # ties only within groups of overlapping |d|: sum(g^3 - g) is at most that of the groups
+            t_max = np.array([_overlap_tie_bound(L[NZ[:, k], k], U[NZ[:, k], k]) for k in range(L.shape[1])])
+            var_hi = nn * (nn + 1) * (2 * nn + 1) / 24
+            var_lo = np.maximum(var_hi - t_max / 48, 0)
+            dev_min = np.where((W_lo <= mean) & (mean <= W_hi), 0.0,
+                               np.minimum(np.abs(W_lo - mean), np.abs(W_hi - mean)))
+            dev_max = np.maximum(np.abs(W_lo - mean), np.abs(W_hi - mean))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z_hi = np.where(var_lo > 0, np.maximum(dev_max - 0.5, 0) / np.sqrt(var_lo), np.inf)
+                z_lo = np.where(var_hi > 0, np.maximum(dev_min - 0.5, 0) / np.sqrt(np.maximum(var_hi, 1e-300)), 0.0)
+            can_sig[s_] = (var_hi > 0) & (z_hi > z_crit)
+            can_not[s_] = (var_lo <= 0) | (z_lo <= z_crit)
+        return against(can_sig, can_not)
+    if test == "ttest":
+        d, w = X[:, i] - X[:, j], H[:, i] + H[:, j]
+        m, s = d.mean(0), d.std(0, ddof=1) if T > 1 else np.zeros(len(i))
+        dm, ds = w.mean(0), np.sqrt((w ** 2).sum(0) / max(T - 1, 1))
+        crit = sps.t.isf(alpha / 2, max(T - 1, 1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_lo = np.nan_to_num(np.maximum(np.abs(m) - dm, 0) * math.sqrt(T) / (s + ds))
+            t_hi = np.where(s - ds > 0, (np.abs(m) + dm) * math.sqrt(T) / (s - ds), np.inf)
+        return against(t_hi > crit, t_lo <= crit)
+    if test in ("anova1", "anova2"):
+        if test == "anova1":
+            resid, df = X - X.mean(axis=0), S * (T - 1)
+        else:
+            resid, df = X - X.mean(axis=0)[None, :] - X.mean(axis=1)[:, None] + X.mean(), (T - 1) * (S - 1)
+        crit = _q_critical(float(alpha), S, df)
+        root, move = math.sqrt((resid ** 2).sum()), math.sqrt((H ** 2).sum())
+        means, hm = X.mean(axis=0), H.mean(axis=0)
+        diff, dd = np.abs(means[i] - means[j]), hm[i] + hm[j]
+        scale = math.sqrt(T * df)  # q = |difference| sqrt(T) / sqrt(SSE / df)
+        q_lo = np.maximum(diff - dd, 0) * scale / (root + move)
+        q_hi = (diff + dd) * scale / (root - move) if root > move else np.full(len(i), np.inf)
+        return against(q_hi > crit, q_lo <= crit)
+    raise ValueError(f"unknown test {test!r}")
+
+
+def _overlap_tie_bound(lo: np.ndarray, hi: np.ndarray) -> float:
+    """The largest sum(g^3 - g) of tie groups among intervals [lo, hi]: a tie group lies
+    within one connected group of overlapping intervals, and g^3 - g is superadditive."""
+    if len(lo) < 2:
+        return 0.0
+    order = np.argsort(lo, kind="stable")
+    reach = np.maximum.accumulate(hi[order])
+    starts = np.concatenate([[True], lo[order][1:] > reach[:-1]])  # a new group where no earlier one reaches
+    sizes = np.diff(np.concatenate([np.flatnonzero(starts), [len(lo)]])).astype(np.float64)
+    return float((sizes ** 3 - sizes).sum())
+
+
+def _rank_bounds(lo, hi, ids):
+    """Mid-ranks within each column of (n, k) arrays of score intervals [lo, hi] with
+    value identities ``ids``: each score's rank is at least (scores certainly below) +
+    (its tie group + 1) / 2 and at most that plus the scores of other values whose order
+    with it is uncertain. Returns (r_lo, r_hi, tie sums sum(g^3 - g) per column)."""
+    n = lo.shape[0]
+    below = np.empty(lo.shape)
+    above = np.empty(lo.shape)
+    group = np.empty(lo.shape)
+    ties = np.empty(lo.shape[1])
+    for c in range(lo.shape[1]):
+        h_sorted, l_sorted = np.sort(hi[:, c]), np.sort(lo[:, c])
+        below[:, c] = np.searchsorted(h_sorted, lo[:, c], side="left")  # hi_b < lo_a
+        above[:, c] = n - np.searchsorted(l_sorted, hi[:, c], side="right")  # lo_b > hi_a
+        _, inv, counts = np.unique(ids[:, c], return_inverse=True, return_counts=True)
+        group[:, c] = counts[inv.reshape(-1)]
+        ties[c] = float((counts.astype(np.float64) ** 3 - counts).sum())
+    r_lo = below + (group + 1) / 2
+    return r_lo, r_lo + (n - group - below - above), ties
