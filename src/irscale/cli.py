@@ -343,6 +343,12 @@ class EngineOpt(str, Enum):
     oracle = "oracle"
 
 
+ApproxOpt = Annotated[Optional[float], typer.Option(
+    "--approx", metavar="TOL", help="where no exact engine reaches N (RBP, DCG, nDCG at N = 100, 1000): rank by the "
+                                    "midpoint of certified bounds on the normalised phi, at most TOL wide (e.g. 1e-4), "
+                                    "with a half-width column; needs --normalize in transform")]
+
+
 @app.command()
 def transform(
     qrels: Annotated[Path, typer.Argument(help="qrels file: qid iter docno grade (plain or .gz)")],
@@ -370,6 +376,7 @@ def transform(
     scheduler: Annotated[Optional[str], typer.Option(
         help="Dask scheduler address (tcp://host:8786) for building rank maps; default: local threads")] = None,
     relevance: RelevanceArg = None,
+    approx: ApproxOpt = None,
 ):
     """Score runs and add the interval-scaled ("ranked") version of each measure at N."""
     from irscale.experiment import plan_rank_maps, transform as do_transform
@@ -379,14 +386,15 @@ def transform(
     measures = measure or ["AP", "P", "RR"]
     try:
         judged = _judge(qrels, runs, opts,
-                        plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance)))
+                        plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance), approx))
         with _Feedback("rank maps (cached after the first time)") as tick:
             def step(what, done, total):
                 tick(done, total, what)
 
             strategies = [t.value for t in ties] if ties else ["unq"]
             out = do_transform(judged, measures, N, strategies if len(strategies) > 1 else strategies[0],
-                               normalize, scheduler=scheduler, relevance=relevance and relevance.value, steps=step)
+                               normalize, scheduler=scheduler, relevance=relevance and relevance.value, steps=step,
+                               approx=approx)
     except IrscaleError as e:
         _fail(e)
     _print(out, per_topic, fmt, trec_eval)
@@ -550,6 +558,7 @@ def compare(
     no_measure_free: NoFreeOpt = False,
     figures: FiguresOpt = False,
     spacing: SpacingOpt = False,
+    approx: ApproxOpt = None,
 ):
     """Original vs interval-scaled measures: correlations and significance tests (paper Section 7), with
     corrections, effect sizes, confidence intervals and the measure-free view; --out writes the report."""
@@ -564,8 +573,9 @@ def compare(
         _check_tests(tests)
         _check_correction(correction)
         judged = _judge(qrels, runs, opts,
-                        plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance)))
-        study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, report.kwargs())
+                        plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance), approx))
+        study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance,
+                           dict(report.kwargs(), approx=approx))
         study.provenance.setdefault("command", _command_line())
         study.provenance.update(_qrels_provenance(qrels))
         _show_study(study, out, figures=lambda: _report_figures(study, figures, spacing))

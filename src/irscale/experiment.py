@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import math
 import os
 import warnings
 from contextlib import closing
@@ -43,6 +44,9 @@ class ScoreTable:
     values: np.ndarray
     provenance: dict = field(default_factory=dict)
     judged: JudgedRuns | None = field(default=None, repr=False)  # the grades behind the scores
+    # bounded ranked columns (transform's approx=): str(column) -> (systems, topics) ids of the
+    # exact values (equal ids: equal values), which tell certain ties from uncertain orders
+    exact_ids: dict = field(default_factory=dict, repr=False)
 
     def to_frame(self):
         """Tidy pandas DataFrame with columns system, topic, measure, value."""
@@ -530,17 +534,38 @@ class Ranked:
     ties: str = "unq"
     normalized: bool = False
     theory: object = field(default=None, compare=False)  # scales.theory.Statement | None
+    midpoint: bool = False  # the midpoint of certified bounds (transform's approx=), not exact
     trec_eval_name = None  # trec_eval has no ranked measures
     is_count = False
 
     def __str__(self):
         opts = "".join([f", ties={self.ties}" if self.ties != "unq" else "",
-                        ", normalized" if self.normalized else ""])
+                        ", normalized" if self.normalized else "", ", midpoint" if self.midpoint else ""])
         return f"ranked({self.measure}{opts})"
 
     @property
     def label(self) -> str:
         return f"{self.measure.label}_R"
+
+
+@dataclass(frozen=True)
+class HalfWidth:
+    """The half-width of a bounded ranked column (``transform(..., approx=TOL)``): where no
+    exact engine reaches N, ``ranked`` holds the midpoint of certified bounds on the
+    normalised phi (:func:`irscale.scales.bounds.phi_bounds`), and this column the half of
+    their width, so the exact normalised phi lies within midpoint +- half-width (0 where
+    the value is exact). The mean of a system's half-widths bounds the error of its mean."""
+
+    ranked: Ranked
+    trec_eval_name = None
+    is_count = False
+
+    def __str__(self):
+        return f"halfwidth({self.ranked})"
+
+    @property
+    def label(self) -> str:
+        return f"{self.ranked.label}_hw"
 
 
 RELEVANCE = ("graded", "lenient")
@@ -574,22 +599,97 @@ def apply_relevance(judged: JudgedRuns, measures: Sequence[Measure], relevance: 
     return judged, "graded"
 
 
-def plan_rank_maps(measures, depth: int, levels: int) -> list[Measure]:
+def plan_rank_maps(measures, depth: int, levels: int, approx: float | None = None) -> list[Measure]:
     """The measures at run length ``depth``, each checked to have an exact engine for
     ``levels`` relevance levels, before any rank map is built (so a job fails in a
-    second, not after minutes of building the others)."""
+    second, not after minutes of building the others). With ``approx`` (see
+    :func:`transform`), a measure no exact engine serves passes if it has certified
+    bounds (RBP, DCG, nDCG); without, the error says that ``approx`` would serve it."""
+    return list(_plan(measures, depth, levels, approx))
+
+
+def _plan(measures, depth: int, levels: int, approx: float | None) -> dict[Measure, bool]:
+    """{measure at depth: whether it is bounded (no exact engine; approx serves it)}."""
     from irscale.scales import space_for
     from irscale.scales.rankmap import choose_engine
 
-
+    approx = _approx(approx)
     ms = []
     for m in parse_measures(measures, default_cutoff=depth):
         if not any(f.name == "cutoff" for f in dataclasses.fields(m)):
             space_for(m, depth)  # its message lists the measures that have a ranked version
         ms.append(at_depth(m, depth))
+    out = {}
     for m in ms:
-        choose_engine(space_for(m, depth, levels - 1))
-    return ms
+        space = space_for(m, depth, levels - 1)
+        try:
+            choose_engine(space)
+            out[m] = False
+        except IrscaleError as e:
+            out[m] = _no_engine(m, space, e, approx)
+    return out
+
+
+def _approx(approx) -> float | None:
+    import numbers
+
+    if approx is None:
+        return None
+    if isinstance(approx, bool) or not isinstance(approx, numbers.Real) or not 0 < float(approx) < 1:
+        raise ArgumentError(f"approx must be a width strictly between 0 and 1 of the normalised phi (for "
+                            f"example 1e-4), or None for exact phi only, not {approx!r}")
+    return float(approx)
+
+
+def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | None) -> bool:
+    """No exact engine serves ``space``: True where certified bounds will (and ``approx``
+    asks for them); else the error: the engine's limit, and either how to ask for bounds
+    or why there are none."""
+    from irscale.errors import MeasureError
+    from irscale.scales.spaces import DCGSpace, RBPSpace
+
+    limit = _short(str(engine_error))
+    if isinstance(space, (RBPSpace, DCGSpace)):
+        if approx is not None:
+            return True
+        raise MeasureError(f"{m}: no exact engine reaches run length N = {space.N} ({limit}). Certified bounds on "
+                           f"its normalised phi do: transform(..., approx=1e-4, normalize=True) (CLI --approx 1e-4 "
+                           f"--normalize) gives the midpoint and a half-width column, or use a smaller N") from None
+    n_runs, top = space.n_runs, _exact_limit(m, space)
+    if top < space.N - 1:  # the engine's refusal at N itself would only confuse (e.g. AP's 64-bit keys)
+        limit = f"exact up to N = {top} on one machine"
+    raise MeasureError(
+        f"{m}: no exact engine reaches run length N = {space.N} ({limit}), and {str(m).split('@')[0]} has no "
+        f"certified bounds: "
+        f"its distinct values have no product structure to bound (unlike RBP and DCG, sums over independent ranks "
+        f"or classes of ranks), and the distribution of sampled runs is not phi's (they differ by about a tenth), so "
+        f"sampling would not bound it either (at N = {space.N} there are {n_runs:.3g} runs). Use a run length N "
+        f"of at most {top} (API depth=, CLI -N; the 2021 paper stopped at N = 30), or a measure with bounds "
+        f"(RBP, DCG, nDCG)") from None
+
+
+def _short(text: str) -> str:
+    """An engine's refusal with its huge integers written as powers of ten."""
+    import re
+
+    return re.sub(r"\d{1,3}(?:,\d{3}){5,}|\d{16,}", lambda x: f"{int(x.group().replace(',', '')):.3g}",
+                  text.rstrip("."))
+
+
+def _exact_limit(m: Measure, space) -> int:
+    """The largest N at which an exact engine serves measure ``m`` on ``space``'s levels."""
+    from irscale.scales import space_for
+    from irscale.scales.rankmap import choose_engine
+
+    core = dataclasses.replace(m, cutoff=None)
+    N = 1
+    while N < space.N:
+        try:
+            choose_engine(space_for(at_depth(core, N + 1), N + 1, space.c))
+        except IrscaleError:
+            break
+        N += 1
+    return N
 
 
 def transform(
@@ -605,6 +705,7 @@ def transform(
     exact_values: bool = False,
     relevance: str | None = None,
     steps: Callable[[str, int, int], None] | None = None,
+    approx: float | None = None,
 ) -> ScoreTable:
     """Add the interval-scaled version of each measure at run length ``depth`` = N.
 
@@ -625,6 +726,17 @@ def transform(
     :func:`apply_relevance` (the default is graded, with a note on graded qrels).
     ``progress(done, total)`` is called per measure; ``steps(measure, done, total)``
     within each rank map (buckets of a build, blocks of phi queries of the count engine).
+
+    Runs of any length: phi is exact wherever an engine reaches N (closed forms at any N:
+    P, R, F, RR, binary RBP with p <= 1/2; the others to N = 30-40). Beyond, ``approx=TOL``
+    (with ``normalize=True``) gives RBP, DCG and nDCG from certified bounds on the
+    normalised phi (:func:`irscale.scales.bounds.phi_bounds`): the ranked column holds
+    the midpoint (``ranked(..., midpoint)``) and a :class:`HalfWidth` column after the
+    ranked ones the half-width, so the exact normalised phi lies within midpoint +-
+    half-width; an error is raised where a width would exceed TOL at the finest
+    resolution tried. Measures with neither (AP beyond N = 34) are refused with the limit
+    and the reason. ``provenance["transform"]["bounds"]`` records each bounded measure's
+    method, resolution, assumptions and largest half-width.
 
     Examples
     --------
@@ -657,30 +769,52 @@ def transform(
         raise ArgumentError("name the measures to transform, for example ['AP', 'nDCG']")
     judged, relevance = apply_relevance(judged, parse_measures(measures, default_cutoff=depth), relevance)
     levels = max(judged.topics.max_grade, 1) + 1
-    ms = plan_rank_maps(measures, depth, levels)
+    plan = _plan(measures, depth, levels, approx)
+    ms = list(plan)
+    bounded = [m for m in ms if plan[m]]
+    tied = [m for m in bounded if not _runs_distinct(space_for(m, depth, levels - 1))]
+    if tie_list != ["unq"] and tied:
+        raise ArgumentError(f"{', '.join(map(str, tied))}: ties={tie_list} rank over all runs, but at N = {depth} "
+                            f"only bounds on phi over distinct values exist, and its runs tie (several runs share "
+                            f"a value); use ties='unq' (compare: mid=False, CLI --no-mid)")
+    if bounded and not normalize:
+        raise ArgumentError(f"{', '.join(map(str, bounded))}: no exact engine reaches N = {depth}, so phi comes "
+                            f"from bounds on its normalised value (phi / the number of distinct values, which "
+                            f"passes 10^300 at N = 1000); add normalize=True (CLI --normalize)")
     base = score(judged, [] if exact_values else ms)
     shape = (len(judged.systems), len(judged.topics))
     dropped = _dropped(judged)
-    values = np.empty((len(ms) * (1 + len(tie_list)),) + shape, dtype=np.float64)
-    maps = []
+    values = np.empty((len(ms) * (1 + len(tie_list)) + len(bounded),) + shape, dtype=np.float64)
+    maps, bounds, ids = [], {}, {}
     for i, m in enumerate(ms):
         step = (lambda done, total, lab=str(m): steps(lab, done, total)) if steps else None
         space = space_for(m, depth, levels - 1)
-        keys = space.keys(space.grade_view(judged.grades).reshape(-1, depth))
-        rm = build(m, depth, levels, scheduler=scheduler, cache=cache, progress=step, queries=keys)
-        maps.append(rm)
-        values[i] = rm.space.measure_values(keys.reshape(shape), judged.topics) if exact_values else base.values[i]
-        ranks = rm.rank(keys, tie_list)
-        for k, tie in enumerate(tie_list):  # columns in the order the strategies were asked
-            phi = ranks[tie].reshape(shape)
-            values[len(ms) * (1 + k) + i] = rm.normalized(phi, tie) if normalize else phi
+        grades = space.grade_view(judged.grades).reshape(-1, depth)
+        keys = space.keys(grades)
+        values[i] = space.measure_values(keys.reshape(shape), judged.topics) if exact_values else base.values[i]
+        if plan[m]:
+            b = _bounded(m, depth, levels, grades, approx, tie_list, space, step)
+            bounds[m] = b
+            for k in range(len(tie_list)):  # the runs' values are distinct (checked): one phi for every strategy
+                values[len(ms) * (1 + k) + i] = b.mid.reshape(shape)
+            values[len(ms) * (1 + len(tie_list)) + bounded.index(m)] = ((b.hi - b.lo) / 2).reshape(shape)
+            ids[m] = np.unique(keys, return_inverse=True)[1].reshape(shape)
+            _warn_uncertain(m, b, ids[m].reshape(-1))
+        else:
+            rm = build(m, depth, levels, scheduler=scheduler, cache=cache, progress=step, queries=keys)
+            maps.append(rm)
+            ranks = rm.rank(keys, tie_list)
+            for k, tie in enumerate(tie_list):  # columns in the order the strategies were asked
+                phi = ranks[tie].reshape(shape)
+                values[len(ms) * (1 + k) + i] = rm.normalized(phi, tie) if normalize else phi
         if progress:
             progress(i + 1, len(ms))
     values[:, dropped] = np.nan  # topics dropped by missing_topics="drop"
     from irscale.scales.theory import statement
 
     said = [statement(m, depth, levels) for m in ms]
-    cols = tuple(ms) + tuple(Ranked(m, depth, t, normalize, said[i]) for t in tie_list for i, m in enumerate(ms))
+    ranked = [Ranked(m, depth, t, normalize, said[i], plan[m]) for t in tie_list for i, m in enumerate(ms)]
+    cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[ms.index(m)]) for m in bounded)
     prov = dict(base.provenance, measures=[str(m) for m in ms])
     prov.update({"transform": {"N": depth, "relevance": relevance,
                                "ties": ties if isinstance(ties, str) else tie_list,
@@ -688,7 +822,81 @@ def transform(
                                "maps": {str(rm.measure): {"size": rm.size, "engine": rm.engine,
                                                           "levels": rm.space.c + 1} for rm in maps},
                                "theory": {str(m): st.as_dict() for m, st in zip(ms, said) if st is not None}}})
-    return ScoreTable(cols, base.systems, base.topics, values, prov, judged)
+    if approx is not None:
+        prov["transform"]["approx"] = approx
+        prov["transform"]["bounds"] = {str(m): {
+            "method": b.method, "resolution": b.resolution, "size": f"{b.size:.6g}", "confidence": b.confidence,
+            "assumptions": b.assumptions, "largest_half_width": b.width / 2, "table_max_width": b.max_width,
+            "seconds": round(b.seconds, 3), **{k: str(v) for k, v in b.details.items()}} for m, b in bounds.items()}
+    return ScoreTable(cols, base.systems, base.topics, values, prov, judged,
+                      {str(c): ids[c.measure] for c in ranked if c.midpoint})
+
+
+def _warn_uncertain(m: Measure, b, ids: np.ndarray) -> None:
+    """Warn where the bounds leave the order of more than 1% of the pairs of distinct
+    values of the runs uncertain (their intervals overlap): the ranked column then cannot
+    tell those runs apart (typically runs far below the run space's typical run, where
+    phi / |M| is tinier than any absolute width)."""
+    _, first = np.unique(ids, return_index=True)
+    n = len(first)
+    if n < 2:
+        return
+    lo, hi = b.lo[first], b.hi[first]
+    order = np.argsort(lo, kind="stable")
+    ends = np.searchsorted(lo[order], hi[order], side="right")
+    uncertain = int(np.maximum(ends - np.arange(n) - 1, 0).sum())
+    share = uncertain / (n * (n - 1) / 2)
+    if share > 0.01:
+        warnings.warn(f"ranked({m}, midpoint): the certified bounds leave the order of {share:.0%} of the pairs of "
+                      f"the runs' {n:,} distinct values uncertain (half-widths up to {b.width / 2:.2g}; the largest "
+                      f"upper bound is {float(hi.max()):.2g}): these runs lie where phi / |M| is smaller than the "
+                      f"bounds resolve, so the column cannot tell them apart. compare flags every decision that "
+                      f"could flip (could_flip_ranked); a smaller N (exact), or RBP with a smaller p, resolves them",
+                      IrscaleWarning, stacklevel=4)
+
+
+def _runs_distinct(space) -> bool:
+    """Every run of ``space`` has its own value (then phi over values is the rank over runs)."""
+    from irscale.scales.spaces import RBPSpace
+
+    if isinstance(space, RBPSpace):
+        from irscale.scales.counting import rbp_runs_distinct
+
+        return rbp_runs_distinct(space)
+    return False
+
+
+def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: float, ties, space, step):
+    """Certified bounds on the normalised phi of every run (``grades``: the space's view,
+    one row per run) no wider than ``approx``: at the default resolution, then once at the
+    resolution that should reach ``approx`` (widths shrink about as 1 / resolution)."""
+    from irscale.errors import MeasureError
+    from irscale.scales.bounds import phi_bounds
+
+    from irscale.scales.spaces import RBPSpace
+
+    if step:
+        step(0, 1)
+    # a first resolution that usually reaches approx (widths at N = 100-1000: about 2.5-5 /
+    # resolution for RBP, 300-2,500 / grid points for DCG), capped at the defaults
+    first = (min(10**6, max(1000, math.ceil(8 / approx))) if isinstance(space, RBPSpace)
+             else min(10**7, max(10**4, math.ceil(2500 / approx))))
+    b = phi_bounds(m, depth, grades, levels, resolution=first)
+    if b.width > approx:
+        resolution = int(b.resolution * b.width / approx * 1.25) + 1
+        try:
+            b = phi_bounds(m, depth, grades, levels, resolution=resolution)
+        except IrscaleError as e:
+            raise MeasureError(f"{m} at N = {depth}: the certified bounds are {b.width:.3g} wide at resolution "
+                               f"{b.resolution:,}, wider than approx={approx:g}, and a resolution of {resolution:,} "
+                               f"is refused ({e}); ask for approx={b.width * 1.01:.2g} or more") from None
+        if b.width > approx:
+            raise MeasureError(f"{m} at N = {depth}: the certified bounds are {b.width:.3g} wide even at resolution "
+                               f"{b.resolution:,}, wider than approx={approx:g}; ask for approx={b.width * 1.01:.2g} "
+                               f"or more")
+    if step:
+        step(1, 1)
+    return b
 
 
 def judged_runs(data: "ScoreTable | JudgedRuns") -> JudgedRuns:

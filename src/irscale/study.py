@@ -131,6 +131,7 @@ def compare(
     measure_free: bool = True,
     n_resamples: int = 1000,
     seed: int = 0,
+    approx: float | None = None,
 ) -> Study:
     """Run the paper's Section 7 study at run length ``depth`` = N.
 
@@ -165,6 +166,17 @@ def compare(
       ``flagged_incomparable_ranked``: significant pairs whose difference rests mostly
       (more than half of sum |d_t|) on topics where the two runs are incomparable, which
       no measure-free argument supports.
+
+    Runs of any length (``approx=TOL``, see :func:`irscale.experiment.transform`): measures
+    no exact engine reaches at N (RBP, DCG, nDCG beyond N = 30-40) are ranked by the
+    midpoints of certified bounds on their normalised phi, no wider than TOL; every ranked
+    column is then normalised (phi / the number of distinct values: the correlations and
+    tests are unchanged by that scaling, the means are on (0, 1]). Every table gains
+    ``halfwidth_max``, the largest half-width of the ranked scores it rests on, Tables 5/6
+    gain ``could_flip_ranked``, the pairs whose ranked-scale decision could differ for
+    some scores within the bounds (:func:`irscale.stats.could_flip`: exact for the sign
+    test, conservative for the others), ``study.means`` a ``halfwidth`` (the most a
+    system's mean on the ranked scale can be off) and ``study.pairs`` ``could_flip``.
     """
     from irscale.errors import ArgumentError, check_choice
     from irscale.experiment import apply_relevance, plan_rank_maps
@@ -200,7 +212,7 @@ def compare(
         raise ArgumentError(f"compare needs at least two systems to rank and test, got {len(judged.systems)} "
                             f"({', '.join(judged.systems)})")
     judged, relevance = apply_relevance(judged, parse_measures(measures), relevance)
-    plan_rank_maps(measures, depth, max(judged.topics.max_grade, 1) + 1)  # fail before any build
+    plan_rank_maps(measures, depth, max(judged.topics.max_grade, 1) + 1, approx)  # fail before any build
     t0 = time.perf_counter()
     M = len(measures)
     from irscale.measures import parse_measure
@@ -209,8 +221,9 @@ def compare(
     tick = (lambda what, i, n: progress(what, i, n)) if progress else (lambda *a: None)
     ties = ("unq", "mid") if mid else ("unq",)
     tick("rank maps", 0, 1)
-    table = transform(judged, measures, depth, ties, scheduler=scheduler, exact_values=True,
-                      relevance=relevance, steps=lambda m, i, n: tick(f"rank map {m}", i, n))  # one pass
+    table = transform(judged, measures, depth, ties, approx is not None, scheduler=scheduler, exact_values=True,
+                      relevance=relevance, steps=lambda m, i, n: tick(f"rank map {m}", i, n),
+                      approx=approx)  # one pass
     tick("rank maps", 1, 1)
     interval_tests = [st.TEST_NAMES[t] for t in tests if t not in st.ORDINAL]  # they add or subtract scores
     if interval_tests:
@@ -221,7 +234,15 @@ def compare(
                                  "(column meaningful_ranked)")
     orig, ranked = table.values[:M], table.values[M:2 * M]
     if mid:
-        ranked_mid = table.values[2 * M:]
+        ranked_mid = table.values[2 * M:3 * M]
+    # bounded ranked columns (approx=): half-widths and exact-value ids, zeros where exact
+    half = np.zeros_like(ranked)
+    ids = {}
+    for k, col in enumerate(table.measures[M:2 * M]):
+        if col.midpoint:
+            half[k] = table.values[table.index(f"halfwidth({col})")]
+            ids[k] = table.exact_ids[str(col)]
+    hw_max = [float(np.nanmax(half[m])) if half[m].size else 0.0 for m in range(M)]
 
     # Table 2/3
     rows = []
@@ -235,7 +256,8 @@ def compare(
                      "tau_mid": st.tau_overall(orig[m].T, ranked_mid[m].T) if mid else np.nan,
                      "topic_tau_min": float(defined.min()) if len(defined) else np.nan,
                      "topic_tau_max": float(defined.max()) if len(defined) else np.nan,
-                     "rb_dependent": rb_dependent[measures[m]]})
+                     "rb_dependent": rb_dependent[measures[m]],
+                     **({"halfwidth_max": hw_max[m]} if approx is not None else {})})
         tick("correlations with the ranked versions", m + 1, M)
     table2 = pd.DataFrame(rows)
 
@@ -249,31 +271,40 @@ def compare(
         ra, rb = (np.round(np.nanmean(x, axis=1), 8) for x in (ranked[a], ranked[b]))
         rows.append({"measure_1": label(measures[a]), "measure_2": label(measures[b]), "tau": t_o,
                      "tau_ranked": t_r, "delta_pct": 100 * (t_r - t_o) / t_o if t_o else np.nan,
-                     "tau_ap": st.tau_ap(ma, mb), "tau_ap_ranked": st.tau_ap(ra, rb)})
+                     "tau_ap": st.tau_ap(ma, mb), "tau_ap_ranked": st.tau_ap(ra, rb),
+                     "halfwidth_max": max(hw_max[a], hw_max[b])})
         tick("correlations between measures", k + 1, pairs)
     table4 = pd.DataFrame(rows, columns=["measure_1", "measure_2", "tau", "tau_ranked", "delta_pct", "tau_ap",
-                                         "tau_ap_ranked"])  # the columns even for one measure
+                                         "tau_ap_ranked", "halfwidth_max"])  # the columns even for one measure
+    if approx is None:
+        table4 = table4.drop(columns="halfwidth_max")
 
     # Tables 5/6, with which statements are meaningful (see meaningful_test)
     levels = max(judged.topics.max_grade, 1) + 1
     interval = {m: _is_interval(m, depth, levels) for m in measures}
     rows = []
-    results = {}
+    results, flips = {}, {}
     total = M * len(tests)
     for k, (m, test) in enumerate(itertools.product(range(M), tests)):
         a = st.run_test(test, orig[m].T, alpha)
         b = st.run_test(test, ranked[m].T, alpha)
         results[m, test] = (a, b)
+        if m in ids:
+            flips[m, test] = st.could_flip(test, ranked[m].T, half[m].T, ids[m].T, alpha)
         ch = st.change(a, b)
         rows.append({"measure": label(measures[m]), "test": st.TEST_NAMES[test], "ordinal": test in st.ORDINAL,
                      "sig": ch.sig, "s2ns": ch.s2ns, "s2ns_pct": 100 * ch.s2ns / ch.sig if ch.sig else 0.0,
                      "ns2s": ch.ns2s, "ns2s_pct": 100 * ch.ns2s / ch.sig if ch.sig else 0.0,
                      "delta_pct": 100 * ch.delta, "sig_ranked": ch.sig_ranked,
                      "meaningful": meaningful_test(test, interval[measures[m]], rb_dependent[measures[m]]),
-                     "meaningful_ranked": meaningful_test(test, True, rb_dependent[measures[m]])})
+                     "meaningful_ranked": meaningful_test(test, True, rb_dependent[measures[m]]),
+                     **({"halfwidth_max": hw_max[m],
+                         "could_flip_ranked": int(flips[m, test].sum()) if m in ids else 0}
+                        if approx is not None else {})})
         tick("significance tests", k + 1, total)
     changes = pd.DataFrame(rows, columns=["measure", "test", "ordinal", "sig", "s2ns", "s2ns_pct", "ns2s", "ns2s_pct",
-                                          "delta_pct", "sig_ranked", "meaningful", "meaningful_ranked"])
+                                          "delta_pct", "sig_ranked", "meaningful", "meaningful_ranked"]
+                           + (["halfwidth_max", "could_flip_ranked"] if approx is not None else []))
     if correction != "none":
         _corrected_counts(changes, results, M, tests, correction, across_measures, alpha)
     codes = None
@@ -317,10 +348,13 @@ def compare(
                       "(CLI --missing-topics zero) for them", IrscaleWarning, stacklevel=2)
     elif effects:
         means = _means(measures, orig, ranked, judged.systems, n_resamples, seed, tick)
+        if approx is not None:  # the most each mean on the ranked scale can be off
+            means["halfwidth"] = np.concatenate([np.concatenate([np.zeros(len(judged.systems)),
+                                                                 half[m].mean(axis=1)]) for m in range(M)])
     if baselines is not None and complete:
         pairs = _baseline_pairs(measures, orig, ranked, judged.systems, baselines, tests, alpha, correction,
                                 interval, rb_dependent, measure_codes if measure_free else None, n_resamples, seed,
-                                tick)
+                                tick, flips if approx is not None else None)
     prov = {"irscale_version": __version__, "N": depth, "relevance": relevance, "measures": measures, "tests": list(tests),
             "alpha": alpha, "systems": len(judged.systems), "topics": list(judged.topics.names),
             "tie_strategies": ["unq", "mid"] if mid else ["unq"], "means_rounded_to": 8,
@@ -334,6 +368,9 @@ def compare(
             "bootstrap": {"method": "BCa", "n_resamples": n_resamples, "seed": seed, "confidence": 0.95}
             if (means is not None or pairs is not None) else None,
             "seconds": time.perf_counter() - t0}
+    if approx is not None:
+        prov["approx"] = approx
+        prov["bounds"] = table.provenance["transform"].get("bounds", {})
     return Study(depth, tuple(measures), judged.systems, judged.topics.names, table2, table4, changes, prov,
                  means=means, pairs=pairs, measure_free=mf_table)
 
@@ -403,7 +440,7 @@ def _means(measures, orig, ranked, systems, n_resamples: int, seed: int, tick) -
 
 
 def _baseline_pairs(measures, orig, ranked, systems, baselines, tests, alpha, correction, interval, rb_dependent,
-                    codes, n_resamples, seed, tick) -> pd.DataFrame:
+                    codes, n_resamples, seed, tick, flips=None) -> pd.DataFrame:
     """Every other system against each baseline, per measure, scale and test (see
     :func:`compare`): differences read system minus baseline."""
     from irscale.effects import pairwise
@@ -434,13 +471,16 @@ def _baseline_pairs(measures, orig, ranked, systems, baselines, tests, alpha, co
                     "correction": corr,
                     "meaningful": meaningful_test(test, True if scale == "ranked" else interval[name],
                                                   rb_dependent[name])})
+                i = np.array([position[x] for x in df["system_1"]], dtype=np.int64)
+                j = np.array([position[x] for x in df["system_2"]], dtype=np.int64)
+                lo, hi = np.minimum(i, j), np.maximum(i, j)
+                row = lo * S - lo * (lo + 1) // 2 + (hi - lo - 1)  # the pair's row in triu order
+                if flips is not None:  # the decision could differ within the bounds (ranked, bounded only)
+                    f = flips.get((m, test))
+                    out["could_flip"] = f[row] if scale == "ranked" and f is not None else False
                 if codes is not None:
                     from irscale import measurefree as mf
 
-                    i = np.array([position[x] for x in df["system_1"]])
-                    j = np.array([position[x] for x in df["system_2"]])
-                    lo, hi = np.minimum(i, j), np.maximum(i, j)
-                    row = lo * S - lo * (lo + 1) // 2 + (hi - lo - 1)  # the pair's row in triu order
                     d = (values[m].T[:, i] - values[m].T[:, j]).T
                     mine = codes[m][row]  # the order on the runs this measure sees
                     mass = mf.incomparable_share(mine, d)  # share of sum |d_t| from incomparable topics
