@@ -148,7 +148,7 @@ def test_cli_transform_approx(tmp_path):
     assert res.exit_code == 2 and "no certified bounds" in res.output
 
 
-def test_compare_reports_half_widths_and_flags(forced_bounds):
+def test_compare_reports_half_widths_and_flags(forced_bounds, tmp_path):
     q, runs = _collection(n_sys=5, n_top=8, depth=24, seed=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -162,6 +162,10 @@ def test_compare_reports_half_widths_and_flags(forced_bounds):
     ranked = study.means[study.means.scale == "ranked"]
     assert (ranked[ranked.measure == "RBP(p=0.9)"].halfwidth > 0).all()
     assert "could_flip" in study.pairs and study.provenance["approx"] == 1e-2
+    files = study.write(tmp_path / "report")
+    md = next(f for f in files if f.suffix == ".md").read_text()
+    assert "Largest half-width" in md and "Could flip (ranked)" in md and "Half-width (ranked)" in md
+    assert "does not describe" not in md  # every new column is explained
     # without approx the columns are absent (the paper's tables unchanged)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

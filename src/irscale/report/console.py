@@ -30,7 +30,8 @@ def study_tables(study: Study) -> list[Table]:
     Table 4 (tau between measures) and Tables 5/6 (significant pairs, original -> ranked)."""
     N = study.N
     t2 = study.table2.drop(columns=["rb_dependent"])
-    ch = study.changes[["measure", "test", "sig", "s2ns", "ns2s", "delta_pct", "sig_ranked"]]
+    ch = study.changes[["measure", "test", "sig", "s2ns", "ns2s", "delta_pct", "sig_ranked"]
+                       + [c for c in ("halfwidth_max", "could_flip_ranked") if c in study.changes]]
     return [df_table(t2, f"Table 2/3 (N={N}): Kendall's tau, measure vs ranked (unq, mid); topic-by-topic tau range"),
             df_table(study.table4, f"Table 4 (N={N}): tau between measures (tau) and ranked versions (tau_ranked)"),
             df_table(ch, f"Tables 5/6 (N={N}): significant pairs, original -> ranked")]

@@ -159,7 +159,7 @@ def html_table(table: ReportTable, link: str | None = None) -> str:
 
 
 def _cls(kind: str) -> str:
-    return "n" if kind in ("int", "float", "pct", "signed_pct", "p", "share") else \
+    return "n" if kind in ("int", "float", "pct", "signed_pct", "p", "share", "sci") else \
         "c" if kind in ("bool", "assumes") else ""
 
 

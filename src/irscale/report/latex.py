@@ -73,7 +73,7 @@ def _rest(rest: str, numeric: bool) -> str:
 
 
 def _align(kind: str) -> str:
-    return "r" if kind in ("int", "float", "pct", "signed_pct", "p", "share") else \
+    return "r" if kind in ("int", "float", "pct", "signed_pct", "p", "share", "sci") else \
         "c" if kind in ("bool", "assumes") else "l"
 
 

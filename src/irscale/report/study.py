@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 # -- the table model -------------------------------------------------------------------------------
 
-NUMERIC = ("int", "float", "pct", "signed_pct", "p", "share")  # right-aligned kinds
+NUMERIC = ("int", "float", "pct", "signed_pct", "p", "share", "sci")  # right-aligned kinds
 MISSING = "–"  # en dash: a value that is not defined (LaTeX: --)
 SYMBOLS = ("†", "‡", "§", "¶", "‖", "*", "**", "††", "‡‡", "§§")  # significance marks, in order
 
@@ -50,7 +50,7 @@ class Column:
 
     ``key``: the column of the frame; ``head``: its header in words; ``explain``: one
     sentence saying what it holds; ``kind``: how a value reads (``text``, ``int``,
-    ``float`` 4 decimals, ``pct`` and ``signed_pct`` 2 decimals and %, ``share`` a fraction
+    ``float`` 4 decimals, ``sci`` two significant digits, ``pct`` and ``signed_pct`` 2 decimals and %, ``share`` a fraction
     shown as a percentage, ``p`` a p-value, ``bool`` yes/no, ``assumes`` ordinal/interval);
     ``latex``: its LaTeX header (default: ``head`` escaped); ``best``: ``"max"`` or
     ``"min"`` to set the best value of the column (of each group) in bold; ``ci``: the
@@ -170,6 +170,8 @@ def format_value(v, kind: str) -> str:
         return "ordinal" if bool(v) else "interval"
     if kind == "int":
         return f"{int(v)}" if float(v) == int(v) else f"{float(v):.4f}"
+    if kind == "sci":  # widths far below 1e-4: two significant digits
+        return f"{float(v):.2g}"
     if kind in ("float", "pct", "signed_pct", "share", "p"):
         x = float(v)
         if math.isinf(x):
@@ -340,6 +342,19 @@ CHANGES_EXTRA = {
 }
 
 
+BOUNDS_EXTRA = {  # compare(..., approx=TOL): ranked versions from certified bounds where no exact engine reaches N
+    "halfwidth_max": Column("halfwidth_max", "Largest half-width", "where no exact engine reaches N, the ranked "
+                            "version is the midpoint of certified bounds on the normalised φ: the largest half-width "
+                            "of the ranked scores this row rests on (0: exact).", "sci", latex="max half-width"),
+    "could_flip_ranked": Column("could_flip_ranked", "Could flip (ranked)", "the system pairs whose decision with "
+                                "the ranked version could differ for some exact φ within the bounds (exact for the "
+                                "sign test, conservative for the others); 0 where the ranked scores are exact.",
+                                "int", latex="could flip"),
+    "could_flip": Column("could_flip", "Could flip", "True when this decision on the ranked version could differ "
+                         "for some exact φ within the bounds.", "bool"),
+}
+
+
 def _generic(key: str, series: pd.Series) -> Column:
     """A column this version of the report does not know: shown as it is, said so."""
     kind = "bool" if series.dtype == bool else "int" if series.dtype.kind in "iu" else \
@@ -455,6 +470,10 @@ def _means_table(study: Study, max_rows: int) -> ReportTable | None:
                                    "in brackets; the highest of each measure in bold.", "float",
                                    latex=rf"Mean ({word})", best="max",
                                    ci=(f"ci_low_{sc}", f"ci_high_{sc}") if f"ci_low_{sc}" in wide else None))
+            elif v == "halfwidth":
+                cols.append(Column(key, f"Half-width ({word})", f"the most the mean of {what} can be off: the mean "
+                                   "of its half-widths where the ranked version comes from certified bounds "
+                                   "(compare's approx), 0 where exact.", "sci", hidden=sc == "original"))
             elif v in ("ci_low", "ci_high"):
                 cols.append(Column(key, f"{'Lower' if v == 'ci_low' else 'Upper'} CI bound ({word})",
                                    f"the {'lower' if v == 'ci_low' else 'upper'} bound of the {ci_words} of the "
@@ -500,7 +519,7 @@ def _table2(study: Study, max_rows: int) -> ReportTable:
             Column("topic_tau_max", "Topic τ max", "the largest topic-by-topic Kendall's τ (also 1).",
                    latex=r"topic $\tau$ max"),
             Column("rb_dependent", "Recall-base dependent", RB + ".", "bool", latex="RB-dep.")]
-    cols += _extra(df, [c.key for c in cols])
+    cols += _extra(df, [c.key for c in cols], BOUNDS_EXTRA)
     return ReportTable(
         "table2", "table2_tau_measure_vs_ranked",
         "Kendall's τ between each measure and its ranked version",
@@ -529,7 +548,7 @@ def _table4(study: Study, max_rows: int) -> ReportTable:
                    latex=r"$\tau_{ap}$ (orig.)"),
             Column("tau_ap_ranked", "τ_ap (ranked)", "the AP correlation τ_ap between the two ranked rankings.",
                    latex=r"$\tau_{ap}$ (ranked)")]
-    cols += _extra(df, [c.key for c in cols])
+    cols += _extra(df, [c.key for c in cols], BOUNDS_EXTRA)
     return ReportTable(
         "table4", "table4_tau_between_measures",
         "Kendall's τ between measures and between their ranked versions",
@@ -568,7 +587,7 @@ def _changes_columns(df: pd.DataFrame) -> list[Column]:
             Column("meaningful_ranked", "Meaningful (ranked)", "the same for the ranked version, an interval scale: "
                    "no only for a test pooling topics on a measure depending on the recall base.", "bool",
                    latex=r"Mngf.$_R$")]
-    return cols + _extra(df, [c.key for c in cols], CHANGES_EXTRA)
+    return cols + _extra(df, [c.key for c in cols], {**CHANGES_EXTRA, **BOUNDS_EXTRA})
 
 
 def _tables5_6(study: Study, max_rows: int) -> list[ReportTable]:
@@ -686,7 +705,7 @@ def _pairs_table(study: Study, max_rows: int) -> ReportTable | None:
         if k in df:
             df[k] = df[k].astype(str)
     known = [c for c in PAIRS_COLUMNS if c.key in df]
-    cols = known + _extra(df, [c.key for c in PAIRS_COLUMNS])
+    cols = known + _extra(df, [c.key for c in PAIRS_COLUMNS], BOUNDS_EXTRA)
     if not any(c.key == "ci_low" for c in known):
         cols = [Column(c.key, c.head.replace(" [CI]", ""), c.explain, c.kind, c.latex, ci=None)
                 if c.key == "diff" else c for c in cols]
