@@ -97,6 +97,23 @@ def test_dcg_bounds_contain_the_count_engines_phi(measure, N):
     assert b.max_width < 1e-3
 
 
+def test_dcg_bounds_resolve_the_far_tail_relatively():
+    """Runs with a few relevant documents at the bottom ranks have phi / |M| of 1e-12 to
+    1e-6 at N = 40: the table's float error is bounded relative to each probability, so
+    their bounds stay a few percent wide instead of an absolute margin (about 1e-9 at grid
+    10^6) swallowing them."""
+    N = 40
+    runs = np.zeros((8, N), int)
+    for k in range(1, 8):
+        runs[k, -k:] = 1
+    rm = build("DCG", N, 2)
+    exact = rm.normalized(rm.phi_runs(runs))
+    b = dcg_bounds("DCG", N, runs, grid=1_000_000)
+    assert ((b.lo <= exact) & (exact <= b.hi)).all()
+    assert exact[2] < 1e-10 and (b.lo[2:] > 0).all()
+    assert ((b.hi[3:] - b.lo[3:]) / exact[3:] < 0.05).all(), (b.lo, exact, b.hi)
+
+
 # -- an independent count of RBP's phi at N = 40 -----------------------------------------------------
 
 def _half(weights: list[int]) -> tuple[np.ndarray, np.ndarray]:

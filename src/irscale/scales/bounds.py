@@ -56,8 +56,9 @@ from irscale.validate import integer
 RESOLUTION = 10**6  # grid points per unit of y / top gain by default (RBP(0.95), N = 1000: width about 5e-6)
 MAX_GRID = 10**9  # grid points the tables may hold (8 GB each): beyond, refused up front
 _ULP = 2.0**-53
+_TINY = 1e-300  # absolute error of underflow: at most 2^-1074 per rounding, far fewer than 10^20 of them
 CACHE_MAX_BYTES = 2**30  # bounds tables larger than this (1 GiB) are not stored in the cache (see _through_cache)
-_TABLES_FORMAT = 1  # part of every bounds table's cache key: raise it when the tables' meaning changes
+_TABLES_FORMAT = 2  # part of every bounds table's cache key: raise it when the tables' meaning changes
 _BINARY = np.array([0, 1], dtype=np.int64)  # the gains of binary runs
 
 
@@ -516,7 +517,11 @@ class DCGLattice:
     err_min: float  # smallest and largest possible sum of rounding errors
     err_max: float
     hoeffding: float  # sum over classes of (range of e_c)^2
-    slack: float  # float rounding of the convolution and the cumulative sum, bounded
+    # float rounding of the convolution and the cumulative sum, bounded relative to the value:
+    # every step adds or scales non-negative numbers, so each computed probability is within a
+    # factor 1 +- slack of the exact one (plus _TINY for underflow), which keeps the far tail
+    # (phi / |M| of 1e-40 at N = 1000) resolved instead of drowned by an absolute margin
+    slack: float
     classes: int
     size: int
     seconds: float
@@ -531,17 +536,19 @@ class DCGLattice:
         # and division below, generously
         pad = value_err + (self.classes + 4) * _ULP * (np.abs(m) + self.classes * h) + 1e-12 * h
 
-        def at(x):  # P(h D <= x) for float x, x already moved by the error in the safe direction
+        def at(x, up):  # P(h D <= x) for float x, x already moved by the error in the safe direction,
+            # the table's float error added (up) or taken off
             j = np.floor(x / h)
-            return np.where(j < 0, 0.0, cdf[np.clip(j, 0, G).astype(np.int64)])
+            p = np.where(j < 0, 0.0, cdf[np.clip(j, 0, G).astype(np.int64)])
+            return p * (1 + self.slack) + _TINY if up else p * (1 - self.slack) - _TINY
 
-        lo = at(m - self.err_max - pad)  # E <= err_max: P(V <= m) >= P(hD <= m - err_max)
-        hi = at(m - self.err_min + pad)  # E >= err_min: P(V <= m) <= P(hD <= m - err_min)
+        lo = at(m - self.err_max - pad, False)  # E <= err_max: P(V <= m) >= P(hD <= m - err_max)
+        hi = at(m - self.err_min + pad, True)  # E >= err_min: P(V <= m) <= P(hD <= m - err_min)
         for delta in HOEFFDING_DELTAS:  # one-sided: P(E - mu >= t) <= delta and P(mu - E >= t) <= delta
             t = math.sqrt(self.hoeffding * math.log(1 / delta) / 2) * (1 + 1e-12)
-            lo = np.maximum(lo, at(m - self.mean_err - t - pad) - delta)
-            hi = np.minimum(hi, at(m - self.mean_err + t + pad) + delta)
-        return np.clip(lo - self.slack, 0.0, 1.0), np.clip(hi + self.slack, 0.0, 1.0)
+            lo = np.maximum(lo, at(m - self.mean_err - t - pad, False) - delta)
+            hi = np.minimum(hi, at(m - self.mean_err + t + pad, True) + delta)
+        return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
     @property
     def max_width(self) -> float:
@@ -587,8 +594,12 @@ def dcg_lattice(space, grid: int) -> DCGLattice:
         length = conv(pmf, length, s, out)
         pmf, out = out, pmf
     cdf = np.minimum(np.cumsum(pmf[:length]), 1.0)
-    ops = sum(len(s) + 1 for s in shifts) + length
-    return DCGLattice(h_f, cdf, mean_f, emin_f, emax_f, S_f * (1 + 1e-9), 4 * ops * _ULP, len(shifts),
+    # relative error: a class pass sums at most len(s) non-negative terms and scales by a
+    # rounded 1 / len(s) (len(s) + 2 roundings), the cumulative sum adds `length` terms; each
+    # rounding multiplies by at most 1 + 2^-53, and errors compound additively to first order
+    # (the factor 2 covers the second order and more)
+    steps = sum(len(s) + 2 for s in shifts) + length
+    return DCGLattice(h_f, cdf, mean_f, emin_f, emax_f, S_f * (1 + 1e-9), 2 * steps * _ULP, len(shifts),
                       space.n_values, time.perf_counter() - t0)
 
 
