@@ -454,7 +454,9 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
     if not (H > 0).any():
         return out
     X, H = np.nan_to_num(X), np.nan_to_num(H)
-    pad = 4 * np.finfo(np.float64).eps * (np.abs(X).max() + H.max())  # the midpoints' and widths' rounding
+    # the rounding of midpoint and half-width, (lo + hi) / 2 and (hi - lo) / 2: relative to each
+    # score (bounded scores may span many orders of magnitude, phi / |M| of 1e-70 to 1e-20)
+    pad = 4 * np.finfo(np.float64).eps * (np.abs(X) + H)
     lo, hi = X - H - pad, X + H + pad
 
     def against(can_sig, can_not):  # the reported decision could be wrong
@@ -511,41 +513,40 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
         crit = _q_critical(float(alpha), S, np.inf)
         return against(gap_max / se * math.sqrt(2) > crit, gap_min / se * math.sqrt(2) <= crit)
     if test == "signrank":
-        d, w = X[:, i] - X[:, j], H[:, i] + H[:, j] + 2 * pad
+        d, w = X[:, i] - X[:, j], H[:, i] + H[:, j] + pad[:, i] + pad[:, j]
         nonzero = ids[:, i] != ids[:, j]  # zero differences are exactly the equal values
         n = nonzero.sum(0)
         sure_pos, unsure = nonzero & (d - w > 0), nonzero & (np.abs(d) <= w)
-        # |d| on the test's grid of 1e-9 of the score scale (the scale itself may move by max H)
-        grid = 1e-9 * (float(np.abs(X).max()) + float(H.max()) or 1.0)
-        a_lo = np.where(unsure, 0.0, np.abs(d) - w) - 2 * grid
-        a_hi = np.abs(d) + w + 2 * grid
-        can_sig, can_not = np.zeros(len(i), bool), np.zeros(len(i), bool)
+        # the test ranks round(|d| / scale, 9), scale = the largest |score|: each cell's grid
+        # value lies between its bounds' (rounding is monotone); equal bounds are a certain value
+        scale_lo, scale_hi = float(np.max(np.abs(X) - H - pad)), float(np.max(np.abs(X) + H + pad))
+        if scale_lo <= 0:  # the test's scale could fall back to 1: not worth bounding
+            return out | True
+        eps4 = 4 * np.finfo(np.float64).eps
+        g_lo = np.round(np.where(unsure, 0.0, np.abs(d) - w) / scale_hi * (1 - eps4), 9)
+        g_hi = np.round((np.abs(d) + w) / scale_lo * (1 + eps4), 9)
+        zero_n = (~nonzero).sum(0)
+        # zero differences: one group certainly below every other (its size taken off the ranks)
+        L, U = np.where(nonzero, g_lo, -1.0), np.where(nonzero, g_hi, -1.0)
+        grid_ids = np.where(~nonzero, -1.0, np.where(g_lo == g_hi, g_lo, -2.0 - np.arange(T)[:, None]))
+        r_lo, r_hi, certain_ties = _rank_bounds(L, U, grid_ids)
+        r_lo, r_hi = r_lo - zero_n, r_hi - zero_n
+        W_lo = np.where(sure_pos, r_lo, 0).sum(0)
+        W_hi = np.where(sure_pos | unsure, r_hi, 0).sum(0)
+        mean = n * (n + 1) / 4
+        # ties: at least the certain groups, at most groups of overlapping grid intervals
+        t_min = certain_ties - (zero_n ** 3 - zero_n)
+        t_max = np.maximum(t_min, [_overlap_tie_bound(L[nonzero[:, k], k], U[nonzero[:, k], k])
+                                   for k in range(len(i))])
+        base = n * (n + 1) * (2 * n + 1) / 24
+        var_lo, var_hi = base - t_max / 48, base - t_min / 48
+        dev_min = np.where((W_lo <= mean) & (mean <= W_hi), 0.0, np.minimum(np.abs(W_lo - mean), np.abs(W_hi - mean)))
+        dev_max = np.maximum(np.abs(W_lo - mean), np.abs(W_hi - mean))
         z_crit = sps.norm.isf(alpha / 2)
-        for c in range(0, len(i), 256):
-            s_ = slice(c, c + 256)
-            L, U, NZ = a_lo[:, s_], a_hi[:, s_], nonzero[:, s_]
-            # a tie (equal on the grid) needs overlapping intervals: mid-ranks between the
-            # scores certainly below + 1 and those not certainly above, among the nonzero
-            below = ((U[None, :, :] < L[:, None, :]) & NZ[None, :, :]).sum(1)
-            above = ((L[None, :, :] > U[:, None, :]) & NZ[None, :, :]).sum(1)
-            r_lo, r_hi = below + 1.0, n[s_][None, :] - above
-            W_lo = np.where(sure_pos[:, s_], r_lo, 0).sum(0)
-            W_hi = np.where(sure_pos[:, s_] | unsure[:, s_], r_hi, 0).sum(0)
-            nn = n[s_]
-            mean = nn * (nn + 1) / 4
-            # ties only within groups of overlapping |d|: sum(g^3 - g) is at most that of the groups
-            t_max = np.array([_overlap_tie_bound(L[NZ[:, k], k], U[NZ[:, k], k]) for k in range(L.shape[1])])
-            var_hi = nn * (nn + 1) * (2 * nn + 1) / 24
-            var_lo = np.maximum(var_hi - t_max / 48, 0)
-            dev_min = np.where((W_lo <= mean) & (mean <= W_hi), 0.0,
-                               np.minimum(np.abs(W_lo - mean), np.abs(W_hi - mean)))
-            dev_max = np.maximum(np.abs(W_lo - mean), np.abs(W_hi - mean))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                z_hi = np.where(var_lo > 0, np.maximum(dev_max - 0.5, 0) / np.sqrt(var_lo), np.inf)
-                z_lo = np.where(var_hi > 0, np.maximum(dev_min - 0.5, 0) / np.sqrt(np.maximum(var_hi, 1e-300)), 0.0)
-            can_sig[s_] = (var_hi > 0) & (z_hi > z_crit)
-            can_not[s_] = (var_lo <= 0) | (z_lo <= z_crit)
-        return against(can_sig, can_not)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z_hi = np.where(var_lo > 0, np.maximum(dev_max - 0.5, 0) / np.sqrt(var_lo), np.inf)
+            z_lo = np.where(var_hi > 0, np.maximum(dev_min - 0.5, 0) / np.sqrt(np.maximum(var_hi, 1e-300)), 0.0)
+        return against((var_hi > 0) & (z_hi > z_crit), (var_lo <= 0) | (z_lo <= z_crit))
     if test == "ttest":
         d, w = X[:, i] - X[:, j], H[:, i] + H[:, j]
         m, s = d.mean(0), d.std(0, ddof=1) if T > 1 else np.zeros(len(i))
