@@ -8,6 +8,7 @@ goals. No peer computes these (the 2021 paper calls N = 40 infeasible), so there
 comparison column.
 
     python bench/bounds.py [--cases rbp,dcg,graded] [--n 100,1000] [--trec8 [--data ../shared/data]]
+    python bench/bounds.py --cases none --trec8     # TREC-8 at depth 1000 through transform and compare
 """
 
 from __future__ import annotations
@@ -35,44 +36,80 @@ def runs(N: int) -> np.ndarray:
                       (rng.random((20, N)) < 0.05).astype(int)])
 
 
-def trec8_at_depth(data: Path, N: int = 1000) -> None:
-    """phi_bounds of every TREC-8 run and topic at run length N for P, RR, RBP(p=0.8) and
-    nDCG (binary qrels), and AP's refusal: the largest half-width and the time of each."""
+def trec8_at_depth(data: Path, N: int = 1000, approx: float = 1e-4) -> None:
+    """The 129 TREC-8 runs x 50 topics at run length N through irscale.transform(...,
+    approx=) for P, RR, RBP(p=0.8) and nDCG (binary qrels): the time (cold: tables built;
+    warm: loaded from the cache), each measure's method, largest half-width and the share
+    of pairs of distinct values whose order the bounds leave uncertain; AP's refusal; and
+    compare(..., approx=) on the same runs (Tables 5/6 with the decisions that could flip)."""
+    import warnings
+
     import irscale
     from irscale.errors import MeasureError
-    from irscale.measures import parse_measure
-    from irscale.scales.bounds import phi_bounds
-    from irscale.scales.spaces import space_for
 
     t8 = data / "trec8"
     if not (t8 / "qrels.trec8.txt").exists():
         print(f"trec8 skipped: no TREC-8 data at {t8} (pass --data)")
         return
     t = time.perf_counter()
-    table = irscale.evaluate(t8 / "qrels.trec8.txt", [t8 / "runs"], ["P"], keep_depth=N)
-    grades = table.judged.grades
-    print(f"\nTREC-8 at depth {N}: {grades.shape[0]} runs x {grades.shape[1]} topics read in "
-          f"{time.perf_counter() - t:.1f} s; phi/|M| of each (run, topic):")
-    print(f"{'measure':12s} {'method':>22s} {'seconds':>8s} {'largest half-width':>19s} {'size |M|':>12s}")
-    for name in ("P", "RR", "RBP(p=0.8)", "nDCG", "AP"):
-        m = parse_measure(name)
-        space = space_for(m, N, 1)
-        runs_ = space.grade_view(grades).reshape(-1, N)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = irscale.evaluate(t8 / "qrels.trec8.txt", [t8 / "runs"], ["P"], keep_depth=N)
+    S, T = len(table.systems), len(table.topics)
+    print(f"\nTREC-8 at depth {N}: {S} runs x {T} topics read in {time.perf_counter() - t:.1f} s")
+    measures = ["P", "RR", "RBP(p=0.8)", "nDCG"]
+    for label in ("cold", "warm"):
         t = time.perf_counter()
-        try:
-            b = phi_bounds(m, N, runs_)
-        except MeasureError as e:
-            print(f"{name:12s} {'refused':>22s} {time.perf_counter() - t:8.2f}  {str(e)[:150]}...")
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            out = irscale.transform(table, measures, depth=N, normalize=True, approx=approx)
+        print(f"transform(..., depth={N}, normalize=True, approx={approx:g}) of {', '.join(measures)}, {label}: "
+              f"{time.perf_counter() - t:.1f} s")
+    bounds = out.provenance["transform"]["bounds"]
+    print(f"{'measure':14s} {'method':>22s} {'resolution':>11s} {'largest half-width':>19s} {'uncertain orders':>17s}")
+    for name in measures:
+        key = f"{name}@{N}"
+        col = next(c for c in out.measures[len(measures):] if str(getattr(c, "measure", "")) == key)
+        if key not in bounds:
+            print(f"{name:14s} {'exact (' + out.provenance['transform']['maps'][key]['engine'] + ')':>22s} "
+                  f"{'-':>11s} {0.0:19.2e} {'0%':>17s}")
             continue
-        size = f"{b.size:.3g}" if b.size > 10**12 else f"{b.size:,}"
-        print(f"{name:12s} {b.method:>22s} {time.perf_counter() - t:8.2f} {b.width / 2:19.2e} {size:>12s}")
+        b = bounds[key]
+        mid = out.values[out.index(str(col))].reshape(-1)
+        half = out.values[out.index(f"halfwidth({col})")].reshape(-1)
+        ids = out.exact_ids[str(col)].reshape(-1)
+        _, first = np.unique(ids, return_index=True)
+        lo, hi = mid[first] - half[first], mid[first] + half[first]
+        order = np.argsort(lo, kind="stable")
+        ends = np.searchsorted(lo[order], hi[order], side="right")
+        n = len(first)
+        share = np.maximum(ends - np.arange(n) - 1, 0).sum() / (n * (n - 1) / 2)
+        print(f"{name:14s} {b['method']:>22s} {b['resolution']:>11,} {b['largest_half_width']:19.2e} "
+              f"{share:16.1%}")
+    for w in said:
+        print(f"  warning: {str(w.message)[:220]}...")
+    try:
+        irscale.transform(table, ["AP"], depth=N, normalize=True, approx=approx)
+        print("AP: NOT refused (unexpected)")
+    except MeasureError as e:
+        print(f"AP refused: {e}")
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        st = irscale.compare(table, measures, depth=N, approx=approx, mid=False, effects=False,
+                             measure_free=False)
+    print(f"\ncompare(..., depth={N}, approx={approx:g}, mid=False) on {S} systems ({S * (S - 1) // 2:,} pairs), "
+          f"tables warm: {time.perf_counter() - t:.1f} s")
+    cols = ["measure", "test", "sig", "sig_ranked", "halfwidth_max", "could_flip_ranked"]
+    print(st.changes[cols].to_string(index=False, float_format=lambda x: f"{x:.2e}"))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default="rbp,dcg")
     ap.add_argument("--n", default="100,1000")
-    ap.add_argument("--trec8", action="store_true", help="also bound phi of the 129 TREC-8 runs at depth 1000")
+    ap.add_argument("--trec8", action="store_true", help="also transform and compare the 129 TREC-8 runs at depth "
+                                                          "1000 with approx=1e-4")
     ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="irscale-bench-") as d:
