@@ -66,13 +66,15 @@ def trec8_at_depth(data: Path, N: int = 1000, approx: float = 1e-4) -> None:
         print(f"transform(..., depth={N}, normalize=True, approx={approx:g}) of {', '.join(measures)}, {label}: "
               f"{time.perf_counter() - t:.1f} s")
     bounds = out.provenance["transform"]["bounds"]
-    print(f"{'measure':14s} {'method':>22s} {'resolution':>11s} {'largest half-width':>19s} {'uncertain orders':>17s}")
+    print(f"{'measure':14s} {'method':>22s} {'resolution':>11s} {'largest half-width':>19s} {'uncertain orders':>17s} "
+          f"{'phi/|M| from':>13s} {'to':>9s}")
     for name in measures:
         key = f"{name}@{N}"
         col = next(c for c in out.measures[len(measures):] if str(getattr(c, "measure", "")) == key)
         if key not in bounds:
+            v = out.values[out.index(str(col))]
             print(f"{name:14s} {'exact (' + out.provenance['transform']['maps'][key]['engine'] + ')':>22s} "
-                  f"{'-':>11s} {0.0:19.2e} {'0%':>17s}")
+                  f"{'-':>11s} {0.0:19.2e} {'0%':>17s} {v.min():13.2e} {v.max():9.2e}")
             continue
         b = bounds[key]
         mid = out.values[out.index(str(col))].reshape(-1)
@@ -85,7 +87,7 @@ def trec8_at_depth(data: Path, N: int = 1000, approx: float = 1e-4) -> None:
         n = len(first)
         share = np.maximum(ends - np.arange(n) - 1, 0).sum() / (n * (n - 1) / 2)
         print(f"{name:14s} {b['method']:>22s} {b['resolution']:>11,} {b['largest_half_width']:19.2e} "
-              f"{share:16.1%}")
+              f"{share:16.1%} {mid.min():13.2e} {mid.max():9.2e}")
     for w in said:
         print(f"  warning: {str(w.message)[:220]}...")
     try:
