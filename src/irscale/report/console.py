@@ -14,14 +14,16 @@ if TYPE_CHECKING:
 
 def df_table(df: pd.DataFrame, title: str) -> Table:
     """A rich Table of ``df`` titled ``title``: numeric columns right-aligned, floats with
-    4 decimals, nothing wrapped."""
+    4 decimals (three significant digits where that would read 0.0000), nothing wrapped."""
     from rich.table import Table
+
+    from irscale.report.tables import number_cell
 
     t = Table(title=title, title_justify="left", header_style="bold")
     for c in df.columns:
         t.add_column(str(c), justify="right" if df[c].dtype.kind in "fiu" else "left", no_wrap=True)
     for row in df.itertuples(index=False):
-        t.add_row(*(f"{v:.4f}" if isinstance(v, float) else str(v) for v in row))
+        t.add_row(*(number_cell(v) if isinstance(v, float) else str(v) for v in row))
     return t
 
 

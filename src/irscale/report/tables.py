@@ -65,6 +65,12 @@ def trec_eval_text(table: ScoreTable, per_topic: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
+def number_cell(v: float) -> str:
+    """4 decimals; a nonzero value that would read 0.0000 (a half-width, phi / |M| at
+    N = 1000) with three significant digits instead."""
+    return f"{v:.3g}" if v == v and v != 0 and abs(v) < 5e-5 else f"{v:.4f}"
+
+
 def rich_table(table: ScoreTable, per_topic: bool):
     """A rich Table: one row per system (and topic with ``per_topic``), one column per measure."""
     from rich.table import Table
@@ -82,12 +88,12 @@ def rich_table(table: ScoreTable, per_topic: bool):
                 row = table.values[:, s, k]
                 if np.isnan(row).all():
                     continue
-                t.add_row(system, topic, *(f"{v:.4f}" for v in row))
-            t.add_row(system, "all", *(f"{v:.4f}" for v in means.iloc[s].to_numpy()), style="bold",
+                t.add_row(system, topic, *(number_cell(v) for v in row))
+            t.add_row(system, "all", *(number_cell(v) for v in means.iloc[s].to_numpy()), style="bold",
                       end_section=s < len(table.systems) - 1)  # the mean, as trec_eval -q ends each run
     else:
         for system, row in means.iterrows():
-            t.add_row(str(system), *(f"{v:.4f}" for v in row.to_numpy()))
+            t.add_row(str(system), *(number_cell(v) for v in row.to_numpy()))
     return t
 
 
