@@ -233,7 +233,13 @@ def ints_in(a: np.ndarray) -> np.ndarray:
 def load_map(space, engine: str) -> dict | None:
     """The stored arrays of ``space``'s rank map built by ``engine``, or None (absent,
     damaged: warned once, or another map behind the same digest)."""
-    f = _cache_file(space, engine)
+    return _load(_cache_file(space, engine), space.identity, {"size": int, "seconds": float}, "rank-map")
+
+
+def _load(f: Path, identity: str, scalars: dict, what: str) -> dict | None:
+    """The arrays of cache file ``f`` (its ``_file`` added) if it holds ``identity`` with
+    ``scalars`` readable ({name: int or float}); None where absent, damaged (warned once) or another entry behind
+    the same digest. Stale temp files of its folder are swept once per process."""
     if str(f.parent) not in _swept:
         _swept.add(str(f.parent))
         _sweep(f.parent)
@@ -242,14 +248,15 @@ def load_map(space, engine: str) -> dict | None:
     except FileNotFoundError:
         return None
     except _Damaged as e:
-        _warn_damaged(f, e.reason)
+        _warn_damaged(f, e.reason, what)
         return None
     try:
-        if str(z["identity"]) != space.identity:
-            return None  # another map behind the same digest: rebuilt (and replaced)
-        int(z["size"]), float(z["seconds"])
+        if str(z["identity"]) != identity:
+            return None  # another entry behind the same digest: rebuilt (and replaced)
+        for k, read in scalars.items():
+            read(z[k])
     except (KeyError, ValueError, TypeError) as e:
-        _warn_damaged(f, _why(e))
+        _warn_damaged(f, _why(e), what)
         return None
     z["_file"] = f
     return z
@@ -310,26 +317,7 @@ def save_answers(space, engine: str, kind: str, keys: np.ndarray, vals: np.ndarr
 def load_table(identity: str) -> dict | None:
     """The stored arrays of the bounds table ``identity`` (its ``_file`` added), or None
     (absent; damaged: warned once; or another table behind the same digest)."""
-    f = _table_file(identity)
-    if str(f.parent) not in _swept:
-        _swept.add(str(f.parent))
-        _sweep(f.parent)
-    try:
-        z = _read_npz(f)
-    except FileNotFoundError:
-        return None
-    except _Damaged as e:
-        _warn_damaged(f, e.reason, "bounds-table")
-        return None
-    try:
-        if str(z["identity"]) != identity:
-            return None  # another table behind the same digest: rebuilt (and replaced)
-        int(z["size"])
-    except (KeyError, ValueError, TypeError) as e:
-        _warn_damaged(f, _why(e), "bounds-table")
-        return None
-    z["_file"] = f
-    return z
+    return _load(_table_file(identity), identity, {"size": int}, "bounds-table")
 
 
 def save_table(identity: str, size: int, arrays: dict) -> Path | None:
