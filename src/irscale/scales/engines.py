@@ -211,7 +211,7 @@ def _bucket_bounds(half: _Half, target: int, seed: int = 0) -> np.ndarray:
     inner = []
     if B > 1:
         rng = np.random.default_rng(seed)
-        r = rng.integers(0, total, size=min(total, 256 * B))
+        r = rng.integers(0, total, size=min(total, 256 * B, 2**24))  # at most 128 MB, whatever the pairs
         cum = np.cumsum(sizes)
         st = np.searchsorted(cum, r, side="right")
         r = r - (cum - sizes)[st]
@@ -298,15 +298,19 @@ def _span_runs(half: _Half, spans) -> int:
     return total
 
 
-def _sorted_offsets(half: _Half, lo: int, hi: int, runs: bool = False):
+def _live_spans(half: _Half, lo: int, hi: int) -> list:
+    """:func:`_spans` of the states with at least one pair in [lo, hi)."""
+    return [(s, a, z) for s, a, z in _spans(half, lo, hi) if (z > a).any()]
+
+
+def _sorted_offsets(half: _Half, lo: int, hi: int, spans: list | None = None) -> np.ndarray | None:
     """The keys of all pairs in [lo, hi) as int64 offsets from lo, sorted, repeats kept;
-    None for a wide bucket wider than WIDTH (:func:`_bucket` serves it). With ``runs``
-    (int64 halves only), ``(offsets, runs behind them)``: the spans give both."""
+    None for a wide bucket wider than WIDTH (:func:`_bucket` serves it). ``spans``: the
+    bucket's :func:`_live_spans`, when the caller has them already."""
     if half.wide and hi - lo > WIDTH:
         return None
     lw = words_of([lo])[0]
-    spans = [(s, a, z) for s, a, z in _spans(half, lo, hi) if (z > a).any()]
-    counted = _span_runs(half, spans) if runs else None
+    spans = _live_spans(half, lo, hi) if spans is None else spans
     kernel = _offsets_kernel()
     if kernel is not None:
         out = np.empty(sum(int((z - a).sum()) for _, a, z in spans), dtype=np.int64)
@@ -322,7 +326,7 @@ def _sorted_offsets(half: _Half, lo: int, hi: int, runs: bool = False):
             parts.append(off[(off >= 0) & (off < hi - lo)] if half.wide else off)  # wide: candidates
         out = np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
     out.sort()
-    return (out, counted) if runs else out
+    return out
 
 
 def _first_of_each(sorted_keys: np.ndarray) -> np.ndarray:
@@ -365,27 +369,25 @@ def _distinct_kernel():
 
 
 def _bucket_rank(half: _Half, lo: int, hi: int, queries, runs: bool = False):
-    """Distinct keys in [lo, hi), and how many of them are at or below each query; with
-    ``runs``, also the runs behind the bucket's keys (``(distinct, ranks, runs)``)."""
-    got = _sorted_offsets(half, lo, hi, runs=runs and not half.wide)
-    off, counted = got if isinstance(got, tuple) else (got, None)
-    if runs and counted is None:  # wide halves: counted within the margin, decided by words
-        counted = _bucket_runs(half, lo, hi)
+    """(distinct keys in [lo, hi), how many of them are at or below each query, the runs
+    behind the bucket's keys when ``runs`` else None)."""
+    spans = _live_spans(half, lo, hi)
+    off = _sorted_offsets(half, lo, hi, spans)
+    counted = None
+    if runs:  # int64 halves: from the spans (margin 0); wide ones: within the margin, decided by words
+        counted = _bucket_runs(half, lo, hi) if half.wide else _span_runs(half, spans)
     if off is None:
         keys, _ = _bucket(half, lo, hi, False)
-        out = len(keys), np.searchsorted(keys, as_keys(queries), side="right")
-        return (*out, counted) if runs else out
+        return len(keys), np.searchsorted(keys, as_keys(queries), side="right"), counted
     q = np.array([min(max(int(x) - lo, -1), hi - lo) for x in queries], dtype=np.int64)
     kernel = _distinct_kernel()
     if kernel is not None:
         order = np.argsort(q, kind="stable")
         ranks = np.empty(len(q), dtype=np.int64)
         n = kernel(off, np.searchsorted(off, q[order], side="right"), ranks)
-        out = n, ranks[np.argsort(order, kind="stable")]
-    else:
-        distinct = off[_first_of_each(off)]
-        out = len(distinct), np.searchsorted(distinct, q, side="right")
-    return (*out, counted) if runs else out
+        return n, ranks[np.argsort(order, kind="stable")], counted
+    distinct = off[_first_of_each(off)]
+    return len(distinct), np.searchsorted(distinct, q, side="right"), counted
 
 
 def _bucket(half: _Half, lo: int, hi: int, with_runs: bool):
@@ -505,10 +507,10 @@ def check_split(space: Space, max_pairs: int | None = None) -> None:
     more than ``max_pairs`` pairs (default ``MAX_PAIRS``; its buckets hold them all in
     turn), or keys beyond int64 that its space cannot give as Wide arrays.
 
-    ``max_pairs`` is the opt-in to longer builds: memory stays bounded whatever it is
-    (buckets of about 2^22 pairs, a few per core, and the two halves of about 2^(N/2)
-    values per state), the time is not (linear in the pairs: binary AP takes about twice
-    as long per rank of N)."""
+    ``max_pairs`` is the opt-in to longer builds: memory does not grow with the pairs
+    (buckets of about 2^22 pairs, one per worker at a time, beside the two halves of
+    about 2^(N/2) values per state and a bounds sample of at most 2^24 keys), the time
+    does (linear in the pairs: binary AP takes about twice as long per rank of N)."""
     limit = pairs_limit(max_pairs)
     if not space.wide_split:
         space.require_int64("split")
