@@ -447,16 +447,14 @@ def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
                             f"build its rank map instead: irscale.scales.build('{m}', {N}, {levels})")
     p = m.p_exact
     a, b = p.numerator, p.denominator
-    rel = getattr(m, "rel", None)
-    top = levels - 1 if rel is not None else space.gmax  # rel=: grades 0..levels-1, binarised below
+    top = levels - 1  # the judged grades; a binary measure (rel=) binarises them below
     runs = np.asarray(runs)
     if runs.ndim != 2 or runs.shape[1] != N or runs.dtype.kind not in "iub" or \
             (runs.size and (runs.min() < 0 or runs.max() > top)):
         what = "0/1 grades" if top == 1 else f"grades 0..{top}"
         raise ArgumentError(f"runs must be an (n, {N}) integer array of {what}, not shape {runs.shape} of "
                             f"{runs.dtype}")
-    if rel is not None:
-        runs = space.grade_view(runs)  # 1 for grades >= rel
+    runs = space.grade_view(runs)  # binary measures: 1 for grades >= rel (1 by default)
     G = space.gain_ints
     gains = sorted(set(G))
     if any((gi - gj) % b == 0 for i, gi in enumerate(gains) for gj in gains[:i]):
@@ -598,9 +596,14 @@ def dcg_lattice(space, grid: int) -> DCGLattice:
     # rounded 1 / len(s) (len(s) + 2 roundings), the cumulative sum adds `length` terms; each
     # rounding multiplies by at most 1 + 2^-53, and errors compound additively to first order
     # (the factor 2 covers the second order and more)
-    steps = sum(len(s) + 2 for s in shifts) + length
-    return DCGLattice(h_f, cdf, mean_f, emin_f, emax_f, S_f * (1 + 1e-9), 2 * steps * _ULP, len(shifts),
-                      space.n_values, time.perf_counter() - t0)
+    slack = _lattice_slack([len(s) for s in shifts], length)
+    return DCGLattice(h_f, cdf, mean_f, emin_f, emax_f, S_f * (1 + 1e-9), slack, len(shifts), space.n_values,
+                      time.perf_counter() - t0)
+
+
+def _lattice_slack(class_sizes: list[int], length: int) -> float:
+    """The lattice's relative float error (see dcg_lattice): 2 * (roundings) * 2^-53."""
+    return 2 * (sum(n + 2 for n in class_sizes) + length) * _ULP
 
 
 def _dcg_lattice(space, grid: int, cache: bool):
@@ -617,7 +620,11 @@ def _dcg_lattice(space, grid: int, cache: bool):
         if classes != len(space.attainable):
             raise ValueError(f"{classes} classes, not the space's {len(space.attainable)}")
         v = {k: _scalar(z, k, float) for k in scalars}
-        return DCGLattice(v["h"], _table(z, "cdf"), v["mean_err"], v["err_min"], v["err_max"], v["hoeffding"],
+        cdf = _table(z, "cdf")
+        slack = _lattice_slack([len(a) for a in space.attainable], len(cdf))
+        if v["slack"] != slack:
+            raise ValueError(f"its float slack {v['slack']!r} is not this lattice's {slack!r}")
+        return DCGLattice(v["h"], cdf, v["mean_err"], v["err_min"], v["err_max"], v["hoeffding"],
                           v["slack"], classes, space.n_values, v["seconds"], _scalar(z, "max_width", float))
 
     return _through_cache(identity, space.n_values, lambda: dcg_lattice(space, grid), arrays_of, from_arrays, cache)
@@ -651,11 +658,12 @@ def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 1
     if not isinstance(space, DCGSpace):
         raise ArgumentError(f"{m} is not DCG or nDCG")
     runs = np.asarray(runs)
-    top = 1 if space.binary_measure else space.c
+    top = levels - 1  # the judged grades; a binary measure (rel=) binarises them below
     if runs.ndim != 2 or runs.shape[1] != N or runs.dtype.kind not in "iub" or \
             (runs.size and (runs.min() < 0 or runs.max() > top)):
         raise ArgumentError(f"runs must be an (n, {N}) integer array of grades 0..{top}, not shape {runs.shape} "
                             f"of {runs.dtype}")
+    runs = space.grade_view(runs)  # binary measures: 1 for grades >= rel (1 by default)
     lat, seconds, note = _dcg_lattice(space, grid, cache)
     totals = space.class_totals(runs)
     values = totals @ space.class_weights  # float; its error is far below the pad
