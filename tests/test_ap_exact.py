@@ -131,3 +131,26 @@ def test_cli_rankmap_max_pairs(tiny_limit):
     bad = runner.invoke(app, ["rankmap", "AP", "-N", str(N), "--max-pairs", "0"])
     assert bad.exit_code == 2 and "--max-pairs" in bad.stderr
     assert "--max-pairs" in runner.invoke(app, ["rankmap", "--help"]).stdout
+
+
+def test_transform_and_compare_take_the_opt_in(tiny_limit):
+    """transform and compare refuse AP beyond the (patched) limit naming max_pairs, and
+    serve it with the opt-in: the same ranks as the oracle's map."""
+    import irscale
+    from irscale.io import Qrels, Run
+
+    rng = np.random.default_rng(0)
+    q = Qrels.from_records([(t, f"d{k}", int(rng.random() < 0.4)) for t in "12" for k in range(20)])
+    runs = [Run.from_records([(t, f"d{k}", float(20 - r)) for t in "12" for r, k in enumerate(rng.permutation(20)[:14])],
+                             name=f"s{s}") for s in range(3)]
+    table = irscale.evaluate(q, runs, ["AP"])
+    with pytest.raises(IrscaleError, match="max_pairs"):
+        irscale.transform(table, ["AP"], depth=14)
+    t = irscale.transform(table, ["AP"], depth=14, max_pairs=2**14, cache=False)
+    rm = build("AP", 14, 2, engine="oracle", cache=False)
+    space = space_for("AP", 14, 1)
+    g = space.grade_view(table.judged.grades).reshape(-1, 14)
+    assert np.array_equal(t.values[1].reshape(-1), rm.phi_runs(g))
+    study = irscale.compare(table, ["AP"], depth=14, tests=["sign"], effects=False, measure_free=False,
+                            max_pairs=2**14)
+    assert len(study.changes) == 1

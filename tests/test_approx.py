@@ -222,3 +222,47 @@ def test_the_sign_test_flag_is_exact():
     assert st.could_flip("sign", X, H, ids)[0]
     H[1, 1] = 0.0
     assert not st.could_flip("sign", X, H, ids)[0]
+
+
+def test_rel_binarised_measures_are_bounded_on_the_judged_grades(forced_bounds, monkeypatch):
+    """RBP and nDCG with rel=2 on 4-level qrels: the bounds binarise the judged grades
+    once (at rel), and contain the exact map's phi."""
+    rng = np.random.default_rng(5)
+    qrels = [(str(t), f"d{t}-{k}", int(rng.integers(0, 4))) for t in range(3) for k in range(40)]
+    runs = [Run.from_records([(str(t), f"d{t}-{k}", float(40 - r)) for t in range(3)
+                              for r, k in enumerate(rng.permutation(40)[:24])], name=f"s{s}") for s in range(3)]
+    table = irscale.evaluate(Qrels.from_records(qrels), runs, ["P"])
+    measures = ["RBP(p=0.8, rel=2)", "nDCG(rel=2)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = irscale.transform(table, measures, depth=24, normalize=True, approx=1e-3)
+    from irscale.scales import rankmap
+
+    monkeypatch.setattr(rankmap, "choose_engine", forced_bounds)
+    exact = irscale.transform(table, measures, depth=24, normalize=True).values[2:4]
+    mid, half = t.values[2:4], t.values[4:6]
+    assert (np.abs(exact - mid) <= half).all()
+    assert exact.std() > 0.01  # not every run alike (the bug this guards: all binarised to zero)
+
+
+def test_a_measure_named_twice(forced_bounds):
+    q, runs = _collection(n_sys=3, n_top=3, depth=24)
+    table = irscale.evaluate(q, runs, ["P"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = irscale.transform(table, ["RBP(p=0.9)", "RBP(p=0.9)@24"], depth=24, normalize=True, approx=1e-3)
+        study = irscale.compare(table, ["P", "P@10"], depth=10, tests=["sign"], effects=False, measure_free=False)
+    assert [str(c) for c in t.measures][-2:] == ["halfwidth(ranked(RBP(p=0.9)@24, normalized, midpoint))"] * 2
+    assert np.array_equal(t.values[2], t.values[3]) and np.array_equal(t.values[4], t.values[5])
+    assert len(study.changes) == 2
+
+
+def test_corrected_pair_decisions_are_not_claimed_stable(forced_bounds):
+    q, runs = _collection(n_sys=4, n_top=6, depth=24, seed=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study = irscale.compare(irscale.evaluate(q, runs, ["P"]), ["RBP(p=0.9)"], depth=24, tests=["sign"],
+                                mid=False, approx=1e-2, baselines=["s0"], correction="holm", n_resamples=100)
+    ranked = study.pairs[study.pairs.scale == "ranked"]
+    assert ranked.could_flip.isna().all()  # p-values adjusted: not bounded
+    assert not study.pairs[study.pairs.scale == "original"].could_flip.isna().any()

@@ -343,6 +343,10 @@ class EngineOpt(str, Enum):
     oracle = "oracle"
 
 
+MaxPairsOpt = Annotated[Optional[int], typer.Option(
+    "--max-pairs", min=1, help="let the split engine produce up to this many (prefix, suffix) pairs (default "
+                               "2^35 = 34359738368, about ten minutes on 2 cores; binary AP at N = 36 needs "
+                               "68719476736): memory stays bounded, the time grows with the pairs")]
 ApproxOpt = Annotated[Optional[float], typer.Option(
     "--approx", metavar="TOL", help="where no exact engine reaches N (RBP, DCG, nDCG at N = 100, 1000): rank by the "
                                     "midpoint of certified bounds on the normalised phi, at most TOL wide (e.g. 1e-4), "
@@ -377,6 +381,7 @@ def transform(
         help="Dask scheduler address (tcp://host:8786) for building rank maps; default: local threads")] = None,
     relevance: RelevanceArg = None,
     approx: ApproxOpt = None,
+    max_pairs: MaxPairsOpt = None,
 ):
     """Score runs and add the interval-scaled ("ranked") version of each measure at N."""
     from irscale.experiment import plan_rank_maps, transform as do_transform
@@ -386,7 +391,8 @@ def transform(
     measures = measure or ["AP", "P", "RR"]
     try:
         judged = _judge(qrels, runs, opts,
-                        plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance), approx))
+                        plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance), approx,
+                                                           max_pairs))
         with _Feedback("rank maps (cached after the first time)") as tick:
             def step(what, done, total):
                 tick(done, total, what)
@@ -394,7 +400,7 @@ def transform(
             strategies = [t.value for t in ties] if ties else ["unq"]
             out = do_transform(judged, measures, N, strategies if len(strategies) > 1 else strategies[0],
                                normalize, scheduler=scheduler, relevance=relevance and relevance.value, steps=step,
-                               approx=approx)
+                               approx=approx, max_pairs=max_pairs)
     except IrscaleError as e:
         _fail(e)
     _print(out, per_topic, fmt, trec_eval)
@@ -417,10 +423,7 @@ def rankmap(
     show: Annotated[int, typer.Option(min=0, help="how many of the first and last values to print")] = 5,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="build afresh, do not read or write the cache")] = False,
     scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address; default: local threads")] = None,
-    max_pairs: Annotated[Optional[int], typer.Option(
-        "--max-pairs", min=1, help="let the split engine produce up to this many (prefix, suffix) pairs (default "
-                                   "2^35 = 34359738368, about ten minutes on 2 cores; binary AP at N = 36 needs "
-                                   "68719476736): memory stays bounded, the time grows with the pairs")] = None,
+    max_pairs: MaxPairsOpt = None,
 ):
     """Build the rank map of a measure at run length N: size, engine, time, values."""
     import time
@@ -559,6 +562,7 @@ def compare(
     figures: FiguresOpt = False,
     spacing: SpacingOpt = False,
     approx: ApproxOpt = None,
+    max_pairs: MaxPairsOpt = None,
 ):
     """Original vs interval-scaled measures: correlations and significance tests (paper Section 7), with
     corrections, effect sizes, confidence intervals and the measure-free view; --out writes the report."""
@@ -573,9 +577,10 @@ def compare(
         _check_tests(tests)
         _check_correction(correction)
         judged = _judge(qrels, runs, opts,
-                        plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance), approx))
+                        plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance), approx,
+                                                           max_pairs))
         study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance,
-                           dict(report.kwargs(), approx=approx))
+                           dict(report.kwargs(), approx=approx, max_pairs=max_pairs))
         study.provenance.setdefault("command", _command_line())
         study.provenance.update(_qrels_provenance(qrels))
         _show_study(study, out, figures=lambda: _report_figures(study, figures, spacing))

@@ -599,17 +599,21 @@ def apply_relevance(judged: JudgedRuns, measures: Sequence[Measure], relevance: 
     return judged, "graded"
 
 
-def plan_rank_maps(measures, depth: int, levels: int, approx: float | None = None) -> list[Measure]:
+def plan_rank_maps(measures, depth: int, levels: int, approx: float | None = None,
+                   max_pairs: int | None = None) -> list[Measure]:
     """The measures at run length ``depth``, each checked to have an exact engine for
     ``levels`` relevance levels, before any rank map is built (so a job fails in a
     second, not after minutes of building the others). With ``approx`` (see
     :func:`transform`), a measure no exact engine serves passes if it has certified
-    bounds (RBP, DCG, nDCG); without, the error says that ``approx`` would serve it."""
-    return list(_plan(measures, depth, levels, approx))
+    bounds (RBP, DCG, nDCG); without, the error says that ``approx`` would serve it.
+    ``max_pairs``: the split engine's opt-in (:func:`irscale.scales.build`)."""
+    return [m for m, _ in _plan(measures, depth, levels, approx, max_pairs)]
 
 
-def _plan(measures, depth: int, levels: int, approx: float | None) -> dict[Measure, bool]:
-    """{measure at depth: whether it is bounded (no exact engine; approx serves it)}."""
+def _plan(measures, depth: int, levels: int, approx: float | None,
+          max_pairs: int | None = None) -> list[tuple[Measure, bool]]:
+    """[(measure at depth, whether it is bounded: no exact engine, approx serves it)], in
+    the order given (a measure named twice, as P and P@10 at depth 10, twice)."""
     from irscale.scales import space_for
     from irscale.scales.rankmap import choose_engine
 
@@ -619,15 +623,16 @@ def _plan(measures, depth: int, levels: int, approx: float | None) -> dict[Measu
         if not any(f.name == "cutoff" for f in dataclasses.fields(m)):
             space_for(m, depth)  # its message lists the measures that have a ranked version
         ms.append(at_depth(m, depth))
-    out = {}
+    verdict: dict[Measure, bool] = {}
     for m in ms:
-        space = space_for(m, depth, levels - 1)
-        try:
-            choose_engine(space)
-            out[m] = False
-        except IrscaleError as e:
-            out[m] = _no_engine(m, space, e, approx)
-    return out
+        if m not in verdict:
+            space = space_for(m, depth, levels - 1)
+            try:
+                choose_engine(space, max_pairs=max_pairs)
+                verdict[m] = False
+            except IrscaleError as e:
+                verdict[m] = _no_engine(m, space, e, approx)
+    return [(m, verdict[m]) for m in ms]
 
 
 def _approx(approx) -> float | None:
@@ -665,7 +670,10 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
         f"or classes of ranks), and the distribution of sampled runs is not phi's (they differ by about a tenth), so "
         f"sampling would not bound it either (at N = {space.N} there are {n_runs:.3g} runs). Use a run length N "
         f"of at most {top} (API depth=, CLI -N; the 2021 paper stopped at N = 30), or a measure with bounds "
-        f"(RBP, DCG, nDCG)") from None
+        f"(RBP, DCG, nDCG)" + ("; the split engine lists longer runs when asked, while exact keys fit 64 bits "
+                               "(binary AP: N <= 40): max_pairs= (CLI --max-pairs), each two ranks four times "
+                               "longer (binary AP at N = 36: about 20 minutes on 2 cores)" if space.splittable
+                               else "")) from None
 
 
 def _short(text: str) -> str:
@@ -706,6 +714,7 @@ def transform(
     relevance: str | None = None,
     steps: Callable[[str, int, int], None] | None = None,
     approx: float | None = None,
+    max_pairs: int | None = None,
 ) -> ScoreTable:
     """Add the interval-scaled version of each measure at run length ``depth`` = N.
 
@@ -734,9 +743,11 @@ def transform(
     the midpoint (``ranked(..., midpoint)``) and a :class:`HalfWidth` column after the
     ranked ones the half-width, so the exact normalised phi lies within midpoint +-
     half-width; an error is raised where a width would exceed TOL at the finest
-    resolution tried. Measures with neither (AP beyond N = 34) are refused with the limit
+    resolution tried. Measures with neither (AP beyond N = 35) are refused with the limit
     and the reason. ``provenance["transform"]["bounds"]`` records each bounded measure's
-    method, resolution, assumptions and largest half-width.
+    method, resolution, assumptions and largest half-width. ``max_pairs`` lets the split
+    engine list longer runs than it accepts by default (binary AP at N = 36:
+    ``max_pairs=2**36``, about 20 minutes on 2 cores; see :func:`irscale.scales.build`).
 
     Examples
     --------
@@ -769,19 +780,22 @@ def transform(
         raise ArgumentError("name the measures to transform, for example ['AP', 'nDCG']")
     judged, relevance = apply_relevance(judged, parse_measures(measures, default_cutoff=depth), relevance)
     levels = max(judged.topics.max_grade, 1) + 1
-    plan = _plan(measures, depth, levels, approx)
-    ms = list(plan)
-    bounded = [m for m in ms if plan[m]]
-    tied = [m for m in bounded if not _runs_distinct(space_for(m, depth, levels - 1))]
+    plan = _plan(measures, depth, levels, approx, max_pairs)
+    ms = [m for m, _ in plan]
+    plan = dict(plan)
+    bounded = [k for k, m in enumerate(ms) if plan[m]]  # positions of the bounded measures
+    bounded_ms = list(dict.fromkeys(ms[k] for k in bounded))
+    tied = [m for m in bounded_ms if not _runs_distinct(space_for(m, depth, levels - 1))]
     if tie_list != ["unq"] and tied:
         raise ArgumentError(f"{', '.join(map(str, tied))}: ties={tie_list} rank over all runs, but at N = {depth} "
                             f"only bounds on phi over distinct values exist, and its runs tie (several runs share "
                             f"a value); use ties='unq' (compare: mid=False, CLI --no-mid)")
     if bounded and not normalize:
-        raise ArgumentError(f"{', '.join(map(str, bounded))}: no exact engine reaches N = {depth}, so phi comes "
+        raise ArgumentError(f"{', '.join(map(str, bounded_ms))}: no exact engine reaches N = {depth}, so phi comes "
                             f"from bounds on its normalised value (phi / the number of distinct values, which "
                             f"passes 10^300 at N = 1000); add normalize=True (CLI --normalize)")
-    base = score(judged, [] if exact_values else ms)
+    unique = list(dict.fromkeys(ms))  # a measure named twice (P and P@10 at depth 10) is scored once
+    base = score(judged, [] if exact_values else unique)
     shape = (len(judged.systems), len(judged.topics))
     dropped = _dropped(judged)
     values = np.empty((len(ms) * (1 + len(tie_list)) + len(bounded),) + shape, dtype=np.float64)
@@ -791,17 +805,24 @@ def transform(
         space = space_for(m, depth, levels - 1)
         grades = space.grade_view(judged.grades).reshape(-1, depth)
         keys = space.keys(grades)
-        values[i] = space.measure_values(keys.reshape(shape), judged.topics) if exact_values else base.values[i]
+        values[i] = (space.measure_values(keys.reshape(shape), judged.topics) if exact_values
+                     else base.values[unique.index(m)])
         if plan[m]:
-            b = _bounded(m, depth, levels, grades, approx, tie_list, space, step)
-            bounds[m] = b
+            if m not in bounds:  # a measure named twice is bounded once
+                bounds[m] = _bounded(m, depth, levels, _judged_view(judged.grades, depth, levels), approx, space,
+                                     step, cache)
+                ids[m] = np.unique(keys, return_inverse=True)[1].reshape(shape)
+                _warn_uncertain(m, bounds[m], ids[m].reshape(-1))
+            b = bounds[m]
+            mid = (b.lo + b.hi) / 2
+            # the half-width rounded up, so that [lo, hi] lies within mid +- half exactly
+            half = np.nextafter(np.maximum(b.hi - mid, mid - b.lo), np.inf)
             for k in range(len(tie_list)):  # the runs' values are distinct (checked): one phi for every strategy
-                values[len(ms) * (1 + k) + i] = b.mid.reshape(shape)
-            values[len(ms) * (1 + len(tie_list)) + bounded.index(m)] = ((b.hi - b.lo) / 2).reshape(shape)
-            ids[m] = np.unique(keys, return_inverse=True)[1].reshape(shape)
-            _warn_uncertain(m, b, ids[m].reshape(-1))
+                values[len(ms) * (1 + k) + i] = mid.reshape(shape)
+            values[len(ms) * (1 + len(tie_list)) + bounded.index(i)] = half.reshape(shape)
         else:
-            rm = build(m, depth, levels, scheduler=scheduler, cache=cache, progress=step, queries=keys)
+            rm = build(m, depth, levels, scheduler=scheduler, cache=cache, progress=step, queries=keys,
+                       max_pairs=max_pairs)
             maps.append(rm)
             ranks = rm.rank(keys, tie_list)
             for k, tie in enumerate(tie_list):  # columns in the order the strategies were asked
@@ -814,7 +835,7 @@ def transform(
 
     said = [statement(m, depth, levels) for m in ms]
     ranked = [Ranked(m, depth, t, normalize, said[i], plan[m]) for t in tie_list for i, m in enumerate(ms)]
-    cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[ms.index(m)]) for m in bounded)
+    cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded)
     prov = dict(base.provenance, measures=[str(m) for m in ms])
     prov.update({"transform": {"N": depth, "relevance": relevance,
                                "ties": ties if isinstance(ties, str) else tie_list,
@@ -866,10 +887,24 @@ def _runs_distinct(space) -> bool:
     return False
 
 
-def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: float, ties, space, step):
-    """Certified bounds on the normalised phi of every run (``grades``: the space's view,
-    one row per run) no wider than ``approx``: at the default resolution, then once at the
-    resolution that should reach ``approx`` (widths shrink about as 1 / resolution)."""
+def _judged_view(grades: np.ndarray, depth: int, levels: int) -> np.ndarray:
+    """The judged grades cut at ``depth``, padded with non-relevant documents and clipped
+    to 0..levels-1 (sentinels: 0), one row per run and topic: what the bounds take (they
+    binarise for binary measures themselves)."""
+    g = np.asarray(grades)[..., :depth]
+    if g.shape[-1] < depth:
+        g = np.concatenate([g, np.zeros(g.shape[:-1] + (depth - g.shape[-1],), dtype=g.dtype)], axis=-1)
+    return np.clip(g, 0, levels - 1).astype(np.int8).reshape(-1, depth)
+
+
+BOUNDS_MEMORY = 4 * 2**30  # bytes the bounds tables of one measure may take (a retry beyond is refused)
+
+
+def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: float, space, step, cache: bool):
+    """Certified bounds on the normalised phi of every run (``grades``: judged grades
+    0..levels-1, one row per run) no wider than ``approx``: at a first resolution, then
+    once at the resolution that should reach ``approx`` (widths shrink about as 1 /
+    resolution), unless its tables would pass BOUNDS_MEMORY."""
     from irscale.errors import MeasureError
     from irscale.scales.bounds import phi_bounds
 
@@ -881,11 +916,21 @@ def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: fl
     # resolution for RBP, 300-2,500 / grid points for DCG), capped at the defaults
     first = (min(10**6, max(1000, math.ceil(8 / approx))) if isinstance(space, RBPSpace)
              else min(10**7, max(10**4, math.ceil(2500 / approx))))
-    b = phi_bounds(m, depth, grades, levels, resolution=first)
+    b = phi_bounds(m, depth, grades, levels, resolution=first, cache=cache)
     if b.width > approx:
         resolution = int(b.resolution * b.width / approx * 1.25) + 1
+        # the tables' memory: RBP about 32 bytes per grid point, 1 / (1 - p) points per unit;
+        # DCG about 24 bytes per grid point
+        per_point, points = (32, 1 / (1 - float(m.p_exact))) if isinstance(space, RBPSpace) else (24, 1)
+        largest = int(BOUNDS_MEMORY / (per_point * points))
+        if resolution > largest:
+            reach = b.width * b.resolution / largest
+            raise MeasureError(f"{m} at N = {depth}: the certified bounds are {b.width:.3g} wide at resolution "
+                               f"{b.resolution:,}, wider than approx={approx:g}; reaching it needs a resolution of "
+                               f"{resolution:,}, whose tables would take more than {BOUNDS_MEMORY / 2**30:.0f} GiB; "
+                               f"ask for approx={reach * 1.3:.2g} or more") from None
         try:
-            b = phi_bounds(m, depth, grades, levels, resolution=resolution)
+            b = phi_bounds(m, depth, grades, levels, resolution=resolution, cache=cache)
         except IrscaleError as e:
             raise MeasureError(f"{m} at N = {depth}: the certified bounds are {b.width:.3g} wide at resolution "
                                f"{b.resolution:,}, wider than approx={approx:g}, and a resolution of {resolution:,} "

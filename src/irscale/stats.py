@@ -436,8 +436,9 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
       certainly below it and those not certainly above it (ties are exactly the equal ids,
       so the tie corrections are known), hence the rank sums or mean ranks, and the
       statistic, lie in an interval, flagged where the other decision is inside;
-    * signed-rank: flagged where any sign or any order of |differences| (on the test's
-      1e-9 grid) is uncertain;
+    * signed-rank: the same on the test's grid of |differences| (1e-9 of the score scale,
+      itself bounded), with the signs the bounds leave open counted either way and the tie
+      correction between the certain groups and the groups of overlapping intervals;
     * t test: the mean difference moves by at most the mean of w = H_i + H_j and the
       standard deviation by at most ||w|| / sqrt(T - 1) (centring is a projection);
     * ANOVA with Tukey HSD: means move by at most the systems' mean half-widths and

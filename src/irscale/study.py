@@ -4,6 +4,7 @@ campaign: correlations (Tables 2-4) and significance-test changes (Tables 5-6)."
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,6 +133,7 @@ def compare(
     n_resamples: int = 1000,
     seed: int = 0,
     approx: float | None = None,
+    max_pairs: int | None = None,
 ) -> Study:
     """Run the paper's Section 7 study at run length ``depth`` = N.
 
@@ -175,8 +177,11 @@ def compare(
     ``halfwidth_max``, the largest half-width of the ranked scores it rests on, Tables 5/6
     gain ``could_flip_ranked``, the pairs whose ranked-scale decision could differ for
     some scores within the bounds (:func:`irscale.stats.could_flip`: exact for the sign
-    test, conservative for the others), ``study.means`` a ``halfwidth`` (the most a
-    system's mean on the ranked scale can be off) and ``study.pairs`` ``could_flip``.
+    test, conservative for the others; the uncorrected decisions, as ``sig_ranked``; a pair
+    with a topic left out counts as could flip), ``study.means`` a ``halfwidth`` (the most
+    a system's mean on the ranked scale can be off) and ``study.pairs`` ``could_flip``
+    (missing where a correction adjusts the p-values: not bounded). ``max_pairs``: the
+    split engine's opt-in, as :func:`irscale.experiment.transform`.
     """
     from irscale.errors import ArgumentError, check_choice
     from irscale.experiment import apply_relevance, plan_rank_maps
@@ -212,7 +217,7 @@ def compare(
         raise ArgumentError(f"compare needs at least two systems to rank and test, got {len(judged.systems)} "
                             f"({', '.join(judged.systems)})")
     judged, relevance = apply_relevance(judged, parse_measures(measures), relevance)
-    plan_rank_maps(measures, depth, max(judged.topics.max_grade, 1) + 1, approx)  # fail before any build
+    plan_rank_maps(measures, depth, max(judged.topics.max_grade, 1) + 1, approx, max_pairs)  # fail before any build
     t0 = time.perf_counter()
     M = len(measures)
     from irscale.measures import parse_measure
@@ -223,7 +228,7 @@ def compare(
     tick("rank maps", 0, 1)
     table = transform(judged, measures, depth, ties, approx is not None, scheduler=scheduler, exact_values=True,
                       relevance=relevance, steps=lambda m, i, n: tick(f"rank map {m}", i, n),
-                      approx=approx)  # one pass
+                      approx=approx, max_pairs=max_pairs)  # one pass
     tick("rank maps", 1, 1)
     interval_tests = [st.TEST_NAMES[t] for t in tests if t not in st.ORDINAL]  # they add or subtract scores
     if interval_tests:
@@ -243,17 +248,29 @@ def compare(
             half[k] = table.values[table.index(f"halfwidth({col})")]
             ids[k] = table.exact_ids[str(col)]
     hw_max = [float(np.nanmax(half[m])) if half[m].size else 0.0 for m in range(M)]
+    # correlations round means to 8 decimals and tests square differences: with approx the
+    # ranked columns are normalised phi, as small as 1e-300 at N = 1000, so both see each
+    # column scaled by a power of two (exact) to a largest value in (1/2, 1]; neither
+    # changes under a positive scaling otherwise
+    unit = np.ones(M)
+    if approx is not None:
+        for m in range(M):
+            top = float(np.nanmax(ranked[m])) if ranked[m].size else 0.0
+            unit[m] = 2.0 ** math.ceil(math.log2(top)) if top > 0 else 1.0
+    r_stat, h_stat = ranked / unit[:, None, None], half / unit[:, None, None]
+    if mid:
+        mid_stat = ranked_mid / unit[:, None, None]
 
     # Table 2/3
     rows = []
     for m in range(M):
-        by_topic = st.tau_by_topic(orig[m].T, ranked[m].T)
+        by_topic = st.tau_by_topic(orig[m].T, r_stat[m].T)
         defined = by_topic[~np.isnan(by_topic)]
         rows.append({"measure": label(measures[m]),
-                     "tau_unq": st.tau_overall(orig[m].T, ranked[m].T),
+                     "tau_unq": st.tau_overall(orig[m].T, r_stat[m].T),
                      "tau_ap_unq": st.tau_ap(np.round(np.nanmean(orig[m], axis=1), 8),
-                                             np.round(np.nanmean(ranked[m], axis=1), 8)),
-                     "tau_mid": st.tau_overall(orig[m].T, ranked_mid[m].T) if mid else np.nan,
+                                             np.round(np.nanmean(r_stat[m], axis=1), 8)),
+                     "tau_mid": st.tau_overall(orig[m].T, mid_stat[m].T) if mid else np.nan,
                      "topic_tau_min": float(defined.min()) if len(defined) else np.nan,
                      "topic_tau_max": float(defined.max()) if len(defined) else np.nan,
                      "rb_dependent": rb_dependent[measures[m]],
@@ -266,9 +283,9 @@ def compare(
     pairs = M * (M - 1) // 2
     for k, (a, b) in enumerate(itertools.combinations(range(M), 2)):
         t_o = st.tau_overall(orig[a].T, orig[b].T)
-        t_r = st.tau_overall(ranked[a].T, ranked[b].T)
+        t_r = st.tau_overall(r_stat[a].T, r_stat[b].T)
         ma, mb = (np.round(np.nanmean(x, axis=1), 8) for x in (orig[a], orig[b]))
-        ra, rb = (np.round(np.nanmean(x, axis=1), 8) for x in (ranked[a], ranked[b]))
+        ra, rb = (np.round(np.nanmean(x, axis=1), 8) for x in (r_stat[a], r_stat[b]))
         rows.append({"measure_1": label(measures[a]), "measure_2": label(measures[b]), "tau": t_o,
                      "tau_ranked": t_r, "delta_pct": 100 * (t_r - t_o) / t_o if t_o else np.nan,
                      "tau_ap": st.tau_ap(ma, mb), "tau_ap_ranked": st.tau_ap(ra, rb),
@@ -287,10 +304,10 @@ def compare(
     total = M * len(tests)
     for k, (m, test) in enumerate(itertools.product(range(M), tests)):
         a = st.run_test(test, orig[m].T, alpha)
-        b = st.run_test(test, ranked[m].T, alpha)
+        b = st.run_test(test, r_stat[m].T, alpha)
         results[m, test] = (a, b)
         if m in ids:
-            flips[m, test] = st.could_flip(test, ranked[m].T, half[m].T, ids[m].T, alpha)
+            flips[m, test] = st.could_flip(test, r_stat[m].T, h_stat[m].T, ids[m].T, alpha, b.significant)
         ch = st.change(a, b)
         rows.append({"measure": label(measures[m]), "test": st.TEST_NAMES[test], "ordinal": test in st.ORDINAL,
                      "sig": ch.sig, "s2ns": ch.s2ns, "s2ns_pct": 100 * ch.s2ns / ch.sig if ch.sig else 0.0,
@@ -477,7 +494,11 @@ def _baseline_pairs(measures, orig, ranked, systems, baselines, tests, alpha, co
                 row = lo * S - lo * (lo + 1) // 2 + (hi - lo - 1)  # the pair's row in triu order
                 if flips is not None:  # the decision could differ within the bounds (ranked, bounded only)
                     f = flips.get((m, test))
-                    out["could_flip"] = f[row] if scale == "ranked" and f is not None else False
+                    if corr != "none" and scale == "ranked" and f is not None:
+                        out["could_flip"] = pd.array([pd.NA] * len(out), dtype="boolean")  # not bounded: see doc
+                    else:
+                        out["could_flip"] = pd.array(f[row] if scale == "ranked" and f is not None
+                                                     else np.zeros(len(out), bool), dtype="boolean")
                 if codes is not None:
                     from irscale import measurefree as mf
 

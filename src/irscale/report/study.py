@@ -347,11 +347,13 @@ BOUNDS_EXTRA = {  # compare(..., approx=TOL): ranked versions from certified bou
                             "version is the midpoint of certified bounds on the normalised φ: the largest half-width "
                             "of the ranked scores this row rests on (0: exact).", "sci", latex="max half-width"),
     "could_flip_ranked": Column("could_flip_ranked", "Could flip (ranked)", "the system pairs whose decision with "
-                                "the ranked version could differ for some exact φ within the bounds (exact for the "
-                                "sign test, conservative for the others); 0 where the ranked scores are exact.",
+                                "the ranked version (uncorrected, as Sig ranked) could differ for some exact φ "
+                                "within the bounds (exact for the sign test, conservative for the others; a pair "
+                                "with a topic left out counts); 0 where the ranked scores are exact.",
                                 "int", latex="could flip"),
-    "could_flip": Column("could_flip", "Could flip", "True when this decision on the ranked version could differ "
-                         "for some exact φ within the bounds.", "bool"),
+    "could_flip": Column("could_flip", "Could flip", "yes when this decision on the ranked version could differ "
+                         "for some exact φ within the bounds; empty where a correction adjusts the p-values (not "
+                         "bounded).", "bool"),
 }
 
 
