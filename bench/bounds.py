@@ -102,6 +102,8 @@ def trec8_at_depth(data: Path, N: int = 1000, approx: float = 1e-4) -> None:
                              measure_free=False)
     print(f"\ncompare(..., depth={N}, approx={approx:g}, mid=False) on {S} systems ({S * (S - 1) // 2:,} pairs), "
           f"tables warm: {time.perf_counter() - t:.1f} s")
+    print(st.table2[["measure", "tau_unq", "tau_ap_unq", "topic_tau_min", "halfwidth_max"]].to_string(
+        index=False, float_format=lambda x: f"{x:.4g}"))
     cols = ["measure", "test", "sig", "sig_ranked", "halfwidth_max", "could_flip_ranked"]
     print(st.changes[cols].to_string(index=False, float_format=lambda x: f"{x:.2e}"))
 
