@@ -204,7 +204,7 @@ def test_stale_temp_files_are_ignored_and_removed(cache):
     assert "AP|N=12" in listing and ".tmp" not in listing and len(listing.strip().splitlines()) == 1
     assert not dead.exists() and not aged.exists() and live.exists() and old_style.exists()
     res = cli.invoke(app, ["cache", "clear"])
-    assert res.exit_code == 0 and "removed 1 rank map" in res.stdout
+    assert res.exit_code == 0 and "removed 1 cache entry" in res.stdout
     assert live.exists()  # in-flight temp files are left to their writers
     live.unlink()
     old_style.unlink()
@@ -335,7 +335,7 @@ def test_cli_on_damaged_files(cache):
     res = cli.invoke(app, ["cache", "info"])
     assert res.exit_code == 0 and "(damaged: " in res.stdout
     res = cli.invoke(app, ["cache", "clear"])
-    assert res.exit_code == 0 and "removed 1 rank map" in res.stdout
+    assert res.exit_code == 0 and "removed 1 cache entry" in res.stdout
 
 
 # -- concurrency and killed writers ----------------------------------------------------------------

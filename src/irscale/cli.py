@@ -790,14 +790,14 @@ def cache_info_cmd():
 
 @cache_app.command("clear")
 def cache_clear_cmd():
-    """Remove every cached rank map."""
+    """Remove every cached rank map and bounds table."""
     from irscale.scales import cache_clear
 
     try:
         n = cache_clear()
     except IrscaleError as e:
         _fail(e)
-    typer.echo(f"removed {n} rank map(s)")
+    typer.echo(f"removed {n} cache {'entry' if n == 1 else 'entries'} (rank maps and bounds tables)")
 
 
 @app.command()
