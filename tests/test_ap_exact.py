@@ -39,7 +39,7 @@ def test_default_limit_refuses_and_names_the_opt_in(tiny_limit):
         build("AP", N, cache=False)
     msg = str(e.value)
     assert f"more than the {tiny_limit:,}" in msg and "it accepts by default" in msg
-    assert f"max_pairs={2**N}" in msg and f"irscale rankmap --max-pairs {2**N}" in msg
+    assert f"max_pairs={2**N}" in msg and f"CLI --max-pairs {2**N}, on rankmap, transform and compare" in msg
     with pytest.raises(IrscaleError, match="max_pairs="):  # the engine itself refuses too
         engines.split_engine(space_for("AP", N))
 

@@ -660,20 +660,19 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
         raise MeasureError(f"{m}: no exact engine reaches run length N = {space.N} ({limit}). Certified bounds on "
                            f"its normalised phi do: transform(..., approx=1e-4, normalize=True) (CLI --approx 1e-4 "
                            f"--normalize) gives the midpoint and a half-width column, or use a smaller N") from None
-    n_runs, top = space.n_runs, _exact_limit(m, space)
-    if top < space.N - 1:  # the engine's refusal at N itself would only confuse (e.g. AP's 64-bit keys)
-        limit = f"exact up to N = {top} on one machine"
+    n_runs, advice = space.n_runs, "a smaller run length N (API depth=, CLI -N)"
+    if "no engine for this case is built yet" in limit:  # beyond 64-bit keys: the reach in N says more
+        top, longest = _exact_limit(m, space), _exact_limit(m, space, max_pairs=2**62)
+        limit = f"exact up to N = {top} on one machine" + (
+            f", to N = {longest} with the split engine's max_pairs= (CLI --max-pairs), each two ranks four times "
+            f"longer" if longest > top else "")
+        advice = f"a run length N of at most {top} (API depth=, CLI -N; the 2021 paper stopped at N = 30)"
     raise MeasureError(
         f"{m}: no exact engine reaches run length N = {space.N} ({limit}), and {str(m).split('@')[0]} has no "
-        f"certified bounds: "
-        f"its distinct values have no product structure to bound (unlike RBP and DCG, sums over independent ranks "
-        f"or classes of ranks), and the distribution of sampled runs is not phi's (they differ by about a tenth), so "
-        f"sampling would not bound it either (at N = {space.N} there are {n_runs:.3g} runs). Use a run length N "
-        f"of at most {top} (API depth=, CLI -N; the 2021 paper stopped at N = 30), or a measure with bounds "
-        f"(RBP, DCG, nDCG)" + ("; the split engine lists longer runs when asked, while exact keys fit 64 bits "
-                               "(binary AP: N <= 40): max_pairs= (CLI --max-pairs), each two ranks four times "
-                               "longer (binary AP at N = 36: about 20 minutes on 2 cores)" if space.splittable
-                               else "")) from None
+        f"certified bounds: its distinct values have no product structure to bound (unlike RBP and DCG, sums over "
+        f"independent ranks or classes of ranks), and the distribution of sampled runs is not phi's (they differ "
+        f"by about a tenth), so sampling would not bound it either (at N = {space.N} there are {n_runs:.3g} runs). "
+        f"Use {advice}, or a measure with bounds (RBP, DCG, nDCG)") from None
 
 
 def _short(text: str) -> str:
@@ -684,8 +683,9 @@ def _short(text: str) -> str:
                   text.rstrip("."))
 
 
-def _exact_limit(m: Measure, space) -> int:
-    """The largest N at which an exact engine serves measure ``m`` on ``space``'s levels."""
+def _exact_limit(m: Measure, space, max_pairs: int | None = None) -> int:
+    """The largest N at which an exact engine serves measure ``m`` on ``space``'s levels
+    (``max_pairs``: the split engine's opt-in)."""
     from irscale.scales import space_for
     from irscale.scales.rankmap import choose_engine
 
@@ -693,7 +693,7 @@ def _exact_limit(m: Measure, space) -> int:
     N = 1
     while N < space.N:
         try:
-            choose_engine(space_for(at_depth(core, N + 1), N + 1, space.c))
+            choose_engine(space_for(at_depth(core, N + 1), N + 1, space.c), max_pairs=max_pairs)
         except IrscaleError:
             break
         N += 1

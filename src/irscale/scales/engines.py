@@ -524,7 +524,7 @@ def check_split(space: Space, max_pairs: int | None = None) -> None:
                            f"would produce {n:,} (prefix, suffix) pairs, more than the {limit:,} "
                            + ("(about ten minutes) it accepts by default" if limit == MAX_PAIRS else "allowed")
                            + f"; to build it anyway (memory stays bounded, the time is about {minutes:,.0f} minutes "
-                           f"on 2 cores), pass max_pairs={n} (CLI: irscale rankmap --max-pairs {n}); or use a "
+                           f"on 2 cores), pass max_pairs={n} (CLI --max-pairs {n}, on rankmap, transform and compare); or use a "
                            "smaller N, fewer levels (max_grade= / --max-grade, or relevance='lenient'), or "
                            "engine='count' (CLI --engine count) where it serves the measure")
 
