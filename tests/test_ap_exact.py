@@ -154,3 +154,22 @@ def test_transform_and_compare_take_the_opt_in(tiny_limit):
     study = irscale.compare(table, ["AP"], depth=14, tests=["sign"], effects=False, measure_free=False,
                             max_pairs=2**14)
     assert len(study.changes) == 1
+
+
+def test_a_map_cached_with_the_opt_in_is_served_without_it(tiny_limit, truth, tmp_path, monkeypatch):
+    """Built once with max_pairs, the map is in the cache: build and transform's plan
+    serve it afterwards without the opt-in (the limit guards building, not loading)."""
+    from irscale.experiment import plan_rank_maps
+
+    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))  # empty: other tests' maps not in it
+    from irscale.scales.rankmap import in_cache
+
+    space = space_for("AP", N, 1)
+    assert not in_cache(space)
+    with pytest.raises(IrscaleError, match="max_pairs"):
+        plan_rank_maps(["AP"], N, 2)
+    build("AP", N, 2, max_pairs=2**N)
+    assert in_cache(space)
+    g, phi = truth
+    assert np.array_equal(build("AP", N, 2).phi_runs(g), phi)
+    assert [str(m) for m in plan_rank_maps(["AP"], N, 2)] == [f"AP@{N}"]

@@ -59,6 +59,7 @@ def forced_bounds(monkeypatch):
         return real(space, **kw)
 
     monkeypatch.setattr(rankmap, "choose_engine", refuse)
+    monkeypatch.setattr(rankmap, "in_cache", lambda space: False)  # maps other tests cached: not served
     return real
 
 

@@ -615,7 +615,7 @@ def _plan(measures, depth: int, levels: int, approx: float | None,
     """[(measure at depth, whether it is bounded: no exact engine, approx serves it)], in
     the order given (a measure named twice, as P and P@10 at depth 10, twice)."""
     from irscale.scales import space_for
-    from irscale.scales.rankmap import choose_engine
+    from irscale.scales.rankmap import choose_engine, in_cache
 
     approx = _approx(approx)
     ms = []
@@ -631,7 +631,7 @@ def _plan(measures, depth: int, levels: int, approx: float | None,
                 choose_engine(space, max_pairs=max_pairs)
                 verdict[m] = False
             except IrscaleError as e:
-                verdict[m] = _no_engine(m, space, e, approx)
+                verdict[m] = False if in_cache(space) else _no_engine(m, space, e, approx)
     return [(m, verdict[m]) for m in ms]
 
 

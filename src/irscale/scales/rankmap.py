@@ -276,13 +276,13 @@ def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "aut
     levels = integer("levels", levels, minimum=2)
     pairs_limit(max_pairs)  # a bad value is refused whichever engine serves
     space = space_for(measure, N, levels - 1)
-    name = choose_engine(space, max_pairs=max_pairs) if engine == "auto" else engine
-    check_engine(space, name, max_pairs=max_pairs)
+    name = space.pick_engine() if engine == "auto" else engine
     cache = cache and space.cacheable and name != "oracle"
-    if cache:
+    if cache:  # a map in the cache is served even past the limits that guard a build (max_pairs)
         hit = _cache_load(space, name)
         if hit is not None:
             return _answering(hit, scheduler, progress)
+    check_engine(space, name, max_pairs=max_pairs)
     t = time.perf_counter()
     summary = _run_engine(space, name, scheduler, progress, None if queries is None else _as_keys(queries, space),
                           max_pairs)
@@ -294,6 +294,16 @@ def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "aut
         summary.answers = None
         rm._remember(_lookup_form(keys), phi)
     return _answering(rm, scheduler, progress)
+
+
+def in_cache(space: Space) -> bool:
+    """Whether the cache holds ``space``'s rank map (built by its engine), so that
+    :func:`build` serves it whatever the limits of a new build."""
+    try:
+        name = space.pick_engine()
+    except IrscaleError:
+        return False
+    return space.cacheable and _cache.load_map(space, name) is not None
 
 
 def _answering(rm: RankMap, scheduler, progress) -> RankMap:

@@ -23,6 +23,7 @@ The families and their keys (g_k is the grade at rank k, r_k = [g_k >= rel]):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -77,8 +78,13 @@ class Space:
     @property
     def identity(self) -> str:
         """What the disk cache keys the rank map by (a space class outside irscale is
-        named in it, so a user's space never meets another one's cached map)."""
-        return f"{self.measure}|N={self.N}|c={self.c}|{self.family}{_owner(type(self))}"
+        named in it, so a user's space never meets another one's cached map). The
+        measure's cutoff, N itself, is left out: ``irscale rankmap AP -N 36`` and a
+        transform's AP@36 share one map."""
+        m = self.measure
+        if getattr(m, "cutoff", None) is not None and dataclasses.is_dataclass(m):
+            m = dataclasses.replace(m, cutoff=None)
+        return f"{m}|N={self.N}|c={self.c}|{self.family}{_owner(type(self))}"
 
     @property
     def n_runs(self) -> int:
