@@ -23,7 +23,6 @@ The families and their keys (g_k is the grade at rank k, r_k = [g_k >= rel]):
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -81,10 +80,10 @@ class Space:
         named in it, so a user's space never meets another one's cached map). The
         measure's cutoff, N itself, is left out: ``irscale rankmap AP -N 36`` and a
         transform's AP@36 share one map."""
-        m = self.measure
-        if getattr(m, "cutoff", None) is not None and dataclasses.is_dataclass(m):
-            m = dataclasses.replace(m, cutoff=None)
-        return f"{m}|N={self.N}|c={self.c}|{self.family}{_owner(type(self))}"
+        name, cut = str(self.measure), getattr(self.measure, "cutoff", None)
+        if cut is not None and name.endswith(f"@{cut}"):  # (gP has no name without a cutoff)
+            name = name[: -len(f"@{cut}")]
+        return f"{name}|N={self.N}|c={self.c}|{self.family}{_owner(type(self))}"
 
     @property
     def n_runs(self) -> int:
