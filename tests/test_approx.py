@@ -163,6 +163,8 @@ def test_compare_reports_half_widths_and_flags(forced_bounds, tmp_path):
     ranked = study.means[study.means.scale == "ranked"]
     assert (ranked[ranked.measure == "RBP(p=0.9)"].halfwidth > 0).all()
     assert "could_flip" in study.pairs and study.provenance["approx"] == 1e-2
+    pr = study.pairs[(study.pairs.measure == "RBP(p=0.9)") & (study.pairs.scale == "ranked")]
+    assert (pr.halfwidth > 0).all() and (study.pairs[study.pairs.scale == "original"].halfwidth == 0).all()
     files = study.write(tmp_path / "report")
     md = next(f for f in files if f.suffix == ".md").read_text()
     assert "Largest half-width" in md and "Could flip (ranked)" in md and "Half-width (ranked)" in md

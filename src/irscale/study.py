@@ -179,7 +179,8 @@ def compare(
     some scores within the bounds (:func:`irscale.stats.could_flip`: exact for the sign
     test, conservative for the others; the uncorrected decisions, as ``sig_ranked``; a pair
     with a topic left out counts as could flip), ``study.means`` a ``halfwidth`` (the most
-    a system's mean on the ranked scale can be off) and ``study.pairs`` ``could_flip``
+    a system's mean on the ranked scale can be off) and ``study.pairs`` ``halfwidth`` (the
+    same for a difference of means) and ``could_flip``
     (missing where a correction adjusts the p-values: not bounded). ``max_pairs``: the
     split engine's opt-in, as :func:`irscale.experiment.transform`.
     """
@@ -371,7 +372,7 @@ def compare(
     if baselines is not None and complete:
         pairs = _baseline_pairs(measures, orig, ranked, judged.systems, baselines, tests, alpha, correction,
                                 interval, rb_dependent, measure_codes if measure_free else None, n_resamples, seed,
-                                tick, flips if approx is not None else None)
+                                tick, flips if approx is not None else None, half if approx is not None else None)
     prov = {"irscale_version": __version__, "N": depth, "relevance": relevance, "measures": measures, "tests": list(tests),
             "alpha": alpha, "systems": len(judged.systems), "topics": list(judged.topics.names),
             "tie_strategies": ["unq", "mid"] if mid else ["unq"], "means_rounded_to": 8,
@@ -457,7 +458,7 @@ def _means(measures, orig, ranked, systems, n_resamples: int, seed: int, tick) -
 
 
 def _baseline_pairs(measures, orig, ranked, systems, baselines, tests, alpha, correction, interval, rb_dependent,
-                    codes, n_resamples, seed, tick, flips=None) -> pd.DataFrame:
+                    codes, n_resamples, seed, tick, flips=None, half=None) -> pd.DataFrame:
     """Every other system against each baseline, per measure, scale and test (see
     :func:`compare`): differences read system minus baseline."""
     from irscale.effects import pairwise
@@ -492,6 +493,9 @@ def _baseline_pairs(measures, orig, ranked, systems, baselines, tests, alpha, co
                 j = np.array([position[x] for x in df["system_2"]], dtype=np.int64)
                 lo, hi = np.minimum(i, j), np.maximum(i, j)
                 row = lo * S - lo * (lo + 1) // 2 + (hi - lo - 1)  # the pair's row in triu order
+                if half is not None:  # the most the difference of means can be off (0: exact scores)
+                    out["halfwidth"] = ((half[m][i] + half[m][j]).mean(axis=1) if scale == "ranked"
+                                        else np.zeros(len(out)))
                 if flips is not None:  # the decision could differ within the bounds (ranked, bounded only)
                     f = flips.get((m, test))
                     if corr != "none" and scale == "ranked" and f is not None:

@@ -351,6 +351,8 @@ BOUNDS_EXTRA = {  # compare(..., approx=TOL): ranked versions from certified bou
                                 "within the bounds (exact for the sign test, conservative for the others; a pair "
                                 "with a topic left out counts); 0 where the ranked scores are exact.",
                                 "int", latex="could flip"),
+    "halfwidth": Column("halfwidth", "Half-width", "the most the difference of means on the ranked version can be "
+                        "off where it comes from certified bounds (compare's approx), 0 where exact.", "sci"),
     "could_flip": Column("could_flip", "Could flip", "yes when this decision on the ranked version could differ "
                          "for some exact φ within the bounds; empty where a correction adjusts the p-values (not "
                          "bounded).", "bool"),
