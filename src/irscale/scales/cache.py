@@ -271,13 +271,18 @@ def damaged(f: Path, e: BaseException, what: str = "rank-map") -> None:
 def save_map(space, engine: str, arrays: dict) -> bool:
     """Store a rank map's arrays (identity added); False, with one warning, when the
     cache cannot be written."""
-    f = _cache_file(space, engine)
-    arrays = {"identity": np.array(space.identity), **arrays}
+    return _save(_cache_file(space, engine), {"identity": np.array(space.identity), **arrays},
+                 "rank maps are rebuilt every time")
+
+
+def _save(f: Path, arrays: dict, consequence: str) -> bool:
+    """Write cache file ``f`` atomically; False, with one warning saying ``consequence``,
+    when the cache cannot be written."""
     try:
         f.parent.mkdir(parents=True, exist_ok=True)
         _write_npz(f, arrays)
     except OSError as e:
-        _warn_unwritable(e, "rank maps are rebuilt every time")
+        _warn_unwritable(e, consequence)
         return False
     return True
 
@@ -326,13 +331,7 @@ def save_table(identity: str, size: int, arrays: dict) -> Path | None:
     cannot be written."""
     f = _table_file(identity)
     arrays = {"identity": np.array(identity), "size": np.array(str(int(size))), **arrays}
-    try:
-        f.parent.mkdir(parents=True, exist_ok=True)
-        _write_npz(f, arrays)
-    except OSError as e:
-        _warn_unwritable(e, "bounds tables are rebuilt every time")
-        return None
-    return f
+    return f if _save(f, arrays, "bounds tables are rebuilt every time") else None
 
 
 def cache_info() -> dict:
