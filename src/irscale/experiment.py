@@ -651,6 +651,7 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
     asks for them); else the error: the engine's limit, and either how to ask for bounds
     or why there are none."""
     from irscale.errors import MeasureError
+    from irscale.scales.rankmap import exact_reach
     from irscale.scales.spaces import DCGSpace, RBPSpace
 
     limit = _short(str(engine_error))
@@ -662,7 +663,8 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
                            f"--normalize) gives the midpoint and a half-width column, or use a smaller N") from None
     n_runs, advice = space.n_runs, "a smaller run length N (API depth=, CLI -N)"
     if "no engine for this case is built yet" in limit:  # beyond 64-bit keys: the reach in N says more
-        top, longest = _exact_limit(m, space), _exact_limit(m, space, max_pairs=2**62)
+        top = exact_reach(m, space.c, space.N)
+        longest = exact_reach(m, space.c, space.N, max_pairs=2**62)
         limit = f"exact up to N = {top} on one machine" + (
             f", to N = {longest} with the split engine's max_pairs= (CLI --max-pairs), each two ranks four times "
             f"longer" if longest > top else "")
@@ -681,23 +683,6 @@ def _short(text: str) -> str:
 
     return re.sub(r"\d{1,3}(?:,\d{3}){5,}|\d{16,}", lambda x: f"{int(x.group().replace(',', '')):.3g}",
                   text.rstrip("."))
-
-
-def _exact_limit(m: Measure, space, max_pairs: int | None = None) -> int:
-    """The largest N at which an exact engine serves measure ``m`` on ``space``'s levels
-    (``max_pairs``: the split engine's opt-in)."""
-    from irscale.scales import space_for
-    from irscale.scales.rankmap import choose_engine
-
-    core = dataclasses.replace(m, cutoff=None)
-    N = 1
-    while N < space.N:
-        try:
-            choose_engine(space_for(at_depth(core, N + 1), N + 1, space.c), max_pairs=max_pairs)
-        except IrscaleError:
-            break
-        N += 1
-    return N
 
 
 def transform(

@@ -394,22 +394,6 @@ def _rbp_grid(p: Fraction, N: int, M: int, gains: tuple[int, ...], threads: bool
                           arrays_of, from_arrays, cache)
 
 
-def _exact_range(m, c: int, below: int) -> int:
-    """The largest n < ``below`` (0 if none) at which an exact engine accepts ``m`` on c + 1
-    levels (their limits, checked up front; nothing built)."""
-    from irscale.scales.rankmap import choose_engine
-    from irscale.scales.spaces import space_for
-
-    last = 0
-    for n in range(1, min(below, 200)):
-        try:
-            choose_engine(space_for(m, n, c))
-        except IrscaleError:
-            break
-        last = n
-    return last
-
-
 def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
                threads: bool = True, levels: int = 2, cache: bool = True) -> PhiBounds:
     """Bounds on phi / |M| of runs (an (n, N) integer array of grades 0..levels-1; 0/1
@@ -458,8 +442,10 @@ def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
     G = space.gain_ints
     gains = sorted(set(G))
     if any((gi - gj) % b == 0 for i, gi in enumerate(gains) for gj in gains[:i]):
-        last = _exact_range(m, space.c, N)
-        exact = (f"the exact engines build it up to N = {last} (irscale.scales.build('{m}', {last}, {levels}))"
+        from irscale.scales.rankmap import exact_reach
+
+        last = exact_reach(m, space.c, N)
+        exact = (f"the exact engines build it up to N = {last} (irscale.scales.build('{str(m).split('@')[0]}', {last}, {levels}))"
                  if last else f"no exact engine builds it on {levels} levels")
         span = gains[-1] - gains[0]
         raise MeasureError(

@@ -220,6 +220,24 @@ def choose_engine(space: Space, *, max_pairs: int | None = None) -> str:
     return name
 
 
+def exact_reach(measure: Measure, c: int, below: int, *, max_pairs: int | None = None) -> int:
+    """The largest N < ``below`` (0 if none) at which an exact engine accepts ``measure``
+    on c + 1 levels (a cutoff it was named with is moved to each N), checked up front:
+    nothing is built. ``max_pairs``: the split engine's opt-in."""
+    import dataclasses
+
+    moved = getattr(measure, "cutoff", None) is not None
+    last = 0
+    for n in range(1, min(below, 200)):
+        try:
+            choose_engine(space_for(dataclasses.replace(measure, cutoff=n) if moved else measure, n, c),
+                          max_pairs=max_pairs)
+        except IrscaleError:
+            break
+        last = n
+    return last
+
+
 def check_engine(space: Space, name: str, *, max_pairs: int | None = None) -> None:
     """Refuse an engine that cannot serve ``space`` (its limits, checked up front;
     ``max_pairs``: the split engine's, see :func:`~irscale.scales.engines.check_split`)."""
