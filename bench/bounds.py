@@ -46,6 +46,7 @@ def trec8_at_depth(data: Path, N: int = 1000, approx: float = 1e-4) -> None:
 
     import irscale
     from irscale.errors import MeasureError
+    from irscale.stats import unordered_share
 
     t8 = data / "trec8"
     if not (t8 / "qrels.trec8.txt").exists():
@@ -79,13 +80,7 @@ def trec8_at_depth(data: Path, N: int = 1000, approx: float = 1e-4) -> None:
         b = bounds[key]
         mid = out.values[out.index(str(col))].reshape(-1)
         half = out.values[out.index(f"halfwidth({col})")].reshape(-1)
-        ids = out.exact_ids[str(col)].reshape(-1)
-        _, first = np.unique(ids, return_index=True)
-        lo, hi = mid[first] - half[first], mid[first] + half[first]
-        order = np.argsort(lo, kind="stable")
-        ends = np.searchsorted(lo[order], hi[order], side="right")
-        n = len(first)
-        share = np.maximum(ends - np.arange(n) - 1, 0).sum() / (n * (n - 1) / 2)
+        share = unordered_share(mid - half, mid + half, out.exact_ids[str(col)])
         print(f"{name:14s} {b['method']:>22s} {b['resolution']:>11,} {b['largest_half_width']:19.2e} "
               f"{share:16.1%} {mid.min():13.2e} {mid.max():9.2e}")
     for w in said:

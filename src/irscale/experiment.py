@@ -795,7 +795,7 @@ def transform(
         if plan[m]:
             if m not in bounds:  # a measure named twice is bounded once
                 bounds[m] = _bounded(m, depth, levels, _judged_view(judged.grades, depth, levels), approx, space,
-                                     step, cache)
+                                     step, cache, keys)
                 ids[m] = np.unique(keys, return_inverse=True)[1].reshape(shape)
                 _warn_uncertain(m, bounds[m], ids[m].reshape(-1))
             b = bounds[m]
@@ -843,19 +843,13 @@ def _warn_uncertain(m: Measure, b, ids: np.ndarray) -> None:
     values of the runs uncertain (their intervals overlap): the ranked column then cannot
     tell those runs apart (typically runs far below the run space's typical run, where
     phi / |M| is tinier than any absolute width)."""
-    _, first = np.unique(ids, return_index=True)
-    n = len(first)
-    if n < 2:
-        return
-    lo, hi = b.lo[first], b.hi[first]
-    order = np.argsort(lo, kind="stable")
-    ends = np.searchsorted(lo[order], hi[order], side="right")
-    uncertain = int(np.maximum(ends - np.arange(n) - 1, 0).sum())
-    share = uncertain / (n * (n - 1) / 2)
+    from irscale.stats import unordered_share
+
+    share, n = unordered_share(b.lo, b.hi, ids), len(np.unique(ids))
     if share > 0.01:
         warnings.warn(f"ranked({m}, midpoint): the certified bounds leave the order of {share:.0%} of the pairs of "
                       f"the runs' {n:,} distinct values uncertain (half-widths up to {b.width / 2:.2g}; the largest "
-                      f"upper bound is {float(hi.max()):.2g}): these runs lie where phi / |M| is smaller than the "
+                      f"upper bound is {float(b.hi.max()):.2g}): these runs lie where phi / |M| is smaller than the "
                       f"bounds resolve, so the column cannot tell them apart. compare flags every decision that "
                       f"could flip (could_flip_ranked); a smaller N (exact), or RBP with a smaller p, resolves them",
                       IrscaleWarning, stacklevel=4)
@@ -885,9 +879,10 @@ def _judged_view(grades: np.ndarray, depth: int, levels: int) -> np.ndarray:
 BOUNDS_MEMORY = 4 * 2**30  # bytes the bounds tables of one measure may take (a retry beyond is refused)
 
 
-def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: float, space, step, cache: bool):
+def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: float, space, step, cache: bool,
+             keys):
     """Certified bounds on the normalised phi of every run (``grades``: judged grades
-    0..levels-1, one row per run) no wider than ``approx``: at a first resolution, then
+    0..levels-1, one row per run; ``keys``: their exact keys) no wider than ``approx``: at a first resolution, then
     once at the resolution that should reach ``approx`` (widths shrink about as 1 /
     resolution), unless its tables would pass BOUNDS_MEMORY."""
     from irscale.errors import MeasureError
@@ -901,7 +896,7 @@ def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: fl
     # resolution for RBP, 300-2,500 / grid points for DCG), capped at the defaults
     first = (min(10**6, max(1000, math.ceil(8 / approx))) if isinstance(space, RBPSpace)
              else min(10**7, max(10**4, math.ceil(2500 / approx))))
-    b = phi_bounds(m, depth, grades, levels, resolution=first, cache=cache)
+    b = phi_bounds(m, depth, grades, levels, resolution=first, cache=cache, keys=keys)
     if b.width > approx:
         resolution = int(b.resolution * b.width / approx * 1.25) + 1
         # the tables' memory: RBP about 32 bytes per grid point, 1 / (1 - p) points per unit;
@@ -915,7 +910,7 @@ def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: fl
                                f"{resolution:,}, whose tables would take more than {BOUNDS_MEMORY / 2**30:.0f} GiB; "
                                f"ask for approx={reach * 1.3:.2g} or more") from None
         try:
-            b = phi_bounds(m, depth, grades, levels, resolution=resolution, cache=cache)
+            b = phi_bounds(m, depth, grades, levels, resolution=resolution, cache=cache, keys=keys)
         except IrscaleError as e:
             raise MeasureError(f"{m} at N = {depth}: the certified bounds are {b.width:.3g} wide at resolution "
                                f"{b.resolution:,}, wider than approx={approx:g}, and a resolution of {resolution:,} "

@@ -573,6 +573,21 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
     raise ValueError(f"unknown test {test!r}")
 
 
+def unordered_share(lo, hi, ids) -> float:
+    """The share of the pairs of distinct values (``ids``: equal ids, one value) whose
+    order the intervals [lo, hi] leave open (the intervals overlap); 0 with fewer than
+    two values."""
+    ids = np.asarray(ids).reshape(-1)
+    _, first = np.unique(ids, return_index=True)
+    n = len(first)
+    if n < 2:
+        return 0.0
+    lo, hi = np.asarray(lo).reshape(-1)[first], np.asarray(hi).reshape(-1)[first]
+    order = np.argsort(lo, kind="stable")
+    ends = np.searchsorted(lo[order], hi[order], side="right")  # each against those starting before it ends
+    return float(np.maximum(ends - np.arange(n) - 1, 0).sum() / (n * (n - 1) / 2))
+
+
 def _overlap_tie_bound(lo: np.ndarray, hi: np.ndarray) -> float:
     """The largest sum(g^3 - g) of tie groups among intervals [lo, hi]: a tie group lies
     within one connected group of overlapping intervals, and g^3 - g is superadditive."""

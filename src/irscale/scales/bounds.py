@@ -395,7 +395,7 @@ def _rbp_grid(p: Fraction, N: int, M: int, gains: tuple[int, ...], threads: bool
 
 
 def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
-               threads: bool = True, levels: int = 2, cache: bool = True) -> PhiBounds:
+               threads: bool = True, levels: int = 2, cache: bool = True, keys=None) -> PhiBounds:
     """Bounds on phi / |M| of runs (an (n, N) integer array of grades 0..levels-1; 0/1
     for binary RBP) under RBP with rational p at run length N where every run has its own
     value (see the module docstring); ``resolution``: grid points per unit of y / t, t
@@ -410,7 +410,9 @@ def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
 
     ``cache``: load the grid's tables from the on-disk cache (``irscale cache info``)
     where an earlier call stored them, else build and store them (``details["cache"]``
-    says which; ``seconds`` is the load or the build)."""
+    says which; ``seconds`` is the load or the build). ``keys``: the runs' exact keys
+    (``RBPSpace.keys`` of their binarised view) where the caller has them already
+    (transform does), else computed here."""
     from irscale.errors import MeasureError
     from irscale.measures import parse_measure
     from irscale.scales.spaces import RBPSpace, space_for
@@ -455,7 +457,7 @@ def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
             f"the runs (RBP(p={m.p}, rel=1): binary, bounded at any N), or take p = a/b with b > {span} (e.g. "
             f"RBP(p={_suggest_p(p, span)}))")
     grid, seconds, note = _rbp_grid(p, N, resolution, tuple(gains), threads, cache)
-    lo, hi = grid.query(space.keys(runs))
+    lo, hi = grid.query(space.keys(runs) if keys is None else keys)
     size = len(gains) ** N
     why = ("every one of the 2^N runs has its own value for rational p" if len(G) == 2 else
            f"every vector of the gains {', '.join(map(str, gains))} has its own value (no two differ by a "
@@ -668,7 +670,7 @@ EXACT_RUNS = 2**34  # phi_bounds builds the exact rank map (lo = hi) of spaces w
 
 
 def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: int | None = None,
-               cache: bool = True) -> PhiBounds:
+               cache: bool = True, keys=None) -> PhiBounds:
     """phi / |M| of each run (an (n, N) array of grades 0..levels-1) at run length N,
     with a guarantee: exact (``lo == hi``) where a closed form or an exact engine serves
     (closed forms: P, R, F, RR, RBTO, RBP with small p, at any N; other measures while
@@ -680,7 +682,7 @@ def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: i
     values have no product structure to bound; RBP whose runs tie, as RBP(p=2/3) on 4
     levels). ``cache``: rank maps and bounds tables are loaded from the on-disk cache
     where an earlier call stored them, else built and stored; False: neither read nor
-    written."""
+    written. ``keys``: the runs' exact keys, passed to :func:`rbp_bounds` (others ignore them)."""
     from irscale.errors import MeasureError
     from irscale.measures import parse_measure
     from irscale.scales.rankmap import build, choose_engine
@@ -702,7 +704,7 @@ def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: i
             if not isinstance(space, (RBPSpace, DCGSpace)):
                 raise
     if not exact and isinstance(space, RBPSpace):
-        return rbp_bounds(m, N, runs, resolution or RESOLUTION, levels=levels, cache=cache)
+        return rbp_bounds(m, N, runs, resolution or RESOLUTION, levels=levels, cache=cache, keys=keys)
     if not exact and isinstance(space, DCGSpace):
         return dcg_bounds(m, N, runs, levels, resolution or 10**7, cache=cache)
     if not exact:
