@@ -50,3 +50,16 @@ def _private_cache(tmp_path_factory):
         os.environ.pop("IRSCALE_CACHE_DIR", None)
     else:
         os.environ["IRSCALE_CACHE_DIR"] = old
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty cache directory of the test's own (IRSCALE_CACHE_DIR), with the cache
+    module's once-per-process warnings and sweeps started afresh."""
+    from irscale.scales import cache as R
+
+    d = tmp_path / "cache"
+    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(d))
+    monkeypatch.setattr(R, "_warned", set(), raising=False)
+    monkeypatch.setattr(R, "_swept", set(), raising=False)
+    return d

@@ -23,15 +23,6 @@ from irscale.scales import cache as R
 from irscale.scales.bounds import dcg_bounds, phi_bounds, rbp_bounds
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(d))
-    monkeypatch.setattr(R, "_warned", set(), raising=False)  # once per process: start afresh
-    monkeypatch.setattr(R, "_swept", set(), raising=False)
-    return d
-
-
 def _runs(N: int, levels: int = 4) -> np.ndarray:
     rng = np.random.default_rng(N)
     return np.vstack([np.zeros((1, N), int), np.full((1, N), levels - 1), rng.integers(0, levels, (20, N))])

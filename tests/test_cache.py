@@ -29,15 +29,6 @@ from irscale.scales import cache as R
 SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(d))
-    monkeypatch.setattr(R, "_warned", set(), raising=False)  # once per process: start afresh
-    monkeypatch.setattr(R, "_swept", set(), raising=False)
-    return d
-
-
 def _runs(N, step=37):
     return all_runs(N, 1)[::step]
 
