@@ -870,10 +870,9 @@ def _judged_view(grades: np.ndarray, depth: int, levels: int) -> np.ndarray:
     """The judged grades cut at ``depth``, padded with non-relevant documents and clipped
     to 0..levels-1 (sentinels: 0), one row per run and topic: what the bounds take (they
     binarise for binary measures themselves)."""
-    g = np.asarray(grades)[..., :depth]
-    if g.shape[-1] < depth:
-        g = np.concatenate([g, np.zeros(g.shape[:-1] + (depth - g.shape[-1],), dtype=g.dtype)], axis=-1)
-    return np.clip(g, 0, levels - 1).astype(np.int8).reshape(-1, depth)
+    from irscale.scales.spaces import cut_and_pad
+
+    return np.clip(cut_and_pad(grades, depth), 0, levels - 1).astype(np.int8).reshape(-1, depth)
 
 
 BOUNDS_MEMORY = 4 * 2**30  # bytes the bounds tables of one measure may take (a retry beyond is refused)

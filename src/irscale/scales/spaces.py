@@ -58,6 +58,14 @@ def all_runs(N: int, c: int, start: int = 0, stop: int | None = None) -> np.ndar
     return digits
 
 
+def cut_and_pad(grades, N: int) -> np.ndarray:
+    """Judged grades cut at rank N and padded with non-relevant documents (0) to N."""
+    g = np.asarray(grades)[..., :N]
+    if g.shape[-1] < N:
+        g = np.concatenate([g, np.zeros(g.shape[:-1] + (N - g.shape[-1],), dtype=g.dtype)], axis=-1)
+    return g
+
+
 @dataclass(frozen=True, eq=False)
 class Space:
     """The runs of length ``N`` over grades ``0..c`` and one measure's exact keys on them."""
@@ -155,10 +163,7 @@ class Space:
     def grade_view(self, grades: np.ndarray) -> np.ndarray:
         """Map judged grades (any ints, sentinels included) onto this space: cut at N,
         pad with non-relevant documents, binary measures to 0/1, graded ones to 0..c."""
-        g = np.asarray(grades)[..., : self.N]
-        if g.shape[-1] < self.N:
-            pad = np.zeros(g.shape[:-1] + (self.N - g.shape[-1],), dtype=g.dtype)
-            g = np.concatenate([g, pad], axis=-1)
+        g = cut_and_pad(grades, self.N)
         rel = getattr(self.measure, "rel", None)
         if self.binary_measure:
             return (g >= (rel if rel is not None else 1)).astype(np.int8)
