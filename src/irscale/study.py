@@ -440,21 +440,22 @@ def _corrected_counts(changes: pd.DataFrame, results: dict, M: int, tests, corre
 
 
 def _means(measures, orig, ranked, systems, n_resamples: int, seed: int, tick) -> pd.DataFrame:
-    """Each system's mean with its BCa interval, per measure, on both scales."""
+    """Each system's mean with its BCa interval, per measure, on both scales: one call of
+    :func:`irscale.effects.system_means` per (measure, scale) column, so that a column's
+    intervals depend on that column alone (its own score scale decides what is constant
+    and how bootstrap means are snapped)."""
     from irscale.effects import system_means
 
-    # one call over every (measure, scale, system) column: each system's interval is the
-    # one of a call on its own column (every chunk of systems restarts the seeded
-    # generator), and scipy's per-call overhead is paid once
-    S = len(systems)
-    cols = np.concatenate([values[m].T for m in range(len(measures)) for values in (orig, ranked)], axis=1)
-    tick("means with confidence intervals", 0, 1)
-    df = system_means(cols, names=[f"{k}" for k in range(cols.shape[1])], n_resamples=n_resamples, seed=seed)
-    tick("means with confidence intervals", 1, 1)
-    df.insert(0, "scale", np.tile(np.repeat(["original", "ranked"], S), len(measures)))
-    df.insert(0, "measure", np.repeat(list(measures), 2 * S))
-    df["system"] = np.tile(np.asarray(systems, dtype=object), 2 * len(measures))
-    return df.reset_index(drop=True)
+    frames = []
+    total = 2 * len(measures)
+    for m, name in enumerate(measures):
+        for scale, values in (("original", orig), ("ranked", ranked)):
+            df = system_means(values[m].T, names=list(systems), n_resamples=n_resamples, seed=seed)
+            df.insert(0, "scale", scale)
+            df.insert(0, "measure", name)
+            frames.append(df[["measure", "scale", "system", "mean", "ci_low", "ci_high"]])
+            tick("means with confidence intervals", len(frames), total)
+    return pd.concat(frames, ignore_index=True)
 
 
 def _baseline_pairs(measures, orig, ranked, systems, baselines, tests, alpha, correction, interval, rb_dependent,
