@@ -158,7 +158,8 @@ def test_unknown_columns_are_shown_and_said_to_be_undescribed():
 
 def test_values_read_as_the_paper_prints_them():
     f = rs.format_value
-    assert f(0.9999999999999999, "float") == "1.0000" and f(-1e-9, "float") == "0.0000"
+    assert f(0.9999999999999999, "float") == "1.0000" and f(-0.0, "float") == "0.0000"
+    assert f(-1e-9, "float") == "-1e-09"  # nonzero below 0.00005: significant digits (test_report_format.py)
     assert f(12.5, "pct") == "12.50%" and f(-5.13170, "signed_pct") == "-5.13%" and f(0.0, "signed_pct") == "+0.00%"
     assert f(True, "bool") == "yes" and f(np.bool_(False), "bool") == "no"
     assert f(True, "assumes") == "ordinal" and f(False, "assumes") == "interval"

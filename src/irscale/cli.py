@@ -17,7 +17,7 @@ from typing import Annotated, Optional
 import typer
 
 from irscale._version import __version__
-from irscale.errors import IrscaleError, IrscaleWarning
+from irscale.errors import IrscaleError, IrscaleWarning, count_text
 
 # Start-up (irscale --help, irscale version) loads typer and this module only: rich's
 # console, progress and tables, numpy and every other irscale module are imported by the
@@ -443,8 +443,9 @@ def rankmap(
     first = rm.values(first=show)
     last = rm.values(last=show)
     typer.echo(f"measure   {rm.measure} (RB-free core)")
-    typer.echo(f"N         {rm.N}, {rm.space.c + 1} relevance levels, {rm.n_runs:,} runs")
-    typer.echo(f"size      {rm.size:,} distinct values")
+    space_levels = rm.space.c + 1
+    typer.echo(f"N         {rm.N}, {space_levels} relevance levels, {count_text(rm.n_runs, space_levels)} runs")
+    typer.echo(f"size      {count_text(rm.size, space_levels)} distinct values")
     typer.echo(f"engine    {rm.engine}")
     typer.echo(f"time      {seconds:.3f} s" + (f" (from the cache; built in {rm.seconds:.3f} s)" if rm.from_cache else ""))
     if first is None:
@@ -730,7 +731,8 @@ def inspect(
     try:
         target = _load_user_measure(measure) if ":" in measure and "(" not in measure else measure
         if levels > 2 and levels ** N > 3 ** 10:
-            raise IrscaleError(f"{levels} levels and N={N} make {levels ** N:,} runs; use N <= 10 for graded checks")
+            raise IrscaleError(f"{levels} levels and N={N} make {count_text(levels ** N, levels)} runs; use N <= 10 "
+                               "for graded checks")
         if theory:
             if not isinstance(target, str):
                 raise IrscaleError(f"the papers make no statement about a user function ({measure}); drop --theory "

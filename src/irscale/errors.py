@@ -115,6 +115,50 @@ def show(s: str) -> str:
     return "".join(_escape(c) if c != " " and unicodedata.category(c) in _HIDDEN else c for c in s)
 
 
+FULL_DIGITS = 15  # count_text writes counts of up to this many digits in full
+
+
+def count_text(n: int, base: int | None = None, *, exact: bool = False, sep: str = ",") -> str:
+    """A count that can outgrow a float as text, by integer arithmetic only: a value set's
+    size |M| or a number of runs (4^1000 on four levels at N = 1000, which ``f"{n:.3g}"``
+    cannot convert: ``OverflowError``). Every message, provenance entry and listing that
+    shows such a count uses it.
+
+    Up to :data:`FULL_DIGITS` digits in full, grouped by ``sep`` (``"12,345"``); beyond,
+    ``b^k`` where ``n`` is a power of ``base`` (the relevance levels: ``"4^1000"``), else
+    every digit with ``exact`` (provenance), else three significant digits, marked ``≈``
+    where they round (``"≈1.07e+301"``, ``"1e+20"``).
+
+    >>> count_text(12345), count_text(4**1000, 4), count_text(2**1000), count_text(10**20)
+    ('12,345', '4^1000', '≈1.07e+301', '1e+20')
+    >>> count_text(10**20, exact=True, sep="")
+    '100000000000000000000'
+    """
+    n = int(n)
+    if n < 0:
+        return "-" + count_text(-n, base, exact=exact, sep=sep)
+    if n < 10**FULL_DIGITS:
+        return f"{n:,}".replace(",", sep)
+    if base is not None and int(base) >= 2:
+        b, k, m = int(base), 0, n
+        while m % b == 0:
+            m, k = m // b, k + 1
+        if m == 1:
+            return f"{b}^{k}"
+    e = int((n.bit_length() - 1) * 0.30102999566398120)  # floor(log10 n), or one below it
+    while 10 ** (e + 1) <= n:
+        e += 1
+    if exact and e < 4000:  # Python's int -> str limit is 4300 digits
+        return f"{n:,}".replace(",", sep)
+    scale = 10 ** (e - 2)
+    lead, rest = divmod(n, scale)  # the three leading digits, then round half up
+    lead += 2 * rest >= scale
+    if lead == 1000:
+        lead, e = 100, e + 1
+    digits = f"{lead // 100}.{lead % 100:02d}".rstrip("0").rstrip(".")
+    return ("" if rest == 0 else "≈") + f"{digits}e+{e:02d}"
+
+
 def check_choice(name: str, value, allowed: Sequence[str]) -> str:
     """Return ``value`` if it is one of ``allowed``, else raise :class:`PolicyError`.
 

@@ -829,9 +829,13 @@ def transform(
                                                           "levels": rm.space.c + 1} for rm in maps},
                                "theory": {str(m): st.as_dict() for m, st in zip(ms, said) if st is not None}}})
     if approx is not None:
+        from irscale.errors import count_text
+
         prov["transform"]["approx"] = approx
         prov["transform"]["bounds"] = {str(m): {
-            "method": b.method, "resolution": b.resolution, "size": f"{b.size:.6g}", "confidence": b.confidence,
+            "method": b.method, "resolution": b.resolution,  # the size exactly, never through a float (4^1000)
+            "size": count_text(b.size, space_for(m, depth, levels - 1).c + 1, exact=True, sep=""),
+            "confidence": b.confidence,
             "assumptions": b.assumptions, "largest_half_width": b.width / 2, "table_max_width": b.max_width,
             "seconds": round(b.seconds, 3), **{k: str(v) for k, v in b.details.items()}} for m, b in bounds.items()}
     return ScoreTable(cols, base.systems, base.topics, values, prov, judged,

@@ -70,13 +70,14 @@ def cache_listing(info: dict) -> str:
     """The cache as text lines (rank maps and bounds tables): its directory and size,
     then one line per entry (identity, number of values, size; or the file and why it is
     damaged). ``info`` is what :func:`irscale.scales.cache_info` returns."""
+    from irscale.errors import count_text
+
     lines = [f"cache directory {info['dir']} ({info['bytes'] / 1e6:.1f} MB)"]
     for e in info["entries"]:
         if e.get("damaged"):  # rebuilt (and replaced) when next needed
             lines.append(f"  {e['file']}: (damaged: {e['damaged']}), {e['bytes'] / 1e6:.1f} MB")
         else:
-            size = e["size"]
-            size = f"{size:,}" if size < 10**15 else f"{size:.3g}"  # |M| at N = 1000 has 300 digits
+            size = count_text(e["size"])  # |M| at N = 1000 has hundreds of digits, beyond a float
             lines.append(f"  {e['identity']}: {size} values, {e['bytes'] / 1e6:.1f} MB")
     return "\n".join(lines)
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from irscale.errors import ArgumentError, IrscaleError, MeasureError
+from irscale.errors import ArgumentError, IrscaleError, MeasureError, count_text
 from irscale.scales.balancing import balancing_index
 from irscale.scales.checks import as_measure
 from irscale.scales.orders import positional_weights, weak_covers, weak_level
@@ -385,7 +385,7 @@ def _enumerated_spacing(m, name: str, N: int, levels: int) -> Spacing:
     c = levels - 1 if (m.graded and getattr(m, "rel", None) is None) else 1
     total = (c + 1) ** N
     if total > ENUMERATE_LIMIT:
-        raise IrscaleError(f"{name} has no rank map, and its {c + 1}^{N} = {total:,} runs are more than the "
+        raise IrscaleError(f"{name} has no rank map, and its {c + 1}^{N} = {count_text(total)} runs are more than the "
                            f"{ENUMERATE_LIMIT:,} enumerated for a spacing plot; use N <= "
                            f"{int(np.log(ENUMERATE_LIMIT) / np.log(c + 1))}")
     fn = as_measure(m, N, c)
@@ -455,7 +455,8 @@ def _spacing_caption(data: dict, sub: str) -> str:
     parts = []
     for (m, N), d in data.items():
         how = "every value" if d.exact else f"{d.sampled:,} sampled runs (seed {d.seed})"
-        parts.append(f"{m} at N = {N}: {d.size:,} distinct values over {d.n_runs:,} runs, {how}")
+        parts.append(f"{m} at N = {N}: {count_text(d.size, d.c + 1)} distinct values over "
+                     f"{count_text(d.n_runs, d.c + 1)} runs, {how}")
     return (sub + ". The x positions are exact: each point's fraction of runs and rank come from the rank map. "
             + "; ".join(parts) + ".")
 
@@ -488,7 +489,7 @@ def _spacing_panel(ax, d: Spacing, kind: str, first_col: bool):
         ax.set_xlabel("phi / number of values")
     how = (f"all {_runs_power(d.c, d.N)} runs (exact)" if d.exact
            else f"{d.sampled:,} of {_runs_power(d.c, d.N)} runs sampled")
-    ax.set_title(f"N = {d.N}: {d.size:,} values\n{how}")
+    ax.set_title(f"N = {d.N}: {count_text(d.size, d.c + 1)} values\n{how}")
     if first_col:
         ax.set_ylabel(f"{d.measure}" + (" (RB = N)" if _needs_rb(d.measure) else ""))
 
@@ -783,7 +784,7 @@ def hasse_limit(N: int, levels: int = 2) -> str | None:
     """Why every run of the weak order on REL^N cannot be drawn legibly, or None."""
     runs = levels ** N
     if runs > HASSE_MAX_RUNS:
-        return f"{levels} levels at N={N} make {runs:,} runs"
+        return f"{levels} levels at N={N} make {count_text(runs, levels)} runs"
     c = levels - 1
     covers = len(weak_covers(N, c)[0])
     if covers > HASSE_MAX_COVERS:
@@ -946,7 +947,8 @@ def _hasse_levels(N: int, levels: int, out, stem, note: str | None, measure) -> 
     lv = np.arange(len(counts))
     plt = _plt()
     title = (f"Weak top-heaviness order on runs of length N = {N}, {levels} relevance levels: number of runs at "
-             f"each of its {len(counts)} levels ({(c + 1) ** N:,} runs, widest level {int(counts.max()):,})")
+             f"each of its {len(counts)} levels ({count_text((c + 1) ** N, c + 1)} runs, widest level "
+             f"{count_text(int(counts.max()))})")
     if note:
         title += (f"; too many to draw each run ({note}; drawn up to {HASSE_MAX_RUNS} runs and "
                   f"{HASSE_MAX_COVERS} covers)")

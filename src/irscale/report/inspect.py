@@ -29,7 +29,9 @@ def verdict_table(name: str, N: int, levels: int, verdicts: Sequence, balancing:
     from rich.table import Table
     from rich.text import Text
 
-    title = Text(f"{name}: N = {N}, {levels} relevance levels, {levels ** N:,} runs")
+    from irscale.errors import count_text
+
+    title = Text(f"{name}: N = {N}, {levels} relevance levels, {count_text(levels ** N, levels)} runs")
     t = Table(title=title, title_justify="left", header_style="bold")
     for col in ("check", "order", "verdict", "counterexample"):
         t.add_column(col)
@@ -39,7 +41,8 @@ def verdict_table(name: str, N: int, levels: int, verdicts: Sequence, balancing:
     return Group(
         t,
         Text(f"balancing index B({N}) = {balancing}  (N: like a set-based measure; 1: only rank 1 counts)"),
-        Text(f"distinct values {summary['distinct']:,} of {summary['runs']:,} runs; Pearson r(value, rank) = "
+        Text(f"distinct values {count_text(summary['distinct'])} of {count_text(summary['runs'])} runs; "
+             f"Pearson r(value, rank) = "
              f"{summary['pearson_r_value_vs_rank']:.4f} (1 = equi-spaced); gaps {summary['gap_min']:.3g} .. "
              f"{summary['gap_max']:.3g} (ratio {summary['gap_ratio']:.3g})"),
     )

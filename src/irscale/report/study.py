@@ -13,7 +13,8 @@ explanation, shown under the table (Markdown, HTML) or as a note below it (LaTeX
 carry their canonical names (``RBP(p=0.5)``, not the paper's label ``RBP_p05``).
 
 Numbers: exact values in CSV and JSON, each float column ``x`` followed by ``x_display``, the
-text the tables show: 4 decimals, percentages with 2 (as in the paper), p-values below
+text the tables show: 4 decimals (three significant digits for a nonzero value that would
+read 0.0000: :func:`float_text`), percentages with 2 (as in the paper), p-values below
 0.0001 as ``<0.0001``, missing values empty. Booleans read ``yes``/``no`` in the tables
 and stay ``True``/``False`` in CSV and JSON.
 """
@@ -50,8 +51,9 @@ class Column:
 
     ``key``: the column of the frame; ``head``: its header in words; ``explain``: one
     sentence saying what it holds; ``kind``: how a value reads (``text``, ``int``,
-    ``float`` 4 decimals, ``sci`` two significant digits, ``pct`` and ``signed_pct`` 2 decimals and %, ``share`` a fraction
-    shown as a percentage, ``p`` a p-value, ``bool`` yes/no, ``assumes`` ordinal/interval);
+    ``float`` 4 decimals (:func:`float_text`), ``sci`` two significant digits, ``pct`` and
+    ``signed_pct`` 2 decimals and %, ``share`` a fraction shown as a percentage, ``p`` a
+    p-value, ``bool`` yes/no, ``assumes`` ordinal/interval);
     ``latex``: its LaTeX header (default: ``head`` escaped); ``best``: ``"max"`` or
     ``"min"`` to set the best value of the column (of each group) in bold; ``ci``: the
     frame's (low, high) columns shown after the value as ``[low, high]``; ``paren``: a
@@ -160,6 +162,14 @@ def _missing(v) -> bool:
         return False
 
 
+def float_text(x: float) -> str:
+    """A float as every report shows it (tables, ``*_display`` columns, the console): 4
+    decimals, except a nonzero value that would read 0.0000 (a ranked mean phi / |M| at
+    N = 1000 is 1e-98 .. 1e-25, a half-width smaller still), which shows three significant
+    digits (``1.61e-42``), so that distinct tiny values never all read 0.0000."""
+    return f"{x:.3g}" if x != 0 and abs(x) < 5e-5 else f"{x:.4f}"
+
+
 def format_value(v, kind: str) -> str:
     """``v`` as the tables show it (plain text): see :class:`Column` for the kinds."""
     if _missing(v):
@@ -180,7 +190,8 @@ def format_value(v, kind: str) -> str:
             return "<0.0001"
         if kind == "share":
             x, kind = 100 * x, "pct"
-        text = f"{x:+.2f}%" if kind == "signed_pct" else f"{x:.2f}%" if kind == "pct" else f"{x:.4f}"
+        text = f"{x:+.2f}%" if kind == "signed_pct" else f"{x:.2f}%" if kind == "pct" else \
+            float_text(x) if kind == "float" else f"{x:.4f}"
         return text[1:] if _negzero(text) else text
     return str(v)
 
@@ -234,8 +245,9 @@ def best_cells(table: ReportTable) -> set[tuple[int, str]]:
             if v.notna().sum() < 2:  # one value is no "best"
                 continue
             target = v.max() if col.best == "max" else v.min()
-            tol = 1e-12 * max(1.0, abs(target))
-            out |= {(int(i), col.key) for i, x in zip(idx, v) if not pd.isna(x) and abs(x - target) <= tol}
+            # exact, as the rank column: ties for best all bold, and of 1e-43 and 1e-98 (both below
+            # any absolute tolerance) only 1e-43
+            out |= {(int(i), col.key) for i, x in zip(idx, v) if x == target}
     return out
 
 
@@ -828,7 +840,8 @@ def _measure_free_tables(study: Study, max_rows: int) -> list[ReportTable]:
 
 def data_frame(table: ReportTable) -> pd.DataFrame:
     """The table's exact values with, after each float column ``x``, ``x_display``: the
-    text the tables show (4 decimals, percentages 2, missing values empty)."""
+    text the tables show (:func:`format_value`: 4 decimals or :func:`float_text`'s significant
+    digits, percentages 2, missing values empty)."""
     df = table.frame.reset_index(drop=True)
     out = {}
     kinds = {c.key: c.kind for c in table.columns}
@@ -854,6 +867,9 @@ def _display(vals: np.ndarray, kind: str) -> list[str]:
         text[neg0] = [t[1:] if _negzero(t) else t for t in text[neg0]]
     if kind == "p":
         text[finite & (x >= 0) & (x < 0.00005)] = "<0.0001"
+    if kind == "float":  # tiny nonzero values: float_text's significant digits
+        tiny = np.flatnonzero(finite & (x != 0) & (np.abs(np.where(finite, x, 0.0)) < 5e-5))
+        text[tiny] = [float_text(v) for v in x[tiny].tolist()]
     text[np.isposinf(x)] = "∞"
     text[np.isneginf(x)] = "−∞"
     text[np.isnan(x)] = ""

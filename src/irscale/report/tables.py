@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from irscale.experiment import ScoreTable
+from irscale.report.study import float_text
 
 
 def long_frame(table: ScoreTable, per_topic: bool) -> pd.DataFrame:
@@ -67,8 +68,8 @@ def trec_eval_text(table: ScoreTable, per_topic: bool) -> str:
 
 def number_cell(v: float) -> str:
     """4 decimals; a nonzero value that would read 0.0000 (a half-width, phi / |M| at
-    N = 1000) with three significant digits instead."""
-    return f"{v:.3g}" if v == v and v != 0 and abs(v) < 5e-5 else f"{v:.4f}"
+    N = 1000) with three significant digits instead: the reports' :func:`float_text`."""
+    return float_text(v)
 
 
 def rich_table(table: ScoreTable, per_topic: bool):

@@ -50,7 +50,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from irscale.errors import ArgumentError, IrscaleError
+from irscale.errors import ArgumentError, IrscaleError, count_text
 from irscale.validate import integer
 
 RESOLUTION = 10**6  # grid points per unit of y / top gain by default (RBP(0.95), N = 1000: width about 5e-6)
@@ -708,8 +708,9 @@ def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: i
     if not exact and isinstance(space, DCGSpace):
         return dcg_bounds(m, N, runs, levels, resolution or 10**7, cache=cache)
     if not exact:
+        n_runs = count_text(space.n_runs, space.c + 1)  # 4^1000 on four levels: beyond a float
         raise MeasureError(
-            f"{m} at N = {N}: no certified bounds. Its {space.n_runs:.3g} runs have no structure that bounds "
+            f"{m} at N = {N}: no certified bounds. Its {n_runs} runs have no structure that bounds "
             f"their distinct values (unlike RBP and DCG, whose values are sums over independent ranks or "
             f"classes), and estimating them from sampled runs does not bound phi. Use a shorter N, where the "
             f"exact rank map is built (irscale.scales.build('{m}', N); the 2021 paper stopped at 30), or a "

@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from irscale.errors import IrscaleError
+from irscale.errors import IrscaleError, count_text
 from irscale.scales.orders import ORDERS, positional_weights, set_rank, strong_rank, weak_covers, weak_moves
 
 MAX_RUNS = 50_000_000  # runs a check enumerates at most
@@ -206,7 +206,8 @@ def _prepare(measure, N, levels) -> tuple[MeasureFn, _AllRuns, int]:
     N = integer("N", N, minimum=1)
     levels = integer("levels", levels, minimum=2)
     if levels ** N > MAX_RUNS:
-        raise IrscaleError(f"{levels} relevance levels at N={N} make {levels ** N:,} runs, too many to enumerate "
+        raise IrscaleError(f"{levels} relevance levels at N={N} make {count_text(levels ** N, levels)} runs, too many "
+                           "to enumerate "
                            "for a check; use a smaller N")
     c = levels - 1
     if isinstance(measure, MeasureFn):

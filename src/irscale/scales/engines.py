@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from irscale.errors import IrscaleError, MeasureError
+from irscale.errors import IrscaleError, MeasureError, count_text
 from irscale.parallel import Progress, parallel_map
 from irscale.scales.spaces import INT64_LIMIT, Space, all_runs
 from irscale.scales.valuesets import Buckets, Table, ValueTable
@@ -60,7 +60,8 @@ def oracle(space: Space, limit: int = 2**24) -> Table | ValueTable:
     """Brute force: the keys of all (c+1)^N runs, deduplicated. For tests (small N);
     keys beyond int64 are handled as Python ints (slow but exact)."""
     if space.n_runs > limit:
-        raise IrscaleError(f"the oracle enumerates all {space.n_runs:,} runs; allowed up to {limit:,}")
+        raise IrscaleError(f"the oracle enumerates all {count_text(space.n_runs, space.c + 1)} runs; allowed up to "
+                           f"{limit:,}")
     return _tabulate(space, *_unique_counts(space.keys(all_runs(space.N, space.c))))
 
 
@@ -73,7 +74,8 @@ def check_enumerate(space: Space) -> None:
     space.require_int64("enumerate")
     if space.n_runs > MAX_ENUMERATE:
         raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the enumerate engine "
-                           f"would visit {space.n_runs:,} runs, more than the {MAX_ENUMERATE:,} (about ten minutes) "
+                           f"would visit {count_text(space.n_runs, space.c + 1)} runs, more than the "
+                           f"{MAX_ENUMERATE:,} (about ten minutes) "
                            "it accepts; use a smaller N or fewer levels (max_grade= / --max-grade, or "
                            "relevance='lenient')")
 
@@ -102,7 +104,7 @@ def dcg_engine(space, limit: int = 80_000_000) -> ValueTable:
         raise MeasureError(f"the dcg engine serves DCG and nDCG, not {space.measure}")
     size = space.n_values
     if size > limit:
-        raise IrscaleError(f"{space.measure} at N={space.N} has {size:,} class-sum vectors; the dcg engine "
+        raise IrscaleError(f"{space.measure} at N={space.N} has {count_text(size)} class-sum vectors; the dcg engine "
                            f"holds up to {limit:,} in memory; engine='count' (CLI --engine count) counts them")
     tot = space.attainable_totals()
     keys = space.encode(tot)  # sorted: attainable sums ascending per class, mixed radix
@@ -521,7 +523,8 @@ def check_split(space: Space, max_pairs: int | None = None) -> None:
     if n > limit:
         minutes = 10 * n / MAX_PAIRS  # MAX_PAIRS: about ten minutes on 2 cores
         raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the split engine "
-                           f"would produce {n:,} (prefix, suffix) pairs, more than the {limit:,} "
+                           f"would produce {count_text(n, space.c + 1)} (prefix, suffix) pairs, more than the "
+                           f"{limit:,} "
                            + ("(about ten minutes) it accepts by default" if limit == MAX_PAIRS else "allowed")
                            + f"; to build it anyway (memory stays bounded, the time is about {minutes:,.0f} minutes "
                            f"on 2 cores), pass max_pairs={n} (CLI --max-pairs {n}, on rankmap, transform and compare); or use a "
