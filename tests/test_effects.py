@@ -310,12 +310,16 @@ def test_pairwise_bootstrap_equals_scipy_and_is_reproducible(monkeypatch):
     assert not np.array_equal(df.ci_low, other.ci_low)
     assert np.all(df.ci_low <= df["diff"]) and np.all(df["diff"] <= df.ci_high) and np.all(df.ci_low < df.ci_high)
     i, j = pair_index(5)
-    stat = E.SnappedMean(np.abs(M).max())
-    for k in (0, 4, 9):  # first, second and last chunk: each pair as scipy gives it alone
+    stat = E.SnappedMean(1.0)
+    for k in (0, 4, 9):  # first, second and last chunk: each pair as scipy gives it alone, on its own scale
         d = M[:, i[k]] - M[:, j[k]]
-        ref = sps.bootstrap((d,), stat, n_resamples=B, confidence_level=0.95, method="BCa",
+        u = E.units(max(np.abs(M[:, i[k]]).max(), np.abs(M[:, j[k]]).max()))[0]
+        ref = sps.bootstrap((d / u,), stat, n_resamples=B, confidence_level=0.95, method="BCa",
                             rng=np.random.default_rng(5))
-        assert df.ci_low[k] == ref.confidence_interval.low and df.ci_high[k] == ref.confidence_interval.high
+        # as scipy gives it alone, up to the last bits of BCa's interpolation (a batch of rows sums
+        # the jackknife in another order)
+        assert df.ci_low[k] == pytest.approx(u * ref.confidence_interval.low, rel=1e-12, abs=1e-15)
+        assert df.ci_high[k] == pytest.approx(u * ref.confidence_interval.high, rel=1e-12, abs=1e-15)
         # the scores are fiftieths: in integers the sums are exact, so np.mean's ties are the true ones
         exact = sps.bootstrap((np.round(d * 50),), np.mean, n_resamples=B, method="BCa", rng=np.random.default_rng(5))
         assert df.ci_low[k] == pytest.approx(exact.confidence_interval.low / 50, abs=1e-11)
@@ -488,11 +492,15 @@ def test_system_means(monkeypatch):
     assert list(df.columns) == ["system", "mean", "ci_low", "ci_high"]
     assert df.system.tolist() == list(X.columns)
     np.testing.assert_allclose(df["mean"], X.mean())
-    stat = E.SnappedMean(X.abs().to_numpy().max())
+    stat = E.SnappedMean(1.0)
     for k in range(5):
-        ref = sps.bootstrap((X.iloc[:, k].to_numpy(),), stat, n_resamples=B, method="BCa",
-                            rng=np.random.default_rng(3))
-        assert df.ci_low[k] == ref.confidence_interval.low and df.ci_high[k] == ref.confidence_interval.high
+        x = X.iloc[:, k].to_numpy()
+        u = E.units(np.abs(x).max())[0]
+        ref = sps.bootstrap((x / u,), stat, n_resamples=B, method="BCa", rng=np.random.default_rng(3))
+        # as scipy gives it alone, up to the last bits of BCa's interpolation (a batch of rows sums
+        # the jackknife in another order)
+        assert df.ci_low[k] == pytest.approx(u * ref.confidence_interval.low, rel=1e-12, abs=1e-15)
+        assert df.ci_high[k] == pytest.approx(u * ref.confidence_interval.high, rel=1e-12, abs=1e-15)
     assert np.all(df.ci_low <= df["mean"]) and np.all(df["mean"] <= df.ci_high)
     assert df.ci_low.iloc[-1] == df.ci_high.iloc[-1] == pytest.approx(0.4)
     pd.testing.assert_frame_equal(df, E.system_means(X, n_resamples=B, seed=3))
@@ -513,3 +521,23 @@ def test_imports_stay_in_its_layer():
     ours = {m for m in mods if m.startswith("irscale")}
     assert ours <= {"irscale._version", "irscale.errors", "irscale.validate", "irscale.stats"}, ours
     assert set(PAIRWISE) | set(MULTI) == set(TESTS)
+
+
+def test_each_system_and_pair_on_its_own_scale():
+    """A system's interval and a pair's interval and d_z depend on those systems' scores
+    alone: next to a system scoring 1e9 (a ranked column), or scaled down to 1e-200 (a
+    normalised ranked column at N = 1000), they neither collapse nor move."""
+    X = _matrix(T=16, S=3, grid=30)
+    base = E.system_means(X, n_resamples=B, seed=3)
+    big = X.assign(huge=X.iloc[:, 0] * 1e9 + 1e9)
+    pd.testing.assert_frame_equal(E.system_means(big, n_resamples=B, seed=3).iloc[:3].reset_index(drop=True),
+                                  base, check_exact=True)
+    tiny = E.system_means(X * 2.0 ** -700, n_resamples=B, seed=3)  # exact scaling: the same intervals, scaled
+    for col in ("mean", "ci_low", "ci_high"):
+        assert np.array_equal(tiny[col].to_numpy(), base[col].to_numpy() * 2.0 ** -700)
+    assert (tiny.ci_high > tiny.ci_low).all()
+    pairs = E.pairwise(X, n_resamples=B, seed=3, ci=True)
+    with_big = E.pairwise(big, n_resamples=B, seed=3, ci=True)
+    first = with_big[(with_big.system_1 != "huge") & (with_big.system_2 != "huge")].reset_index(drop=True)
+    for col in ("diff", "ci_low", "ci_high", "d_z"):
+        assert np.array_equal(first[col].to_numpy(), pairs[col].to_numpy()), col

@@ -23,8 +23,14 @@ Conventions
   means. At least two topics are needed.
 * **Differences** are ``system_1 - system_2`` topic by topic: a positive ``diff``, ``d_z``,
   ``rank_biserial`` or (signed) statistic means that system_1 scored higher.
+* **Each row on its own scale.** A system's mean and interval depend on that system's
+  scores alone, a pair's difference, interval and ``d_z`` on the two systems' scores alone
+  (their *own scale*: the largest |score| of the system, or of the pair), never on the
+  other systems of ``X``: a ranked column at N = 1000 holds means from 1e-300 to 1 side by
+  side. (The signed-rank test's tie grid, and so ``rank_biserial``, stay on the largest
+  |score| in ``X``, as ``stats.signrank_test`` documents.)
 * **Constant differences.** Differences are *constant* when their sample standard
-  deviation is at most ``1e-9`` times the largest |score| in ``X`` (float noise, as the
+  deviation is at most ``1e-9`` times their own scale (float noise, as the
   1e-9 tie grid of ``stats.signrank_test``; :data:`CONSTANT_TOL`). Then ``d_z`` is ``0.0``
   if the mean difference is within the same tolerance of 0 (identical systems) and
   ``+inf``/``-inf`` otherwise (as ``stats.t_test`` gives ``t = 0`` or ``+-inf``), and the
@@ -33,11 +39,14 @@ Conventions
 * **Bootstrap.** Confidence intervals are scipy's paired BCa intervals
   (``scipy.stats.bootstrap(..., method="BCa")``) of the mean, resampling topics. Each
   chunk of pairs (or systems) is resampled with a fresh ``numpy.random.default_rng(seed)``,
-  so the interval of every pair is exactly what
-  ``scipy.stats.bootstrap((d,), SnappedMean(scale), n_resamples=n_resamples,
+  so the interval of every pair is ``u`` times what (up to the last bits of BCa's
+  interpolation, 1e-12 relative: a batch of pairs sums the jackknife in another order)
+  ``scipy.stats.bootstrap((d / u,), SnappedMean(1.0), n_resamples=n_resamples,
   confidence_level=confidence, method="BCa", rng=np.random.default_rng(seed))`` gives for
-  its differences ``d``, whatever the other pairs compared, and all pairs share the same
-  topic resamples (common random numbers). :class:`SnappedMean` is ``np.mean`` rounded to
+  its differences ``d``, ``u`` the power of two at or above its own scale (:func:`units`:
+  the division is exact), whatever the other pairs compared, and all pairs share the same
+  topic resamples (common random numbers); likewise a system's interval of its scores.
+  :class:`SnappedMean` is ``np.mean`` rounded to
   ``1e-12`` of the score scale, so that means equal in exact arithmetic tie in BCa's bias
   correction however numpy ordered the sums (with plain ``np.mean`` the intervals agree to
   about 1e-12 on continuous scores, but on discrete ones float noise decides ties).
@@ -193,9 +202,10 @@ def correct_families(families, method: str = "holm", alpha: float = 0.05):
 
 # -- effect sizes ------------------------------------------------------------------------------------
 
-def _constant(d: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+def _constant(d: np.ndarray, scale) -> tuple[np.ndarray, np.ndarray]:
     """Per column of d (topics x K): whether the values are constant up to float noise, and
-    whether they are moreover zero (see the module's conventions)."""
+    whether they are moreover zero (see the module's conventions); ``scale`` one number or
+    one per column."""
     tol = CONSTANT_TOL * scale
     const = d.std(axis=0, ddof=1) <= tol if d.shape[0] > 1 else np.ones(d.shape[1], bool)
     return const, const & (np.abs(d.mean(axis=0)) <= tol)
@@ -205,14 +215,14 @@ def d_z(d, scale: float | None = None) -> np.ndarray:
     """Cohen's d_z of paired differences ``d`` (topics x pairs, or one vector of topics):
     the mean difference over its sample standard deviation (ddof=1), the paired t statistic
     divided by sqrt(topics). Constant differences (sd <= 1e-9 * ``scale``; ``scale``
-    defaults to max |d|, :func:`pairwise` passes max |X|) give 0.0 when their mean is
-    within that tolerance of 0 and +-inf otherwise."""
+    defaults to max |d|, :func:`pairwise` passes each pair's largest |score|) give 0.0 when
+    their mean is within that tolerance of 0 and +-inf otherwise."""
     d = np.asarray(d, dtype=np.float64)
     one = d.ndim == 1
     d = d[:, None] if one else d
     if d.shape[0] < 2:
         raise ArgumentError(f"d_z needs at least two differences (topics), got {d.shape[0]}")
-    scale = (float(np.max(np.abs(d))) or 1.0) if scale is None else float(scale)
+    scale = (float(np.max(np.abs(d))) or 1.0) if scale is None else np.asarray(scale, dtype=np.float64)
     m, sd = d.mean(axis=0), d.std(axis=0, ddof=1)
     const, zero = _constant(d, scale)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -257,7 +267,8 @@ class SnappedMean:
     which side each falls on would then move the interval (by about 1% of its width on
     P@k-like data). Snapping makes equal means equal, whatever the summation order; it
     moves an interval's ends by at most ``5e-13`` of the score scale. For one pair's differences
-    ``d``, ``scipy.stats.bootstrap((d,), SnappedMean(scale), method="BCa", ...)`` is exactly
+    ``d`` on their own scale (in (1/2, 1] after the exact division by :func:`units`),
+    ``u * scipy.stats.bootstrap((d / u,), SnappedMean(1.0), method="BCa", ...)`` is exactly
     what :func:`pairwise` reports.
     """
 
@@ -272,23 +283,41 @@ class SnappedMean:
         return f"SnappedMean(decimals={self.decimals})"
 
 
-def _bca(series: np.ndarray, scale: float, confidence: float, n_resamples: int, seed: int):
-    """BCa intervals of the mean (:class:`SnappedMean`) of each row of ``series`` (K x
-    topics), in chunks of rows whose resample array stays under _CHUNK_BYTES, each chunk
-    with a fresh default_rng(seed). Constant rows get [mean, mean]."""
+def units(scale) -> np.ndarray:
+    """The power of two at or above each (positive) score scale, 1 for 0: dividing a row of
+    scores by its unit is exact in floating point, and puts its largest |score| in (1/2, 1]."""
+    s = np.atleast_1d(np.asarray(scale, dtype=np.float64))
+    out = np.ones_like(s)
+    pos = s > 0
+    out[pos] = np.exp2(np.ceil(np.log2(s[pos])))
+    return out
+
+
+def _bca(series: np.ndarray, scale, confidence: float, n_resamples: int, seed: int):
+    """BCa intervals of the mean of each row of ``series`` (K x topics), each row on its own
+    scale (``scale``: one per row, its largest |score|): the row is divided by its
+    :func:`units` (exact), bootstrapped with ``SnappedMean(1.0)`` and the interval multiplied
+    back, so a row's interval depends on that row alone (a column of means of 1e-200 next to
+    means of 1 keeps its intervals). Rows in chunks whose resample array stays under
+    _CHUNK_BYTES, each chunk with a fresh default_rng(seed). Constant rows (sd at most 1e-9
+    of their own scale) get [mean, mean]."""
     K, T = series.shape
+    unit = units(np.broadcast_to(np.asarray(scale, dtype=np.float64), (K,)))
+    scaled = series / unit[:, None]
     mean = series.mean(axis=1)
     lo, hi = np.full(K, np.nan), np.full(K, np.nan)
-    const, _ = _constant(series.T, scale)
+    const, _ = _constant(scaled.T, 1.0)
     lo[const] = hi[const] = mean[const]
     todo = np.flatnonzero(~const)
     step = max(1, _CHUNK_BYTES // (n_resamples * T * 8))
-    statistic = SnappedMean(scale)
+    statistic = SnappedMean(1.0)
     for s in range(0, len(todo), step):
         rows = todo[s:s + step]
-        res = sps.bootstrap((series[rows],), statistic, n_resamples=n_resamples, vectorized=True, axis=-1,
+        res = sps.bootstrap((scaled[rows],), statistic, n_resamples=n_resamples, vectorized=True, axis=-1,
                             confidence_level=confidence, method="BCa", rng=np.random.default_rng(seed))
         lo[rows], hi[rows] = res.confidence_interval
+        lo[rows] *= unit[rows]
+        hi[rows] *= unit[rows]
     return lo, hi
 
 
@@ -442,7 +471,8 @@ def pairwise(X, test: str = "ttest", alpha: float = 0.05, correction: str = "non
                           IrscaleWarning, stacklevel=2)
 
     S = M.shape[1]
-    scale = float(np.max(np.abs(M))) or 1.0
+    scale = float(np.max(np.abs(M))) or 1.0  # the signed-rank tie grid of stats.run_test (and rank_biserial)
+    own = np.maximum(np.abs(M[:, a]).max(axis=0), np.abs(M[:, b]).max(axis=0))  # each pair's own scale
     D = M[:, a] - M[:, b]  # topics x comparisons
     Dt = np.ascontiguousarray(D.T)  # comparisons x topics: diff and the bootstrap sum alike
     means = M.mean(axis=0)
@@ -461,13 +491,13 @@ def pairwise(X, test: str = "ttest", alpha: float = 0.05, correction: str = "non
     lo = np.full(P, np.nan)
     hi = np.full(P, np.nan)
     if ci:
-        lo, hi = _bca(Dt, scale, confidence, n_resamples, seed)
+        lo, hi = _bca(Dt, own, confidence, n_resamples, seed)
 
     df = pd.DataFrame({
         "system_1": [names[x] for x in a], "system_2": [names[x] for x in b],
         "mean_1": means[a], "mean_2": means[b], "diff": Dt.mean(axis=1),
         "ci_low": lo, "ci_high": hi,
-        "d_z": d_z(D, scale), "rank_biserial": rank_biserial(D, scale),
+        "d_z": d_z(D, np.where(own > 0, own, 1.0)), "rank_biserial": rank_biserial(D, scale),
         "statistic": stat, "p_value": p, "p_adjusted": p_adj, "significant": sig,
     })
     df.attrs.update({"test": test, "method": res.method, "correction": correction,
@@ -486,9 +516,10 @@ def system_means(X, names=None, confidence: float = 0.95, n_resamples: int = N_R
     Returns a DataFrame with columns ``system``, ``mean``, ``ci_low``, ``ci_high`` (one row
     per system, in ``X``'s column order). The intervals resample topics ``n_resamples``
     times, vectorised across systems in bounded chunks, each chunk with a fresh
-    ``numpy.random.default_rng(seed)``: a system's interval is exactly
-    ``scipy.stats.bootstrap((X[:, s],), SnappedMean(max|X|), method="BCa",
-    rng=default_rng(seed), ...)``.
+    ``numpy.random.default_rng(seed)``: a system's interval is (to 1e-12 relative) ``u`` times
+    ``scipy.stats.bootstrap((X[:, s] / u,), SnappedMean(1.0), method="BCa",
+    rng=default_rng(seed), ...)``, ``u = units(max|X[:, s]|)``: the power of two at or above
+    the system's own largest |score|, so it depends on that system's scores alone.
     A system with the same score on every topic gets ``[mean, mean]``. ``df.attrs`` records
     confidence, n_resamples, seed and the irscale version.
     """
@@ -496,8 +527,7 @@ def system_means(X, names=None, confidence: float = 0.95, n_resamples: int = N_R
 
     M, names = _named_matrix(X, names)
     confidence, n_resamples, seed = _resampling(confidence, n_resamples, seed)
-    scale = float(np.max(np.abs(M))) or 1.0
-    lo, hi = _bca(M.T, scale, confidence, n_resamples, seed)
+    lo, hi = _bca(M.T, np.abs(M).max(axis=0), confidence, n_resamples, seed)
     df = pd.DataFrame({"system": list(names), "mean": M.mean(axis=0), "ci_low": lo, "ci_high": hi})
     df.attrs.update({"confidence": confidence, "n_resamples": n_resamples, "seed": seed,
                      "ci_method": "BCa bootstrap of the mean (scipy.stats.bootstrap), topics resampled",
