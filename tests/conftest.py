@@ -63,3 +63,19 @@ def cache(tmp_path, monkeypatch):
     monkeypatch.setattr(R, "_warned", set(), raising=False)
     monkeypatch.setattr(R, "_swept", set(), raising=False)
     return d
+
+
+def paper_label(name) -> str:
+    """A study's measure name at N (``RBP(p=0.5)@30``: compare names each measure as it was
+    computed) as the paper's short label (``RBP_p05``)."""
+    import re
+
+    from irscale.study import label
+
+    return label(re.sub(r"@\d+$", "", str(name)))
+
+
+def by_label(frame, *columns):
+    """``frame`` with its measure columns (``measure`` by default) as paper labels."""
+    columns = columns or ("measure",)
+    return frame.assign(**{c: frame[c].map(paper_label) for c in columns})

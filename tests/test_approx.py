@@ -157,13 +157,13 @@ def test_compare_reports_half_widths_and_flags(forced_bounds, tmp_path):
                                 tests=["sign", "ttest", "kruskal"], mid=False, approx=1e-2, baselines=["s0"],
                                 n_resamples=100)
     ch = study.changes.set_index(["measure", "test"])
-    assert (ch.loc["P", "halfwidth_max"] == 0).all() and (ch.loc["P", "could_flip_ranked"] == 0).all()
-    assert (ch.loc["RBP_p09", "halfwidth_max"] > 0).all()
+    assert (ch.loc["P@24", "halfwidth_max"] == 0).all() and (ch.loc["P@24", "could_flip_ranked"] == 0).all()
+    assert (ch.loc["RBP(p=0.9)@24", "halfwidth_max"] > 0).all()
     assert "halfwidth_max" in study.table2 and "halfwidth_max" in study.table4
     ranked = study.means[study.means.scale == "ranked"]
-    assert (ranked[ranked.measure == "RBP(p=0.9)"].halfwidth > 0).all()
+    assert (ranked[ranked.measure == "RBP(p=0.9)@24"].halfwidth > 0).all()
     assert "could_flip" in study.pairs and study.provenance["approx"] == 1e-2
-    pr = study.pairs[(study.pairs.measure == "RBP(p=0.9)") & (study.pairs.scale == "ranked")]
+    pr = study.pairs[(study.pairs.measure == "RBP(p=0.9)@24") & (study.pairs.scale == "ranked")]
     assert (pr.halfwidth > 0).all() and (study.pairs[study.pairs.scale == "original"].halfwidth == 0).all()
     files = study.write(tmp_path / "report")
     md = next(f for f in files if f.suffix == ".md").read_text()
@@ -257,7 +257,7 @@ def test_a_measure_named_twice(forced_bounds):
         study = irscale.compare(table, ["P", "P@10"], depth=10, tests=["sign"], effects=False, measure_free=False)
     assert [str(c) for c in t.measures][-2:] == ["halfwidth(ranked(RBP(p=0.9)@24, normalized, midpoint))"] * 2
     assert np.array_equal(t.values[2], t.values[3]) and np.array_equal(t.values[4], t.values[5])
-    assert len(study.changes) == 2
+    assert list(study.measures) == ["P@10"] and len(study.changes) == 1  # the same measure, studied once
 
 
 def test_corrected_pair_decisions_are_not_claimed_stable(forced_bounds):

@@ -94,7 +94,7 @@ def test_a_measure_and_its_space_get_evaluate_transform_and_compare(linear_hits)
     assert np.allclose(exact.values[0], table.values[0])
 
     study = irscale.compare(table, ["LinHits", "P"], depth=5, tests=["sign", "ttest"])
-    assert list(study.table2["measure"]) == ["LinHits", "P"]
+    assert list(study.table2["measure"]) == ["LinHits@5", "P@5"]
     assert study.table2.loc[0, "tau_unq"] == pytest.approx(1.0)  # phi preserves the order
     assert study.provenance["rank_maps"]["LinHits@5"]["engine"] == "enumerate"
 

@@ -22,10 +22,10 @@ TOY = Path(irscale.__file__).parent / "examples" / "toy"
 @pytest.fixture
 def fresh(tmp_path, monkeypatch):
     monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
-    permissible._scale_types.cache_clear()
+    permissible._exhaustive.cache_clear()
     monkeypatch.setattr(experiment, "_WARNED_NOT_INTERVAL", set())
     yield tmp_path
-    permissible._scale_types.cache_clear()
+    permissible._exhaustive.cache_clear()
 
 
 @pytest.mark.parametrize("measure,N,levels", [("P", 10, 2), ("RBP(p=0.5)", 10, 2), ("RBP(p=0.5)", 5, 3), ("AP", 10, 2),
@@ -39,21 +39,22 @@ def test_checks_agree_with_the_papers_under_their_order(fresh, measure, N, level
 def test_answers_are_cached_on_disk(fresh, monkeypatch):
     first = permissible.scale_types("AP", 8)
     assert first == {"set": "not ordinal", "strong": "not ordinal", "weak": "ordinal"}
-    data = json.loads((fresh / "scale-types-v1.json").read_text())
-    assert [v for k, v in data.items() if k.startswith("AP@8|N=8|levels=2")] == [first]
-    permissible._scale_types.cache_clear()
+    data = json.loads((fresh / "scale-types-v2.json").read_text())
+    assert {k.split("|")[3]: v[0] for k, v in data.items() if k.startswith("AP@8|N=8|levels=2")} == \
+        {f"order={o}": s for o, s in first.items()}
+    permissible._exhaustive.cache_clear()
 
     def no_check(*a, **k):
         raise AssertionError("checked again")
 
     monkeypatch.setattr("irscale.scales.checks.is_ordinal", no_check)
     assert permissible.scale_types("AP", 8) == first  # read from the file
-    (fresh / "scale-types-v1.json").write_text("{damaged")
-    permissible._scale_types.cache_clear()
+    (fresh / "scale-types-v2.json").write_text("{damaged")
+    permissible._exhaustive.cache_clear()
     monkeypatch.undo()
     monkeypatch.setenv("IRSCALE_CACHE_DIR", str(fresh))
     assert permissible.scale_types("AP", 8) == first  # a damaged file is checked again and rewritten
-    assert json.loads((fresh / "scale-types-v1.json").read_text())
+    assert json.loads((fresh / "scale-types-v2.json").read_text())
 
 
 def test_measures_without_run_space_are_checked_too(fresh):

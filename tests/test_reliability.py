@@ -575,9 +575,10 @@ def test_compare_takes_recall_base_dependence_from_the_measure(files):
     st = irscale.compare(t, ["nDCG", "nDCG(base=2,rel=1)", "AP(rel=2)", "P", "RBP(p=0.8)"], depth=3,
                          tests=["ranksum", "ttest"], mid=False)
     rb = dict(zip(st.table2["measure"], st.table2["rb_dependent"]))
-    assert rb == {"nDCG": True, "nDCG(base=2,rel=1)": True, "AP(rel=2)": True, "P": False, "RBP_p08": False}
+    assert rb == {"nDCG@3": True, "nDCG(base=2,rel=1)@3": True, "AP(rel=2)@3": True, "P@3": False,
+                  "RBP(p=0.8)@3": False}
     ch = st.changes.set_index("measure")
-    for m in ("nDCG", "nDCG(base=2,rel=1)", "AP(rel=2)"):  # pooled or summed across topics: not meaningful
+    for m in ("nDCG@3", "nDCG(base=2,rel=1)@3", "AP(rel=2)@3"):  # pooled or summed across topics: not meaningful
         assert not ch.loc[m, "meaningful"].any() and not ch.loc[m, "meaningful_ranked"].any()
 
 

@@ -18,13 +18,13 @@ def test_compare_api_tables_and_files(tmp_path):
         table = irscale.evaluate(TOY / "qrels.txt", [str(TOY / "runs")], ["AP"])
     st = irscale.compare(table, ["P", "AP", "RBP(p=0.5)", "RR"], depth=5, tests=("ttest", "friedman", "sign"))
     name = canonical_names(st)  # the frames may hold labels (RBP_p05) or canonical names
-    assert [name(m) for m in st.table2.measure] == ["P", "AP", "RBP(p=0.5)", "RR"]
+    assert [name(m) for m in st.table2.measure] == ["P@5", "AP@5", "RBP(p=0.5)@5", "RR@5"]  # as computed
     t2 = st.table2.assign(measure=st.table2.measure.map(name)).set_index("measure")
-    assert t2.loc["P", "tau_unq"] == pytest.approx(1.0) and t2.loc["RBP(p=0.5)", "tau_unq"] == pytest.approx(1.0)
+    assert t2.loc["P@5", "tau_unq"] == pytest.approx(1.0) and t2.loc["RBP(p=0.5)@5", "tau_unq"] == pytest.approx(1.0)
     assert (t2.topic_tau_min > 1 - 1e-12).all()
     assert len(st.table4) == 6 and set(st.table4.columns) >= {"tau", "tau_ranked", "delta_pct"}
     assert len(st.changes) == 12
-    p = st.changes[st.changes.measure == "P"]
+    p = st.changes[st.changes.measure == "P@5"]
     assert (p.s2ns == 0).all() and (p.ns2s == 0).all()
     assert (st.changes.sig - st.changes.s2ns + st.changes.ns2s == st.changes.sig_ranked).all()
     files = st.write(tmp_path)
@@ -32,12 +32,12 @@ def test_compare_api_tables_and_files(tmp_path):
     names = {f.name for f in files}
     assert {"report_N5.md", "report_N5.html", "provenance_N5.yaml", "tables5_6_significance_changes_N5.tex"} <= names
     report = (tmp_path / "report_N5.md").read_text()
-    assert "table2_tau_measure_vs_ranked_N5.csv" in report and "| P |" in report and "RBP_p05" not in report
+    assert "table2_tau_measure_vs_ranked_N5.csv" in report and "| P@5 |" in report and "RBP_p05" not in report
     assert "- **Meaningful (original)**: " in report and "- **Recall-base dependent**: " in report
     data = json.loads((tmp_path / "table2_tau_measure_vs_ranked_N5.json").read_text())
-    assert data["provenance"]["N"] == 5 and data["rows"][0]["measure"] == "P"
+    assert data["provenance"]["N"] == 5 and data["rows"][0]["measure"] == "P@5"
     rows = {r["measure"]: r for r in data["rows"]}
-    assert rows["RBP(p=0.5)"]["tau_unq_display"] == "1.0000"  # exact beside it, whatever its last bit
+    assert rows["RBP(p=0.5)@5"]["tau_unq_display"] == "1.0000"  # exact beside it, whatever its last bit
     tex = (tmp_path / "table4_tau_between_measures_N5.tex").read_text()
     assert r"\begin{tabular}{llrrrrr}" in tex and r"\label{tab:irscale-table4-N5}" in tex and r"\toprule" in tex
     tex = (tmp_path / "tables5_6_significance_changes_N5.tex").read_text()

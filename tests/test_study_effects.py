@@ -50,12 +50,12 @@ def test_corrected_counts_equal_statsmodels(study, columns):
     orig, ranked = columns
     for m, name in enumerate(MEASURES):
         for test in ("sign", "ttest", "signrank"):
-            row = study.changes[(study.changes.measure == label(name)) & (study.changes.test == stats.TEST_NAMES[test])]
+            row = study.changes[(study.changes.measure == f"{name}@{N}") & (study.changes.test == stats.TEST_NAMES[test])]
             for values, col in ((orig, "sig_adjusted"), (ranked, "sig_ranked_adjusted")):
                 p = stats.run_test(test, values[m].T).pvalue
                 assert int(row[col].iloc[0]) == int((multipletests(p, method="holm")[1] < 0.05).sum())
         # Tukey-type tests are adjusted over the pairs already: the count stays
-        row = study.changes[(study.changes.measure == label(name)) & (study.changes.test == stats.TEST_NAMES["anova1"])]
+        row = study.changes[(study.changes.measure == f"{name}@{N}") & (study.changes.test == stats.TEST_NAMES["anova1"])]
         assert int(row["sig_adjusted"].iloc[0]) == int(row["sig"].iloc[0])
     assert set(study.changes["correction"]) == {"holm"}
 
@@ -77,7 +77,7 @@ def test_means_with_intervals(study, columns):
     orig, ranked = columns
     for m, name in enumerate(MEASURES):
         for scale, values in (("original", orig), ("ranked", ranked)):
-            got = study.means[(study.means.measure == name) & (study.means.scale == scale)]
+            got = study.means[(study.means.measure == f"{name}@{N}") & (study.means.scale == scale)]
             want = effects.system_means(values[m].T, names=study.systems, n_resamples=500, seed=0)
             assert got["system"].tolist() == want["system"].tolist()
             np.testing.assert_allclose(got[["mean", "ci_low", "ci_high"]].to_numpy(),
@@ -92,7 +92,7 @@ def test_baseline_comparisons_read_system_minus_baseline(study, columns):
     b = study.systems.index("bm25")
     for m, name in enumerate(MEASURES):
         for scale, values in (("original", orig), ("ranked", ranked)):
-            rows = pairs[(pairs.measure == name) & (pairs.scale == scale) & (pairs.test == "Student's t Test")]
+            rows = pairs[(pairs.measure == f"{name}@{N}") & (pairs.scale == scale) & (pairs.test == "Student's t Test")]
             for _, r in rows.iterrows():
                 s = study.systems.index(r.system_2)
                 d = values[m][s] - values[m][b]
@@ -118,13 +118,13 @@ def test_measure_free_view_and_flags(study, table, columns):
     codes = binary
     for m, name in enumerate(MEASURES):
         for test in ("ttest", "sign"):
-            row = study.changes[(study.changes.measure == label(name)) & (study.changes.test == stats.TEST_NAMES[test])]
+            row = study.changes[(study.changes.measure == f"{name}@{N}") & (study.changes.test == stats.TEST_NAMES[test])]
             for values, col in ((orig, "flagged_incomparable"), (ranked, "flagged_incomparable_ranked")):
                 sig = stats.run_test(test, values[m].T).significant
                 d = mf.pair_differences(values[m].T)
                 assert int(row[col].iloc[0]) == int(mf.rests_on_incomparable(codes, d, significant=sig).sum())
     # the baselines' share of incomparable topics is the pair's share in the measure-free table
-    pairs = study.pairs[(study.pairs.measure == "AP") & (study.pairs.scale == "original")
+    pairs = study.pairs[(study.pairs.measure == f"AP@{N}") & (study.pairs.scale == "original")
                         & (study.pairs.test == "Sign Test")]
     mft = mf.pair_summary(binary, table.systems)
     for _, r in pairs.iterrows():

@@ -114,7 +114,7 @@ def test_transform_and_compare_label_each_ranked_measure(toy):
     assert by["RBP(p=0.8)@5"].levels == 3 and by["AP@5"].levels == 2  # the toy's grades 0..2; AP is binary
     assert t.provenance["transform"]["theory"]["RBP(p=0.8)@5"]["original_scale"] == "not ordinal"
     st = irscale.compare(toy, ["P", "RBP(p=0.5)"], depth=5, tests=["ttest"], relevance="lenient")
-    assert st.provenance["theory"]["RBP(p=0.5)"]["original_scale"] == "interval"  # binary RBP(1/2)
+    assert st.provenance["theory"]["RBP(p=0.5,rel=1)@5"]["original_scale"] == "interval"  # binary RBP(1/2)
     assert "What the theory says" in st.markdown()
 
 

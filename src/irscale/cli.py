@@ -567,7 +567,7 @@ def compare(
 ):
     """Original vs interval-scaled measures: correlations and significance tests (paper Section 7), with
     corrections, effect sizes, confidence intervals and the measure-free view; --out writes the report."""
-    from irscale.experiment import PAPER_MEASURES, plan_rank_maps
+    from irscale.experiment import PAPER_MEASURES
 
     opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
                     max_grade)
@@ -577,11 +577,13 @@ def compare(
     try:
         _check_tests(tests)
         _check_correction(correction)
-        judged = _judge(qrels, runs, opts,
-                        plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance), approx,
-                                                           max_pairs))
-        study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance,
-                           dict(report.kwargs(), approx=approx, max_pairs=max_pairs))
+        _check_out(out)
+        from irscale.study import plan_study
+
+        plan = plan_study(measures, N, tests, alpha, mid=not no_mid, relevance=relevance and relevance.value,
+                          approx=approx, max_pairs=max_pairs, **report.kwargs())  # every option, before any file
+        judged = _judge(qrels, runs, opts, plan=lambda levels: plan.check_levels(_levels(levels, relevance)))
+        study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, {"plan": plan})
         study.provenance.setdefault("command", _command_line())
         study.provenance.update(_qrels_provenance(qrels))
         _show_study(study, out, figures=lambda: _report_figures(study, figures, spacing))
@@ -593,6 +595,14 @@ def _qrels_provenance(qrels) -> dict:
     from irscale.study import qrels_provenance
 
     return qrels_provenance(qrels)
+
+
+def _check_out(out) -> None:
+    """--out can be written (checked before any run is read: a study is minutes of work)."""
+    if out is not None:
+        from irscale.validate import writable_dir
+
+        writable_dir("--out", out)
 
 
 def _check_correction(correction):
@@ -666,6 +676,7 @@ def study_trec8_like(
     extra = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing).kwargs()
     try:
         _check_correction(correction)
+        _check_out(out)
         judged = _judge(qrels, runs, opts,
                         plan=lambda levels: [plan_rank_maps(measures, N, _levels(levels, relevance)) for N in Ns])
     except IrscaleError as e:

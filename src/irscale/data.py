@@ -482,6 +482,37 @@ def topic_stats(qrels: Qrels, max_grade: int | None = None) -> TopicStats:
     return stats
 
 
+def warn_no_relevant(measures, stats: TopicStats) -> None:
+    """Warn, per measure with a relevance level ``rel`` above 1 (``AP(rel=3)``), naming the
+    topics with no document of grade >= rel that still have one of grade >= 1 (those are
+    named once by :func:`topic_stats`): the measure scores 0 on them and they count in its
+    means. Where no topic reaches rel (above the qrels' top grade) it says so."""
+    for rel, names in _by_rel(measures).items():
+        empty = np.flatnonzero(stats.num_rel(rel) == 0)
+        new = [stats.names[t] for t in empty if stats.num_rel(1)[t] > 0]
+        if not new:
+            continue
+        what = ", ".join(names)
+        if len(empty) == len(stats.names):
+            warnings.warn(f"{what}: no topic has a document of grade >= {rel} (the qrels' top grade is "
+                          f"{stats.max_grade}), so {'they score' if len(names) > 1 else 'it scores'} 0 on every topic; "
+                          f"use a rel= of at most {stats.max_grade}", IrscaleWarning, stacklevel=3)
+        else:
+            warnings.warn(f"{what}: {len(new)} qrels topic(s) have no document of grade >= {rel} (but some of grade "
+                          f">= 1); {'they score' if len(names) > 1 else 'it scores'} 0 on them and they count in "
+                          f"means: {_short(new)}", IrscaleWarning, stacklevel=3)
+
+
+def _by_rel(measures) -> dict[int, list[str]]:
+    """The measures' relevance levels above 1, with the measures at each."""
+    out: dict[int, list[str]] = {}
+    for m in measures:
+        rel = getattr(m, "rel", None)
+        if isinstance(rel, int) and rel > 1:
+            out.setdefault(rel, []).append(str(m))
+    return out
+
+
 def stack(judged, qrels: Qrels, stats: TopicStats, *, depth: int | None, missing_topics: str,
           seen: dict[str, str]) -> JudgedRuns:
     """:func:`assemble` for some of the runs: each run checked (see there) and their

@@ -17,8 +17,8 @@ import numpy as np
 
 from irscale._version import __version__
 from irscale.data import (PAD, JudgedRuns, MissingTopics, _index, assemble, check_options, judge_run, stack,
-                          topic_stats)
-from irscale.errors import ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, check_choice
+                          topic_stats, warn_no_relevant)
+from irscale.errors import ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, check_choice, count_text
 from irscale.io.trec import (Duplicates, ExtraFields, Qrels, Run, ScorePrecision, check_reader_options, read_qrels,
                               read_runs)
 from irscale.io.memory import (INPUTS_QRELS, INPUTS_RUNS, is_parquet, memory_qrels, memory_runs, one_run,
@@ -66,7 +66,7 @@ class ScoreTable:
 
         A mean treats differences of scores as comparable: it is meaningful on an interval
         scale. For a measure that the papers show is not one at this run length (AP, RR,
-        nDCG, ...; :func:`irscale.scales.permissible.interval_at`) a warning, once per
+        nDCG, ...; :func:`irscale.scales.permissible.scale_of`) a warning, once per
         measure and process, says so and names its ranked version, whose mean is."""
         import pandas as pd
 
@@ -117,11 +117,11 @@ _WARNED_NOT_INTERVAL: set[str] = set()
 
 
 def not_interval(table: "ScoreTable") -> dict[str, tuple[int, object]]:
-    """The original (not ranked) measures of ``table`` that the papers show are not
-    interval scales on runs of their length: ``{name: (N, Statement)}``. N is the
-    measure's cutoff, else the longest run judged; levels are the qrels' for graded
-    measures, 2 for binary ones."""
-    from irscale.scales.permissible import interval_at
+    """The original (not ranked) measures of ``table`` that are not interval scales on runs
+    of their length, as :func:`irscale.scales.permissible.scale_of` (the one owner of that
+    question) says: ``{name: (N, Statement)}``. N is the measure's cutoff, else the longest
+    run judged; levels are the qrels' (binary measures live on 2 whatever they are)."""
+    from irscale.scales.permissible import scale_of
 
     judged = table.judged
     out = {}
@@ -133,9 +133,9 @@ def not_interval(table: "ScoreTable") -> dict[str, tuple[int, object]]:
             if judged is None:
                 continue
             N = int(np.max(judged.num_ret, initial=1))
-        levels = max(judged.topics.max_grade, 1) + 1 if (m.graded and judged is not None) else 2
-        said = interval_at(m, max(int(N), 1), levels)
-        if said is not None and not said.interval:
+        levels = max(judged.topics.max_grade, 1) + 1 if judged is not None else 2
+        said = scale_of(m, max(int(N), 1), levels)
+        if not said.interval:
             out[str(m)] = (int(N), said)
     return out
 
@@ -491,6 +491,8 @@ def evaluate(
         table = _score_stream(stream, qrels, ms, depth=depth, missing_topics=missing_topics, max_grade=max_grade,
                               keep_depth=keep_depth)
     table.provenance.update({"qrels": qrels.path, "score_precision": score_precision})
+    if table.judged is not None:
+        warn_no_relevant(ms, table.judged.topics)  # each measure at its own rel
     return table
 
 
@@ -599,6 +601,31 @@ def apply_relevance(judged: JudgedRuns, measures: Sequence[Measure], relevance: 
     return judged, "graded"
 
 
+def relevance_measures(measures: Sequence[Measure], relevance: str | None) -> list[Measure]:
+    """The measures as they are computed under ``relevance``: under ``"lenient"`` the
+    qrels are binarised (grade >= 1 relevant), so a graded measure is the binary measure
+    at rel = 1 and is named so (``nDCG(rel=1)@10``, ``RBP(p=0.8, rel=1)``: the same
+    values as on the binarised qrels); otherwise as given. A graded measure with a gain
+    map (``gains=``) has no lenient form and is refused."""
+    if relevance != "lenient":
+        return list(measures)
+    out = []
+    for m in measures:
+        if m.graded and not any(f.name == "rel" for f in dataclasses.fields(m)):  # gP, gR: no binary form named
+            binary = {"gP": "P", "gR": "R"}.get(type(m).NAME, "a binary measure")
+            raise ArgumentError(f"relevance='lenient' binarises the qrels (grade >= 1 relevant), and {m} on binary "
+                                f"grades is {binary}: name {binary} instead, or use relevance='graded' (CLI "
+                                "--relevance graded) for the graded measure")
+        if m.graded and getattr(m, "rel", None) is None:
+            if getattr(m, "gains", None) is not None:
+                raise ArgumentError(f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so the gain map "
+                                    f"of {m} does not apply; drop gains= or use relevance='graded' (CLI --relevance "
+                                    "graded)")
+            m = dataclasses.replace(m, rel=1)
+        out.append(m)
+    return out
+
+
 def plan_rank_maps(measures, depth: int, levels: int, approx: float | None = None,
                    max_pairs: int | None = None) -> list[Measure]:
     """The measures at run length ``depth``, each checked to have an exact engine for
@@ -673,7 +700,7 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
         f"{m}: no exact engine reaches run length N = {space.N} ({limit}), and {str(m).split('@')[0]} has no "
         f"certified bounds: its distinct values have no product structure to bound (unlike RBP and DCG, sums over "
         f"independent ranks or classes of ranks), and the distribution of sampled runs is not phi's (they differ "
-        f"by about a tenth), so sampling would not bound it either (at N = {space.N} there are {n_runs:.3g} runs). "
+        f"by about a tenth), so sampling would not bound it either (at N = {space.N} there are {count_text(n_runs, space.c + 1)} runs). "
         f"Use {advice}, or a measure with bounds (RBP, DCG, nDCG)") from None
 
 
@@ -681,7 +708,7 @@ def _short(text: str) -> str:
     """An engine's refusal with its huge integers written as powers of ten."""
     import re
 
-    return re.sub(r"\d{1,3}(?:,\d{3}){5,}|\d{16,}", lambda x: f"{int(x.group().replace(',', '')):.3g}",
+    return re.sub(r"\d{1,3}(?:,\d{3}){5,}|\d{16,}", lambda x: count_text(int(x.group().replace(',', ''))),
                   text.rstrip("."))
 
 
@@ -763,8 +790,12 @@ def transform(
         measures = [m for m in data.measures]
     if measures is None:
         raise ArgumentError("name the measures to transform, for example ['AP', 'nDCG']")
-    judged, relevance = apply_relevance(judged, parse_measures(measures, default_cutoff=depth), relevance)
+    if relevance is not None:
+        check_choice("relevance", relevance, RELEVANCE)
+    measures = relevance_measures(parse_measures(measures, default_cutoff=depth), relevance)  # named as computed
+    judged, relevance = apply_relevance(judged, measures, relevance)
     levels = max(judged.topics.max_grade, 1) + 1
+    warn_no_relevant(measures, judged.topics)
     plan = _plan(measures, depth, levels, approx, max_pairs)
     ms = [m for m, _ in plan]
     plan = dict(plan)
@@ -816,9 +847,9 @@ def transform(
         if progress:
             progress(i + 1, len(ms))
     values[:, dropped] = np.nan  # topics dropped by missing_topics="drop"
-    from irscale.scales.theory import statement
+    from irscale.scales.permissible import scale_of
 
-    said = [statement(m, depth, levels) for m in ms]
+    said = [scale_of(m, depth, levels) for m in ms]
     ranked = [Ranked(m, depth, t, normalize, said[i], plan[m]) for t in tie_list for i, m in enumerate(ms)]
     cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded)
     prov = dict(base.provenance, measures=[str(m) for m in ms])

@@ -45,6 +45,7 @@ import numpy as np
 from scipy import stats as sps
 
 from irscale._version import __version__
+from irscale.scales import permissible as _permissible
 
 PAIRWISE = ("sign", "ranksum", "signrank", "ttest")
 MULTI = ("anova1", "kruskal", "anova2", "friedman")
@@ -54,7 +55,9 @@ TEST_NAMES = {
     "ttest": "Student's t Test", "anova1": "One-way ANOVA", "kruskal": "Kruskal-Wallis Test",
     "anova2": "Two-way ANOVA", "friedman": "Friedman Test",
 }
-ORDINAL = ("sign", "ranksum", "kruskal", "friedman")  # tests assuming only an ordinal scale
+# tests assuming only an ordinal scale: whatever irscale.scales.permissible (the owner of
+# meaningfulness) says needs no interval scale
+ORDINAL = tuple(t for t in TESTS if "interval" not in _permissible.TEST_NEEDS[t])
 
 
 def pair_index(S: int) -> tuple[np.ndarray, np.ndarray]:

@@ -16,8 +16,11 @@ import pandas as pd
 from irscale._version import __version__
 from irscale import stats as st
 from irscale.data import JudgedRuns
-from irscale.experiment import PAPER_MEASURES, ScoreTable, judged_runs, transform
-from irscale.measures import parse_measure
+from irscale.experiment import PAPER_MEASURES, ScoreTable, apply_relevance, judged_runs, transform
+from irscale.measures import Measure, at_depth, parse_measure
+from irscale.scales import permissible as _permissible
+from irscale.scales.permissible import scale_of
+
 
 def __getattr__(name: str):
     """Deprecated names: LABELS and RB_DEPENDENT are declared by each measure now
@@ -41,7 +44,9 @@ def label(measure: str) -> str:
 
 @dataclass
 class Study:
-    """Results of :func:`compare` at one run length N."""
+    """Results of :func:`compare` at one run length N. Every frame names each measure as
+    it was computed (``measures``: cutoff N included; under ``relevance="lenient"`` a graded
+    measure is the binary measure it then is, e.g. ``nDCG(rel=1)@10``)."""
 
     N: int
     measures: tuple[str, ...]
@@ -54,12 +59,13 @@ class Study:
     means: pd.DataFrame | None = None  # (measure, scale, system): mean, ci_low, ci_high
     pairs: pd.DataFrame | None = None  # (measure, scale, test, system_1, system_2): diff, CI, effect sizes, p
     measure_free: pd.DataFrame | None = None  # (system_1, system_2): better, worse, equal, incomparable, sign_p
+    scores: pd.DataFrame | None = None  # (measure, system, topic): value, ranked[, ranked_mid][, halfwidth]
 
     def write(self, out: str | Path, figures=None, command: str | None = None) -> list[Path]:
         """The whole report in directory ``out``: ``report_N<N>.html`` (one self-contained
-        file), Markdown, LaTeX, CSV, JSON and the provenance as YAML; returns every path
-        written (:func:`irscale.report.study.write_report`). ``figures``: ``[(title,
-        svg_text, caption)]`` embedded in the HTML."""
+        file), Markdown, LaTeX, CSV, JSON, the per-topic scores and the provenance as YAML;
+        returns every path written (:func:`irscale.report.study.write_report`).
+        ``figures``: ``[(title, svg_text, caption)]`` embedded in the HTML."""
         from irscale.report.study import write_report
 
         return write_report(self, out, figures=figures, command=command)
@@ -71,48 +77,165 @@ class Study:
         return study_markdown(self, links)
 
 
-WITHIN_TOPIC = ("sign", "friedman")  # ordinal tests comparing systems topic by topic only
+# "is this test's conclusion meaningful" has one owner: irscale.scales.permissible
+meaningful_test = _permissible.meaningful_test
+WITHIN_TOPIC = tuple(t for t, need in _permissible.TEST_NEEDS.items() if need == "within-topic order")
 
 
-def meaningful_test(test: str, interval: bool, rb_dependent: bool) -> bool:
-    """Is "systems i and j differ significantly" by ``test`` a meaningful statement?
+# -- the plan: what to compute, validated once, before any file is read ------------------------------
 
-    Sign and Friedman compare the two systems within each topic: meaningful on any
-    ordinal scale. Rank-sum and Kruskal-Wallis pool scores of all topics: they need one
-    ordinal scale for all topics, which recall-base-dependent measures lack. Signed-rank,
-    t and ANOVA add or subtract scores: they need one interval scale for all topics.
-    """
-    if test in WITHIN_TOPIC:
-        return True
-    if rb_dependent:
-        return False
-    return True if test in st.ORDINAL else interval
+@dataclass(frozen=True)
+class StudyPlan:
+    """What :func:`compare` computes, validated (:func:`plan_study`). ``measures``: each
+    measure at run length ``depth`` as it will be computed (under ``relevance="lenient"``
+    graded measures binary at rel = 1)."""
+
+    measures: tuple[Measure, ...]
+    depth: int
+    tests: tuple[str, ...]
+    alpha: float
+    mid: bool
+    relevance: str | None
+    correction: str
+    across_measures: bool
+    baselines: tuple[str, ...] | None
+    effects: bool
+    measure_free: bool
+    n_resamples: int
+    seed: int
+    approx: float | None
+    max_pairs: int | None
+
+    @property
+    def names(self) -> list[str]:
+        return [str(m) for m in self.measures]
+
+    @property
+    def ties(self) -> tuple[str, ...]:
+        return ("unq", "mid") if self.mid else ("unq",)
+
+    def check_levels(self, levels: int) -> None:
+        """Every measure has an exact engine (or, with ``approx``, certified bounds) at N on
+        ``levels`` relevance levels: checked before any rank map is built."""
+        from irscale.experiment import plan_rank_maps
+
+        plan_rank_maps(self.measures, self.depth, 2 if self.relevance == "lenient" else levels, self.approx,
+                       self.max_pairs)
+
+    def check_systems(self, systems: Sequence[str]) -> None:
+        from irscale.errors import ArgumentError
+
+        if len(systems) < 2:
+            raise ArgumentError(f"compare needs at least two systems to rank and test, got {len(systems)} "
+                                f"({', '.join(systems)})")
+        unknown = [b for b in self.baselines or () if b not in systems]
+        if unknown:
+            raise ArgumentError(f"baseline(s) {', '.join(map(repr, unknown))} not among the systems; "
+                                f"known: {', '.join(systems[:20])}" + (" ..." if len(systems) > 20 else ""))
 
 
-def _is_interval(measure: str, N: int, levels: int = 2) -> bool:
-    """Whether the original measure is an interval scale on its runs of length N: what
-    the theory says (:func:`irscale.scales.theory.statement`; P and RBP(1/2) are, and
-    DCG with base b up to N = b). A measure the papers say nothing about (a user
-    measure) is checked exhaustively on its runs of length min(N, 12): are its distinct
-    values equi-spaced?"""
-    import dataclasses
+def plan_study(measures: Sequence[str] = PAPER_MEASURES, depth: int = 30, tests: Sequence[str] = st.TESTS,
+               alpha: float = 0.05, *, mid: bool = True, relevance: str | None = None, correction: str = "none",
+               across_measures: bool = False, baselines: Sequence[str] | str | None = None, effects: bool = True,
+               measure_free: bool = True, n_resamples: int = 1000, seed: int = 0, approx: float | None = None,
+               max_pairs: int | None = None, progress=None) -> StudyPlan:
+    """Validate :func:`compare`'s options (see there) without reading any data: the
+    measures at N under the relevance protocol, the tests, the correction, the bootstrap,
+    the baselines' form. The CLI calls it before reading the runs."""
+    import warnings
 
-    from irscale.errors import IrscaleError
-    from irscale.measures import parse_measure
-    from irscale.scales.checks import is_interval
-    from irscale.scales.theory import statement
+    from irscale.effects import CORRECTIONS
+    from irscale.errors import ArgumentError, IrscaleWarning, check_choice
+    from irscale.experiment import RELEVANCE, _approx, relevance_measures
+    from irscale.measures import parse_measures
+    from irscale.validate import flag, integer, level, wrong_type
 
-    said = statement(measure, N, levels)
-    if said is not None:
-        return said.interval
-    m = parse_measure(measure)
-    if getattr(m, "cutoff", None) is not None:  # the check runs at its own (smaller) run length
-        m = dataclasses.replace(m, cutoff=None)
-    try:
-        return bool(is_interval(m, "induced", min(N, 12), 2))
-    except IrscaleError:  # a measure the check cannot enumerate: not claimed interval
-        return False
+    depth = integer("depth", depth, minimum=1)
+    if isinstance(tests, str):
+        tests = [tests]
+    if tests is None or not hasattr(tests, "__iter__"):
+        raise ArgumentError(f"tests must be a test name or a list of them (an empty list for correlations only), "
+                            f"not {tests!r}; known: {', '.join(st.TESTS)}")
+    if progress is not None and not callable(progress):
+        raise wrong_type("progress", progress, "a function progress(what, done, total) or None")
+    if relevance is not None:
+        relevance = check_choice("relevance", relevance, RELEVANCE)
+    if baselines is not None:
+        baselines = [baselines] if isinstance(baselines, str) else list(baselines)
+        if not baselines or not all(isinstance(b, str) for b in baselines):
+            raise ArgumentError(f"baselines must name at least one system, not {baselines!r}")
+    ms = [at_depth(m, depth) for m in parse_measures(measures, default_cutoff=depth)]
+    ms = relevance_measures(ms, relevance)
+    twice = sorted({str(m) for m in ms if ms.count(m) > 1})
+    if twice:
+        warnings.warn(f"{', '.join(twice)} named more than once (at N = {depth} the names are the same measure): "
+                      "studied once", IrscaleWarning, stacklevel=3)
+    return StudyPlan(
+        tuple(dict.fromkeys(ms)), depth, tuple(check_choice("test", t, st.TESTS) for t in tests),
+        level("alpha", alpha), flag("mid", mid), relevance, check_choice("correction", correction, CORRECTIONS),
+        flag("across_measures", across_measures), None if baselines is None else tuple(dict.fromkeys(baselines)),
+        flag("effects", effects), flag("measure_free", measure_free),
+        integer("n_resamples", n_resamples, minimum=100), integer("seed", seed, minimum=0), _approx(approx),
+        integer("max_pairs", max_pairs, minimum=1, none=True))
 
+
+# -- the per-topic scores a study rests on, addressed by measure ---------------------------------------
+
+@dataclass
+class _Scores:
+    """Topics x systems matrices per measure (systems, topics arrays as transform gives
+    them): the original, the ranked (unq; ``mid``), the ranked as the statistics see it
+    (``stat``: scaled by a power of two under approx), the half-widths (zeros where exact)
+    and the exact-value ids of bounded columns."""
+
+    orig: dict
+    ranked: dict
+    mid: dict
+    stat: dict
+    mid_stat: dict
+    half: dict
+    half_stat: dict
+    ids: dict
+    ranked_names: dict  # measure -> str of its ranked (unq) column
+
+    def halfwidth_max(self, m: str) -> float:
+        return float(np.nanmax(self.half[m])) if self.half[m].size else 0.0
+
+
+def _scores(table: ScoreTable, plan: StudyPlan) -> _Scores:
+    """Transform's columns by identity (never by position): for each measure its own
+    column, its ranked columns per tie strategy, its half-width column."""
+    from irscale.experiment import HalfWidth, Ranked
+
+    out = _Scores({}, {}, {}, {}, {}, {}, {}, {}, {})
+    cols = {(type(c).__name__, str(c.measure), c.ties) if isinstance(c, Ranked) else
+            (type(c).__name__, str(c.ranked.measure), "") if isinstance(c, HalfWidth) else (type(c).__name__, str(c), ""):
+            k for k, c in enumerate(table.measures)}
+    for m in plan.names:
+        out.orig[m] = table.values[table.index(m)]
+        k = cols[("Ranked", m, "unq")]
+        out.ranked[m], out.ranked_names[m] = table.values[k], str(table.measures[k])
+        if plan.mid:
+            out.mid[m] = table.values[cols[("Ranked", m, "mid")]]
+        h = cols.get(("HalfWidth", m, ""))
+        out.half[m] = table.values[h] if h is not None else np.zeros_like(out.ranked[m])
+        if h is not None:
+            out.ids[m] = table.exact_ids[out.ranked_names[m]]
+        # correlations round means to 8 decimals and tests square differences: with approx the
+        # ranked columns are normalised phi, as small as 1e-300 at N = 1000, so both see each
+        # column scaled by a power of two (exact) to a largest value in (1/2, 1]; neither
+        # changes under a positive scaling otherwise
+        unit = 1.0
+        if plan.approx is not None:
+            top = float(np.nanmax(out.ranked[m])) if out.ranked[m].size else 0.0
+            unit = 2.0 ** math.ceil(math.log2(top)) if top > 0 else 1.0
+        out.stat[m], out.half_stat[m] = out.ranked[m] / unit, out.half[m] / unit
+        if plan.mid:
+            out.mid_stat[m] = out.mid[m] / unit
+    return out
+
+
+# -- compare: the named steps ---------------------------------------------------------------------
 
 def compare(
     data: ScoreTable | JudgedRuns,
@@ -134,6 +257,7 @@ def compare(
     seed: int = 0,
     approx: float | None = None,
     max_pairs: int | None = None,
+    plan: StudyPlan | None = None,
 ) -> Study:
     """Run the paper's Section 7 study at run length ``depth`` = N.
 
@@ -143,8 +267,12 @@ def compare(
     and for each significance test the pairs of systems significant with M (Sig), those
     that stop (S2NS) or start (NS2S) being significant with M_R, and
     Delta% = (S2NS + NS2S) / Sig (Tables 5/6). ``relevance``: ``"graded"`` or
-    ``"lenient"`` (binarised qrels, the paper's protocol for graded collections), see
-    :func:`irscale.experiment.apply_relevance`; recorded in the provenance.
+    ``"lenient"`` (binarised qrels, the paper's protocol for graded collections: each
+    graded measure is then the binary measure ``rel=1`` and is named so, e.g.
+    ``nDCG(rel=1)@10``), see :func:`irscale.experiment.apply_relevance`; recorded in the
+    provenance. Whether each test's conclusion is meaningful on the original and on the
+    ranked scale comes from :mod:`irscale.scales.permissible` (``scale_of``,
+    ``meaningful_test``), the one owner of that question.
 
     Beyond the paper (each part a frame of the returned :class:`Study`):
 
@@ -155,7 +283,7 @@ def compare(
       Kruskal-Wallis, Friedman) are adjusted over all pairs already and keep their count;
     * ``effects`` (default on): ``study.means``, each system's mean on the original and the
       ranked scale with a BCa bootstrap interval over topics (``n_resamples``, ``seed``;
-      :func:`irscale.effects.system_means`);
+      :func:`irscale.effects.system_means` on that column alone);
     * ``baselines`` (system names): ``study.pairs``, every other system against each
       baseline for every measure, scale and test: mean difference (system minus baseline)
       with its BCa interval, Cohen's d_z, the rank-biserial correlation, raw and
@@ -167,7 +295,9 @@ def compare(
       :mod:`irscale.measurefree`), and Tables 5/6 gain ``flagged_incomparable`` and
       ``flagged_incomparable_ranked``: significant pairs whose difference rests mostly
       (more than half of sum |d_t|) on topics where the two runs are incomparable, which
-      no measure-free argument supports.
+      no measure-free argument supports;
+    * ``study.scores``: the per-topic scores every table rests on (``value``, ``ranked``,
+      ``ranked_mid``, ``halfwidth``), written by :meth:`Study.write`.
 
     Runs of any length (``approx=TOL``, see :func:`irscale.experiment.transform`): measures
     no exact engine reaches at N (RBP, DCG, nDCG beyond N = 30-40) are ranked by the
@@ -182,215 +312,229 @@ def compare(
     a system's mean on the ranked scale can be off) and ``study.pairs`` ``halfwidth`` (the
     same for a difference of means) and ``could_flip``
     (missing where a correction adjusts the p-values: not bounded). ``max_pairs``: the
-    split engine's opt-in, as :func:`irscale.experiment.transform`.
+    split engine's opt-in, as :func:`irscale.experiment.transform`. ``plan``: a
+    :class:`StudyPlan` from :func:`plan_study` (then the other options are its).
     """
-    from irscale.errors import ArgumentError, check_choice
-    from irscale.experiment import apply_relevance, plan_rank_maps
-    from irscale.measures import parse_measures
-    from irscale.validate import flag, integer, level, wrong_type
+    if plan is None:
+        plan = plan_study(measures, depth, tests, alpha, mid=mid, relevance=relevance, correction=correction,
+                          across_measures=across_measures, baselines=baselines, effects=effects,
+                          measure_free=measure_free, n_resamples=n_resamples, seed=seed, approx=approx,
+                          max_pairs=max_pairs, progress=progress)
+    elif not isinstance(plan, StudyPlan):
+        from irscale.validate import wrong_type
 
+        raise wrong_type("plan", plan, "a StudyPlan from irscale.study.plan_study(...) or None")
     judged = judged_runs(data)
-    depth = integer("depth", depth, minimum=1)
-    alpha = level("alpha", alpha)
-    mid = flag("mid", mid)
-    if isinstance(tests, str):
-        tests = [tests]
-    if tests is None or not hasattr(tests, "__iter__"):
-        raise ArgumentError(f"tests must be a test name or a list of them (an empty list for correlations only), "
-                            f"not {tests!r}; known: {', '.join(st.TESTS)}")
-    if progress is not None and not callable(progress):
-        raise wrong_type("progress", progress, "a function progress(what, done, total) or None")
-    tests = [check_choice("test", t, st.TESTS) for t in tests]  # none: correlations only
-    from irscale.effects import CORRECTIONS
-
-    correction = check_choice("correction", correction, CORRECTIONS)
-    across_measures, effects, measure_free = (flag("across_measures", across_measures), flag("effects", effects),
-                                              flag("measure_free", measure_free))
-    n_resamples = integer("n_resamples", n_resamples, minimum=100)
-    if baselines is not None:
-        baselines = [baselines] if isinstance(baselines, str) else list(baselines)
-        unknown = [b for b in baselines if b not in judged.systems]
-        if unknown or not baselines:
-            raise ArgumentError(f"baseline(s) {', '.join(map(repr, unknown)) or '(none)'} not among the systems; "
-                                f"known: {', '.join(judged.systems[:20])}" + (" ..." if len(judged.systems) > 20 else ""))
-    measures = [str(m) for m in parse_measures(measures)]
-    if len(judged.systems) < 2:
-        raise ArgumentError(f"compare needs at least two systems to rank and test, got {len(judged.systems)} "
-                            f"({', '.join(judged.systems)})")
-    judged, relevance = apply_relevance(judged, parse_measures(measures), relevance)
-    plan_rank_maps(measures, depth, max(judged.topics.max_grade, 1) + 1, approx, max_pairs)  # fail before any build
+    plan.check_systems(judged.systems)
+    judged, relevance = apply_relevance(judged, plan.measures, plan.relevance)
+    levels = max(judged.topics.max_grade, 1) + 1
+    plan.check_levels(levels)  # fail before any build
     t0 = time.perf_counter()
-    M = len(measures)
-    from irscale.measures import parse_measure
-
-    rb_dependent = {m: parse_measure(m).needs_recall_base for m in measures}  # the measure's own declaration
     tick = (lambda what, i, n: progress(what, i, n)) if progress else (lambda *a: None)
-    ties = ("unq", "mid") if mid else ("unq",)
+    table = _transform(judged, plan, relevance, scheduler, tick)
+    scores = _scores(table, plan)
+    scale = {m: scale_of(m, plan.depth, levels) for m in plan.names}  # the one owner's verdicts
+    rb = {str(m): m.needs_recall_base for m in plan.measures}
+    _warn_interval_tests(table, plan)
+    table2 = _table2(scores, plan, rb, tick)
+    table4 = _table4(scores, plan, tick)
+    changes, results, flips = _tables5_6(scores, plan, scale, rb, tick)
+    if plan.correction != "none":
+        _corrected_counts(changes, results, plan.names, plan.tests, plan.correction, plan.across_measures,
+                          plan.alpha)
+    codes = mf_table = None
+    if plan.measure_free:
+        mf_table, codes = _measure_free(judged, scores, plan, results, changes, tick)
+    means, pairs = _effects(judged.systems, scores, plan, scale, rb, codes, flips, tick)
+    prov = _provenance(data, table, judged, plan, relevance, levels, scale, means is not None or pairs is not None)
+    prov["seconds"] = time.perf_counter() - t0
+    return Study(plan.depth, tuple(plan.names), judged.systems, judged.topics.names, table2, table4, changes, prov,
+                 means=means, pairs=pairs, measure_free=mf_table,
+                 scores=_scores_frame(scores, plan, judged.systems, judged.topics.names))
+
+
+def _transform(judged, plan: StudyPlan, relevance: str, scheduler, tick) -> ScoreTable:
+    """One transform for every measure and tie strategy (exact values: equal values are
+    bitwise equal, which the rank-based statistics need)."""
     tick("rank maps", 0, 1)
-    table = transform(judged, measures, depth, ties, approx is not None, scheduler=scheduler, exact_values=True,
-                      relevance=relevance, steps=lambda m, i, n: tick(f"rank map {m}", i, n),
-                      approx=approx, max_pairs=max_pairs)  # one pass
+    table = transform(judged, plan.measures, plan.depth, plan.ties, plan.approx is not None, scheduler=scheduler,
+                      exact_values=True, relevance=relevance, steps=lambda m, i, n: tick(f"rank map {m}", i, n),
+                      approx=plan.approx, max_pairs=plan.max_pairs)
     tick("rank maps", 1, 1)
-    interval_tests = [st.TEST_NAMES[t] for t in tests if t not in st.ORDINAL]  # they add or subtract scores
+    return table
+
+
+def _warn_interval_tests(table: ScoreTable, plan: StudyPlan) -> None:
+    interval_tests = [st.TEST_NAMES[t] for t in plan.tests if t not in st.ORDINAL]  # they add or subtract scores
     if interval_tests:
         from irscale.experiment import warn_not_interval
 
         warn_not_interval(table, ", ".join(interval_tests) + " (Tables 5/6: column meaningful)",
                           advice="The same tests on their ranked versions, which this study runs too, are "
                                  "(column meaningful_ranked)")
-    orig, ranked = table.values[:M], table.values[M:2 * M]
-    if mid:
-        ranked_mid = table.values[2 * M:3 * M]
-    # bounded ranked columns (approx=): half-widths and exact-value ids, zeros where exact
-    half = np.zeros_like(ranked)
-    ids = {}
-    for k, col in enumerate(table.measures[M:2 * M]):
-        if col.midpoint:
-            half[k] = table.values[table.index(f"halfwidth({col})")]
-            ids[k] = table.exact_ids[str(col)]
-    hw_max = [float(np.nanmax(half[m])) if half[m].size else 0.0 for m in range(M)]
-    # correlations round means to 8 decimals and tests square differences: with approx the
-    # ranked columns are normalised phi, as small as 1e-300 at N = 1000, so both see each
-    # column scaled by a power of two (exact) to a largest value in (1/2, 1]; neither
-    # changes under a positive scaling otherwise
-    unit = np.ones(M)
-    if approx is not None:
-        for m in range(M):
-            top = float(np.nanmax(ranked[m])) if ranked[m].size else 0.0
-            unit[m] = 2.0 ** math.ceil(math.log2(top)) if top > 0 else 1.0
-    r_stat, h_stat = ranked / unit[:, None, None], half / unit[:, None, None]
-    if mid:
-        mid_stat = ranked_mid / unit[:, None, None]
 
-    # Table 2/3
+
+def _table2(s: _Scores, plan: StudyPlan, rb: dict, tick) -> pd.DataFrame:
+    """Tables 2/3: each measure against its ranked version."""
     rows = []
-    for m in range(M):
-        by_topic = st.tau_by_topic(orig[m].T, r_stat[m].T)
+    for k, m in enumerate(plan.names):
+        orig, ranked = s.orig[m], s.stat[m]
+        by_topic = st.tau_by_topic(orig.T, ranked.T)
         defined = by_topic[~np.isnan(by_topic)]
-        rows.append({"measure": label(measures[m]),
-                     "tau_unq": st.tau_overall(orig[m].T, r_stat[m].T),
-                     "tau_ap_unq": st.tau_ap(np.round(np.nanmean(orig[m], axis=1), 8),
-                                             np.round(np.nanmean(r_stat[m], axis=1), 8)),
-                     "tau_mid": st.tau_overall(orig[m].T, mid_stat[m].T) if mid else np.nan,
+        rows.append({"measure": m, "ranked": s.ranked_names[m],
+                     "tau_unq": st.tau_overall(orig.T, ranked.T),
+                     "tau_ap_unq": st.tau_ap(_means8(orig), _means8(ranked)),
+                     "tau_mid": st.tau_overall(orig.T, s.mid_stat[m].T) if plan.mid else np.nan,
                      "topic_tau_min": float(defined.min()) if len(defined) else np.nan,
                      "topic_tau_max": float(defined.max()) if len(defined) else np.nan,
-                     "rb_dependent": rb_dependent[measures[m]],
-                     **({"halfwidth_max": hw_max[m]} if approx is not None else {})})
-        tick("correlations with the ranked versions", m + 1, M)
-    table2 = pd.DataFrame(rows)
+                     "rb_dependent": rb[m],
+                     **({"halfwidth_max": s.halfwidth_max(m)} if plan.approx is not None else {})})
+        tick("correlations with the ranked versions", k + 1, len(plan.names))
+    return pd.DataFrame(rows)
 
-    # Table 4
+
+def _means8(x: np.ndarray) -> np.ndarray:
+    """Each system's mean over topics, rounded to 8 decimals (ties of means for tau)."""
+    return np.round(np.nanmean(x, axis=1), 8)
+
+
+def _table4(s: _Scores, plan: StudyPlan, tick) -> pd.DataFrame:
+    """Table 4: every pair of measures, and of their ranked versions."""
     rows = []
-    pairs = M * (M - 1) // 2
-    for k, (a, b) in enumerate(itertools.combinations(range(M), 2)):
-        t_o = st.tau_overall(orig[a].T, orig[b].T)
-        t_r = st.tau_overall(r_stat[a].T, r_stat[b].T)
-        ma, mb = (np.round(np.nanmean(x, axis=1), 8) for x in (orig[a], orig[b]))
-        ra, rb = (np.round(np.nanmean(x, axis=1), 8) for x in (r_stat[a], r_stat[b]))
-        rows.append({"measure_1": label(measures[a]), "measure_2": label(measures[b]), "tau": t_o,
-                     "tau_ranked": t_r, "delta_pct": 100 * (t_r - t_o) / t_o if t_o else np.nan,
-                     "tau_ap": st.tau_ap(ma, mb), "tau_ap_ranked": st.tau_ap(ra, rb),
-                     "halfwidth_max": max(hw_max[a], hw_max[b])})
-        tick("correlations between measures", k + 1, pairs)
+    pairs = list(itertools.combinations(plan.names, 2))
+    for k, (a, b) in enumerate(pairs):
+        t_o = st.tau_overall(s.orig[a].T, s.orig[b].T)
+        t_r = st.tau_overall(s.stat[a].T, s.stat[b].T)
+        rows.append({"measure_1": a, "measure_2": b, "tau": t_o, "tau_ranked": t_r,
+                     "delta_pct": 100 * (t_r - t_o) / t_o if t_o else np.nan,
+                     "tau_ap": st.tau_ap(_means8(s.orig[a]), _means8(s.orig[b])),
+                     "tau_ap_ranked": st.tau_ap(_means8(s.stat[a]), _means8(s.stat[b])),
+                     "halfwidth_max": max(s.halfwidth_max(a), s.halfwidth_max(b))})
+        tick("correlations between measures", k + 1, len(pairs))
     table4 = pd.DataFrame(rows, columns=["measure_1", "measure_2", "tau", "tau_ranked", "delta_pct", "tau_ap",
                                          "tau_ap_ranked", "halfwidth_max"])  # the columns even for one measure
-    if approx is None:
-        table4 = table4.drop(columns="halfwidth_max")
+    return table4 if plan.approx is not None else table4.drop(columns="halfwidth_max")
 
-    # Tables 5/6, with which statements are meaningful (see meaningful_test)
-    levels = max(judged.topics.max_grade, 1) + 1
-    interval = {m: _is_interval(m, depth, levels) for m in measures}
-    rows = []
-    results, flips = {}, {}
-    total = M * len(tests)
-    for k, (m, test) in enumerate(itertools.product(range(M), tests)):
-        a = st.run_test(test, orig[m].T, alpha)
-        b = st.run_test(test, r_stat[m].T, alpha)
+
+def _tables5_6(s: _Scores, plan: StudyPlan, scale: dict, rb: dict, tick):
+    """Tables 5/6: each test on the original and the ranked scores, the changes, and
+    whether each conclusion is meaningful (:func:`irscale.scales.permissible.meaningful_test`).
+    Returns the frame, the test results per (measure, test) and, under approx, the pairs
+    whose ranked decision could flip."""
+    rows, results, flips = [], {}, {}
+    todo = list(itertools.product(plan.names, plan.tests))
+    for k, (m, test) in enumerate(todo):
+        a = st.run_test(test, s.orig[m].T, plan.alpha)
+        b = st.run_test(test, s.stat[m].T, plan.alpha)
         results[m, test] = (a, b)
-        if m in ids:
-            flips[m, test] = st.could_flip(test, r_stat[m].T, h_stat[m].T, ids[m].T, alpha, b.significant)
+        if s.ids.get(m) is not None:
+            flips[m, test] = st.could_flip(test, s.stat[m].T, s.half_stat[m].T, s.ids[m].T, plan.alpha,
+                                           b.significant)
         ch = st.change(a, b)
-        rows.append({"measure": label(measures[m]), "test": st.TEST_NAMES[test], "ordinal": test in st.ORDINAL,
+        rows.append({"measure": m, "test": st.TEST_NAMES[test], "ordinal": test in st.ORDINAL,
                      "sig": ch.sig, "s2ns": ch.s2ns, "s2ns_pct": 100 * ch.s2ns / ch.sig if ch.sig else 0.0,
                      "ns2s": ch.ns2s, "ns2s_pct": 100 * ch.ns2s / ch.sig if ch.sig else 0.0,
                      "delta_pct": 100 * ch.delta, "sig_ranked": ch.sig_ranked,
-                     "meaningful": meaningful_test(test, interval[measures[m]], rb_dependent[measures[m]]),
-                     "meaningful_ranked": meaningful_test(test, True, rb_dependent[measures[m]]),
-                     **({"halfwidth_max": hw_max[m],
-                         "could_flip_ranked": int(flips[m, test].sum()) if m in ids else 0}
-                        if approx is not None else {})})
-        tick("significance tests", k + 1, total)
+                     "meaningful": meaningful_test(test, scale[m], rb[m]),
+                     "meaningful_ranked": meaningful_test(test, True, rb[m]),
+                     **({"halfwidth_max": s.halfwidth_max(m),
+                         "could_flip_ranked": int(flips[m, test].sum()) if (m, test) in flips else 0}
+                        if plan.approx is not None else {})})
+        tick("significance tests", k + 1, len(todo))
     changes = pd.DataFrame(rows, columns=["measure", "test", "ordinal", "sig", "s2ns", "s2ns_pct", "ns2s", "ns2s_pct",
                                           "delta_pct", "sig_ranked", "meaningful", "meaningful_ranked"]
-                           + (["halfwidth_max", "could_flip_ranked"] if approx is not None else []))
-    if correction != "none":
-        _corrected_counts(changes, results, M, tests, correction, across_measures, alpha)
-    codes = None
-    mf_table = None
-    if measure_free:
-        from irscale import measurefree as mf
+                           + (["halfwidth_max", "could_flip_ranked"] if plan.approx is not None else []))
+    return changes, results, flips
 
-        tick("measure-free view", 0, 1)
-        codes = mf.topic_comparisons(judged, depth=depth)  # (pairs, topics): the runs cut at N, graded
-        mf_table = mf.pair_summary(codes, judged.systems, alpha)
-        # each measure is judged against the order on the runs it sees: a binary measure's
-        # runs are the qrels binarised at its rel (P and AP on graded qrels), a graded one's
-        # the grades themselves
-        by_rel = {None: codes}
 
-        def codes_of(m):
-            pm = parse_measure(measures[m])
-            rel = None if pm.graded or judged.topics.max_grade <= 1 else getattr(pm, "rel", 1)
-            if rel not in by_rel:
-                by_rel[rel] = mf.topic_comparisons(judged, depth=depth, rel=rel)
-            return by_rel[rel]
+def _measure_free(judged, s: _Scores, plan: StudyPlan, results: dict, changes: pd.DataFrame, tick):
+    """The measure-free view: every pair's weak-order comparisons, and Tables 5/6's
+    significant pairs resting on incomparable topics. Each measure is judged against the
+    order on the runs it sees: a binary measure's runs are the qrels binarised at its rel
+    (P and AP on graded qrels), a graded one's the grades themselves. Returns the pair
+    summary and each measure's comparison codes."""
+    from irscale import measurefree as mf
 
-        measure_codes = {m: codes_of(m) for m in range(M)}
-        for scale, values, k in (("", orig, 0), ("_ranked", ranked, 1)):
-            # each pair's share of sum |d_t| from incomparable topics, once per measure; a
-            # significant pair is flagged where it exceeds 1/2 (mf.rests_on_incomparable)
-            mass = {m: np.nan_to_num(mf.incomparable_share(measure_codes[m], mf.pair_differences(values[m].T)))
-                    > 0.5 for m in range(M)}
-            changes["flagged_incomparable" + scale] = [int((mass[m] & results[m, t][k].significant).sum())
-                                                       for m, t in itertools.product(range(M), tests)]
-        tick("measure-free view", 1, 1)
-    means = pairs = None
-    complete = not (np.isnan(orig).any() or np.isnan(ranked).any())
-    if (effects or baselines is not None) and not complete:
+    tick("measure-free view", 0, 1)
+    by_rel = {None: mf.topic_comparisons(judged, depth=plan.depth)}  # (pairs, topics): the runs cut at N
+    codes = {}
+    for m in plan.measures:
+        rel = None if m.graded and getattr(m, "rel", None) is None or judged.topics.max_grade <= 1 \
+            else (getattr(m, "rel", None) or 1)
+        if rel not in by_rel:
+            by_rel[rel] = mf.topic_comparisons(judged, depth=plan.depth, rel=rel)
+        codes[str(m)] = by_rel[rel]
+    for scale, values, k in (("", s.orig, 0), ("_ranked", s.ranked, 1)):
+        # each pair's share of sum |d_t| from incomparable topics, once per measure; a
+        # significant pair is flagged where it exceeds 1/2 (mf.rests_on_incomparable)
+        mass = {m: np.nan_to_num(mf.incomparable_share(codes[m], mf.pair_differences(values[m].T))) > 0.5
+                for m in plan.names}
+        changes["flagged_incomparable" + scale] = [int((mass[m] & results[m, t][k].significant).sum())
+                                                   for m, t in itertools.product(plan.names, plan.tests)]
+    tick("measure-free view", 1, 1)
+    return mf.pair_summary(by_rel[None], judged.systems, plan.alpha), codes
+
+
+def _effects(systems, s: _Scores, plan: StudyPlan, scale: dict, rb: dict, codes, flips, tick):
+    """The means with their intervals and the comparisons with baselines (both need a
+    score on every topic)."""
+    if not (plan.effects or plan.baselines is not None):
+        return None, None
+    if any(np.isnan(s.orig[m]).any() or np.isnan(s.ranked[m]).any() for m in plan.names):
         import warnings
 
         from irscale.errors import IrscaleWarning
 
         warnings.warn("means with confidence intervals and comparisons with baselines need a score on every topic; "
                       "some topics were left out (missing_topics='drop'): evaluate with missing_topics='zero' "
-                      "(CLI --missing-topics zero) for them", IrscaleWarning, stacklevel=2)
-    elif effects:
-        means = _means(measures, orig, ranked, judged.systems, n_resamples, seed, tick)
-        if approx is not None:  # the most each mean on the ranked scale can be off
-            means["halfwidth"] = np.concatenate([np.concatenate([np.zeros(len(judged.systems)),
-                                                                 half[m].mean(axis=1)]) for m in range(M)])
-    if baselines is not None and complete:
-        pairs = _baseline_pairs(measures, orig, ranked, judged.systems, baselines, tests, alpha, correction,
-                                interval, rb_dependent, measure_codes if measure_free else None, n_resamples, seed,
-                                tick, flips if approx is not None else None, half if approx is not None else None)
-    prov = {"irscale_version": __version__, "N": depth, "relevance": relevance, "measures": measures, "tests": list(tests),
-            "alpha": alpha, "systems": len(judged.systems), "topics": list(judged.topics.names),
-            "tie_strategies": ["unq", "mid"] if mid else ["unq"], "means_rounded_to": 8,
+                      "(CLI --missing-topics zero) for them", IrscaleWarning, stacklevel=3)
+        return None, None
+    means = pairs = None
+    if plan.effects:
+        means = _means(plan.names, s, systems, plan.n_resamples, plan.seed, tick)
+        if plan.approx is not None:  # the most each mean on the ranked scale can be off
+            means["halfwidth"] = np.concatenate([np.concatenate([np.zeros(len(systems)), s.half[m].mean(axis=1)])
+                                                 for m in plan.names])
+    if plan.baselines is not None:
+        pairs = _baseline_pairs(plan, s, systems, scale, rb, codes, tick, flips if plan.approx is not None else None)
+    return means, pairs
+
+
+def _provenance(data, table: ScoreTable, judged, plan: StudyPlan, relevance: str, levels: int, scale: dict,
+                resampled: bool) -> dict:
+    prov = {"irscale_version": __version__, "N": plan.depth, "relevance": relevance, "measures": plan.names,
+            "ranked": [str(c) for c in table.measures if type(c).__name__ == "Ranked"],
+            "tests": list(plan.tests), "alpha": plan.alpha, "systems": len(judged.systems),
+            "topics": list(judged.topics.names), "tie_strategies": list(plan.ties), "means_rounded_to": 8,
             "rank_maps": table.provenance["transform"]["maps"],
-            "theory": {measures[i]: col.theory.as_dict() for i, col in enumerate(table.measures[M:2 * M])
-                       if col.theory is not None},
+            "theory": {m: said.as_dict() for m, said in scale.items()},
             "runs": list(judged.systems), "levels": levels,
             **_qrels_provenance(data),
-            "correction": correction, "correction_across_measures": across_measures,
-            "baselines": None if baselines is None else list(baselines),
-            "bootstrap": {"method": "BCa", "n_resamples": n_resamples, "seed": seed, "confidence": 0.95}
-            if (means is not None or pairs is not None) else None,
-            "seconds": time.perf_counter() - t0}
-    if approx is not None:
-        prov["approx"] = approx
+            "correction": plan.correction, "correction_across_measures": plan.across_measures,
+            "baselines": None if plan.baselines is None else list(plan.baselines),
+            "bootstrap": {"method": "BCa", "n_resamples": plan.n_resamples, "seed": plan.seed, "confidence": 0.95}
+            if resampled else None}
+    if plan.approx is not None:
+        prov["approx"] = plan.approx
         prov["bounds"] = table.provenance["transform"].get("bounds", {})
-    return Study(depth, tuple(measures), judged.systems, judged.topics.names, table2, table4, changes, prov,
-                 means=means, pairs=pairs, measure_free=mf_table)
+    return prov
+
+
+def _scores_frame(s: _Scores, plan: StudyPlan, systems, topics) -> pd.DataFrame:
+    """The per-topic scores every table rests on, tidy: measure, system, topic, value,
+    ranked (unq; normalised midpoint under approx), ranked_mid, halfwidth (approx)."""
+    S, T = len(systems), len(topics)
+    frames = []
+    for m in plan.names:
+        cols = {"measure": m, "system": np.repeat(np.asarray(systems, dtype=object), T),
+                "topic": np.tile(np.asarray(topics, dtype=object), S),
+                "value": s.orig[m].reshape(-1), "ranked": s.ranked[m].reshape(-1)}
+        if plan.mid:
+            cols["ranked_mid"] = s.mid[m].reshape(-1)
+        if plan.approx is not None:
+            cols["halfwidth"] = s.half[m].reshape(-1)
+        frames.append(pd.DataFrame(cols))
+    return pd.concat(frames, ignore_index=True)
 
 
 def _qrels_provenance(data) -> dict:
@@ -414,7 +558,7 @@ def qrels_provenance(path) -> dict:
     return {"qrels": str(path), "qrels_sha256": h.hexdigest()}
 
 
-def _corrected_counts(changes: pd.DataFrame, results: dict, M: int, tests, correction: str, across: bool,
+def _corrected_counts(changes: pd.DataFrame, results: dict, names, tests, correction: str, across: bool,
                       alpha: float) -> None:
     """Tables 5/6's pairs significant after ``correction`` of each test's p-values over
     the system pairs (and the measures, ``across``); Tukey-type tests as they are."""
@@ -424,22 +568,22 @@ def _corrected_counts(changes: pd.DataFrame, results: dict, M: int, tests, corre
     for t in tests:
         for k in (0, 1):
             if t in st.MULTI:
-                for m in range(M):
+                for m in names:
                     out[m, t, k] = results[m, t][k].n_significant
             elif across:
-                _, rejects = correct_families([results[m, t][k].pvalue for m in range(M)], correction, alpha)
-                for m in range(M):
-                    out[m, t, k] = int(rejects[m].sum())
+                _, rejects = correct_families([results[m, t][k].pvalue for m in names], correction, alpha)
+                for m, rej in zip(names, rejects):
+                    out[m, t, k] = int(rej.sum())
             else:
-                for m in range(M):
+                for m in names:
                     out[m, t, k] = int(correct(results[m, t][k].pvalue, correction, alpha)[1].sum())
-    order = list(itertools.product(range(M), tests))
+    order = list(itertools.product(names, tests))
     changes["correction"] = correction + (" across measures" if across else "")
     changes["sig_adjusted"] = [out[m, t, 0] for m, t in order]
     changes["sig_ranked_adjusted"] = [out[m, t, 1] for m, t in order]
 
 
-def _means(measures, orig, ranked, systems, n_resamples: int, seed: int, tick) -> pd.DataFrame:
+def _means(names, s: _Scores, systems, n_resamples: int, seed: int, tick) -> pd.DataFrame:
     """Each system's mean with its BCa interval, per measure, on both scales: one call of
     :func:`irscale.effects.system_means` per (measure, scale) column, so that a column's
     intervals depend on that column alone (its own score scale decides what is constant
@@ -447,73 +591,93 @@ def _means(measures, orig, ranked, systems, n_resamples: int, seed: int, tick) -
     from irscale.effects import system_means
 
     frames = []
-    total = 2 * len(measures)
-    for m, name in enumerate(measures):
-        for scale, values in (("original", orig), ("ranked", ranked)):
-            df = system_means(values[m].T, names=list(systems), n_resamples=n_resamples, seed=seed)
+    for m in names:
+        for scale, values in (("original", s.orig[m]), ("ranked", s.ranked[m])):
+            df = system_means(values.T, names=list(systems), n_resamples=n_resamples, seed=seed)
             df.insert(0, "scale", scale)
-            df.insert(0, "measure", name)
+            df.insert(0, "measure", m)
             frames.append(df[["measure", "scale", "system", "mean", "ci_low", "ci_high"]])
-            tick("means with confidence intervals", len(frames), total)
+            tick("means with confidence intervals", len(frames), 2 * len(names))
     return pd.concat(frames, ignore_index=True)
 
 
-def _baseline_pairs(measures, orig, ranked, systems, baselines, tests, alpha, correction, interval, rb_dependent,
-                    codes, n_resamples, seed, tick, flips=None, half=None) -> pd.DataFrame:
+def _baseline_pairs(plan: StudyPlan, s: _Scores, systems, scale: dict, rb: dict, codes, tick,
+                    flips=None) -> pd.DataFrame:
     """Every other system against each baseline, per measure, scale and test (see
     :func:`compare`): differences read system minus baseline."""
+    position = {name: k for k, name in enumerate(systems)}
+    frames = []
+    total = len(plan.names) * 2 * len(plan.tests)
+    for m in plan.names:
+        for which, values in (("original", s.orig[m]), ("ranked", s.ranked[m])):
+            ci = None
+            for test in plan.tests:
+                out, ci = _baseline_rows(plan, m, which, values, test, systems, ci, meaningful_test(
+                    test, True if which == "ranked" else scale[m], rb[m]))
+                i = np.array([position[x] for x in out["system_1"]], dtype=np.int64)
+                j = np.array([position[x] for x in out["system_2"]], dtype=np.int64)
+                _bounded_columns(out, plan, s, m, which, test, i, j, len(systems), flips)
+                if codes is not None:
+                    _incomparable_columns(out, codes[m], values, i, j, len(systems))
+                frames.append(out)
+                tick("comparisons with baselines", len(frames), total)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _baseline_rows(plan: StudyPlan, m: str, which: str, values, test: str, systems, ci, meaningful: bool):
+    """One (measure, scale, test)'s comparisons with the baselines (system minus baseline)
+    and the intervals, which do not depend on the test (computed once per scale)."""
     from irscale.effects import pairwise
 
-    if isinstance(baselines, str):
-        baselines = [baselines]
-    position = {name: k for k, name in enumerate(systems)}
-    S = len(systems)
-    frames = []
-    done, total = 0, len(measures) * 2 * len(tests)
-    for m, name in enumerate(measures):
-        for scale, values in (("original", orig), ("ranked", ranked)):
-            ci = None
-            for test in tests:
-                corr = "none" if test in st.MULTI else correction  # Tukey-type: adjusted already
-                df = pairwise(values[m].T, test, alpha, corr, baselines=list(baselines), names=systems,
-                              n_resamples=n_resamples, seed=seed, ci=ci is None)
-                if ci is None:  # the intervals do not depend on the test: computed once
-                    ci = df[["ci_low", "ci_high"]].to_numpy()
-                df["ci_low"], df["ci_high"] = ci[:, 0], ci[:, 1]
-                out = pd.DataFrame({
-                    "measure": name, "scale": scale, "test": st.TEST_NAMES[test],
-                    "system_1": df["system_1"], "system_2": df["system_2"],
-                    "mean_1": df["mean_1"], "mean_2": df["mean_2"],
-                    "diff": -df["diff"], "ci_low": -df["ci_high"], "ci_high": -df["ci_low"],
-                    "d_z": -df["d_z"], "rank_biserial": -df["rank_biserial"],
-                    "p_value": df["p_value"], "p_adjusted": df["p_adjusted"], "significant": df["significant"],
-                    "correction": corr,
-                    "meaningful": meaningful_test(test, True if scale == "ranked" else interval[name],
-                                                  rb_dependent[name])})
-                i = np.array([position[x] for x in df["system_1"]], dtype=np.int64)
-                j = np.array([position[x] for x in df["system_2"]], dtype=np.int64)
-                lo, hi = np.minimum(i, j), np.maximum(i, j)
-                row = lo * S - lo * (lo + 1) // 2 + (hi - lo - 1)  # the pair's row in triu order
-                if half is not None:  # the most the difference of means can be off (0: exact scores)
-                    out["halfwidth"] = ((half[m][i] + half[m][j]).mean(axis=1) if scale == "ranked"
-                                        else np.zeros(len(out)))
-                if flips is not None:  # the decision could differ within the bounds (ranked, bounded only)
-                    f = flips.get((m, test))
-                    if corr != "none" and scale == "ranked" and f is not None:
-                        out["could_flip"] = pd.array([pd.NA] * len(out), dtype="boolean")  # not bounded: see doc
-                    else:
-                        out["could_flip"] = pd.array(f[row] if scale == "ranked" and f is not None
-                                                     else np.zeros(len(out), bool), dtype="boolean")
-                if codes is not None:
-                    from irscale import measurefree as mf
+    corr = "none" if test in st.MULTI else plan.correction  # Tukey-type: adjusted already
+    df = pairwise(values.T, test, plan.alpha, corr, baselines=list(plan.baselines), names=systems,
+                  n_resamples=plan.n_resamples, seed=plan.seed, ci=ci is None)
+    if ci is None:
+        ci = df[["ci_low", "ci_high"]].to_numpy()
+    df["ci_low"], df["ci_high"] = ci[:, 0], ci[:, 1]
+    out = pd.DataFrame({
+        "measure": m, "scale": which, "test": st.TEST_NAMES[test],
+        "system_1": df["system_1"], "system_2": df["system_2"],
+        "mean_1": df["mean_1"], "mean_2": df["mean_2"],
+        "diff": -df["diff"], "ci_low": -df["ci_high"], "ci_high": -df["ci_low"],
+        "d_z": -df["d_z"], "rank_biserial": -df["rank_biserial"],
+        "p_value": df["p_value"], "p_adjusted": df["p_adjusted"], "significant": df["significant"],
+        "correction": corr, "meaningful": meaningful})
+    return out, ci
 
-                    d = (values[m].T[:, i] - values[m].T[:, j]).T
-                    mine = codes[m][row]  # the order on the runs this measure sees
-                    mass = mf.incomparable_share(mine, d)  # share of sum |d_t| from incomparable topics
-                    out["incomparable_share"] = (mine == mf.INCOMPARABLE).mean(axis=1)
-                    out["incomparable_mass"] = mass
-                    out["rests_on_incomparable"] = out["significant"].to_numpy() & (np.nan_to_num(mass) > 0.5)
-                frames.append(out)
-                done += 1
-                tick("comparisons with baselines", done, total)
-    return pd.concat(frames, ignore_index=True)
+
+def _pair_rows(i: np.ndarray, j: np.ndarray, S: int) -> np.ndarray:
+    """Each pair's row in stats.pair_index (upper-triangle) order."""
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    return lo * S - lo * (lo + 1) // 2 + (hi - lo - 1)
+
+
+def _bounded_columns(out: pd.DataFrame, plan: StudyPlan, s: _Scores, m: str, which: str, test: str, i, j, S: int,
+                     flips) -> None:
+    """Under approx: the most the difference of means can be off (0: exact scores) and
+    whether the decision could differ within the bounds (ranked, bounded only)."""
+    if plan.approx is None:
+        return
+    out["halfwidth"] = ((s.half[m][i] + s.half[m][j]).mean(axis=1) if which == "ranked" else np.zeros(len(out)))
+    if flips is None:
+        return
+    f = flips.get((m, test))
+    corr = out["correction"].iloc[0] if len(out) else "none"
+    if corr != "none" and which == "ranked" and f is not None:
+        out["could_flip"] = pd.array([pd.NA] * len(out), dtype="boolean")  # not bounded: see compare
+    else:
+        out["could_flip"] = pd.array(f[_pair_rows(i, j, S)] if which == "ranked" and f is not None
+                                     else np.zeros(len(out), bool), dtype="boolean")
+
+
+def _incomparable_columns(out: pd.DataFrame, codes, values, i, j, S: int) -> None:
+    """The share of topics, and of sum |d_t|, where the two runs are incomparable in the
+    weak order on the runs this measure sees, and the significant pairs resting on them."""
+    from irscale import measurefree as mf
+
+    d = (values.T[:, i] - values.T[:, j]).T
+    mine = codes[_pair_rows(i, j, S)]
+    mass = mf.incomparable_share(mine, d)  # share of sum |d_t| from incomparable topics
+    out["incomparable_share"] = (mine == mf.INCOMPARABLE).mean(axis=1)
+    out["incomparable_mass"] = mass
+    out["rests_on_incomparable"] = out["significant"].to_numpy() & (np.nan_to_num(mass) > 0.5)

@@ -67,3 +67,34 @@ def levels(value, name: str = "levels") -> int:
                             f"as 8-bit integers), not {value}; cap the grades with max_grade= (CLI --max-grade), "
                             "or use binary relevance (relevance='lenient' / --relevance lenient)")
     return value
+
+
+def writable_dir(name: str, path) -> "os.PathLike":
+    """``path`` as a directory that can be written: created (with its parents) if missing,
+    and a probe file written and removed in it, so that a report's destination fails in a
+    second, before the work, not after it. An existing file, a path under a file, a
+    read-only place (a read-only mount, /proc) get one :class:`ArgumentError` naming it."""
+    import errno
+    import os
+    import tempfile
+    from pathlib import Path
+
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ArgumentError(f"{name} {p}: is a file, not a directory; name a directory for the report (it is "
+                            "created if missing), for example --out study/")
+    for parent in p.parents:
+        if parent.exists() and not parent.is_dir():
+            raise ArgumentError(f"{name} {p}: {parent} is a file, not a directory; name a directory whose parents "
+                                "are directories")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".irscale-probe-", dir=p)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        why = {errno.EROFS: "a read-only file system", errno.EACCES: "permission denied",
+               errno.EPERM: "operation not permitted"}.get(e.errno, e.strerror or str(e))
+        raise ArgumentError(f"{name} {p}: cannot write there ({why}); name a directory you can write, for example "
+                            "--out ./study") from None
+    return p

@@ -1033,9 +1033,12 @@ def study_figures(study, spacing: bool = False, samples: int = 1000, others: boo
             rows = means[means["measure"] == m]
             o = rows[rows["scale"] == "original"].set_index("system")["mean"]
             r = rows[rows["scale"] == "ranked"].set_index("system")["mean"].reindex(o.index)
-            out.append(means_scatter(o.to_numpy(), r.to_numpy(), list(o.index), measure=f"{m}@{study.N}").figure())
+            out.append(means_scatter(o.to_numpy(), r.to_numpy(), list(o.index), measure=str(m)).figure())
     if spacing:
         levels = max((v.get("levels", 2) for v in study.provenance.get("rank_maps", {}).values()), default=2)
-        out.append(rank_spacing_plot(list(study.measures), [study.N], levels, view="quantile",
+        from irscale.report.study import _without_cutoff
+
+        out.append(rank_spacing_plot([_without_cutoff(m, study.N) for m in study.measures], [study.N], levels,
+                                     view="quantile",
                                      samples=samples).figure())
     return out

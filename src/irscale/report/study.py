@@ -522,6 +522,9 @@ def _table2(study: Study, max_rows: int) -> ReportTable:
     df["measure"] = df["measure"].map(name)
     mid = "tau_mid" in df and df["tau_mid"].notna().any()
     cols = [Column("measure", "Measure", "the measure (canonical name), cut at the run length N.", "text"),
+            Column("ranked", "Ranked version", "the ranked (interval-scaled) column it is compared with: φ of the "
+                   "measure's value at N, unq ties (normalized, midpoint: φ / the number of distinct values, the "
+                   "midpoint of certified bounds).", "text", hidden=True),
             Column("tau_unq", "τ (unq)", "Kendall's τ between the systems' ranking by the measure's mean and by its "
                    "ranked version's mean, φ from the unq tie strategy (paper Table 2); 1 means the same ranking.",
                    latex=r"$\tau$ (unq)"),
@@ -1141,6 +1144,8 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
       SVG; no script, font, image or style sheet loaded from anywhere);
     * ``report_N<N>.md``: the same tables in Markdown, linking the files below;
     * ``provenance_N<N>.yaml``: the provenance (ir_metadata style);
+    * ``scores_N<N>.csv``: the per-topic scores every table rests on (``Study.scores``:
+      measure, system, topic, value, ranked, ranked_mid, halfwidth), at full precision;
     * for each table, ``<stem>_N<N>.csv`` and ``.json`` (exact values plus ``*_display``
       columns) and ``.tex`` (booktabs): the means, Tables 2/3, Table 4, Tables 5 and 6 (one
       CSV, both LaTeX tables in one ``.tex``), the comparisons with baselines; the
@@ -1152,8 +1157,9 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
     from irscale.report.html import html_report
     from irscale.report.latex import latex_document_tables
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    from irscale.validate import writable_dir
+
+    out = writable_dir("out", out)  # an existing file, a read-only place: one IrscaleError, nothing half-written
     figures = _figures(figures)
     tag = f"N{study.N}"
     written: list[Path] = []
@@ -1179,6 +1185,10 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
     for t in tables:
         links[t.key] = f"{t.stem}_{tag}"
     links["provenance"] = f"provenance_{tag}"
+    scores = getattr(study, "scores", None)
+    if isinstance(scores, pd.DataFrame):  # the per-topic scores every table rests on (full precision)
+        put(f"scores_{tag}.csv", scores.to_csv(index=False))
+        links["scores"] = f"scores_{tag}"
     put(f"provenance_{tag}.yaml", provenance_yaml(study, command))
     put(f"report_{tag}.md", study_markdown(study, links, figures, command, tables=tables))
     html = out / f"report_{tag}.html"
@@ -1210,12 +1220,19 @@ def tau_tables(studies: Sequence[Study]) -> list[tuple[str, str, pd.DataFrame]]:
         rows, names = [], []
         for st in studies:
             name = canonical_names(st)
-            tau = {name(m): v for m, v in zip(st.table2["measure"], st.table2[col])} if col in st.table2 else {}
+            # one column per measure across run lengths: its name without the cutoff N of the row
+            tau = {_without_cutoff(name(m), st.N): v for m, v in zip(st.table2["measure"], st.table2[col])} \
+                if col in st.table2 else {}
             names += list(tau)
             rows.append({"N": st.N, **tau})
         order = _order(names, TAU_ORDER)
         tables.append((title, col, pd.DataFrame(rows, columns=["N"] + order)))
     return tables
+
+
+def _without_cutoff(name: str, N: int) -> str:
+    """``RBP(p=0.8)@30`` at N = 30 -> ``RBP(p=0.8)`` (a study's measures are named at N)."""
+    return name[:-len(f"@{N}")] if name.endswith(f"@{N}") else name
 
 
 def tau_report_tables(studies: Sequence[Study]) -> list[ReportTable]:

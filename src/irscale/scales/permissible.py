@@ -1,22 +1,36 @@
-"""Which statistics are permissible on a measure: its scale type under each order.
+"""The one owner of "on which scale is this measure" and "is this test's conclusion
+meaningful" (Stevens' permissible statistics; the 2021 paper, Sections 2.4 and 4).
 
-The permissible statistics of a scale (Stevens; the 2021 paper, Section 4): on an
-ordinal scale medians, ranks and sign/rank tests are meaningful; means, t tests and
-ANOVA need an interval scale. Whether a measure is one depends on the order on runs it is
-read under (``set``, ``strong``, ``weak``: :mod:`irscale.scales.orders`) and on the run
-length N and the number of relevance levels.
+Every caller asks here: ``compare`` (Tables 5/6's ``meaningful`` columns and the
+comparisons with baselines), the warnings of ``ScoreTable.mean``, ``transform`` and
+``compare``, ``irscale measures``, the reports' theory notes (each ranked column's
+``theory``) and the public door :mod:`irscale.meaning`.
 
-* :func:`scale_types` checks a measure under every order over all runs of length N
-  (:func:`irscale.scales.checks.is_ordinal` / :func:`~irscale.scales.checks.is_interval`,
-  as ``irscale inspect`` does), and keeps the answers in the cache directory
-  (``scale-types-v1.json``), so ``irscale measures`` lists them without checking again.
-* :func:`interval_at` says whether the original measure is an interval scale at any N,
-  from what the papers prove (:func:`irscale.scales.theory.statement`, under the order
-  the papers study the measure under); None where they say nothing.
+* :func:`scale_of` ``(measure, N, levels, order=None) -> Statement``: the scale of the
+  original measure on its runs of length N with ``levels`` relevance degrees (2 for binary
+  measures, and graded ones given ``rel=``, whatever ``levels`` is). Where the papers speak
+  (:func:`irscale.scales.theory.statement`: P, R, F, gP, gR, AP, RR, RBP, DCG, nDCG, ERR,
+  SBTO, RBTO) it is their statement, under the order they study the measure under. Where
+  they do not (a user measure, Rprec, bpref), or where another ``order`` is asked, it is
+  the exhaustive check over all ``levels ** N`` runs (:mod:`irscale.scales.checks`) under
+  that order (by default the measure's own induced order: interval iff its distinct values
+  are equi-spaced), with the real number of levels; beyond :data:`CHECK_RUNS` runs the
+  verdict is "not shown to be an interval scale" (``Statement.established`` False), never
+  an error. The verdict always carries its reason and source.
+* :func:`meaningful_test` ``(test, statement, recall_base_dependent) -> bool``: sign and
+  Friedman compare two systems within each topic, meaningful on any ordinal scale;
+  rank-sum and Kruskal-Wallis pool the scores of all topics, so they need one ordinal scale
+  across topics, which recall-base-dependent measures lack (each topic divides by its own
+  recall base); signed-rank, t and the ANOVAs add or subtract scores, so they need one
+  interval scale across topics (:data:`TEST_NEEDS`).
+* :func:`scale_types`: the exhaustive verdicts under the set, strong and weak orders
+  (what ``irscale measures`` lists), kept in the cache directory
+  (``scale-types-v2.json``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from functools import lru_cache
@@ -25,50 +39,170 @@ from irscale._version import __version__
 from irscale.errors import IrscaleError
 
 SCALE_ORDERS = ("set", "strong", "weak")
-_FILE = "scale-types-v1.json"
+CHECK_ORDERS = SCALE_ORDERS + ("induced",)
+CHECK_RUNS = 2 ** 20  # runs the exhaustive check of a measure without a statement enumerates at most
+_FILE = "scale-types-v2.json"
+
+# what a test needs of the scores to be meaningful (see the module's docstring)
+TEST_NEEDS = {"sign": "within-topic order", "friedman": "within-topic order",
+              "ranksum": "one ordinal scale across topics", "kruskal": "one ordinal scale across topics",
+              "signrank": "one interval scale across topics", "ttest": "one interval scale across topics",
+              "anova1": "one interval scale across topics", "anova2": "one interval scale across topics"}
+
+
+def _at_depth(measure, N: int):
+    from irscale.measures import at_depth, parse_measure
+
+    m = parse_measure(measure, default_cutoff=N)
+    if any(f.name == "cutoff" for f in dataclasses.fields(m)):
+        m = at_depth(m, N)  # the measure on runs of length N: cut at N
+    return m
+
+
+def _own_levels(m, levels: int) -> int:
+    """The relevance degrees of the measure's own run space: 2 for binary measures (and
+    graded ones given ``rel=``), ``levels`` for graded ones."""
+    binary = (not m.graded) or getattr(m, "rel", None) is not None
+    return 2 if binary else levels
+
+
+def scale_of(measure, N: int, levels: int = 2, order: str | None = None):
+    """The scale of ``measure`` (a name or a Measure; put at run length N) on its runs of
+    length ``N`` with ``levels`` relevance degrees: a
+    :class:`~irscale.scales.theory.Statement` (its ``original_scale``, ``order``,
+    ``reason``, ``source``; ``interval`` and ``ordinal`` as properties). ``order``:
+    ``None`` (the papers' order where they speak, else the measure's induced order), or
+    one of ``"set"``, ``"strong"``, ``"weak"``, ``"induced"``. See the module's docstring.
+
+    Examples
+    --------
+    >>> scale_of("P", 10).original_scale, scale_of("P", 10).source
+    ('interval', '2019 paper, Sec. 4.1')
+    >>> scale_of("AP", 10).text()
+    'AP@10 (2 levels): not ordinal under the strong order (2019 paper, Sec. 5-6; 2021 paper, Sec. 3.2: (1,0,0,...) scores below (0,1,1,...) although it is above it); phi equi-spaces AP\\'s own order'
+    >>> s = scale_of("Rprec", 6)
+    >>> s.original_scale, s.order, s.source
+    ('interval', 'induced', 'exhaustive check over all 64 runs (the papers make no statement)')
+    """
+    from irscale.errors import check_choice
+    from irscale.scales.theory import statement
+    from irscale.validate import integer
+
+    N = integer("N", N, minimum=1)
+    levels = integer("levels", levels, minimum=2)
+    if order is not None:
+        order = check_choice("order", order, CHECK_ORDERS)
+    m = _at_depth(measure, N)
+    said = statement(m, N, levels)
+    if said is not None and (order is None or order == said.order):
+        return said
+    return _checked(m, N, _own_levels(m, levels), order or "induced")
+
+
+def _checked(m, N: int, levels: int, order: str):
+    """The exhaustive verdict as a Statement (not established beyond CHECK_RUNS runs)."""
+    from irscale.scales.theory import Statement
+
+    runs = levels ** N
+    if runs > CHECK_RUNS:
+        return Statement(str(m), N, levels, order, "ordinal" if order == "induced" else "not ordinal",
+                         f"the papers make no statement, and its {levels}^{N} runs are too many to check "
+                         f"exhaustively (at most {CHECK_RUNS:,}); not claimed interval",
+                         "irscale: no statement and no check", established=False)
+    try:
+        scale, why = _exhaustive(m, N, levels, order)
+    except IrscaleError as e:
+        return Statement(str(m), N, levels, order, "ordinal" if order == "induced" else "not ordinal",
+                         f"it cannot be checked over its runs ({e}); not claimed interval",
+                         "irscale: no statement and no check", established=False)
+    return Statement(str(m), N, levels, order, scale, why,
+                     f"exhaustive check over all {runs:,} runs (the papers make no statement)")
+
+
+@lru_cache(maxsize=None)
+def _exhaustive(m, N: int, levels: int, order: str) -> tuple[str, str]:
+    """(scale, reason) of ``m`` under ``order`` over all runs, from the cache file when it
+    was checked before by this irscale version."""
+    from irscale.scales.cache import cache_dir
+
+    key = f"{m}|N={N}|levels={levels}|order={order}|irscale {__version__}"
+    path = cache_dir() / _FILE
+    known = _read(path)
+    if isinstance(known.get(key), list) and len(known[key]) == 2:
+        return tuple(known[key])
+    from irscale.scales.checks import as_measure, is_interval, is_ordinal
+
+    fn = as_measure(m, N, levels - 1)
+    ordv = is_ordinal(fn, order, N, levels)
+    if not ordv.holds:
+        out = ("not ordinal", f"{ordv.check} fails: {ordv.counterexample_text()}")
+    else:
+        intv = is_interval(fn, order, N, levels)
+        out = ("interval", "its values are equi-spaced along the order") if intv.holds else \
+            ("ordinal", f"{intv.check} fails: {intv.counterexample_text()}")
+    known = _read(path)  # again: another process may have added answers meanwhile
+    known[key] = list(out)
+    _write(path, known)
+    return out
 
 
 def scale_types(measure, N: int = 10, levels: int = 2) -> dict[str, str]:
     """``{order: "interval" | "ordinal" | "not ordinal"}`` of ``measure`` over all runs of
     length ``N`` with ``levels`` relevance degrees, under the set, strong and weak orders
-    ("ordinal" means ordinal and not interval). Checked exhaustively once per irscale
-    version and then read from the cache directory. Measures that cannot be checked
-    (no runs of their own to enumerate at this size) raise :class:`IrscaleError`."""
-    import dataclasses
-
-    from irscale.measures import at_depth, parse_measure
+    ("ordinal" means ordinal and not interval): :func:`scale_of` under each order, always
+    checked exhaustively (tests/test_theory.py checks that the papers' statements agree with
+    these checks under their order at every small N). Measures that cannot
+    be checked (too many runs, or none of their own) raise :class:`IrscaleError`."""
     from irscale.validate import integer
 
     N = integer("N", N, minimum=1)
     levels = integer("levels", levels, minimum=2)
-    m = parse_measure(measure, default_cutoff=N)
-    if any(f.name == "cutoff" for f in dataclasses.fields(m)):
-        m = at_depth(m, N)  # the measure on runs of length N: cut at N
-    return dict(_scale_types(str(m), N, levels))
-
-
-@lru_cache(maxsize=None)
-def _scale_types(name: str, N: int, levels: int) -> tuple:
-    from irscale.scales.cache import cache_dir
-
-    key = f"{name}|N={N}|levels={levels}|irscale {__version__}"
-    path = cache_dir() / _FILE
-    known = _read(path)
-    if key in known:
-        return tuple(sorted(known[key].items()))
-    from irscale.scales.checks import as_measure, is_interval, is_ordinal
-
-    fn = as_measure(name, N, levels - 1)
+    m = _at_depth(measure, N)
     out = {}
     for order in SCALE_ORDERS:
-        if not is_ordinal(fn, order, N, levels):
-            out[order] = "not ordinal"
-        else:
-            out[order] = "interval" if is_interval(fn, order, N, levels) else "ordinal"
-    known = _read(path)  # again: another process may have added answers meanwhile
-    known[key] = out
-    _write(path, known)
-    return tuple(sorted(out.items()))
+        said = _checked(m, N, levels, order)  # under each order: the exhaustive check
+        if not said.established:
+            raise IrscaleError(f"{m} cannot be checked at N = {N} with {levels} levels: {said.reason}")
+        out[order] = said.original_scale
+    return out
+
+
+def meaningful_test(test: str, scale, recall_base_dependent: bool) -> bool:
+    """Is "systems i and j differ significantly by ``test``" a meaningful statement about
+    scores on ``scale`` (a :class:`~irscale.scales.theory.Statement` from
+    :func:`scale_of`, or a bool: whether the scores are on an interval scale, True for a
+    ranked measure)? See :data:`TEST_NEEDS` and the module's docstring.
+
+    >>> meaningful_test("ttest", scale_of("AP", 30), False), meaningful_test("sign", scale_of("AP", 30), True)
+    (False, True)
+    >>> meaningful_test("ranksum", True, True)  # a ranked AP: interval, but one recall base per topic
+    False
+    """
+    from irscale.errors import check_choice
+
+    test = check_choice("test", test, tuple(TEST_NEEDS))
+    interval = scale if isinstance(scale, bool) else bool(scale.interval)
+    need = TEST_NEEDS[test]
+    if need == "within-topic order":
+        return True
+    if recall_base_dependent:
+        return False
+    return True if need == "one ordinal scale across topics" else interval
+
+
+def interval_at(measure, N: int, levels: int = 2):
+    """Deprecated: :func:`scale_of`, which also answers where the papers say nothing.
+    The papers' statement about ``measure`` at run length N, or None."""
+    import warnings
+
+    from irscale.scales.theory import statement
+
+    warnings.warn("irscale.scales.permissible.interval_at is deprecated: use scale_of (irscale.meaning.scale_of)",
+                  DeprecationWarning, stacklevel=2)
+    try:
+        return statement(measure, N, levels)
+    except IrscaleError:
+        return None
 
 
 def _read(path) -> dict:
@@ -87,14 +221,3 @@ def _write(path, data: dict) -> None:
         os.replace(tmp, path)
     except OSError:  # a read-only cache: the answers are kept for this process only
         pass
-
-
-def interval_at(measure, N: int, levels: int = 2):
-    """The papers' :class:`~irscale.scales.theory.Statement` about ``measure`` at run
-    length N, or None where they say nothing (a user measure, bpref, Rprec)."""
-    from irscale.scales.theory import statement
-
-    try:
-        return statement(measure, N, levels)
-    except IrscaleError:
-        return None

@@ -74,12 +74,14 @@ class Statement:
     original_scale: str
     reason: str
     source: str
+    established: bool = True  # False: no statement and too many runs to check (not claimed interval)
     phi_own_order_only: bool = field(init=False)
 
     def __post_init__(self):
         if self.original_scale not in SCALES:
             raise ValueError(f"original_scale must be one of {SCALES}, not {self.original_scale!r}")
-        object.__setattr__(self, "phi_own_order_only", self.original_scale == "not ordinal")
+        object.__setattr__(self, "phi_own_order_only",
+                           self.original_scale == "not ordinal" or self.order not in ("strong", "set"))
 
     @property
     def ordinal(self) -> bool:
@@ -93,6 +95,8 @@ class Statement:
 
     def scale_text(self) -> str:
         """``interval scale under the set order``, ``ordinal (not interval) under ...``."""
+        if not self.established:
+            return f"not shown to be an interval scale under the {self.order} order"
         what = {"interval": "interval scale", "ordinal": "ordinal (not interval)",
                 "not ordinal": "not ordinal"}[self.original_scale]
         return f"{what} under the {self.order} order"
