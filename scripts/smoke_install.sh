@@ -287,6 +287,6 @@ echo "smoke: $STEP steps in $((SECONDS - START)) s"
 if [ "${#FAILED[@]}" -gt 0 ]; then
     echo "smoke: ${#FAILED[@]} FAILED:" >&2
     printf '  %s\n' "${FAILED[@]}" >&2
-    exit 1
 fi
-echo "smoke: all passed"
+echo "smoke: $((STEP - ${#FAILED[@]})) passed, ${#FAILED[@]} failed"
+[ "${#FAILED[@]}" -eq 0 ]
