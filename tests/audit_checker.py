@@ -12,6 +12,19 @@ irscale.report or irscale.measurefree (nor any other irscale module). Where irsc
 a convention that a plain library call does not follow, it is implemented here from the
 documentation (docs/guide.md and the docstrings of those modules), in this file's own code,
 and a comment says so at each place.
+
+Tolerances: counts, flags, labels, ranks and display strings exactly; means 1e-12 relative
+(the same sums in another order); statistics from another library 1e-9 relative; bootstrap
+intervals to the documented 1e-12 relative (``Audit.inexact_summary`` counts the ends that
+are not bit-identical and says why: scipy's vectorised BCa sums the jackknife in another
+order for a batch of rows than for one).
+
+Not re-derived (``Audit.notes`` says so where it applies): the could-flip flags of the
+rank-based tests on bounded ranked columns (their bound needs the exact-value ids, which the
+scores file does not carry; checked for range and consistency, and the sign test's with
+ties guessed from equal bounds); phi itself beyond P's closed form (it needs the rank maps:
+the scores file's ranked columns are checked to order the runs as their values do); the
+provenance's engine details (sizes other than P's, methods, times).
 """
 
 from __future__ import annotations
@@ -606,6 +619,7 @@ class Audit:
         self.checked: Counter = Counter()
         self._ci: dict = {}
         self.inexact: list = []  # CI ends within the documented 1e-12 but not bit-identical
+        self.unflipped: set = set()  # could-flip values of rank-based tests: need the exact-value ids
         self._inexact_seen: set = set()
 
     # -- recording ----------------------------------------------------------------------------------
@@ -639,6 +653,10 @@ class Audit:
         self.check_measure_free()
         self.check_json()
         self.check_rendered()
+        for f, col, test in sorted(self.unflipped):
+            self.notes.append(f"{f} {col} ({test}) of a bounded ranked column: range and consistency only; its bound "
+                              "needs the exact-value ids (which runs share an exact value), which scores_N<N>.csv "
+                              "does not carry")
         return self
 
     def report(self, limit: int = 60) -> str:
@@ -734,6 +752,22 @@ class Audit:
         self.exact(pv, "tests", "-", list(prov["tests"]), list(TESTS))
         if spec.approx is not None:
             self.exact(pv, "approx", "-", float(prov["approx"]), spec.approx)
+        self.exact(pv, "measures", "-", [str(x) for x in prov["measures"]], list(spec.full_names))
+        import hashlib
+
+        self.exact(pv, "qrels_sha256", "-", prov.get("qrels_sha256"),
+                   hashlib.sha256(Path(spec.qrels).read_bytes()).hexdigest())
+        tags = [read_run(fp)[0] for fp in run_files(spec.runs)]
+        self.exact(pv, "runs", "(order)", self.systems, tags, "the runs' tags in the order given")
+        q = read_qrels(spec.qrels)
+        self.exact(pv, "topics", "(order)", self.topics, sorted(set(q["qid"]), key=lambda t: t.encode()),
+                   "the qrels topics, byte-wise")
+        top = 1 if spec.relevance == "lenient" else max(int(q["grade"].max()), 1)
+        self.exact(pv, "levels", "-", prov["levels"], top + 1)
+        for name in spec.full_names:
+            if base_name(name) == "P" and name in (prov.get("rank_maps") or {}):
+                self.exact(pv, f"rank_maps[{name}].size", "-", int(prov["rank_maps"][name]["size"]), N + 1,
+                           "P@N takes N + 1 values")
         # what the theory says about each original measure: interval or not
         theory = prov.get("theory") or {}
         self.interval = []
@@ -746,6 +780,17 @@ class Audit:
                        "the statement names the measure as computed")
             self.interval.append(said.get("original_scale") == "interval" and said.get("established", True))
         self.rb = [base_name(m) in RB_DEPENDENT for m in spec.measures]
+        for m, name in enumerate(self.names):
+            b = (prov.get("bounds") or {}).get(name)
+            if b is not None and "largest_half_width" in b:
+                # the written half-widths are rounded up (so that [lo, hi] lies within midpoint +-
+                # half-width exactly); the provenance records the bounds' own, a few ulps smaller
+                theirs, mine = float(b["largest_half_width"]), float(self.H[m].max())
+                self.num(pv, f"bounds[{name}].largest_half_width", "-", theirs, mine, rtol=1e-12,
+                         why="the largest half-width of the ranked scores written (rounded up)")
+                if theirs > mine:
+                    self.bad(pv, f"bounds[{name}].largest_half_width", "-", theirs, f"<= {mine!r}",
+                             "the written half-widths are the bounds' rounded up")
         self.tables = {}
         for key, stem in (("means", "means_original_vs_ranked"), ("table2", "table2_tau_measure_vs_ranked"),
                           ("table4", "table4_tau_between_measures"), ("changes", "tables5_6_significance_changes"),
@@ -988,7 +1033,8 @@ class Audit:
             self.num(f, "ns2s_pct", row, fnum(df["ns2s_pct"][r]), 100 * ns2s / sig if sig else 0.0)
             self.num(f, "delta_pct", row, fnum(df["delta_pct"][r]), 100 * (s2ns + ns2s) / sig if sig else 0.0)
             self.exact(f, "meaningful", row, fbool(df["meaningful"][r]), meaningful(test, self.interval[m], self.rb[m]))
-            self.exact(f, "meaningful_ranked", row, fbool(df["meaningful_ranked"][r]), meaningful(test, True, self.rb[m]))
+            self.exact(f, "meaningful_ranked", row, fbool(df["meaningful_ranked"][r]),
+                       meaningful(test, True, self.rb[m]))
             if spec.correction != "none":
                 self.exact(f, "correction", row, df["correction"][r], spec.correction)
                 for k, col in ((0, "sig_adjusted"), (1, "sig_ranked_adjusted")):
@@ -1010,34 +1056,77 @@ class Audit:
                     self.exact(f, "could_flip_ranked", row, cf, 0, "exact ranked scores: no decision can flip")
                 elif not 0 <= cf <= len(i):
                     self.bad(f, "could_flip_ranked", row, cf, f"0..{len(i)}")
-                elif test == "sign":
-                    mine = self.sign_could_flip(m)
-                    if mine != cf:
-                        self.notes.append(f"{f} could_flip_ranked {row}: irscale {cf}, checker {mine} with exact ties "
-                                          "guessed from equal (midpoint, half-width) (the exact-value ids are not "
-                                          "in the scores file)")
+                else:
+                    flips = self.could_flip(m, test)
+                    if flips is None:
+                        self.unflipped.add((f, "could_flip_ranked", TEST_NAMES[test]))
+                    elif test == "sign":
+                        if int(flips.sum()) != cf:
+                            self.notes.append(f"{f} could_flip_ranked {row}: irscale {cf}, checker {int(flips.sum())} "
+                                              "with exact ties guessed from equal (midpoint, half-width)")
+                    else:
+                        self.exact(f, "could_flip_ranked", row, cf, int(flips.sum()),
+                                   "the documented bound on the ranked scores within midpoint +- half-width")
         self.check_display(f, "changes", df)
 
-    def sign_could_flip(self, m: int) -> int:
-        """The sign test's could-flip count, exact as documented (every split of the topics
-        whose sign the bounds leave open), with exact ties guessed from equal (midpoint,
-        half-width): the exact-value ids are not written."""
-        X, H = self.Rs[m].T, self.H[m].T / self.unit[m]
+    def could_flip(self, m: int, test: str) -> np.ndarray | None:
+        """Per pair i < j: could the ranked-scale decision (uncorrected, as sig_ranked) differ
+        for some exact scores within midpoint +- half-width? Re-derived where the
+        documentation defines the bound without the exact-value ids (docs/guide.md, "transform
+        and compare at any N", and stats.could_flip's docstring):
+
+        * t test: the mean difference moves by at most the mean of w = H_i + H_j, the sample
+          standard deviation by at most ||w|| / sqrt(T - 1); flagged where the t range
+          crosses the two-sided critical value;
+        * one- and two-way ANOVA with Tukey HSD: the system means move by at most their mean
+          half-widths, sqrt(SSE) by at most the norm of all half-widths (the residuals are a
+          projection); flagged where the studentized range crosses its critical value;
+        * sign test (exact: every split of the topics whose sign the bounds leave open), with
+          the exact ties guessed from equal (midpoint, half-width), since the exact-value ids
+          are not written: a disagreement there is a note, not a mismatch.
+
+        None for the rank-based tests (their bounds need the exact-value ids)."""
+        X, H = self.Rs[m].T, self.H[m].T / self.unit[m]  # the scaled column the tests saw
         T, S = X.shape
         i, j = np.triu_indices(S, k=1)
-        sig = self.results[m, 1]["sign"][1]
-        pad = 4 * np.finfo(np.float64).eps * (np.abs(X) + H)
-        lo, hi = X - H - pad, X + H + pad
-        n_flip = 0
-        for p, (a, b) in enumerate(zip(i, j)):
-            same = (X[:, a] == X[:, b]) & (H[:, a] == H[:, b])
-            unsure = ~same & (lo[:, a] <= hi[:, b]) & (lo[:, b] <= hi[:, a])
-            d = X[:, a] - X[:, b]
-            pos, neg, u = int((~same & ~unsure & (d > 0)).sum()), int((~same & ~unsure & (d < 0)).sum()), int(unsure.sum())
-            n = pos + neg + u
-            decisions = {sign_p(min(pos + k, neg + u - k), n) < self.alpha if n else False for k in range(u + 1)}
-            n_flip += int((not sig[p]) in decisions)
-        return n_flip
+        sig = self.results[m, 1][test][1]
+        if test == "ttest":
+            d, w = X[:, i] - X[:, j], H[:, i] + H[:, j]
+            mu, sd = d.mean(axis=0), d.std(axis=0, ddof=1)
+            dm, ds = w.mean(axis=0), np.sqrt((w ** 2).sum(axis=0) / (T - 1))
+            crit = sps.t.isf(self.alpha / 2, T - 1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t_lo = np.nan_to_num(np.maximum(np.abs(mu) - dm, 0) * math.sqrt(T) / (sd + ds))
+                t_hi = np.where(sd - ds > 0, (np.abs(mu) + dm) * math.sqrt(T) / (sd - ds), np.inf)
+            return np.where(sig, t_lo <= crit, t_hi > crit)
+        if test in ("anova1", "anova2"):
+            if test == "anova1":
+                resid, df = X - X.mean(axis=0), S * (T - 1)
+            else:
+                resid, df = X - X.mean(axis=0)[None, :] - X.mean(axis=1)[:, None] + X.mean(), (T - 1) * (S - 1)
+            root, move = math.sqrt((resid ** 2).sum()), math.sqrt((H ** 2).sum())
+            means, hm = X.mean(axis=0), H.mean(axis=0)
+            diff, dd = np.abs(means[i] - means[j]), hm[i] + hm[j]
+            k = math.sqrt(T * df)  # q = |difference| sqrt(T) / sqrt(SSE / df)
+            q_lo = np.maximum(diff - dd, 0) * k / (root + move)
+            q_hi = (diff + dd) * k / (root - move) if root > move else np.full(len(i), np.inf)
+            crit = q_critical(self.alpha, S, float(df))
+            return np.where(sig, q_lo <= crit, q_hi > crit)
+        if test == "sign":
+            pad = 4 * np.finfo(np.float64).eps * (np.abs(X) + H)  # the midpoint's and half-width's rounding
+            lo, hi = X - H - pad, X + H + pad
+            out = np.zeros(len(i), dtype=bool)
+            for p, (a, b) in enumerate(zip(i, j)):
+                same = (X[:, a] == X[:, b]) & (H[:, a] == H[:, b])
+                unsure = ~same & (lo[:, a] <= hi[:, b]) & (lo[:, b] <= hi[:, a])
+                d = X[:, a] - X[:, b]
+                pos, neg = int((~same & ~unsure & (d > 0)).sum()), int((~same & ~unsure & (d < 0)).sum())
+                u = int(unsure.sum())
+                n = pos + neg + u
+                decisions = {sign_p(min(pos + k, neg + u - k), n) < self.alpha if n else False for k in range(u + 1)}
+                out[p] = (not sig[p]) in decisions
+            return out
+        return None
 
     # -- the comparisons with baselines -----------------------------------------------------------------
     def check_pairs(self):
@@ -1111,10 +1200,33 @@ class Audit:
                         self.exact(f, "could_flip", row, cf, False, "exact scores: no decision can flip")
                     elif corr != "none":
                         self.exact(f, "could_flip", row, cf, None, "not bounded under a correction (empty)")
+                    else:
+                        flips = self.could_flip(m, test)
+                        mine = None if flips is None else bool(flips[triu[min(a, b), max(a, b)]])
+                        if flips is None:
+                            self.unflipped.add((f, "could_flip", TEST_NAMES[test]))
+                        elif test == "sign":
+                            if cf != mine:
+                                self.notes.append(f"{f} could_flip {row}: irscale {cf}, checker {mine} with exact "
+                                                  "ties guessed from equal (midpoint, half-width)")
+                        else:
+                            self.exact(f, "could_flip", row, cf, mine,
+                                       "the documented bound on the ranked scores within midpoint +- half-width")
             r += len(comps)
-        if spec.approx is not None:
-            self.notes.append(f"{f}: could_flip of bounded ranked columns is checked only where it must be False "
-                              "or empty: the bound needs the exact-value ids, which scores_N<N>.csv does not carry")
+        if spec.approx is not None and spec.correction == "none":  # the baseline pairs are some of all pairs
+            ch = self.tables["changes"]
+            for m, sc, test in rows:
+                if sc != "ranked":
+                    continue
+                part = df[(df["scale"] == "ranked") & (df["test"] == TEST_NAMES[test])]
+                part = part[[self.label_map("", "measure", [x], False)[0] == m for x in part["measure"]]]
+                n = int((part["could_flip"] == "True").sum())
+                at = list(itertools.product(range(self.M), self.tests)).index((m, test))
+                total = int(ch["could_flip_ranked"][at])
+                self.checked[f] += 1
+                if n > total:
+                    self.bad(f, "could_flip", (self.names[m], TEST_NAMES[test]), f"{n} baseline pairs",
+                             f"at most {total} (could_flip_ranked of all pairs)")
         self.check_display(f, "pairs", df)
 
     # -- the measure-free view ------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from conftest import DATA, TREC8, need
 DL19 = DATA / "dl19"
 DL19_QRELS = "qrels.dl19-passage.txt"
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("study_audit")]  # one worker: the studies run side by side
+pytestmark = pytest.mark.xdist_group("study_audit")  # one worker: the studies run side by side
 
 
 def _trec8_runs(k: int) -> list[Path]:
@@ -116,6 +116,7 @@ def studies(request, tmp_path_factory):
     s.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_study_audit(name, studies, capsys):
     spec, out, seconds = studies.get(name)

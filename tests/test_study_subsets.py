@@ -214,7 +214,8 @@ def test_numbers_do_not_depend_on_the_other_measures_systems_and_baselines(setup
                         _same(mine[rows & sr][["p_value"]], ref[rows & sr][["p_value"]],
                               f"{scale} signed-rank p of {m}: systems {systems} vs all (same matrix scale)")
                     else:
-                        _close(mine[rows][grid], ref[rows][grid], 1e-9, f"{scale} r_rb of {m}: systems {systems} vs all")
+                        _close(mine[rows][grid], ref[rows][grid], 1e-9,
+                               f"{scale} r_rb of {m}: systems {systems} vs all")
                         _close(mine[rows & sr][["p_value"]], ref[rows & sr][["p_value"]], 1e-9,
                                f"{scale} signed-rank p of {m}: systems {systems} vs all")
             # the measure-free view of each pair
