@@ -161,6 +161,7 @@ def main() -> None:
         what = "10 runs, N = 10 (--quick)" if args.quick else "129 runs, N = 30"
         print(f"T08_30 study on {args.data}: {what}, eleven measures, eight tests, unq + mid; "
               f"{sys.executable}", file=sys.stderr)
+        load_before = os.getloadavg()
         for v in versions:  # cold: empty caches
             measure(v, args)
         for _ in range(args.repeat):  # warm, alternating
@@ -173,6 +174,8 @@ def main() -> None:
 
     print(f"T08_30 study: {'--quick: 10 runs, N = 10' if args.quick else '129 runs x 50 topics, N = 30'}, "
           f"eleven measures, eight tests, unq + mid; each figure a fresh process")
+    print(f"load average (1, 5, 15 min): at the start {', '.join(f'{x:.2f}' for x in load_before)}; at the end "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     for v in versions:
         report(v)
     if len(versions) == 2:

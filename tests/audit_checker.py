@@ -844,7 +844,12 @@ class Audit:
         self.codes = []
         for m, cli in enumerate(spec.measures):
             graded = base_name(cli) in GRADED_MEASURES and "rel=" not in cli and spec.relevance != "lenient"
-            self.codes.append(self.codes_graded if graded else self.codes_binary)
+            rel = re.search(r"rel=(\d+)", cli)  # a measure given rel=K sees the runs binarised at K
+            if graded or not graded_qrels:
+                self.codes.append(self.codes_graded if graded else self.codes_binary)
+            else:
+                K = int(rel.group(1)) if rel else 1
+                self.codes.append(self.codes_binary if K == 1 else weak_codes((G >= K).astype(np.int16)))
             mine = measure_scores(cli, G, qrels, self.topics, c, binary=not graded)
             for s in range(self.S):
                 for t in range(self.T):
@@ -1041,7 +1046,10 @@ class Audit:
                     p, s, _ = self.results[m, k][test]
                     v = int(s.sum()) if test in MULTI else int(correct(p, spec.correction, self.alpha)[1].sum())
                     self.exact(f, col, row, int(df[col][r]), v, "Tukey-type tests keep their count")
-            for k, col, X in ((0, "flagged_incomparable", self.V[m]), (1, "flagged_incomparable_ranked", self.R[m])):
+            # the ranked column as the statistics see it: under approx scaled by a power of two to a largest
+            # value in (1/2, 1] (compare's documented scaling), which measurefree's 1e-9 float-noise
+            # tolerance is then applied to
+            for k, col, X in ((0, "flagged_incomparable", self.V[m]), (1, "flagged_incomparable_ranked", self.Rs[m])):
                 s = self.results[m, k][test][1]
                 n = 0
                 for p in np.flatnonzero(s):
@@ -1186,7 +1194,8 @@ class Audit:
                            meaningful(test, True if k else self.interval[m], self.rb[m]))
                 codes = self.codes[m][triu[min(a, b), max(a, b)]]
                 self.num(f, "incomparable_share", row, fnum(df["incomparable_share"][rr]), float((codes == 2).mean()))
-                mass = incomparable_mass(codes, X[:, a] - X[:, b])
+                Xs = X if k == 0 else self.Rs[m].T  # scaled as the statistics see it (see the flags above)
+                mass = incomparable_mass(codes, Xs[:, a] - Xs[:, b])
                 self.num(f, "incomparable_mass", row, fnum(df["incomparable_mass"][rr]), mass)
                 self.exact(f, "rests_on_incomparable", row, fbool(df["rests_on_incomparable"][rr]),
                            bool(sig[c]) and np.nan_to_num(mass) > 0.5)

@@ -209,9 +209,10 @@ def test_the_owner_answers_every_measure_without_crashing():
     for name in ("Rprec", "bpref", "AP", "gP", "ERR"):
         for N in (3, 30):
             said = scale_of(name, N, 4)
-            assert said.original_scale in ("interval", "ordinal", "not ordinal") and said.reason
+            assert said.original_scale in ("interval", "ordinal", "not ordinal", "unknown") and said.reason
     long = scale_of("Rprec", 30)
-    assert not long.established and not long.interval and "too many to check" in long.reason
+    assert not long.established and not long.interval and long.original_scale == "unknown"
+    assert "too many to check" in long.reason
 
 
 def test_public_door_and_deprecated_names():
@@ -296,3 +297,78 @@ def test_compare_addresses_columns_by_name_not_position():
     a = st.means[st.means.measure == "AP@5"].reset_index(drop=True)
     pd.testing.assert_frame_equal(a, alone.means.reset_index(drop=True))
     assert dataclasses.is_dataclass(st) and len(st.scores) == 2 * len(st.systems) * len(st.topics)
+
+
+# -- from the review of this issue's change -----------------------------------------------------
+
+def test_a_users_measure_is_checked_again_not_read_from_disk(monkeypatch, tmp_path):
+    """A user's measure may change under the same name: its verdict is never cached on disk
+    (as its rank maps are not), irscale's own measures' are."""
+    from irscale.measures import FunctionMeasure
+    from irscale.scales import permissible
+
+    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
+    permissible._exhaustive.cache_clear()
+    linear = FunctionMeasure(fn=lambda runs, c: runs @ np.arange(8, 0, -1), name="uf")
+    square = FunctionMeasure(fn=lambda runs, c: runs @ np.arange(8, 0, -1) ** 2, name="uf")
+    assert permissible.scale_of(linear, 8).original_scale == "interval"
+    assert permissible.scale_of(square, 8).original_scale == "ordinal"  # same name, other code
+    permissible.scale_of("Rprec", 8)
+    saved = (tmp_path / "scale-types-v2.json").read_text()
+    assert "Rprec" in saved and "uf" not in saved
+    permissible._exhaustive.cache_clear()
+
+
+def test_no_warning_where_nothing_is_shown(monkeypatch):
+    """The default measures of evaluate: Rprec and bpref (no statement, too many runs to
+    check cheaply) are not claimed non-interval; AP, nDCG@10 and RR are."""
+    monkeypatch.setattr(experiment, "_WARNED_NOT_INTERVAL", set())
+    table = _toy(irscale.experiment.DEFAULT_MEASURES)
+    said = " ".join(_messages(table.mean))
+    assert "AP" in said and "nDCG@10" in said and "Rprec" not in said and "bpref" not in said
+
+
+def test_measure_free_flags_use_the_runs_the_measure_sees():
+    """nDCG(rel=2) sees the runs binarised at grade 2: its incomparable shares are those of
+    that weak order, not of the graded one."""
+    from irscale import measurefree as mf
+
+    table = _toy()
+    st = _quiet_compare(table, ["nDCG(rel=2)", "nDCG"], depth=5, relevance="graded", tests=["sign"],
+                        baselines=["bm25"])
+    judged = table.judged
+    for name, rel in (("nDCG(rel=2)@5", 2), ("nDCG@5", None)):
+        want = mf.pair_summary(mf.topic_comparisons(judged, depth=5, rel=rel), judged.systems)
+        rows = st.pairs[(st.pairs.measure == name) & (st.pairs.scale == "original")]
+        for r in rows.itertuples():
+            hit = want[((want.system_1 == "bm25") & (want.system_2 == r.system_2))
+                       | ((want.system_2 == "bm25") & (want.system_1 == r.system_2))]
+            assert r.incomparable_share == pytest.approx(float(hit.incomparable_share.iloc[0])), (name, r.system_2)
+
+
+def test_plan_refuses_what_would_fail_late():
+    from irscale.study import plan_study
+
+    with pytest.raises(ArgumentError, match="rel >= 1"):
+        plan_study(["P(rel=0)"], 5)
+    plan_study(["P(rel=0)"], 5, measure_free=False)
+    with pytest.raises(ArgumentError, match="at least one test"):
+        plan_study(["P"], 5, tests=[], baselines=["bm25"])
+    res = CliRunner().invoke(app, ["compare", str(TOY / "qrels.txt"), "/nonexistent/runs", "-m", "nDCG(rel=2)",
+                                   "-N", "5", "--relevance", "lenient"])
+    assert res.exit_code == 2 and "rel=2" in res.output and "nonexistent" not in res.output
+    res = CliRunner().invoke(app, ["transform", str(TOY / "qrels.txt"), "/nonexistent/runs", "-m", "gP", "-N", "5",
+                                   "--relevance", "lenient"])
+    assert res.exit_code == 2 and "name P instead" in res.output
+
+
+def test_lenient_asks_a_users_graded_measure_for_a_rel(lcg):
+    with pytest.raises(ArgumentError, match="rel: int | None = None"):
+        irscale.compare(_toy(), ["LCG"], depth=5, relevance="lenient")
+
+
+def test_out_check_creates_nothing_before_the_work(tmp_path):
+    out = tmp_path / "a" / "b" / "c"
+    res = CliRunner().invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "Success", "-N", "5",
+                                   "--out", str(out)])
+    assert res.exit_code == 2 and not (tmp_path / "a").exists()

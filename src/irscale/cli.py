@@ -392,7 +392,7 @@ def transform(
     try:
         judged = _judge(qrels, runs, opts,
                         plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance), approx,
-                                                           max_pairs))
+                                                           max_pairs, relevance and relevance.value))
         with _Feedback("rank maps (cached after the first time)") as tick:
             def step(what, done, total):
                 tick(done, total, what)
@@ -517,13 +517,25 @@ def _command_line() -> str:
     return shlex.join(["irscale", *sys.argv[1:]])
 
 
+def _wide_console(tables):
+    """A console at least 160 columns wide, wider where a table needs it (measure names
+    such as RBP(p=0.8,rel=1)@30 as column heads), so no number is cut to '1.0…'."""
+    from rich.console import Console
+
+    con = Console(width=max(Console().width, 160))
+    wide = con.options.update_width(10_000)  # the table's natural width, not capped by the console's
+    need = max((con.measure(t, options=wide).maximum for t in tables), default=0)
+    return Console(width=max(con.width, need)) if need > con.width else con
+
+
 def _show_study(study, out, figures=None):
     from rich.console import Console
 
     from irscale.report.console import study_tables, study_theory, theory_text
 
-    con = Console(width=max(Console().width, 160))
-    for t in study_tables(study):
+    tables = study_tables(study)
+    con = _wide_console(tables)
+    for t in tables:
         con.print(t)
     con.print(theory_text(study_theory(study)), soft_wrap=True)
     if out:
@@ -539,7 +551,7 @@ def compare(
     qrels: Annotated[Path, typer.Argument(help="qrels file: qid iter docno grade (plain or .gz)")],
     runs: Annotated[list[str], typer.Argument(help="run files, directories of runs, or glob patterns")],
     measure: Annotated[Optional[list[str]], typer.Option(
-        "--measure", "-m", help="measures without cutoff (repeatable; default: the paper's eleven)")] = None,
+        "--measure", "-m", help="measures (repeatable; a cutoff, if given, must be N; default: the paper's eleven)")] = None,
     N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N")] = 30,
     test: Annotated[Optional[list[str]], typer.Option(
         "--test", "-t", help="sign, ranksum, signrank, ttest, anova1, kruskal, anova2, friedman (repeatable; default all)")] = None,
@@ -577,11 +589,11 @@ def compare(
     try:
         _check_tests(tests)
         _check_correction(correction)
-        _check_out(out)
         from irscale.study import plan_study
 
         plan = plan_study(measures, N, tests, alpha, mid=not no_mid, relevance=relevance and relevance.value,
                           approx=approx, max_pairs=max_pairs, **report.kwargs())  # every option, before any file
+        _check_out(out)
         judged = _judge(qrels, runs, opts, plan=lambda levels: plan.check_levels(_levels(levels, relevance)))
         study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, {"plan": plan})
         study.provenance.setdefault("command", _command_line())
@@ -678,7 +690,8 @@ def study_trec8_like(
         _check_correction(correction)
         _check_out(out)
         judged = _judge(qrels, runs, opts,
-                        plan=lambda levels: [plan_rank_maps(measures, N, _levels(levels, relevance)) for N in Ns])
+                        plan=lambda levels: [plan_rank_maps(measures, N, _levels(levels, relevance),
+                                                            relevance=relevance and relevance.value) for N in Ns])
     except IrscaleError as e:
         _fail(e)
     studies = []
@@ -696,8 +709,9 @@ def study_trec8_like(
             if studies and out:
                 err.print(f"finished N = {', '.join(str(x.N) for x in studies)} (written to {out}); N = {N} failed")
             _fail(e)
-    con = Console(width=max(Console().width, 160))
-    for t in report.tau_tables(studies):
+    tables = report.tau_tables(studies)
+    con = _wide_console(tables)
+    for t in tables:
         con.print(t)
     _show_study(studies[-1], None)
 

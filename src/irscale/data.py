@@ -486,8 +486,14 @@ def warn_no_relevant(measures, stats: TopicStats) -> None:
     """Warn, per measure with a relevance level ``rel`` above 1 (``AP(rel=3)``), naming the
     topics with no document of grade >= rel that still have one of grade >= 1 (those are
     named once by :func:`topic_stats`): the measure scores 0 on them and they count in its
-    means. Where no topic reaches rel (above the qrels' top grade) it says so."""
+    means. Where no topic reaches rel (above the qrels' top grade) it says so. Each
+    measure once per qrels (evaluate and then transform do not say it twice)."""
+    warned = stats.__dict__.setdefault("_warned_no_relevant", set())
     for rel, names in _by_rel(measures).items():
+        names = [n for n in names if n not in warned]
+        if not names:
+            continue
+        warned.update(names)
         empty = np.flatnonzero(stats.num_rel(rel) == 0)
         new = [stats.names[t] for t in empty if stats.num_rel(1)[t] > 0]
         if not new:

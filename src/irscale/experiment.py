@@ -65,7 +65,7 @@ class ScoreTable:
         (topics left out with ``missing_topics="drop"`` are not counted).
 
         A mean treats differences of scores as comparable: it is meaningful on an interval
-        scale. For a measure that the papers show is not one at this run length (AP, RR,
+        scale. For a measure that is shown not to be one at this run length (AP, RR,
         nDCG, ...; :func:`irscale.scales.permissible.scale_of`) a warning, once per
         measure and process, says so and names its ranked version, whose mean is."""
         import pandas as pd
@@ -116,11 +116,16 @@ class ScoreTable:
 _WARNED_NOT_INTERVAL: set[str] = set()
 
 
+WARN_CHECK_RUNS = 2 ** 12  # runs the warnings check a measure without a statement on at most (cheap)
+
+
 def not_interval(table: "ScoreTable") -> dict[str, tuple[int, object]]:
-    """The original (not ranked) measures of ``table`` that are not interval scales on runs
-    of their length, as :func:`irscale.scales.permissible.scale_of` (the one owner of that
-    question) says: ``{name: (N, Statement)}``. N is the measure's cutoff, else the longest
-    run judged; levels are the qrels' (binary measures live on 2 whatever they are)."""
+    """The original (not ranked) measures of ``table`` that are shown not to be interval
+    scales on runs of their length, as :func:`irscale.scales.permissible.scale_of` (the one
+    owner of that question) says: ``{name: (N, Statement)}``. N is the measure's cutoff,
+    else the longest run judged; levels are the qrels' (binary measures live on 2 whatever
+    they are). A measure the papers say nothing about is checked over at most
+    :data:`WARN_CHECK_RUNS` runs; where that does not decide, no claim is made."""
     from irscale.scales.permissible import scale_of
 
     judged = table.judged
@@ -134,13 +139,14 @@ def not_interval(table: "ScoreTable") -> dict[str, tuple[int, object]]:
                 continue
             N = int(np.max(judged.num_ret, initial=1))
         levels = max(judged.topics.max_grade, 1) + 1 if judged is not None else 2
-        said = scale_of(m, max(int(N), 1), levels)
-        if not said.interval:
+        said = scale_of(m, max(int(N), 1), levels, max_runs=WARN_CHECK_RUNS)
+        if said.established and not said.interval:
             out[str(m)] = (int(N), said)
     return out
 
 
-def warn_not_interval(table: "ScoreTable", what: str, names=None, advice: str | None = None) -> None:
+def warn_not_interval(table: "ScoreTable", what: str, names=None, advice: str | None = None,
+                      stacklevel: int = 3) -> None:
     """Warn, once per measure and process, that ``what`` (means, t tests, ANOVA) of the
     measures of ``table`` that are not interval scales are not meaningful, naming each
     one's ranked version (``names``: only these measures; ``advice`` replaces the
@@ -159,7 +165,7 @@ def warn_not_interval(table: "ScoreTable", what: str, names=None, advice: str | 
                   "effectiveness (2021 paper, Sec. 5). "
                   + (advice or f"The ranked versions are: irscale.transform(table, {cores}, depth=N), CLI irscale "
                                 f"transform -N N (e.g. ranked({cores[0]}@{min(bad[names[0]][0], 30)}))")
-                  + "; `irscale measures` lists each measure's scale type", IrscaleWarning, stacklevel=3)
+                  + "; `irscale measures` lists each measure's scale type", IrscaleWarning, stacklevel=stacklevel)
 
 
 def score(judged: JudgedRuns, measures: Iterable[str | Measure]) -> ScoreTable:
@@ -609,13 +615,23 @@ def relevance_measures(measures: Sequence[Measure], relevance: str | None) -> li
     map (``gains=``) has no lenient form and is refused."""
     if relevance != "lenient":
         return list(measures)
+    high = [str(m) for m in measures if (getattr(m, "rel", None) or 1) > 1]
+    if high:
+        raise ArgumentError(f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so no document "
+                            f"reaches the level asked by {', '.join(high)}; use relevance='graded' (CLI "
+                            "--relevance graded) to keep the grades, or drop rel= from the measure")
     out = []
     for m in measures:
-        if m.graded and not any(f.name == "rel" for f in dataclasses.fields(m)):  # gP, gR: no binary form named
-            binary = {"gP": "P", "gR": "R"}.get(type(m).NAME, "a binary measure")
-            raise ArgumentError(f"relevance='lenient' binarises the qrels (grade >= 1 relevant), and {m} on binary "
-                                f"grades is {binary}: name {binary} instead, or use relevance='graded' (CLI "
-                                "--relevance graded) for the graded measure")
+        if m.graded and not any(f.name == "rel" for f in dataclasses.fields(m)):  # no binary form to name
+            binary = {"gP": "P", "gR": "R"}.get(type(m).NAME)
+            if binary:
+                raise ArgumentError(f"relevance='lenient' binarises the qrels (grade >= 1 relevant), and {m} on "
+                                    f"binary grades is {binary}: name {binary} instead, or use relevance='graded' "
+                                    "(CLI --relevance graded) for the graded measure")
+            raise ArgumentError(f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so every measure is "
+                                f"named as the binary measure it becomes (nDCG(rel=1)); {m} has no rel parameter to "
+                                f"name that: give its class a field 'rel: int | None = None' (binary relevance, "
+                                f"grade >= rel, as nDCG has), or use relevance='graded' (CLI --relevance graded)")
         if m.graded and getattr(m, "rel", None) is None:
             if getattr(m, "gains", None) is not None:
                 raise ArgumentError(f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so the gain map "
@@ -627,13 +643,17 @@ def relevance_measures(measures: Sequence[Measure], relevance: str | None) -> li
 
 
 def plan_rank_maps(measures, depth: int, levels: int, approx: float | None = None,
-                   max_pairs: int | None = None) -> list[Measure]:
+                   max_pairs: int | None = None, relevance: str | None = None) -> list[Measure]:
     """The measures at run length ``depth``, each checked to have an exact engine for
     ``levels`` relevance levels, before any rank map is built (so a job fails in a
     second, not after minutes of building the others). With ``approx`` (see
     :func:`transform`), a measure no exact engine serves passes if it has certified
     bounds (RBP, DCG, nDCG); without, the error says that ``approx`` would serve it.
-    ``max_pairs``: the split engine's opt-in (:func:`irscale.scales.build`)."""
+    ``max_pairs``: the split engine's opt-in (:func:`irscale.scales.build`). ``relevance``:
+    the measures as that protocol computes and names them (:func:`relevance_measures`)."""
+    if relevance is not None:
+        check_choice("relevance", relevance, RELEVANCE)
+        measures = relevance_measures(parse_measures(measures, default_cutoff=depth), relevance)
     return [m for m, _ in _plan(measures, depth, levels, approx, max_pairs)]
 
 

@@ -166,6 +166,14 @@ def plan_study(measures: Sequence[str] = PAPER_MEASURES, depth: int = 30, tests:
             raise ArgumentError(f"baselines must name at least one system, not {baselines!r}")
     ms = [at_depth(m, depth) for m in parse_measures(measures, default_cutoff=depth)]
     ms = relevance_measures(ms, relevance)
+    low = [str(m) for m in ms if isinstance(getattr(m, "rel", None), int) and m.rel < 1]
+    if low and flag("measure_free", measure_free):
+        raise ArgumentError(f"{', '.join(low)}: rel below 1 counts judged non-relevant documents as relevant, and the "
+                            "measure-free view (the weak order on runs binarised at rel) needs rel >= 1; pass "
+                            "measure_free=False (CLI --no-measure-free) or rel=1 or more")
+    if baselines is not None and not list(tests):
+        raise ArgumentError("comparisons with baselines need at least one test (tests=, CLI -t): each row is a "
+                            "test's decision on a pair")
     twice = sorted({str(m) for m in ms if ms.count(m) > 1})
     if twice:
         warnings.warn(f"{', '.join(twice)} named more than once (at N = {depth} the names are the same measure): "
@@ -313,17 +321,22 @@ def compare(
     same for a difference of means) and ``could_flip``
     (missing where a correction adjusts the p-values: not bounded). ``max_pairs``: the
     split engine's opt-in, as :func:`irscale.experiment.transform`. ``plan``: a
-    :class:`StudyPlan` from :func:`plan_study` (then the other options are its).
+    :class:`StudyPlan` from :func:`plan_study`; the options it holds (measures, depth,
+    tests, alpha and every keyword but ``scheduler`` and ``progress``) are then taken from it
+    and the arguments given for them are not used.
     """
     if plan is None:
         plan = plan_study(measures, depth, tests, alpha, mid=mid, relevance=relevance, correction=correction,
                           across_measures=across_measures, baselines=baselines, effects=effects,
                           measure_free=measure_free, n_resamples=n_resamples, seed=seed, approx=approx,
                           max_pairs=max_pairs, progress=progress)
-    elif not isinstance(plan, StudyPlan):
+    else:
         from irscale.validate import wrong_type
 
-        raise wrong_type("plan", plan, "a StudyPlan from irscale.study.plan_study(...) or None")
+        if not isinstance(plan, StudyPlan):
+            raise wrong_type("plan", plan, "a StudyPlan from irscale.study.plan_study(...) or None")
+        if progress is not None and not callable(progress):
+            raise wrong_type("progress", progress, "a function progress(what, done, total) or None")
     judged = judged_runs(data)
     plan.check_systems(judged.systems)
     judged, relevance = apply_relevance(judged, plan.measures, plan.relevance)
@@ -371,7 +384,7 @@ def _warn_interval_tests(table: ScoreTable, plan: StudyPlan) -> None:
 
         warn_not_interval(table, ", ".join(interval_tests) + " (Tables 5/6: column meaningful)",
                           advice="The same tests on their ranked versions, which this study runs too, are "
-                                 "(column meaningful_ranked)")
+                                 "(column meaningful_ranked)", stacklevel=4)  # the caller of compare
 
 
 def _table2(s: _Scores, plan: StudyPlan, rb: dict, tick) -> pd.DataFrame:
@@ -450,21 +463,23 @@ def _tables5_6(s: _Scores, plan: StudyPlan, scale: dict, rb: dict, tick):
 def _measure_free(judged, s: _Scores, plan: StudyPlan, results: dict, changes: pd.DataFrame, tick):
     """The measure-free view: every pair's weak-order comparisons, and Tables 5/6's
     significant pairs resting on incomparable topics. Each measure is judged against the
-    order on the runs it sees: a binary measure's runs are the qrels binarised at its rel
-    (P and AP on graded qrels), a graded one's the grades themselves. Returns the pair
-    summary and each measure's comparison codes."""
+    order on the runs it sees: a binary measure's runs, and a graded measure's given
+    ``rel=``, are the qrels binarised at its rel (P and AP on graded qrels, nDCG(rel=2)),
+    a graded one's the grades themselves. The ranked columns enter as the statistics see
+    them (under approx scaled by a power of two to a largest value in (1/2, 1], so that
+    the float-noise tolerance of :func:`irscale.measurefree.incomparable_share` does not
+    zero them). Returns the pair summary and each measure's comparison codes."""
     from irscale import measurefree as mf
 
     tick("measure-free view", 0, 1)
     by_rel = {None: mf.topic_comparisons(judged, depth=plan.depth)}  # (pairs, topics): the runs cut at N
     codes = {}
     for m in plan.measures:
-        rel = None if m.graded and getattr(m, "rel", None) is None or judged.topics.max_grade <= 1 \
-            else (getattr(m, "rel", None) or 1)
+        rel = _binary_rel(m) if judged.topics.max_grade > 1 else None
         if rel not in by_rel:
             by_rel[rel] = mf.topic_comparisons(judged, depth=plan.depth, rel=rel)
         codes[str(m)] = by_rel[rel]
-    for scale, values, k in (("", s.orig, 0), ("_ranked", s.ranked, 1)):
+    for scale, values, k in (("", s.orig, 0), ("_ranked", s.stat, 1)):
         # each pair's share of sum |d_t| from incomparable topics, once per measure; a
         # significant pair is flagged where it exceeds 1/2 (mf.rests_on_incomparable)
         mass = {m: np.nan_to_num(mf.incomparable_share(codes[m], mf.pair_differences(values[m].T))) > 0.5
@@ -473,6 +488,15 @@ def _measure_free(judged, s: _Scores, plan: StudyPlan, results: dict, changes: p
                                                    for m, t in itertools.product(plan.names, plan.tests)]
     tick("measure-free view", 1, 1)
     return mf.pair_summary(by_rel[None], judged.systems, plan.alpha), codes
+
+
+def _binary_rel(m: Measure) -> int | None:
+    """The level at which the measure binarises the grades: its ``rel`` (1 by default for a
+    binary measure), None for a graded measure on the grades themselves."""
+    rel = getattr(m, "rel", None)
+    if m.graded and rel is None:
+        return None
+    return 1 if rel is None else rel
 
 
 def _effects(systems, s: _Scores, plan: StudyPlan, scale: dict, rb: dict, codes, flips, tick):
@@ -617,8 +641,9 @@ def _baseline_pairs(plan: StudyPlan, s: _Scores, systems, scale: dict, rb: dict,
                 i = np.array([position[x] for x in out["system_1"]], dtype=np.int64)
                 j = np.array([position[x] for x in out["system_2"]], dtype=np.int64)
                 _bounded_columns(out, plan, s, m, which, test, i, j, len(systems), flips)
-                if codes is not None:
-                    _incomparable_columns(out, codes[m], values, i, j, len(systems))
+                if codes is not None:  # the ranked scores as the statistics see them (see _measure_free)
+                    _incomparable_columns(out, codes[m], s.stat[m] if which == "ranked" else values, i, j,
+                                          len(systems))
                 frames.append(out)
                 tick("comparisons with baselines", len(frames), total)
     return pd.concat(frames, ignore_index=True)

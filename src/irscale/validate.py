@@ -69,17 +69,22 @@ def levels(value, name: str = "levels") -> int:
     return value
 
 
-def writable_dir(name: str, path) -> "os.PathLike":
-    """``path`` as a directory that can be written: created (with its parents) if missing,
-    and a probe file written and removed in it, so that a report's destination fails in a
-    second, before the work, not after it. An existing file, a path under a file, a
-    read-only place (a read-only mount, /proc) get one :class:`ArgumentError` naming it."""
+def writable_dir(name: str, path, *, create: bool = False):
+    """``path`` checked as a directory that can be written, before the work that will write
+    there: an existing directory, or one that can be made (every existing parent a
+    directory, the nearest existing one writable: a probe file is made and removed there).
+    Nothing else is created unless ``create`` (then the directory and its parents are).
+    An existing file, a path under a file, a broken link, a read-only place (a read-only
+    mount, /proc) get one :class:`ArgumentError` naming it. Returns the path."""
     import errno
     import os
     import tempfile
     from pathlib import Path
 
     p = Path(path)
+    if p.is_symlink() and not p.exists():
+        raise ArgumentError(f"{name} {p}: is a broken symbolic link (to {os.readlink(p)}); name a directory for the "
+                            "report, for example --out study/")
     if p.exists() and not p.is_dir():
         raise ArgumentError(f"{name} {p}: is a file, not a directory; name a directory for the report (it is "
                             "created if missing), for example --out study/")
@@ -88,13 +93,16 @@ def writable_dir(name: str, path) -> "os.PathLike":
             raise ArgumentError(f"{name} {p}: {parent} is a file, not a directory; name a directory whose parents "
                                 "are directories")
     try:
-        p.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".irscale-probe-", dir=p)
+        if create:
+            p.mkdir(parents=True, exist_ok=True)
+        base = p if p.exists() else next(a for a in p.absolute().parents if a.exists())
+        fd, probe = tempfile.mkstemp(prefix=".irscale-probe-", dir=base)
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
         why = {errno.EROFS: "a read-only file system", errno.EACCES: "permission denied",
-               errno.EPERM: "operation not permitted"}.get(e.errno, e.strerror or str(e))
+               errno.EPERM: "operation not permitted", errno.ENOENT: "it cannot hold new files"}.get(
+            e.errno, e.strerror or str(e))
         raise ArgumentError(f"{name} {p}: cannot write there ({why}); name a directory you can write, for example "
                             "--out ./study") from None
     return p

@@ -47,8 +47,9 @@ def theory_text(lines: Sequence[str]):
 
     if not lines:
         return Text("")
-    return Text("\n".join(["What the theory says about each original measure (irscale inspect MEASURE --theory "
-                           "checks it):"] + [f"  {line}" for line in lines]))
+    return Text("\n".join(["What the theory says about each original measure (the papers where they speak: irscale "
+                           "inspect MEASURE --theory checks it; else irscale's exhaustive check):"]
+                          + [f"  {line}" for line in lines]))
 
 
 def study_theory(study: Study) -> list[str]:

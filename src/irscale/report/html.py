@@ -217,8 +217,9 @@ def html_report(study: Study, figures: Sequence | None = None, command: str | No
         parts.append(html_table(t, (links or {}).get(t.key)))
     if said:
         parts += ['<section id="theory">', "<h2>What the theory says about each measure</h2>",
-                  "<p>The order under which each original measure is an interval or ordinal scale (or none), from the "
-                  "2019 and 2021 papers; <code>irscale inspect MEASURE --theory</code> checks it over every run.</p>",
+                  "<p>The order under which each original measure is an interval or ordinal scale (or none): the "
+                  "2019 and 2021 papers' statement where they make one (<code>irscale inspect MEASURE --theory</code> "
+                  "checks it over every run), else irscale's exhaustive check of the measure's own values.</p>",
                   "<ul>"] + [f"<li>{escape(s)}</li>" for s in said] + ["</ul>", "</section>"]
     if figures:
         parts += ['<section id="figures">', "<h2>Figures</h2>"]

@@ -604,7 +604,8 @@ def _changes_columns(df: pd.DataFrame) -> list[Column]:
                    "permissible transformations of the measure's scale (see “What meaningful means”).", "bool",
                    latex="Mngf."),
             Column("meaningful_ranked", "Meaningful (ranked)", "the same for the ranked version, an interval scale: "
-                   "no only for a test pooling topics on a measure depending on the recall base.", "bool",
+                   "yes, except on a measure depending on the recall base for every test but sign and Friedman "
+                   "(its scale differs from topic to topic).", "bool",
                    latex=r"Mngf.$_R$")]
     return cols + _extra(df, [c.key for c in cols], {**CHANGES_EXTRA, **BOUNDS_EXTRA})
 
@@ -1099,8 +1100,9 @@ def study_markdown(study: Study, links: dict | None = None, figures: Sequence | 
     said = theory_lines(study)
     if said:
         lines += ["## What the theory says about each original measure", "",
-                  "The order under which each original measure is an interval or ordinal scale (or none), from "
-                  "the 2019 and 2021 papers; `irscale inspect MEASURE --theory` checks it over every run.", ""]
+                  "The order under which each original measure is an interval or ordinal scale (or none): the "
+                  "2019 and 2021 papers' statement where they make one (`irscale inspect MEASURE --theory` checks it "
+                  "over every run), else irscale's exhaustive check of the measure's own values.", ""]
         lines += [f"* {s}" for s in said] + [""]
     if figures:
         lines += ["## Figures", "", "The figures are embedded in the HTML report.", ""]
@@ -1159,7 +1161,7 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
 
     from irscale.validate import writable_dir
 
-    out = writable_dir("out", out)  # an existing file, a read-only place: one IrscaleError, nothing half-written
+    out = writable_dir("out", out, create=True)  # an existing file, a read-only place: one IrscaleError, before any file
     figures = _figures(figures)
     tag = f"N{study.N}"
     written: list[Path] = []

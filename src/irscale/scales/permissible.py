@@ -35,12 +35,15 @@ import json
 import os
 from functools import lru_cache
 
+import numpy as np
+
 from irscale._version import __version__
 from irscale.errors import IrscaleError
 
 SCALE_ORDERS = ("set", "strong", "weak")
 CHECK_ORDERS = SCALE_ORDERS + ("induced",)
-CHECK_RUNS = 2 ** 20  # runs the exhaustive check of a measure without a statement enumerates at most
+CHECK_RUNS = 2 ** 24  # runs scanned at most for the distinct values of a measure without a statement
+ORDER_RUNS = 2 ** 16  # runs the exhaustive check under the set, strong or weak order enumerates at most
 _FILE = "scale-types-v2.json"
 
 # what a test needs of the scores to be meaningful (see the module's docstring)
@@ -66,20 +69,22 @@ def _own_levels(m, levels: int) -> int:
     return 2 if binary else levels
 
 
-def scale_of(measure, N: int, levels: int = 2, order: str | None = None):
+def scale_of(measure, N: int, levels: int = 2, order: str | None = None, *, max_runs: int = CHECK_RUNS):
     """The scale of ``measure`` (a name or a Measure; put at run length N) on its runs of
     length ``N`` with ``levels`` relevance degrees: a
     :class:`~irscale.scales.theory.Statement` (its ``original_scale``, ``order``,
-    ``reason``, ``source``; ``interval`` and ``ordinal`` as properties). ``order``:
-    ``None`` (the papers' order where they speak, else the measure's induced order), or
-    one of ``"set"``, ``"strong"``, ``"weak"``, ``"induced"``. See the module's docstring.
+    ``reason``, ``source``; ``interval`` and ``ordinal`` as properties; ``established``
+    False where it could not be decided). ``order``: ``None`` (the papers' order where they
+    speak, else the measure's induced order), or one of ``"set"``, ``"strong"``, ``"weak"``,
+    ``"induced"``. ``max_runs``: the most runs the check of a measure without a statement
+    scans (beyond: not established). See the module's docstring.
 
     Examples
     --------
     >>> scale_of("P", 10).original_scale, scale_of("P", 10).source
     ('interval', '2019 paper, Sec. 4.1')
     >>> scale_of("AP", 10).text()
-    'AP@10 (2 levels): not ordinal under the strong order (2019 paper, Sec. 5-6; 2021 paper, Sec. 3.2: (1,0,0,...) scores below (0,1,1,...) although it is above it); phi equi-spaces AP\\'s own order'
+    'AP@10 (2 levels): not ordinal under the strong order (2019 paper, Sec. 5-6; 2021 paper, Sec. 3.2: (1,0,0,...) scores below (0,1,1,...) although it is above it); phi equi-spaces AP\'s own order'
     >>> s = scale_of("Rprec", 6)
     >>> s.original_scale, s.order, s.source
     ('interval', 'induced', 'exhaustive check over all 64 runs (the papers make no statement)')
@@ -90,60 +95,116 @@ def scale_of(measure, N: int, levels: int = 2, order: str | None = None):
 
     N = integer("N", N, minimum=1)
     levels = integer("levels", levels, minimum=2)
+    max_runs = integer("max_runs", max_runs, minimum=1)
     if order is not None:
         order = check_choice("order", order, CHECK_ORDERS)
     m = _at_depth(measure, N)
     said = statement(m, N, levels)
     if said is not None and (order is None or order == said.order):
         return said
-    return _checked(m, N, _own_levels(m, levels), order or "induced")
+    why = "the papers make no statement" if said is None else \
+        f"the papers' statement is under the {said.order} order"
+    return _checked(m, N, _own_levels(m, levels), order or "induced", max_runs, why)
 
 
-def _checked(m, N: int, levels: int, order: str):
-    """The exhaustive verdict as a Statement (not established beyond CHECK_RUNS runs)."""
+def _checked(m, N: int, levels: int, order: str, max_runs: int = CHECK_RUNS,
+             why: str = "the papers make no statement"):
+    """The exhaustive verdict as a Statement; not established (``original_scale``
+    "unknown") where there are too many runs or the measure cannot be run on them."""
     from irscale.scales.theory import Statement
 
     runs = levels ** N
-    if runs > CHECK_RUNS:
-        return Statement(str(m), N, levels, order, "ordinal" if order == "induced" else "not ordinal",
-                         f"the papers make no statement, and its {levels}^{N} runs are too many to check "
-                         f"exhaustively (at most {CHECK_RUNS:,}); not claimed interval",
-                         "irscale: no statement and no check", established=False)
+    limit = max_runs if order == "induced" else min(max_runs, ORDER_RUNS)
+    if runs > limit:
+        return Statement(str(m), N, levels, order, "unknown",
+                         f"{why}, and its {levels}^{N} runs are too many to check (at most {limit:,}); not claimed "
+                         "interval", "irscale: no statement and no check", established=False)
     try:
-        scale, why = _exhaustive(m, N, levels, order)
+        scale, reason = _exhaustive(m, N, levels, order)
     except IrscaleError as e:
-        return Statement(str(m), N, levels, order, "ordinal" if order == "induced" else "not ordinal",
-                         f"it cannot be checked over its runs ({e}); not claimed interval",
+        return Statement(str(m), N, levels, order, "unknown",
+                         f"{why}, and it cannot be checked over its runs ({e}); not claimed interval",
                          "irscale: no statement and no check", established=False)
-    return Statement(str(m), N, levels, order, scale, why,
-                     f"exhaustive check over all {runs:,} runs (the papers make no statement)")
+    return Statement(str(m), N, levels, order, scale, reason, f"exhaustive check over all {runs:,} runs ({why})")
+
+
+def _persistent(m) -> bool:
+    """Verdicts on irscale's own measures are kept on disk; a user's measure may change
+    under the same name (as its rank maps, never cached on disk)."""
+    from irscale.measures import FunctionMeasure
+
+    return type(m).__module__.startswith("irscale.measures") and not isinstance(m, FunctionMeasure)
 
 
 @lru_cache(maxsize=None)
 def _exhaustive(m, N: int, levels: int, order: str) -> tuple[str, str]:
-    """(scale, reason) of ``m`` under ``order`` over all runs, from the cache file when it
-    was checked before by this irscale version."""
+    """(scale, reason) of ``m`` under ``order`` over all runs, from the cache file when
+    this irscale version checked it before (irscale's own measures only)."""
     from irscale.scales.cache import cache_dir
 
     key = f"{m}|N={N}|levels={levels}|order={order}|irscale {__version__}"
     path = cache_dir() / _FILE
-    known = _read(path)
+    keep = _persistent(m)
+    known = _read(path) if keep else {}
     if isinstance(known.get(key), list) and len(known[key]) == 2:
         return tuple(known[key])
+    out = _equispaced(m, N, levels) if order == "induced" else _under(m, N, levels, order)
+    if keep:
+        known = _read(path)  # again: another process may have added answers meanwhile
+        known[key] = list(out)
+        _write(path, known)
+    return out
+
+
+def _under(m, N: int, levels: int, order: str) -> tuple[str, str]:
+    """Ordinal and interval under a set, strong or weak order (:mod:`irscale.scales.checks`)."""
     from irscale.scales.checks import as_measure, is_interval, is_ordinal
 
     fn = as_measure(m, N, levels - 1)
     ordv = is_ordinal(fn, order, N, levels)
     if not ordv.holds:
-        out = ("not ordinal", f"{ordv.check} fails: {ordv.counterexample_text()}")
-    else:
-        intv = is_interval(fn, order, N, levels)
-        out = ("interval", "its values are equi-spaced along the order") if intv.holds else \
-            ("ordinal", f"{intv.check} fails: {intv.counterexample_text()}")
-    known = _read(path)  # again: another process may have added answers meanwhile
-    known[key] = list(out)
-    _write(path, known)
-    return out
+        return "not ordinal", f"{ordv.check} fails: {ordv.counterexample_text()}"
+    intv = is_interval(fn, order, N, levels)
+    return ("interval", "its values are equi-spaced along the order") if intv.holds else \
+        ("ordinal", f"{intv.check} fails: {intv.counterexample_text()}")
+
+
+_CHUNK = 2 ** 16  # runs a chunk of the distinct-value scan
+
+
+def _equispaced(m, N: int, levels: int) -> tuple[str, str]:
+    """Under the measure's own induced order every measure is ordinal; it is an interval
+    scale iff its distinct values are equi-spaced (up to 1e-9 of the largest |value|).
+    The runs are scanned in chunks (memory grows with the distinct values, not the runs);
+    ties are the measure's exact keys."""
+    from irscale.scales.checks import as_measure
+
+    fn = as_measure(m, N, levels - 1)
+    keys = vals = None
+    total = levels ** N
+    powers = levels ** np.arange(N - 1, -1, -1, dtype=np.int64)
+    for start in range(0, total, _CHUNK):
+        idx = np.arange(start, min(total, start + _CHUNK), dtype=np.int64)
+        runs = ((idx[:, None] // powers) % levels).astype(np.int16)
+        k, first = np.unique(np.asarray(fn.keys(runs)), return_index=True)
+        v = np.asarray(fn.values(runs[first]), dtype=np.float64)
+        if keys is not None:
+            k, v = np.concatenate([keys, k]), np.concatenate([vals, v])
+            k, first = np.unique(k, return_index=True)
+            v = v[first]
+        keys, vals = k, v
+    vals = np.sort(vals)
+    n = len(vals)
+    if n <= 2:
+        return "interval", f"it takes {n} distinct value{'s' if n != 1 else ''}"
+    steps = np.diff(vals)
+    tol = 1e-9 * (float(np.max(np.abs(vals))) or 1.0)
+    bad = np.flatnonzero(np.abs(steps - steps[0]) > tol)
+    if not len(bad):
+        return "interval", f"its {n:,} distinct values are equi-spaced (step {steps[0]:.6g})"
+    b = int(bad[0])
+    return "ordinal", (f"its {n:,} distinct values are not equi-spaced: {vals[0]:.6g} to {vals[1]:.6g} is a step of "
+                       f"{steps[0]:.6g}, {vals[b]:.6g} to {vals[b + 1]:.6g} one of {steps[b]:.6g}")
 
 
 def scale_types(measure, N: int = 10, levels: int = 2) -> dict[str, str]:
@@ -160,7 +221,7 @@ def scale_types(measure, N: int = 10, levels: int = 2) -> dict[str, str]:
     m = _at_depth(measure, N)
     out = {}
     for order in SCALE_ORDERS:
-        said = _checked(m, N, levels, order)  # under each order: the exhaustive check
+        said = _checked(m, N, levels, order, ORDER_RUNS)  # under each order: the exhaustive check
         if not said.established:
             raise IrscaleError(f"{m} cannot be checked at N = {N} with {levels} levels: {said.reason}")
         out[order] = said.original_scale

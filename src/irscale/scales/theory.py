@@ -43,7 +43,7 @@ import numpy as np
 
 from irscale.errors import IrscaleError
 
-SCALES = ("interval", "ordinal", "not ordinal")
+SCALES = ("interval", "ordinal", "not ordinal", "unknown")  # unknown: not established (scale_of's fallback)
 
 S2019 = "2019 paper"
 S2021 = "2021 paper"
@@ -81,12 +81,12 @@ class Statement:
         if self.original_scale not in SCALES:
             raise ValueError(f"original_scale must be one of {SCALES}, not {self.original_scale!r}")
         object.__setattr__(self, "phi_own_order_only",
-                           self.original_scale == "not ordinal" or self.order not in ("strong", "set"))
+                           self.original_scale in ("not ordinal", "unknown") or self.order not in ("strong", "set"))
 
     @property
     def ordinal(self) -> bool:
         """Is the original measure an ordinal scale under ``order``?"""
-        return self.original_scale != "not ordinal"
+        return self.original_scale in ("interval", "ordinal")
 
     @property
     def interval(self) -> bool:
