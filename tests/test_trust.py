@@ -372,3 +372,12 @@ def test_out_check_creates_nothing_before_the_work(tmp_path):
     res = CliRunner().invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "Success", "-N", "5",
                                    "--out", str(out)])
     assert res.exit_code == 2 and not (tmp_path / "a").exists()
+
+
+def test_the_owners_examples():
+    import doctest
+
+    from irscale.scales import permissible
+
+    result = doctest.testmod(permissible, verbose=False)
+    assert result.attempted >= 5 and result.failed == 0

@@ -257,8 +257,9 @@ def rank_biserial(d, scale: float | None = None) -> np.ndarray:
 
 class SnappedMean:
     """The bootstrap statistic: ``np.mean`` along ``axis``, rounded to 12 decimals below the
-    order of magnitude of ``scale`` (the largest |score| of the matrix: ``np.round(mean,
-    12 - floor(log10(scale)))``, 12 decimals for scores in [0, 1]).
+    order of magnitude of ``scale`` (a score scale: ``np.round(mean, 12 -
+    floor(log10(scale)))``, 12 decimals for scores in [0, 1]; :func:`pairwise` and
+    :func:`system_means` use ``SnappedMean(1.0)`` on rows divided by their :func:`units`).
 
     IR scores are discrete (P@10 in tenths, AP in small fractions), so many bootstrap
     resamples have a mean *equal* to the sample's. BCa's bias correction counts those ties
@@ -268,8 +269,8 @@ class SnappedMean:
     P@k-like data). Snapping makes equal means equal, whatever the summation order; it
     moves an interval's ends by at most ``5e-13`` of the score scale. For one pair's differences
     ``d`` on their own scale (in (1/2, 1] after the exact division by :func:`units`),
-    ``u * scipy.stats.bootstrap((d / u,), SnappedMean(1.0), method="BCa", ...)`` is exactly
-    what :func:`pairwise` reports.
+    ``u * scipy.stats.bootstrap((d / u,), SnappedMean(1.0), method="BCa", ...)`` is what
+    :func:`pairwise` reports (to 1e-12 relative: see the module's conventions).
     """
 
     def __init__(self, scale: float = 1.0):
