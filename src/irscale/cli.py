@@ -529,8 +529,6 @@ def _wide_console(tables):
 
 
 def _show_study(study, out, figures=None):
-    from rich.console import Console
-
     from irscale.report.console import study_tables, study_theory, theory_text
 
     tables = study_tables(study)
@@ -669,8 +667,6 @@ def study_trec8_like(
     measures at each N (Table 2 rows, Table 3, Table 4, Tables 5/6). Every (measure, N)
     is checked before the runs are read; with --out, each N's tables are written as soon
     as that N is finished, so a failure later loses only the part that failed."""
-    from rich.console import Console
-
     from irscale.experiment import PAPER_MEASURES, plan_rank_maps
     from irscale.report import console as report
     from irscale.report.study import write_tau_tables

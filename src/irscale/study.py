@@ -4,7 +4,6 @@ campaign: correlations (Tables 2-4) and significance-test changes (Tables 5-6)."
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,12 +212,18 @@ class _Scores:
 def _scores(table: ScoreTable, plan: StudyPlan) -> _Scores:
     """Transform's columns by identity (never by position): for each measure its own
     column, its ranked columns per tie strategy, its half-width column."""
+    from irscale.effects import units
     from irscale.experiment import HalfWidth, Ranked
 
+    def key(c) -> tuple[str, str, str]:  # (kind, the measure it is of, ties)
+        if isinstance(c, Ranked):
+            return "Ranked", str(c.measure), c.ties
+        if isinstance(c, HalfWidth):
+            return "HalfWidth", str(c.ranked.measure), ""
+        return "Measure", str(c), ""
+
     out = _Scores({}, {}, {}, {}, {}, {}, {}, {}, {})
-    cols = {(type(c).__name__, str(c.measure), c.ties) if isinstance(c, Ranked) else
-            (type(c).__name__, str(c.ranked.measure), "") if isinstance(c, HalfWidth) else (type(c).__name__, str(c), ""):
-            k for k, c in enumerate(table.measures)}
+    cols = {key(c): k for k, c in enumerate(table.measures)}
     for m in plan.names:
         out.orig[m] = table.values[table.index(m)]
         k = cols[("Ranked", m, "unq")]
@@ -235,8 +240,7 @@ def _scores(table: ScoreTable, plan: StudyPlan) -> _Scores:
         # changes under a positive scaling otherwise
         unit = 1.0
         if plan.approx is not None:
-            top = float(np.nanmax(out.ranked[m])) if out.ranked[m].size else 0.0
-            unit = 2.0 ** math.ceil(math.log2(top)) if top > 0 else 1.0
+            unit = float(units(np.nanmax(out.ranked[m]) if out.ranked[m].size else 0.0)[0])
         out.stat[m], out.half_stat[m] = out.ranked[m] / unit, out.half[m] / unit
         if plan.mid:
             out.mid_stat[m] = out.mid[m] / unit
