@@ -149,6 +149,8 @@ ok "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' eval.json
 ok "$PY" -c 'import pandas as pd, sys; assert len(pd.read_csv(sys.argv[1])) > 0; assert len(pd.read_csv(sys.argv[2], sep="\t")) > 0' eval.csv eval.tsv
 ok "$IRSCALE" evaluate "$Q" "$R/*.txt" --trec-eval -q -m map -m P_10
 out_has "P_10"
+ok "$IRSCALE" evaluate "$Q" "$R" --trec-eval -l 2 -m map -m recip_rank -m P.10 -m recall.100 -m "ndcg_cut.10,20" -m "P_10(rel=2)"
+out_has "ndcg_cut_20"
 out_has "all"
 ok "$IRSCALE" evaluate "$Q" mixed/all-runs.txt --split-tags --max-grade 3 --trec-eval \
     -m map -m num_rel_ret -m ndcg_cut_10 -m recip_rank

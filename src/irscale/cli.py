@@ -203,11 +203,12 @@ def _reading(fn):
         return fn(tick)
 
 
-def _evaluate(qrels, runs, measures, depth, opts: ReadOpts):
+def _evaluate(qrels, runs, measures, depth, opts: ReadOpts, rel_level: int | None = None):
     from irscale.experiment import DEFAULT_MEASURES, evaluate
+    from irscale.measures import at_rel_level, parse_measures
 
-    return _reading(lambda tick: evaluate(qrels, runs, measures or DEFAULT_MEASURES, depth, progress=tick,
-                                          **opts.kwargs()))
+    ms = at_rel_level(parse_measures(measures or DEFAULT_MEASURES), rel_level)  # trec_eval's -l
+    return _reading(lambda tick: evaluate(qrels, runs, ms, depth, progress=tick, **opts.kwargs()))
 
 
 def _judge(qrels, runs, opts: ReadOpts, plan=None):
@@ -265,12 +266,16 @@ def evaluate(
     split_tags: SplitOpt = False,
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
+    rel_level: Annotated[Optional[int], typer.Option(
+        "--rel-level", "-l", min=1, help="trec_eval's -l: binary measures (P, R, AP, RR, bpref, ...) count grade >= "
+                                        "this as relevant; graded ones (nDCG, ERR, RBP) keep the grades")] = None,
 ):
-    """Score runs against qrels, exactly like trec_eval."""
+    """Score runs against qrels, exactly like trec_eval (its measure names work too: map, P_10, P.10,
+    ndcg_cut.10,20, recall.100, P_10(rel=2))."""
     opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
                     max_grade)
     try:
-        table = _evaluate(qrels, runs, measure, depth, opts)
+        table = _evaluate(qrels, runs, measure, depth, opts, rel_level)
     except IrscaleError as e:
         _fail(e)
     _print(table, per_topic, fmt, trec_eval)

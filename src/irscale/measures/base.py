@@ -301,7 +301,7 @@ def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 __all__ = ["Measure", "FunctionMeasure", "REGISTRY", "register", "parse_measure", "parse_measures",
-           "from_trec_eval", "at_depth", "PAD", "UNJUDGED"]
+           "from_trec_eval", "at_depth", "PAD", "UNJUDGED", "trec_eval_names", "at_rel_level"]
 
 
 # -- parsing ---------------------------------------------------------------------
@@ -358,8 +358,57 @@ def parse_measure(text: str | Measure, *, default_cutoff: int | None = None) -> 
     s = text.strip()
     if not s:
         raise MeasureError("empty measure name; expected a name like 'AP@30' or 'RBP(p=0.8)@30'")
+    names = trec_eval_names(s)
+    if len(names) > 1:
+        raise MeasureError(f"{text!r} names {len(names)} measures ({', '.join(names)}); give them as a list "
+                           "(parse_measures, or -m once on the command line)")
+    s = names[0]
     te = from_trec_eval(s)
-    return te if te is not None else _parse_native(s, text, default_cutoff)
+    if te is not None:
+        return te
+    with_params = _TREC_PARAMS.fullmatch(s)  # P_10(rel=2): a trec_eval name with irscale's parameters
+    if with_params and (te := from_trec_eval(trec_eval_names(with_params.group(1))[0])) is not None:
+        cutoff = getattr(te, "cutoff", None)
+        s = f"{type(te).NAME}({with_params.group(2)})" + (f"@{cutoff}" if cutoff is not None else "")
+    return _parse_native(s, text, default_cutoff)
+
+
+# trec_eval's own spelling on its command line: -m P.10, -m ndcg_cut.10,20 (one measure per cutoff)
+_TREC_DOT = re.compile(r"([A-Za-z_]\w*)\.(\d+(?:\s*,\s*\d+)*)")
+_TREC_PARAMS = re.compile(r"([A-Za-z_][\w.]*)\((.*)\)")
+
+
+def trec_eval_names(text: str) -> list[str]:
+    """trec_eval's command-line spelling ``P.10`` or ``ndcg_cut.10,20`` as its measure
+    names (``["ndcg_cut_10", "ndcg_cut_20"]``); any other text as it is.
+
+    >>> trec_eval_names("ndcg_cut.10,20"), trec_eval_names("P.5"), trec_eval_names("AP@10")
+    (['ndcg_cut_10', 'ndcg_cut_20'], ['P_5'], ['AP@10'])
+    """
+    m = _TREC_DOT.fullmatch(text.strip())
+    if not m:
+        return [text]
+    return [f"{m.group(1)}_{int(c)}" for c in m.group(2).split(",")]
+
+
+def at_rel_level(measures: "Sequence[Measure]", level: int | None) -> list["Measure"]:
+    """trec_eval's relevance level (``-l``): the binary measures (P, R, F, AP, RR, Rprec,
+    bpref, Success, the counts) whose ``rel`` was left at its default 1 judge a document
+    relevant at grade >= ``level``; graded measures (nDCG, ERR, RBP, ...) keep the grades,
+    as trec_eval's ndcg ignores -l, and a ``rel=`` given explicitly is kept. ``None``:
+    unchanged."""
+    if level is None:
+        return list(measures)
+    from irscale.validate import integer
+
+    level = integer("rel_level", level, minimum=1)
+    out = []
+    for m in measures:
+        fields = {f.name: f for f in dataclasses.fields(m)}
+        if not m.graded and "rel" in fields and m.rel == fields["rel"].default:
+            m = dataclasses.replace(m, rel=level)
+        out.append(m)
+    return out
 
 
 # an unquoted gain map or gain name (gains=0:0,1:1,2:3 or gain=exp) runs up to the next
@@ -427,9 +476,10 @@ def parse_measures(items: "str | Measure | Sequence[str | Measure]", *,
                             f"{type(items).__name__} {items!r}")
     out: list[Measure] = []
     for it in items:
-        m = parse_measure(it, default_cutoff=default_cutoff)
-        if m not in out:
-            out.append(m)
+        for name in trec_eval_names(it) if isinstance(it, str) else [it]:  # ndcg_cut.10,20: two measures
+            m = parse_measure(name, default_cutoff=default_cutoff)
+            if m not in out:
+                out.append(m)
     if not out:
         raise ArgumentError("no measure given; name at least one, for example 'AP' or 'nDCG@10'")
     return out

@@ -1,0 +1,115 @@
+"""Issue 24, item 5 (part): a trec_eval user's first habits on the command line.
+
+trec_eval's own measure spelling (``-m P.10``, ``-m ndcg_cut.10,20``, ``map_cut.10``,
+``recall.100``, ``success.10``), a trec_eval name with irscale's parameters
+(``P_10(rel=2)``) and trec_eval's relevance level ``-l 2`` (binary measures count grade
+>= 2; ndcg keeps the grades), checked against pytrec-eval-terrier on TREC DL 2019 (the
+reference reads the runs and qrels here, without irscale)."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import DATA, need
+from irscale.cli import app
+from irscale.errors import MeasureError
+from irscale.measures import at_rel_level, parse_measure, parse_measures, trec_eval_names
+
+runner = CliRunner()
+QRELS = "qrels.dl19-passage.txt"
+
+
+def test_trec_eval_spelling_parses():
+    assert trec_eval_names("ndcg_cut.10,20") == ["ndcg_cut_10", "ndcg_cut_20"]
+    got = [str(m) for m in parse_measures(["P.10", "ndcg_cut.10,20", "map_cut.10", "recall.100", "success.10",
+                                           "P_10(rel=2)", "P.5(rel=3)", "map"])]
+    assert got == ["P@10", "nDCG@10", "nDCG@20", "AP@10", "R@100", "Success@10", "P(rel=2)@10", "P(rel=3)@5", "AP"]
+    assert str(parse_measure("ndcg_cut.5")) == "nDCG@5"
+    with pytest.raises(MeasureError, match="names 2 measures"):
+        parse_measure("P.5,10")
+    with pytest.raises(MeasureError, match="no parameter 'rell'"):
+        parse_measure("P_10(rell=2)")
+
+
+def test_rel_level_changes_binary_measures_only():
+    ms = at_rel_level(parse_measures(["map", "P_10", "ndcg_cut_10", "P(rel=3)@5", "recip_rank", "ERR@10"]), 2)
+    assert [str(m) for m in ms] == ["AP(rel=2)", "P(rel=2)@10", "nDCG@10", "P(rel=3)@5", "RR(rel=2)", "ERR@10"]
+    assert at_rel_level(ms, None) == ms
+
+
+@pytest.fixture(scope="module")
+def dl19():
+    return need(DATA / "dl19")
+
+
+def _read(dl19, files):
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (dl19 / QRELS).read_text().splitlines():
+        q, _, d, g = line.split()
+        qrels.setdefault(q, {})[d] = int(g)
+    runs = {}
+    for f in files:
+        run: dict[str, dict[str, float]] = {}
+        tag = None
+        for line in gzip.decompress(f.read_bytes()).decode().splitlines():
+            q, _, d, _, score, tag = line.split()
+            run.setdefault(q, {})[d] = float(score)
+        runs[tag] = run
+    return qrels, runs
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_cli_speaks_trec_eval_like_pytrec_eval(dl19, level):
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is in the test extra")
+    files = sorted((dl19 / "runs").glob("*.gz"))[::9]
+    qrels, runs = _read(dl19, files)
+    spelled = ["map", "recip_rank", "P.10", "recall.100", "ndcg_cut.10,20", "bpref", "map_cut.10", "success.10"]
+    te = ["map", "recip_rank", "P_10", "recall_100", "ndcg_cut_10", "ndcg_cut_20", "bpref", "map_cut_10",
+          "success_10"]
+    args = ["evaluate", str(dl19 / QRELS), *map(str, files), "--float32-scores", "-q", "--trec-eval"]
+    for m in spelled:
+        args += ["-m", m]
+    if level != 1:
+        args += ["-l", str(level)]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    got: dict[tuple[str, str, str], float] = {}
+    pending = []  # trec_eval -q: a run's per-topic lines, then its summary with the runid
+    for line in res.stdout.splitlines():
+        name, topic, value = line.split()
+        if name == "runid":
+            got.update({(n, value, t): v for n, t, v in pending})
+            pending = []
+        elif topic != "all" and name != "num_q":
+            pending.append((name, topic, float(value)))
+    assert not pending
+    ev = pytrec_eval.RelevanceEvaluator(qrels, set(te), relevance_level=level)
+    checked = 0
+    for tag, run_scores in runs.items():
+        ref = ev.evaluate(run_scores)
+        for topic in qrels:
+            for name in te:
+                want = ref.get(topic, {}).get(name, 0.0)
+                assert got[name, tag, topic] == pytest.approx(want, abs=1e-4), (name, tag, topic)  # printed to 4 places
+                checked += 1
+    assert checked == len(runs) * len(qrels) * len(te)
+
+
+def test_rel_level_equals_explicit_rel(dl19):
+    files = [str(f) for f in sorted((dl19 / "runs").glob("*.gz"))[:3]]
+    a = runner.invoke(app, ["evaluate", str(dl19 / QRELS), *files, "-l", "2", "-m", "P.10", "-m", "map", "-q", "-f",
+                            "csv"])
+    b = runner.invoke(app, ["evaluate", str(dl19 / QRELS), *files, "-m", "P_10(rel=2)", "-m", "AP(rel=2)", "-q", "-f",
+                            "csv"])
+    assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
+    rows_a = [(r["measure"], r["system"], r["topic"], r["value"]) for r in csv.DictReader(a.stdout.splitlines())]
+    rows_b = [(r["measure"], r["system"], r["topic"], r["value"]) for r in csv.DictReader(b.stdout.splitlines())]
+    assert sorted(rows_a) == sorted(rows_b) and {r[0] for r in rows_a} == {"P(rel=2)@10", "AP(rel=2)"}
+    lenient = runner.invoke(app, ["evaluate", str(dl19 / QRELS), *files, "-m", "P.10", "-q", "-f", "csv"])
+    values = lambda out: np.array([float(r["value"]) for r in csv.DictReader(out.splitlines())])  # noqa: E731
+    assert not np.array_equal(values(lenient.stdout), values(b.stdout)[: len(values(lenient.stdout))])
