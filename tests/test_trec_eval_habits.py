@@ -113,3 +113,28 @@ def test_rel_level_equals_explicit_rel(dl19):
     lenient = runner.invoke(app, ["evaluate", str(dl19 / QRELS), *files, "-m", "P.10", "-q", "-f", "csv"])
     values = lambda out: np.array([float(r["value"]) for r in csv.DictReader(out.splitlines())])  # noqa: E731
     assert not np.array_equal(values(lenient.stdout), values(b.stdout)[: len(values(lenient.stdout))])
+
+
+# -- issue 24, item 4: one name per measure in the console, the CSV and the HTML ----------------------
+
+def test_one_name_per_measure_everywhere(tmp_path):
+    import re
+    from pathlib import Path
+
+    import irscale
+
+    toy = Path(irscale.__file__).parent / "examples" / "toy"
+    res = runner.invoke(app, ["compare", str(toy / "qrels.txt"), str(toy / "runs"), "-N", "5", "-t", "sign",
+                              "--out", str(tmp_path)], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    names = ["P@5", "R@5", "RR@5", "AP@5", "RBP(p=0.3)@5", "RBP(p=0.5)@5", "RBP(p=0.8)@5", "DCG(base=2)@5",
+             "DCG(base=10)@5", "nDCG(base=2)@5", "nDCG(base=10)@5"]
+    labels = re.compile(r"\b(RBP_p\d+|n?DCG_b\d+)\b")  # the paper's short labels
+    assert not labels.search(res.stdout), labels.search(res.stdout)
+    t2 = list(csv.DictReader((tmp_path / "table2_tau_measure_vs_ranked_N5.csv").read_text().splitlines()))
+    assert [r["measure"] for r in t2] == names
+    html = (tmp_path / "report_N5.html").read_text()
+    for name in names:
+        assert name in res.stdout, name
+        assert name.replace("&", "&amp;") in html, name
+    assert not labels.search(html)
