@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import irscale
 from irscale import stats as st
 from irscale.cli import app
-from irscale.errors import IrscaleError, MeasureError
+from irscale.errors import IrscaleError, IrscaleWarning, MeasureError
 from irscale.io import Qrels, Run
 
 runner = CliRunner()
@@ -107,10 +107,13 @@ def test_the_trec8_depth_1000_shape_on_a_synthetic_collection():
 def test_refusals_say_what_to_type():
     q, runs = _collection(n_sys=2, n_top=2, depth=60)
     table = irscale.evaluate(q, runs, ["P"])
-    with pytest.raises(MeasureError, match=r"approx=1e-4, normalize=True\) \(CLI --approx 1e-4 --normalize\)"):
+    with pytest.raises(MeasureError, match=r"approx=1e-4\) \(CLI --approx 1e-4\)"):
         irscale.transform(table, ["nDCG"], depth=60)  # no engine, no approx
-    with pytest.raises(IrscaleError, match=r"add normalize=True \(CLI --normalize\)"):
-        irscale.transform(table, ["nDCG"], depth=60, approx=1e-3)
+    with pytest.warns(IrscaleWarning, match=r"ranked nDCG@60: normalised .* normalize=True \(CLI --normalize\)"):
+        t = irscale.transform(table, ["nDCG", "P"], depth=60, approx=1e-3)  # approx implies the normalised form
+    assert [str(c) for c in t.measures][2:] == ["ranked(nDCG@60, normalized, midpoint)", "ranked(P@60)",
+                                                "halfwidth(ranked(nDCG@60, normalized, midpoint))"]
+    assert 0 < t.values[2].max() <= 1 and t.values[3].max() > 1  # P's phi is not normalised
     with pytest.raises(IrscaleError, match=r"ties='unq' \(compare: mid=False, CLI --no-mid\)"):
         irscale.transform(table, ["nDCG"], depth=60, ties=("unq", "mid"), normalize=True, approx=1e-3)
     for bad in (0, 1.5, "1e-3", True):
@@ -144,7 +147,9 @@ def test_cli_transform_approx(tmp_path):
     rows = json.loads(res.stdout)
     assert "halfwidth(ranked(RBP(p=0.9)@60, normalized, midpoint))" in json.dumps(rows)
     res = runner.invoke(app, base)
-    assert res.exit_code == 2 and "--approx 1e-4 --normalize" in res.output
+    assert res.exit_code == 2 and "--approx 1e-4" in res.output
+    res = runner.invoke(app, base + ["--approx", "1e-4", "--format", "json"])  # normalised with a note
+    assert res.exit_code == 0 and "normalised" in res.stderr
     res = runner.invoke(app, base[:-4] + ["-m", "AP", "--normalize", "--approx", "1e-4"])
     assert res.exit_code == 2 and "no certified bounds" in res.output
 

@@ -138,3 +138,41 @@ def test_one_name_per_measure_everywhere(tmp_path):
         assert name in res.stdout, name
         assert name.replace("&", "&amp;") in html, name
     assert not labels.search(html)
+
+
+# -- issue 24, item 8 (part): small frictions ---------------------------------------------------------
+
+def _toy():
+    from pathlib import Path
+
+    import irscale
+
+    return Path(irscale.__file__).parent / "examples" / "toy"
+
+
+def test_qrels_and_run_in_the_wrong_order():
+    toy = _toy()
+    res = runner.invoke(app, ["evaluate", str(toy / "runs" / "bm25.txt"), str(toy / "qrels.txt")])
+    assert res.exit_code == 2 and "this looks like a run file" in res.output and "qrels come first" in res.output
+    res = runner.invoke(app, ["evaluate", str(toy / "qrels.txt"), str(toy / "qrels.txt")])
+    assert res.exit_code == 2 and "this looks like a qrels file" in res.output
+
+
+def test_trec_eval_layout_with_a_format_is_refused_not_ignored():
+    toy = _toy()
+    for verb in (["evaluate"], ["transform", "-N", "5"]):
+        res = runner.invoke(app, [*verb, str(toy / "qrels.txt"), str(toy / "runs"), "--trec-eval", "-f", "csv"])
+        assert res.exit_code == 2 and "takes no --format csv" in res.output, verb
+
+
+def test_subdirectories_and_padding_are_said(tmp_path):
+    import shutil
+
+    toy = _toy()
+    (tmp_path / "sub").mkdir()
+    shutil.copy(toy / "runs" / "bm25.txt", tmp_path)
+    shutil.copy(toy / "runs" / "random.txt", tmp_path / "sub")
+    res = runner.invoke(app, ["evaluate", str(toy / "qrels.txt"), str(tmp_path), "-m", "P@10"])
+    assert res.exit_code == 0 and "subdirectories are not read (sub)" in res.stderr
+    res = runner.invoke(app, ["transform", str(toy / "qrels.txt"), str(toy / "runs"), "-m", "P", "-N", "100"])
+    assert res.exit_code == 0 and "longer than every run" in res.stderr and "padded" in res.stderr

@@ -229,6 +229,13 @@ def _judge(qrels, runs, opts: ReadOpts, plan=None):
     return _reading(lambda tick: load_runs(runs, q, progress=tick, max_grade=opts.max_grade, **kw))
 
 
+def _check_layout(fmt, trec_eval: bool) -> None:
+    """--trec-eval is a layout of its own: with --format csv/tsv/json it is refused, not ignored."""
+    if trec_eval and fmt is not Format.table:
+        raise IrscaleError(f"--trec-eval prints trec_eval's own layout (tab-separated: measure, topic, value), so "
+                           f"it takes no --format {fmt.value}; drop one of them")
+
+
 def _print(table, per_topic, fmt, trec_eval=False):
     from rich.console import Console
 
@@ -275,6 +282,7 @@ def evaluate(
     opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
                     max_grade)
     try:
+        _check_layout(fmt, trec_eval)
         table = _evaluate(qrels, runs, measure, depth, opts, rel_level)
     except IrscaleError as e:
         _fail(e)
@@ -355,7 +363,8 @@ MaxPairsOpt = Annotated[Optional[int], typer.Option(
 ApproxOpt = Annotated[Optional[float], typer.Option(
     "--approx", metavar="TOL", help="where no exact engine reaches N (RBP, DCG, nDCG at N = 100, 1000): rank by the "
                                     "midpoint of certified bounds on the normalised phi, at most TOL wide (e.g. 1e-4), "
-                                    "with a half-width column; needs --normalize in transform")]
+                                    "with a half-width column (those columns are normalised: phi / the number of "
+                                    "distinct values)")]
 
 
 @app.command()
@@ -395,6 +404,7 @@ def transform(
                     max_grade)
     measures = measure or ["AP", "P", "RR"]
     try:
+        _check_layout(fmt, trec_eval)
         judged = _judge(qrels, runs, opts,
                         plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance), approx,
                                                            max_pairs, relevance and relevance.value))

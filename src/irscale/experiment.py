@@ -244,8 +244,14 @@ def expand_run_paths(items: Sequence[str | os.PathLike]) -> list[Path]:
         p = Path(it)
         if p.is_dir():
             files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+            subdirs = sorted(f.name for f in p.iterdir() if f.is_dir() and not f.name.startswith("."))
+            if subdirs:
+                warnings.warn(f"{p}: subdirectories are not read ({', '.join(subdirs[:5])}"
+                              f"{', ...' if len(subdirs) > 5 else ''}); name them too to read their runs "
+                              f"(e.g. {p / subdirs[0]})", IrscaleWarning, stacklevel=3)
             if not files:
-                raise IrscaleError(f"{p}: directory holds no run files")
+                raise IrscaleError(f"{p}: directory holds no run files" + (" (only subdirectories, which are not "
+                                                                           "read)" if subdirs else ""))
             out.extend(files)
         elif p.exists():
             out.append(p)
@@ -706,8 +712,8 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
         if approx is not None:
             return True
         raise MeasureError(f"{m}: no exact engine reaches run length N = {space.N} ({limit}). Certified bounds on "
-                           f"its normalised phi do: transform(..., approx=1e-4, normalize=True) (CLI --approx 1e-4 "
-                           f"--normalize) gives the midpoint and a half-width column, or use a smaller N") from None
+                           f"its normalised phi do: transform(..., approx=1e-4) (CLI --approx 1e-4) gives the "
+                           f"midpoint and a half-width column, or use a smaller N") from None
     n_runs, advice = space.n_runs, "a smaller run length N (API depth=, CLI -N)"
     if "no engine for this case is built yet" in limit:  # beyond 64-bit keys: the reach in N says more
         top = exact_reach(m, space.c, space.N)
@@ -806,6 +812,11 @@ def transform(
     check_progress(steps)
     judged = judged_runs(data)
     judged.check_depth(depth, f"transform at run length N = {depth}")
+    longest = int(np.max(judged.num_ret, initial=0))
+    if depth > longest:
+        warnings.warn(f"run length N = {depth} is longer than every run (the longest ranking has {longest} "
+                      f"documents): each run is padded with non-relevant documents to N", IrscaleWarning,
+                      stacklevel=2)
     if measures is None and isinstance(data, ScoreTable):
         measures = [m for m in data.measures]
     if measures is None:
@@ -826,10 +837,10 @@ def transform(
         raise ArgumentError(f"{', '.join(map(str, tied))}: ties={tie_list} rank over all runs, but at N = {depth} "
                             f"only bounds on phi over distinct values exist, and its runs tie (several runs share "
                             f"a value); use ties='unq' (compare: mid=False, CLI --no-mid)")
-    if bounded and not normalize:
-        raise ArgumentError(f"{', '.join(map(str, bounded_ms))}: no exact engine reaches N = {depth}, so phi comes "
-                            f"from bounds on its normalised value (phi / the number of distinct values, which "
-                            f"passes 10^300 at N = 1000); add normalize=True (CLI --normalize)")
+    if bounded and not normalize:  # approx implies the normalised form for the columns it bounds
+        warnings.warn(f"ranked {', '.join(map(str, bounded_ms))}: normalised (phi / the number of distinct values), "
+                      f"the only form certified bounds take at N = {depth}; normalize=True (CLI --normalize) "
+                      "normalises the other columns too", IrscaleWarning, stacklevel=2)
     unique = list(dict.fromkeys(ms))  # a measure named twice (P and P@10 at depth 10) is scored once
     base = score(judged, [] if exact_values else unique)
     shape = (len(judged.systems), len(judged.topics))
@@ -870,7 +881,7 @@ def transform(
     from irscale.scales.permissible import scale_of
 
     said = [scale_of(m, depth, levels) for m in ms]
-    ranked = [Ranked(m, depth, t, normalize, said[i], plan[m]) for t in tie_list for i, m in enumerate(ms)]
+    ranked = [Ranked(m, depth, t, normalize or plan[m], said[i], plan[m]) for t in tie_list for i, m in enumerate(ms)]
     cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded)
     prov = dict(base.provenance, measures=[str(m) for m in ms])
     prov.update({"transform": {"N": depth, "relevance": relevance,

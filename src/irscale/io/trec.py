@@ -542,6 +542,12 @@ def _check_fields(data: bytes, path: str, counts: np.ndarray, lines: np.ndarray,
         k = int(np.argmax(bad))
         line = int(lines[k])
         hint = f" ({extra_advice})" if counts[k] > nfields and extra_advice else ""
+        if nfields == 4 and counts[k] == 6:  # qrels expected, a run line found: the arguments swapped?
+            hint = ("; this looks like a run file ('qid Q0 docno rank score tag'): the qrels come first, "
+                    "as in irscale evaluate QRELS RUNS")
+        elif nfields == 6 and counts[k] == 4:
+            hint = ("; this looks like a qrels file ('qid iter docno grade'): the qrels come first, the runs "
+                    "after, as in irscale evaluate QRELS RUNS")
         raise InputFormatError(path, line, f"expected {nfields} fields '{expected}', found {counts[k]}{hint}",
                                _line_text(data, line))
 
