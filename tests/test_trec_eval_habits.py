@@ -176,3 +176,33 @@ def test_subdirectories_and_padding_are_said(tmp_path):
     assert res.exit_code == 0 and "subdirectories are not read (sub)" in res.stderr
     res = runner.invoke(app, ["transform", str(toy / "qrels.txt"), str(toy / "runs"), "-m", "P", "-N", "100"])
     assert res.exit_code == 0 and "longer than every run" in res.stderr and "padded" in res.stderr
+
+
+# -- issue 24, item 5 (part): the recipes of "Reproducing official TREC numbers" (docs/guide.md) --------
+
+def test_dl_recipes_equal_trec_eval_on_their_qrels(dl19):
+    """The guide's two TREC DL recipes, each against pytrec-eval-terrier on the qrels that
+    recipe stands for: (1) graded nDCG@10 on the qrels as they are (grade = gain); (2) the
+    binary measures at level 2 and nDCG whose grade 1 gains nothing, which trec_eval computes
+    on qrels where grade 1 is rewritten as 0."""
+    pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is in the test extra")
+    files = sorted((dl19 / "runs").glob("*.gz"))[::12]
+    qrels, runs = _read(dl19, files)
+    recipe2 = ["-l", "2", "-m", "map", "-m", "recip_rank", "-m", "P.10", "-m", "nDCG(gains=1:0)@10"]
+    res = runner.invoke(app, ["evaluate", str(dl19 / QRELS), *map(str, files), "--float32-scores", "-q", "-f", "csv",
+                              "-m", "ndcg_cut.10", *recipe2])
+    assert res.exit_code == 0, res.output
+    got = {(r["measure"], r["system"], r["topic"]): float(r["value"]) for r in csv.DictReader(res.stdout.splitlines())}
+    no_grade_1 = {q: {d: (0 if g == 1 else g) for d, g in docs.items()} for q, docs in qrels.items()}
+    checks = [(qrels, 1, "ndcg_cut_10", "nDCG@10"), (qrels, 2, "map", "AP(rel=2)"),
+              (qrels, 2, "recip_rank", "RR(rel=2)"), (qrels, 2, "P_10", "P(rel=2)@10"),
+              (no_grade_1, 2, "ndcg_cut_10", "nDCG(gains=1:0)@10")]
+    for q, level, te, ours in checks:
+        ev = pytrec_eval.RelevanceEvaluator(q, {te}, relevance_level=level)
+        for tag, run in runs.items():
+            ref = ev.evaluate(run)
+            for topic in qrels:
+                assert got[ours, tag, topic] == pytest.approx(ref.get(topic, {}).get(te, 0.0), abs=1e-9), \
+                    (ours, tag, topic)
+    differ = [got["nDCG@10", t, q] != got["nDCG(gains=1:0)@10", t, q] for t in runs for q in qrels]
+    assert any(differ)  # the two nDCGs are not the same number
