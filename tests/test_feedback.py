@@ -23,7 +23,7 @@ def test_plain_lines_when_stderr_is_not_a_terminal(monkeypatch):
     lines = [line for line in res.stderr.splitlines() if line.startswith("reading runs:")]
     runs = len(list((TOY / "runs").iterdir()))
     assert lines[-1].startswith(f"reading runs: {runs}/{runs} (100%), ")
-    assert any("%), " in line and "ETA" in line for line in lines[:-1])
+    assert any("%), " in line and "ETA ..." in line for line in lines[:-1])  # too soon to know the rate
     assert "" not in res.stderr.splitlines()
 
 
@@ -37,11 +37,55 @@ def test_bar_with_percentage_and_eta_on_a_terminal(monkeypatch):
 
     out = io.StringIO()
     monkeypatch.setattr(cli._Stderr, "_console", Console(file=out, force_terminal=True, width=150))
+    clock = _FakeClock(monkeypatch)
     with cli._Feedback("reading runs") as tick:
         tick(0, 4, "")
+        clock.now += 1
         tick(1, 4, "run_a")
+        first = out.getvalue()
+        clock.now += 9  # 10 s for 2 of 4 since the first tick: 10 s left
+        tick(2, 4, "run_b")
     shown = out.getvalue()
-    assert "reading runs" in shown and "25%" in shown and "1/4" in shown and "ETA" in shown and "run_a" in shown
+    assert "reading runs" in first and "25%" in first and "1/4" in first and "ETA ..." in first and "run_a" in first
+    assert "ETA 10 s" in shown[len(first):]
+
+
+class _FakeClock:
+    """time.monotonic under the test's control."""
+
+    def __init__(self, monkeypatch, start: float = 1000.0):
+        import time
+
+        self.now = start
+        monkeypatch.setattr(time, "monotonic", lambda: self.now)
+
+
+def test_no_eta_until_the_rate_is_known(monkeypatch):
+    """A rank map's first bucket after a long setup made the first ETA read 498 min for a
+    2-minute job: the rate is measured from the first tick, and shown only after 5 s and 5%
+    of the work since it."""
+    out = io.StringIO()
+    from rich.console import Console
+
+    monkeypatch.setattr(cli._Stderr, "_console", Console(file=out, force_terminal=False, width=200))
+    monkeypatch.setattr(cli, "PLAIN_EVERY", 0.0)
+    clock = _FakeClock(monkeypatch)
+    with cli._Feedback("rank map") as tick:
+        clock.now += 60  # setup: a minute before the first tick
+        tick(0, 1000)
+        clock.now += 1
+        tick(1, 1000)  # 0.1% after 1 s: an ETA would read 17 minutes from here
+        clock.now += 2
+        tick(40, 1000)  # 4% after 3 s: not yet
+        clock.now += 3
+        tick(100, 1000)  # 10% after 6 s since the first tick: 54 s left at that rate
+        clock.now += 54
+        tick(1000, 1000)
+    lines = out.getvalue().splitlines()
+    assert [line.split(", ETA ")[-1] if "ETA" in line else None for line in lines] == ["...", "...", "...", "54 s",
+                                                                                      None]
+    assert cli._eta((0.0, 0), 10.0, 50, 100) == 10.0 and cli._eta((0.0, 0), 4.0, 50, 100) is None
+    assert cli._eta((0.0, 0), 10.0, 4, 100) is None and cli._eta((0.0, 0), 10.0, 100, 100) is None
 
 
 def test_misspelt_measure_fails_before_reading(monkeypatch):

@@ -99,6 +99,19 @@ def _main():
 
 
 PLAIN_EVERY = 10.0  # seconds between the plain progress lines written when stderr is not a terminal
+ETA_MIN_SECONDS = 5.0  # an ETA is shown once the rate has been measured over this long
+ETA_MIN_SHARE = 0.05  # ... and over this share of the work
+
+
+def _eta(first: tuple[float, float], now: float, done: float, total) -> float | None:
+    """Seconds left at the rate measured since the step's first tick ``first`` = (time,
+    done), which leaves out the setup before it; None until that rate is known (at least
+    ETA_MIN_SECONDS and ETA_MIN_SHARE of the work since), so no first guess of hours for
+    a job of minutes."""
+    t0, d0 = first
+    if not total or not done < total or done - d0 < ETA_MIN_SHARE * total or now - t0 < ETA_MIN_SECONDS:
+        return None
+    return (now - t0) / (done - d0) * (total - done)
 
 
 class _Feedback:
@@ -106,7 +119,8 @@ class _Feedback:
     ... tick(done, total, description)``. On a terminal: a rich bar with the percentage,
     done/total, elapsed time and ETA (removed when the step ends). Elsewhere (a log
     file, CI): a plain line at most every ``PLAIN_EVERY`` seconds, the first after that
-    long, so steps shorter than that print nothing; never a blank line."""
+    long, so steps shorter than that print nothing; never a blank line. The ETA appears
+    once the rate is known (:func:`_eta`), "ETA ..." until then."""
 
     def __init__(self, what: str):
         self.what = what
@@ -115,16 +129,17 @@ class _Feedback:
         import time
 
         self.t0 = self.last = time.monotonic()
+        self.first = None  # (time, done) of the first tick: the rate is measured from there
         if err.console.is_terminal:
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
+                                       TimeElapsedColumn)
 
             self.bar = Progress(TextColumn(self.what), BarColumn(), TaskProgressColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
                                 TextColumn("{task.description}"), console=err.console, transient=True,
                                 auto_refresh=False)  # no refresh thread: the readers may then fork processes
             self.bar.__enter__()
-            self.task = self.bar.add_task("", total=None)
+            self.task = self.bar.add_task("", total=None, eta="...")
         else:
             self.bar = None
         return self.tick
@@ -132,11 +147,15 @@ class _Feedback:
     def tick(self, done, total, description: str = "") -> None:
         import time
 
+        now = time.monotonic()
+        if self.first is None:
+            self.first = (now, done)
+        left = _eta(self.first, now, done, total)
         if self.bar is not None:
-            self.bar.update(self.task, completed=done, total=total, description=_plain(description))
+            self.bar.update(self.task, completed=done, total=total, description=_plain(description),
+                            eta="..." if left is None else _duration(left))
             self.bar.refresh()
             return
-        now = time.monotonic()
         if now - self.last < PLAIN_EVERY:
             return
         self.last = now
@@ -144,8 +163,8 @@ class _Feedback:
         line = f"{self.what}: "
         if total:
             line += f"{done:,.0f}/{total:,} ({100 * done / total:.0f}%), {_duration(elapsed)} elapsed"
-            if 0 < done < total:
-                line += f", ETA {_duration(elapsed * (total - done) / done)}"
+            if done < total:
+                line += f", ETA {'...' if left is None else _duration(left)}"
         else:
             line += f"{done:,.0f} done, {_duration(elapsed)} elapsed"
         err.print(line + (f" ({_plain(description)})" if description else ""), soft_wrap=True)
