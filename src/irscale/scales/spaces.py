@@ -692,8 +692,9 @@ class ERRSpace(Space):
         if fits(self.N):
             return "split"
         last = max((n for n in range(1, self.N) if fits(n)), default=0)
-        fewer = ("" if self.cc == 1 else f", fewer levels (--max-grade {self.cc - 1} or less; max_grade= in the "
-                 "API), or binary relevance (--max-grade 1 or --relevance lenient: exact up to N=35)")
+        binary = "binary relevance (--max-grade 1 or --relevance lenient: exact up to N=35)"
+        fewer = ("" if self.cc == 1 else f", or {binary}" if self.cc == 2 else
+                 f", fewer levels (--max-grade {self.cc - 1} or less; max_grade= in the API), or {binary}")
         why = (f"its exact keys reach {self.max_key.bit_length()} bits, beyond the {MAX_BITS} the split engine "
                "decides" if self.n_runs <= MAX_PAIRS else
                f"the split engine lists one (prefix, suffix) pair per run and accepts up to {MAX_PAIRS:,} (about "
