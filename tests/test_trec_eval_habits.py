@@ -206,3 +206,16 @@ def test_dl_recipes_equal_trec_eval_on_their_qrels(dl19):
                     (ours, tag, topic)
     differ = [got["nDCG@10", t, q] != got["nDCG(gains=1:0)@10", t, q] for t in runs for q in qrels]
     assert any(differ)  # the two nDCGs are not the same number
+
+
+def test_err_refusal_advises_only_what_exists():
+    """Issue 24 item 6 (part): the ERR refusal on 3 levels advised '--max-grade 1 or less'
+    (the minimum is 1)."""
+    from irscale.scales import space_for
+
+    with pytest.raises(MeasureError) as info:
+        space_for("ERR", 30, 2).pick_engine()
+    text = str(info.value)
+    assert "or less; max_grade" not in text and "or binary relevance (--max-grade 1 or --relevance lenient" in text
+    with pytest.raises(MeasureError, match=r"fewer levels \(--max-grade 2 or less"):
+        space_for("ERR", 30, 3).pick_engine()
