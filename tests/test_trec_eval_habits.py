@@ -219,3 +219,9 @@ def test_err_refusal_advises_only_what_exists():
     assert "or less; max_grade" not in text and "or binary relevance (--max-grade 1 or --relevance lenient" in text
     with pytest.raises(MeasureError, match=r"fewer levels \(--max-grade 2 or less"):
         space_for("ERR", 30, 3).pick_engine()
+
+
+def test_compare_help_says_out_writes_the_html_report():
+    """Issue 24 item 3 (part)."""
+    res = runner.invoke(app, ["compare", "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0 and "self-contained HTML file" in res.stdout and "scores_N<N>.csv" in res.stdout

@@ -589,7 +589,10 @@ def compare(
         "--test", "-t", help="sign, ranksum, signrank, ttest, anova1, kruskal, anova2, friedman (repeatable; default all)")] = None,
     alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="significance level")] = 0.05,
     no_mid: Annotated[bool, typer.Option("--no-mid", help="skip the mid tie strategy (Table 3)")] = False,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="write CSV, JSON, LaTeX and a Markdown report here")] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="write the report into this directory: one self-contained HTML file (report_N<N>.html), "
+                            "Markdown, LaTeX tables, CSV and JSON, the per-topic scores (scores_N<N>.csv) and the "
+                            "provenance")] = None,
     float32_scores: Float32Opt = False,
     missing_topics: MissingOpt = MissingTopicsOpt.zero,
     ignore_extra_fields: ExtraOpt = False,
