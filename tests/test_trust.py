@@ -381,3 +381,16 @@ def test_the_owners_examples():
 
     result = doctest.testmod(permissible, verbose=False)
     assert result.attempted >= 5 and result.failed == 0
+
+
+def test_a_measure_that_cannot_be_run_gets_an_unknown_verdict(monkeypatch):
+    from irscale.errors import IrscaleError
+    from irscale.scales import permissible
+
+    def cannot(*a):
+        raise IrscaleError("its batch fails on these runs")
+
+    monkeypatch.setattr(permissible, "_exhaustive", cannot)
+    said = permissible.scale_of("bpref", 5)
+    assert said.original_scale == "unknown" and not said.established and not said.interval
+    assert "cannot be checked" in said.reason and said.as_dict()["established"] is False

@@ -118,13 +118,13 @@ def _checked(m, N: int, levels: int, order: str, max_runs: int = CHECK_RUNS,
     if runs > limit:
         return Statement(str(m), N, levels, order, "unknown",
                          f"{why}, and its {levels}^{N} runs are too many to check (at most {limit:,}); not claimed "
-                         "interval", "irscale: no statement and no check", established=False)
+                         "interval", "irscale: no statement and no check")
     try:
         scale, reason = _exhaustive(m, N, levels, order)
     except IrscaleError as e:
         return Statement(str(m), N, levels, order, "unknown",
                          f"{why}, and it cannot be checked over its runs ({e}); not claimed interval",
-                         "irscale: no statement and no check", established=False)
+                         "irscale: no statement and no check")
     return Statement(str(m), N, levels, order, scale, reason, f"exhaustive check over all {runs:,} runs ({why})")
 
 

@@ -74,7 +74,6 @@ class Statement:
     original_scale: str
     reason: str
     source: str
-    established: bool = True  # False: no statement and too many runs to check (not claimed interval)
     phi_own_order_only: bool = field(init=False)
 
     def __post_init__(self):
@@ -82,6 +81,12 @@ class Statement:
             raise ValueError(f"original_scale must be one of {SCALES}, not {self.original_scale!r}")
         object.__setattr__(self, "phi_own_order_only",
                            self.original_scale in ("not ordinal", "unknown") or self.order not in ("strong", "set"))
+
+    @property
+    def established(self) -> bool:
+        """Was the scale decided? False where the papers make no statement and the runs are
+        too many to check (``original_scale`` "unknown": not claimed interval)."""
+        return self.original_scale != "unknown"
 
     @property
     def ordinal(self) -> bool:
@@ -119,7 +124,7 @@ class Statement:
 
     def as_dict(self) -> dict:
         """The fields and ``text`` (plain JSON types: what provenance records)."""
-        return dict(dataclasses.asdict(self), text=self.text())
+        return dict(dataclasses.asdict(self), established=self.established, text=self.text())
 
 
 # -- the statements -------------------------------------------------------------------------------
