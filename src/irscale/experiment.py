@@ -597,11 +597,7 @@ def apply_relevance(judged: JudgedRuns, measures: Sequence[Measure], relevance: 
     if relevance is not None:
         check_choice("relevance", relevance, RELEVANCE)
     if relevance == "lenient":
-        high = [str(m) for m in measures if (getattr(m, "rel", None) or 1) > 1]
-        if high:
-            raise ArgumentError(f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so no document "
-                                f"reaches the level asked by {', '.join(high)}; use relevance='graded' (CLI "
-                                "--relevance graded) to keep the grades, or drop rel= from the measure")
+        relevance_measures(measures, relevance)  # what lenient refuses (rel > 1, gP, gains=) is said there
         return judged.binarised(1), "lenient"
     c = judged.topics.max_grade
     graded = [str(m) for m in measures if m.graded and getattr(m, "rel", None) is None]
