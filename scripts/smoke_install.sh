@@ -210,9 +210,12 @@ ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP -b bm25 -b random --correction bh -o 
 has base/comparisons_with_baselines_N5.csv base/report_N5.html
 ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP -m nDCG -t sign -t ttest -t friedman --alpha 0.1 --no-mid --no-effects \
     --no-measure-free --relevance lenient
-ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP -m "RBP(p=0.8)" --figures --spacing -o figs
-has figs/report_N5.html
-[ "$LAST_OK" -eq 0 ] || grep -q "<svg" figs/report_N5.html || _fail "compare --figures --spacing" "figs/report_N5.html holds no inline SVG"
+ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP -m "RBP(p=0.8)" --spacing -o figs
+has figs/report_N5.html figs/figure1_tau_original_N5.svg figs/figure1_tau_original_N5.pdf figs/figure2_tau_ranked_N5.pdf \
+    figs/figure5_spacing_N5.pdf
+[ "$LAST_OK" -eq 0 ] || grep -q "<svg" figs/report_N5.html || _fail "compare --spacing" "figs/report_N5.html holds no inline SVG"
+ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP --no-figures -o nofigs
+[ "$LAST_OK" -eq 0 ] || ! ls nofigs/figure* >/dev/null 2>&1 || _fail "compare --no-figures" "figure files were written"
 ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP --float32-scores --missing-topics drop --duplicates first --max-grade 2
 ok "$IRSCALE" compare "$Q" "$R" -N 100 -m nDCG -m "RBP(p=0.8)" --approx 1e-4 --no-mid -o approx
 has approx/report_N100.html approx/tables5_6_significance_changes_N100.csv
@@ -221,7 +224,7 @@ refused "holm" "$IRSCALE" compare "$Q" "$R" -N 5 -m AP --correction hochberg
 
 echo "--- study"
 ok "$IRSCALE" study --help
-ok "$IRSCALE" study trec8-like "$Q" "$R" --depths 5 -o study -b bm25 --correction bonferroni --figures --spacing
+ok "$IRSCALE" study trec8-like "$Q" "$R" --depths 5 -o study -b bm25 --correction bonferroni --spacing
 has study/report_N5.html study/report_N5.md study/table2_tau_unq.csv study/table3_tau_mid.csv \
     study/tables5_6_significance_changes_N5.csv study/provenance_N5.yaml study/comparisons_with_baselines_N5.csv
 ok "$IRSCALE" study trec8-like "$Q" "$R" --depths 5,6 --alpha 0.1 --relevance lenient --correction holm --across-measures \

@@ -549,7 +549,7 @@ def test_dl19_study_report_in_headless_chromium(tmp_path):
             "--figures", "--out", str(out)]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
-    dom = check_real_report(out / "report_N10.html", tmp_path, "report_dl19_N10", figures=6)
+    dom = check_real_report(out / "report_N10.html", tmp_path, "report_dl19_N10", figures=4)  # two tau, changes, means
     assert "nDCG" in dom and "Comparisons with the baseline" in dom and "4 levels" in dom
 
 

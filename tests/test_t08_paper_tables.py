@@ -505,5 +505,5 @@ def test_t08_30_report_renders_in_headless_chromium(study30, tmp_path):
     files = study30.write(tmp_path / "t08", figures=study_figures(study30))
     page = tmp_path / "t08" / "report_N30.html"
     assert page in files
-    dom = check_real_report(page, tmp_path, "report_t08_N30", figures=2 + 1 + 11)
+    dom = check_real_report(page, tmp_path, "report_t08_N30", figures=2 + 1 + 1)
     assert "129 systems" in dom and "nDCG(base=10)" in dom and "RBP_p03" not in dom

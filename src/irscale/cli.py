@@ -526,14 +526,14 @@ NoFreeOpt = Annotated[bool, typer.Option("--no-measure-free", help="skip the mea
 SpacingOpt = Annotated[bool, typer.Option(
     "--spacing", help="add spacing plots of every measure from its rank map to the report (seconds per measure)")]
 FiguresOpt = Annotated[bool, typer.Option(
-    "--figures", help="draw the report's figures (tau heatmaps, significance changes, means original vs ranked: "
-                      "about 1 s each)")]
+    "--figures/--no-figures", help="with --out: draw the report's figures (the two tau heatmaps, the significance "
+                                   "changes, the means original vs ranked), embedded in the HTML and written as SVG "
+                                   "and PDF files beside it (about 3 s)")]
 
 
 def _report_figures(study, figures: bool, spacing: bool):
-    """The report's figures, drawn only when asked: matplotlib takes about a second per
-    figure, more than the rest of the report on the T08 study (the report may cost at most
-    10 % of compare's time: bench/report.py)."""
+    """The report's figures (drawn only for --out; --no-figures skips them: bench/report.py
+    measures what they cost, at most 3 s on the T08 study)."""
     if not (figures or spacing):
         return []
     from irscale.report.figures import study_figures
@@ -574,8 +574,9 @@ def _show_study(study, out, figures=None):
         if callable(figures):
             figures = figures()
         files = study.write(out, figures=figures)  # every path written: HTML, Markdown, YAML, CSV, JSON, LaTeX
+        drawn = f"; {len(figures)} figures as SVG and PDF files" if figures else ""
         err.print(f"wrote {len(files)} files to {out} (open report_N{study.N}.html; report_N{study.N}.md "
-                  "links the rest)")
+                  f"links the rest{drawn})")
 
 
 @app.command()
@@ -607,7 +608,7 @@ def compare(
     baseline: BaselineOpt = None,
     no_effects: NoEffectsOpt = False,
     no_measure_free: NoFreeOpt = False,
-    figures: FiguresOpt = False,
+    figures: FiguresOpt = True,
     spacing: SpacingOpt = False,
     approx: ApproxOpt = None,
     max_pairs: MaxPairsOpt = None,
@@ -697,7 +698,7 @@ def study_trec8_like(
     baseline: BaselineOpt = None,
     no_effects: NoEffectsOpt = False,
     no_measure_free: NoFreeOpt = False,
-    figures: FiguresOpt = False,
+    figures: FiguresOpt = True,
     spacing: SpacingOpt = False,
 ):
     """The whole experiment of Ferrante, Ferro & Fuhr (2021) on one campaign: the eleven

@@ -83,6 +83,8 @@ class Picture:
     data: Any = field(default=None, repr=False)
     overlaps: tuple[tuple[str, str], ...] = ()
     caption: str = ""
+    stem: str = ""
+    pdf: bytes | None = field(default=None, repr=False)
 
     def figure(self) -> tuple[str, str, str]:
         return (self.title, self.svg, self.caption)
@@ -157,9 +159,10 @@ def text_overlaps(fig, tol: float = 1.0) -> list[tuple[str, str]]:
 CHECK_OVERLAPS = False  # run text_overlaps on every figure (the tests do; it costs a draw per figure)
 
 
-def _finish(fig, title: str, out, stem: str, data=None, tight: bool = False, caption: str = "") -> Picture:
-    """The overlap check (where :data:`CHECK_OVERLAPS`), SVG text and (with ``out``)
-    stem.png and stem.svg. The layout is computed once (the check's draw) and then kept;
+def _finish(fig, title: str, out, stem: str, data=None, tight: bool = False, caption: str = "",
+            pdf: bool = False) -> Picture:
+    """The overlap check (where :data:`CHECK_OVERLAPS`), SVG text, (with ``pdf``) the PDF
+    bytes and (with ``out``) stem.png and stem.svg. The layout is computed once (the check's draw) and then kept;
     ``tight``: crop to the drawn content (figures laid out by hand), else the figure's
     own size."""
     plt = _plt()
@@ -169,6 +172,14 @@ def _finish(fig, title: str, out, stem: str, data=None, tight: bool = False, cap
             if CHECK_OVERLAPS and fig.get_layout_engine() is not None:
                 fig.set_layout_engine("none")  # positions as the check drew them
             text = svg(fig, tight=tight)
+            vector = None
+            if pdf:
+                if fig.get_layout_engine() is not None:
+                    fig.set_layout_engine("none")  # laid out once (by the SVG's draw), not again
+                buf = io.BytesIO()
+                fig.savefig(buf, format="pdf", bbox_inches="tight" if tight else None,
+                            metadata={"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None})
+                vector = buf.getvalue()
             files: tuple[Path, ...] = ()
             if out is not None:
                 out = Path(out)
@@ -179,7 +190,7 @@ def _finish(fig, title: str, out, stem: str, data=None, tight: bool = False, cap
                 files = (png, vec)
     finally:
         plt.close(fig)
-    return Picture(text, title, files, data, overlaps, caption)
+    return Picture(text, title, files, data, overlaps, caption, stem, vector)
 
 
 def _stem(*parts) -> str:
@@ -406,7 +417,7 @@ _VIEWS = {"both": ("quantile", "equispaced"), "quantile": ("quantile",), "equisp
 
 def rank_spacing_plot(measures, Ns, levels: int = 2, *, view: str = "both", samples: int = 2000, seed: int = 0,
                       exact: bool | None = None, exact_limit: int = EXACT_LIMIT, out: str | Path | None = None,
-                      stem: str | None = None) -> Picture:
+                      stem: str | None = None, pdf: bool = False) -> Picture:
     """Spacing of each measure's values over all runs of each length N (2021 paper,
     Figures 2-5), from rank maps (:func:`spacing_data`): one column per N, and per
     measure a row for each view. ``view="quantile"``: value against the fraction of runs
@@ -447,7 +458,7 @@ def rank_spacing_plot(measures, Ns, levels: int = 2, *, view: str = "both", samp
         fig.suptitle(_wrap(title + "\n" + sub, panel_w * cols, 10))
     stem = stem or _stem("spacing", *(_name(m) for m in measures), "N" + "_".join(map(str, Ns)),
                          f"L{levels}" if levels != 2 else "", view)
-    return _finish(fig, title, out, stem, data,
+    return _finish(fig, title, out, stem, data, pdf=pdf,
                    caption=_spacing_caption(data, sub))
 
 
@@ -588,6 +599,78 @@ def means_scatter(original, ranked, systems: Sequence[str] | None = None, *, mea
                            f"); {int(in_swap.sum())} of {S} systems are in at least one such pair (orange).")
 
 
+def means_panels(means, *, title: str | None = None, columns: int = 4, max_lines: int = 150,
+                 out: str | Path | None = None, stem: str = "means", pdf: bool = False) -> Picture:
+    """Every measure's system means, original (x) against ranked (y), in one figure: a
+    small panel per measure (``columns`` to a row), from a study's ``means`` table
+    (columns measure, scale "original"/"ranked", system, mean). As in
+    :func:`means_scatter`, the pairs of systems whose order swaps are joined by red lines
+    (the ``max_lines`` widest where there are more) and their systems drawn in orange;
+    no system is labelled (the means table names them). ``data``: {measure: (k, 2)
+    swapped index pairs}."""
+    import pandas as pd
+    from matplotlib.collections import LineCollection
+
+    need = {"measure", "scale", "system", "mean"}
+    if not isinstance(means, pd.DataFrame) or not need <= set(means.columns):
+        have = list(means.columns) if isinstance(means, pd.DataFrame) else type(means).__name__
+        raise ArgumentError(f"means must be a DataFrame with columns {sorted(need)} (a study's means table); "
+                            f"got {have}")
+    measures = list(dict.fromkeys(means["measure"]))
+    if not measures:
+        raise ArgumentError("means_panels needs at least one measure's means")
+    cols = max(1, min(columns, len(measures)))
+    rows = -(-len(measures) // cols)
+    data, swaps = {}, []
+    plt = _plt()
+    with _style():
+        fig = plt.figure(figsize=(1.9 * cols + 0.5, 1.9 * rows + 0.9))
+        axes = fig.subplots(rows, cols, squeeze=False)
+        fig.subplots_adjust(left=0.5 / fig.get_figwidth() + 0.04, right=0.98, bottom=0.55 / fig.get_figheight(),
+                            top=1 - 0.75 / fig.get_figheight(), wspace=0.45, hspace=0.55)
+        for k, m in enumerate(measures):
+            ax = axes[k // cols][k % cols]
+            rows_m = means[means["measure"] == m]
+            o = rows_m[rows_m["scale"] == "original"].set_index("system")["mean"]
+            r = rows_m[rows_m["scale"] == "ranked"].set_index("system")["mean"].reindex(o.index)
+            o, r = o.to_numpy(np.float64), r.to_numpy(np.float64)
+            pairs = swapped_pairs(o, r)
+            data[str(m)] = pairs
+            swaps.append(len(pairs))
+            drawn = pairs
+            if len(pairs) > max_lines:
+                gap = np.abs(o[pairs[:, 0]] - o[pairs[:, 1]])
+                drawn = pairs[np.sort(np.argsort(-gap, kind="stable")[:max_lines])]
+            if len(drawn):
+                segs = np.stack([np.column_stack([o[drawn[:, 0]], r[drawn[:, 0]]]),
+                                 np.column_stack([o[drawn[:, 1]], r[drawn[:, 1]]])], axis=1)
+                ax.add_collection(LineCollection(segs, colors="tab:red", linewidths=0.5, alpha=0.4, zorder=1))
+            in_swap = np.zeros(len(o), dtype=bool)
+            in_swap[pairs.ravel()] = True
+            ax.scatter(o[~in_swap], r[~in_swap], s=6, color="tab:blue", zorder=2, linewidths=0)
+            ax.scatter(o[in_swap], r[in_swap], s=8, color="tab:orange", zorder=3, linewidths=0)
+            ax.margins(0.07)
+            ax.autoscale_view()
+            ax.locator_params(nbins=3)
+            ax.tick_params(labelsize=6, length=2, pad=1)
+            for t in ax.yaxis.get_offset_text(), ax.xaxis.get_offset_text():
+                t.set_fontsize(6)
+            total = len(o) * (len(o) - 1) // 2
+            ax.set_title(f"{m}\n{len(pairs):,} of {total:,} pairs swap", fontsize=7)
+        for k in range(len(measures), rows * cols):
+            axes[k // cols][k % cols].set_visible(False)
+        fig.supxlabel("system mean, original scale", fontsize=8)
+        fig.supylabel("system mean, ranked (interval scale)", fontsize=8)
+        title = title or "System means, original against ranked, per measure"
+        fig.suptitle(_wrap(title + " (red lines: pairs of systems that swap order; orange: systems in such a pair)",
+                           fig.get_figwidth(), 9), fontsize=9)
+    caption = ("One panel per measure, one point per system: its mean on the original scale (x) and ranked (y). "
+               "Pairs of systems that change order are joined by red lines"
+               + (f" (the {max_lines} widest per panel where there are more)" if max(swaps) > max_lines else "")
+               + " and drawn in orange: " + "; ".join(f"{m} {n:,}" for m, n in zip(measures, swaps)) + ".")
+    return _finish(fig, title, out, stem, data, pdf=pdf, caption=caption)
+
+
 _LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
 _LEADER = {"arrowstyle": "-", "color": "0.35", "lw": 0.5, "shrinkA": 0, "shrinkB": 2}
 
@@ -660,13 +743,30 @@ def _matrix(tau, labels, value: str):
     return M, labels
 
 
+def tau_range(*matrices) -> float:
+    """The lower end of a tau heatmap's colours: the smallest finite off-diagonal tau of
+    ``matrices`` (square arrays) rounded down to a tenth, 0 when there is none; the upper
+    end is 1. Two heatmaps drawn with one range can be compared colour for colour."""
+    lows = []
+    for M in matrices:
+        M = np.asarray(M, dtype=np.float64)
+        off = M[~np.eye(len(M), dtype=bool)]
+        off = off[np.isfinite(off)]
+        if len(off):
+            lows.append(float(np.floor(off.min() * 10) / 10))
+    return min(lows, default=0.0)
+
+
 def tau_heatmap(tau, labels: Sequence[str] | None = None, *, value: str = "tau", title: str | None = None,
-                decimals: int | None = None, out: str | Path | None = None, stem: str = "tau") -> Picture:
+                decimals: int | None = None, vmin: float | None = None, out: str | Path | None = None,
+                stem: str = "tau", pdf: bool = False) -> Picture:
     """Kendall's tau between measures as a heatmap with a colour bar: ``tau`` a square
     DataFrame (labels from its columns), a square array with ``labels``, or a study's
     long table (columns measure_1, measure_2 and ``value``: "tau" or "tau_ranked"; the
     diagonal is 1). Cells are annotated (3 decimals up to 12 measures, 2 up to 16, none
-    beyond; ``decimals`` overrides) in black or white, whichever reads on the cell."""
+    beyond; ``decimals`` overrides) in black or white, whichever reads on the cell. The
+    colours span ``vmin`` to 1 (default: the smallest off-diagonal tau rounded down to a
+    tenth); give two heatmaps the same ``vmin`` to compare them (:func:`tau_range`)."""
     M, names = _matrix(tau, labels, value)
     n = len(M)
     cell = min(0.55, 6.5 / max(n, 1))
@@ -676,9 +776,7 @@ def tau_heatmap(tau, labels: Sequence[str] | None = None, *, value: str = "tau",
     plt = _plt()
     with _style():
         fig, ax = plt.subplots(figsize=(n * cell + 2.4, n * cell + 1.6), layout="constrained")
-        off = M[~np.eye(n, dtype=bool)]
-        off = off[np.isfinite(off)]
-        vmin = float(np.floor(off.min() * 10) / 10) if len(off) else 0.0
+        vmin = tau_range(M) if vmin is None else float(vmin)
         cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
         im = ax.imshow(np.ma.masked_invalid(M), cmap=cmap, vmin=min(vmin, 0.99), vmax=1.0)
         ax.set_xticks(range(n))
@@ -692,17 +790,18 @@ def tau_heatmap(tau, labels: Sequence[str] | None = None, *, value: str = "tau",
                 for b in range(n):
                     if np.isfinite(M[a, b]):
                         ax.text(b, a, f"{M[a, b]:.{decimals}f}", ha="center", va="center", fontsize=8,
-                                color=_ink(im.cmap(im.norm(M[a, b]))))
+                                color=_ink(im.cmap(im.norm(M[a, b]))), in_layout=False)  # inside the axes
         fig.colorbar(im, ax=ax, label="Kendall's tau", shrink=0.85)
         ax.set_title(_wrap(title, n * cell + 1.5, 9))
-    return _finish(fig, title, out, stem, {"matrix": M, "labels": names},
+    return _finish(fig, title, out, stem, {"matrix": M, "labels": names, "vmin": min(vmin, 0.99)}, pdf=pdf,
                    caption=f"Kendall's tau between the rankings of systems by each pair of {n} measures"
                            + (f", to {decimals} decimals in each cell." if decimals else "; the colour bar gives the "
                               "values."))
 
 
 def significance_changes_plot(changes, *, delta: bool = True, title: str | None = None,
-                              out: str | Path | None = None, stem: str = "significance_changes") -> Picture:
+                              out: str | Path | None = None, stem: str = "significance_changes",
+                              pdf: bool = False) -> Picture:
     """S2NS (significant on the original scale, not on the ranked one) and NS2S counts per
     measure (rows) and test (columns), from a study's ``changes`` table (columns
     measure, test, s2ns, ns2s, and delta_pct for the third panel with ``delta``);
@@ -744,7 +843,8 @@ def significance_changes_plot(changes, *, delta: bool = True, title: str | None 
                 for b in range(M.shape[1]):
                     if np.isfinite(M[a, b]):
                         txt = f"{M[a, b]:.0f}" if k != "delta_pct" else f"{M[a, b]:.0f}%"
-                        ax.text(b, a, txt, ha="center", va="center", fontsize=8, color=_ink(im.cmap(im.norm(M[a, b]))))
+                        ax.text(b, a, txt, ha="center", va="center", fontsize=8, color=_ink(im.cmap(im.norm(M[a, b]))),
+                                in_layout=False)  # inside the axes: the layout need not measure it
             ax.set_yticks(range(len(rows)))
             ax.set_yticklabels(rows)
             ax.set_ylabel("measure")
@@ -755,7 +855,7 @@ def significance_changes_plot(changes, *, delta: bool = True, title: str | None 
         last.set_xticklabels(cols, rotation=90)
         last.set_xlabel("test")
         fig.suptitle(_wrap(title, width, 10))
-    return _finish(fig, title, out, stem, grid,
+    return _finish(fig, title, out, stem, grid, pdf=pdf,
                    caption="Per measure and test, the system pairs whose significance decision changes when the "
                            "measure is replaced by its ranked (interval-scale) version: S2NS significant on the "
                            "original scale but not on the ranked one, NS2S the other way"
@@ -1000,20 +1100,22 @@ def balancing_plot(measures: Sequence, ns: Sequence[int], out: str | Path) -> li
 
 
 __all__ = ["EXACT_LIMIT", "HASSE_MAX_COVERS", "HASSE_MAX_RUNS", "Picture", "Spacing", "balancing_plot", "contrast",
-           "hasse_diagram", "hasse_figure", "hasse_limit", "means_scatter", "rank_spacing_plot", "sample_runs",
-           "significance_changes_plot", "spacing_data", "spacing_plot", "svg", "swapped_pairs", "tau_heatmap",
-           "text_overlaps", "weak_level_counts"]
+           "hasse_diagram", "hasse_figure", "hasse_limit", "means_panels", "means_scatter", "rank_spacing_plot",
+           "sample_runs", "significance_changes_plot", "spacing_data", "spacing_plot", "study_figures", "svg",
+           "swapped_pairs", "tau_heatmap", "tau_range", "text_overlaps", "weak_level_counts"]
 
 
-def study_figures(study, spacing: bool = False, samples: int = 1000, others: bool = True) -> list[tuple[str, str, str]]:
-    """The figures of a study's report, as ``(title, svg, caption)`` triples for
-    :func:`irscale.report.study.write_report`: Kendall's tau between the measures and
-    between their ranked versions (heatmaps), the significance changes per measure and
-    test, each measure's system means original vs ranked (when the study has means) and,
-    with ``spacing=True``, the spacing of every measure's values at N over all runs from
-    its rank map (the paper's Figures 3-5; quantile view, ``samples`` seeded runs: about
-    5 s for AP at N = 30, so not drawn by default); ``others=False``: the spacing plots
-    only."""
+def study_figures(study, spacing: bool = False, samples: int = 1000, others: bool = True,
+                  pdf: bool = True) -> list[Picture]:
+    """The figures of a study's report, as :class:`Picture` objects for
+    :func:`irscale.report.study.write_report` (which embeds them in the HTML and writes each
+    as ``<stem>_N<N>.svg`` and, with ``pdf``, ``.pdf``): Kendall's tau between the measures
+    and between their ranked versions (two heatmaps on one colour range, each with its
+    colour bar), the significance changes per measure and test, every measure's system
+    means original vs ranked in one figure (when the study has means) and, with
+    ``spacing=True``, the spacing of every measure's values at N over all runs from its
+    rank map (the paper's Figures 3-5; quantile view, ``samples`` seeded runs: about 5 s
+    for AP at N = 30, so not drawn by default); ``others=False``: the spacing plots only."""
     from irscale.measures import parse_measure
 
     names = {parse_measure(m).label: m for m in study.measures}  # the study's frames use short labels
@@ -1023,22 +1125,20 @@ def study_figures(study, spacing: bool = False, samples: int = 1000, others: boo
         study = dataclasses.replace(study, table4=None, changes=None, means=None)
     if study.table4 is not None and len(study.table4):
         table4 = canonical(study.table4, ["measure_1", "measure_2"])
-        for value, what in (("tau", "the measures"), ("tau_ranked", "their ranked versions")):
-            out.append(tau_heatmap(table4, value=value, title=f"Kendall's tau between {what}, N = {study.N}").figure())
+        low = tau_range(*(_matrix(table4, None, v)[0] for v in ("tau", "tau_ranked")))  # one range for both
+        for value, what, stem in (("tau", "the measures", "tau_original"),
+                                  ("tau_ranked", "their ranked versions", "tau_ranked")):
+            out.append(tau_heatmap(table4, value=value, title=f"Kendall's tau between {what}, N = {study.N}",
+                                   vmin=low, stem=stem, pdf=pdf))
     if study.changes is not None and len(study.changes):
-        out.append(significance_changes_plot(canonical(study.changes, ["measure"])).figure())
+        out.append(significance_changes_plot(canonical(study.changes, ["measure"]), pdf=pdf))
     means = getattr(study, "means", None)
     if means is not None and len(means):
-        for m in dict.fromkeys(means["measure"]):
-            rows = means[means["measure"] == m]
-            o = rows[rows["scale"] == "original"].set_index("system")["mean"]
-            r = rows[rows["scale"] == "ranked"].set_index("system")["mean"].reindex(o.index)
-            out.append(means_scatter(o.to_numpy(), r.to_numpy(), list(o.index), measure=str(m)).figure())
+        out.append(means_panels(means, title=f"System means, original against ranked, N = {study.N}", pdf=pdf))
     if spacing:
         levels = max((v.get("levels", 2) for v in study.provenance.get("rank_maps", {}).values()), default=2)
         from irscale.report.study import _without_cutoff
 
         out.append(rank_spacing_plot([_without_cutoff(m, study.N) for m in study.measures], [study.N], levels,
-                                     view="quantile",
-                                     samples=samples).figure())
+                                     view="quantile", samples=samples, stem="spacing", pdf=pdf))
     return out

@@ -223,18 +223,24 @@ def html_report(study: Study, figures: Sequence | None = None, command: str | No
                   "<ul>"] + [f"<li>{escape(s)}</li>" for s in said] + ["</ul>", "</section>"]
     if figures:
         parts += ['<section id="figures">', "<h2>Figures</h2>"]
-        for k, (ftitle, svg, caption) in enumerate(figures, 1):
+        files = (links or {}).get("figures") or [[] for _ in figures]
+        for k, ((ftitle, svg, caption), names) in enumerate(zip(figures, files), 1):
             parts += [f'<figure id="figure-{k}">', f"<h3>Figure {k}: {escape(str(ftitle))}</h3>",
                       inline_svg(str(svg), f"fig{k}-"),
-                      f"<figcaption>{escape(str(caption))}</figcaption>", "</figure>"]
+                      f"<figcaption>{escape(str(caption))}</figcaption>"]
+            if names:
+                parts.append('<p class="files">Files: ' + " · ".join(
+                    f'<a href="{escape(n)}">{escape(n)}</a>' for n in names) + "</p>")
+            parts.append("</figure>")
         parts.append("</section>")
     else:
         parts += ['<section id="figures">', "<h2>Figures</h2>",
-                  "<p>Not drawn: <code>irscale compare ... --figures</code> adds Kendall's τ heatmaps, the significance "
-                  "changes and each measure's means original vs ranked (about a second each), and "
-                  "<code>--spacing</code> the spacing of every measure's values over all runs from its rank map "
-                  "(the paper's Figures 3-5); from Python, <code>irscale.report.figures.study_figures(study)</code> "
-                  "gives them for <code>study.write(out, figures=...)</code>.</p>", "</section>"]
+                  "<p>Not drawn: <code>irscale compare ... --out DIR</code> without <code>--no-figures</code> draws "
+                  "Kendall's τ heatmaps, the significance changes and the means original vs ranked (about 3 s), "
+                  "and <code>--spacing</code> adds the spacing of every measure's values over all runs from its rank "
+                  "map (the paper's Figures 3-5); from Python, "
+                  "<code>irscale.report.figures.study_figures(study)</code> gives them for "
+                  "<code>study.write(out, figures=...)</code>.</p>", "</section>"]
     parts += ['<section id="provenance">', "<h2>Provenance</h2>",
               "<p>Everything the study recorded about how it was made, as YAML in the style of ir_metadata.</p>",
               *([f'<p class="files">File: <a href="{escape(links["provenance"])}.yaml">'

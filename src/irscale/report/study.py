@@ -1105,8 +1105,12 @@ def study_markdown(study: Study, links: dict | None = None, figures: Sequence | 
                   "over every run), else irscale's exhaustive check of the measure's own values.", ""]
         lines += [f"* {s}" for s in said] + [""]
     if figures:
-        lines += ["## Figures", "", "The figures are embedded in the HTML report.", ""]
-        lines += [f"* **{title}**: {caption}" for title, _svg, caption in figures] + [""]
+        files = (links or {}).get("figures") or [[] for _ in figures]
+        lines += ["## Figures", "", "The figures are embedded in the HTML report" +
+                  (" and written beside it (SVG and PDF):" if any(files) else "."), ""]
+        lines += [f"* **{title}**: {caption}" + ("" if not names else " Files: " +
+                                                  ", ".join(f"[{n}]({n})" for n in names) + ".")
+                  for (title, _svg, caption), names in zip(figures, files)] + [""]
     lines += ["## Provenance", ""]
     if links and "provenance" in links:
         lines += [f"File: [{links['provenance']}.yaml]({links['provenance']}.yaml)", ""]
@@ -1131,9 +1135,26 @@ def latex_table(table: ReportTable | pd.DataFrame, caption: str | None = None) -
 def _figures(figures) -> list[tuple[str, str, str]]:
     out = []
     for f in figures or ():
+        if hasattr(f, "figure") and hasattr(f, "svg"):  # a Picture (irscale.report.figures)
+            f = f.figure()
         if len(f) != 3:
-            raise ValueError("each figure is a (title, svg_text, caption) triple")
+            raise ValueError("each figure is a Picture or a (title, svg_text, caption) triple")
         out.append((str(f[0]), str(f[1]), str(f[2])))
+    return out
+
+
+def _figure_files(figures, tag: str) -> list[tuple[str, bytes | str]]:
+    """``[(file name, content)]`` of each figure written beside the report: figure k's
+    SVG and (where the Picture has one) PDF as ``figure<k>_<stem>_<tag>.svg/.pdf`` (k: its
+    number in the HTML report); a bare (title, svg, caption) triple gives
+    ``figure<k>_<tag>.svg``."""
+    out = []
+    for k, f in enumerate(figures or (), 1):
+        stem = f"figure{k}_{f.stem}" if getattr(f, "stem", "") else f"figure{k}"  # k: its number in the HTML
+        svg = f.svg if hasattr(f, "svg") else str(f[1])
+        out.append((f"{stem}_{tag}.svg", svg))
+        if getattr(f, "pdf", None):
+            out.append((f"{stem}_{tag}.pdf", f.pdf))
     return out
 
 
@@ -1154,16 +1175,22 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
       measure-free comparison as ``measure_free_pairs`` (CSV only: every pair) and
       ``measure_free_summary_N<N>.tex``.
 
-    ``figures``: ``[(title, svg_text, caption)]`` embedded in the HTML report; ``command``:
-    the command line that ran the study, shown in the reports and the provenance."""
+    * each figure as its own file: ``figure<k>_<stem>_N<N>.svg`` and, for a figure drawn with
+      ``pdf=True`` (:func:`irscale.report.figures.study_figures` does), ``.pdf``
+      for ``\\includegraphics``; the HTML and Markdown reports list them under each figure.
+
+    ``figures``: :class:`irscale.report.figures.Picture` objects or ``(title, svg_text,
+    caption)`` triples, embedded in the HTML report; ``command``: the command line that ran
+    the study, shown in the reports and the provenance."""
     from irscale.report.html import html_report
     from irscale.report.latex import latex_document_tables
 
     from irscale.validate import writable_dir
 
     out = writable_dir("out", out, create=True)  # an existing file, a read-only place: one IrscaleError, before any file
-    figures = _figures(figures)
     tag = f"N{study.N}"
+    figure_files = _figure_files(figures, tag)
+    figures = _figures(figures)
     written: list[Path] = []
 
     def put(name: str, text: str) -> None:
@@ -1187,6 +1214,14 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
     for t in tables:
         links[t.key] = f"{t.stem}_{tag}"
     links["provenance"] = f"provenance_{tag}"
+    for name, content in figure_files:
+        path = out / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        written.append(path)
+    links["figures"] = _files_per_figure(figure_files, len(figures))
     scores = getattr(study, "scores", None)
     if isinstance(scores, pd.DataFrame):  # the per-topic scores every table rests on (full precision)
         put(f"scores_{tag}.csv", scores.to_csv(index=False))
@@ -1196,6 +1231,16 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
     html = out / f"report_{tag}.html"
     html.write_text(html_report(study, figures, command, links, tables=tables), encoding="utf-8")
     return [html] + written
+
+
+def _files_per_figure(figure_files, n: int) -> list[list[str]]:
+    """The file names of figure k (0-based) from :func:`_figure_files` (an SVG starts each)."""
+    out: list[list[str]] = []
+    for name, _ in figure_files:
+        if name.endswith(".svg"):
+            out.append([])
+        out[-1].append(name)
+    return out + [[] for _ in range(n - len(out))]
 
 
 def write_study(study: Study, out: str | Path, figures: Sequence | None = None,
