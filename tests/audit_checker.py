@@ -1438,27 +1438,46 @@ class HtmlTables(HTMLParser):
         return out
 
 
+_LATEX_PART = re.compile(r"% irscale column part (\d+) of \d+: .*\(key columns: (\d+)\)")
+
+
 def latex_rows(tex: str, lead: int) -> list[list[str]]:
-    """The numbers of each body row of a LaTeX table (every part), after ``lead`` text cells;
-    marks ($^{...}$) left out, \\% and $-$ read back."""
+    """The numbers of each body row of a LaTeX table (every float), after ``lead`` text cells;
+    marks ($^{...}$) left out, \\% and $-$ read back. A table set in column parts (each
+    tabular marked ``% irscale column part k of n: ... (key columns: c)``) is joined back
+    row by row, each part after the first without its c repeated key cells; each table of a
+    file (from its ``% irscale <version>: <title>`` line) is read on its own."""
     out = []
-    body = False
-    for line in tex.splitlines():
-        s = line.strip()
-        if s.startswith(r"\midrule"):
-            body = True
-            continue
-        if s.startswith(r"\bottomrule") or s.startswith(r"\end{tabular}"):
-            body = False
-            continue
-        if not body or not s.endswith(r"\\") or s.startswith(r"\multicolumn"):
-            continue
-        s = re.sub(r"\$\^\{[^$]*\}\$", "", s[:-2])
-        s = s.replace(r"\%", "%").replace("$-$", "-").replace(r"$\infty$", "∞").replace(r"\textless{}", "<")
-        s = s.replace(r"\textbf{", "").replace("}", "")
-        cells = [c.strip() for c in s.split(" & ")]
-        toks = []
-        for c in cells[lead:]:
-            toks += _tokens(c)
-        out.append(toks)
+    for one in re.split(r"(?m)^% irscale \d\S*: ", tex)[1:] or [tex]:
+        parts: dict[int, list[list[str]]] = {}
+        part, keys, body = 1, 0, False
+        for line in one.splitlines():
+            s = line.strip()
+            m = _LATEX_PART.match(s)
+            if m:
+                part, keys = int(m.group(1)), int(m.group(2))
+                continue
+            if s.startswith(r"\midrule"):
+                body = True
+                continue
+            if s.startswith(r"\bottomrule") or s.startswith(r"\end{tabular}"):
+                body = False
+                continue
+            if not body or not s.endswith(r"\\") or s.startswith(r"\multicolumn"):
+                continue
+            s = re.sub(r"\$\^\{[^$]*\}\$", "", s[:-2])
+            # a cell on two lines (a nested tabular) or wrapped (a \parbox): its text
+            s = re.sub(r"\\begin\{tabular\}\[[tb]\]\{@\{\}[lrc]@\{\}\}|\\parbox\[t\]\{[\d.]+pt\}", "", s)
+            s = s.replace(r"\end{tabular}", "").replace(r"\\{}", " ")
+            s = s.replace(r"\%", "%").replace("$-$", "-").replace(r"$\infty$", "∞").replace(r"\textless{}", "<")
+            s = s.replace(r"\textbf{", "").replace("}", "")
+            parts.setdefault(part, []).append([c.strip() for c in s.split(" & ")])
+        rows = parts.get(1, [])
+        for k in sorted(parts)[1:]:
+            rows = [a + b[keys:] for a, b in zip(rows, parts[k])]
+        for cells in rows:
+            toks = []
+            for c in cells[lead:]:
+                toks += _tokens(c)
+            out.append(toks)
     return out

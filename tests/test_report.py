@@ -374,16 +374,17 @@ def test_write_report_returns_every_file_it_writes(tmp_path):
     assert len(files) == len(set(files)) and all(f.exists() and f.stat().st_size > 0 for f in files)
     assert sorted(files) == sorted((tmp_path / "out").iterdir())
     names = {f.name for f in files}
-    assert {"report_N10.html", "report_N10.md", "provenance_N10.yaml", "means_original_vs_ranked_N10.csv",
-            "comparisons_with_baselines_N10.tex", "tables5_6_significance_changes_N10.tex",
-            "measure_free_pairs_N10.csv", "measure_free_summary_N10.tex"} <= names
+    assert {"report_N10.html", "report_N10.md", "report_N10.tex", "provenance_N10.yaml",
+            "means_original_vs_ranked_N10.csv", "comparisons_with_baselines_N10.tex",
+            "tables5_6_significance_changes_N10.tex", "measure_free_pairs_N10.csv",
+            "measure_free_summary_N10.tex"} <= names
     assert "measure_free_pairs_N10.json" not in names  # every pair: CSV only
     assert files[0].name == "report_N10.html"
     tex = (tmp_path / "out" / "tables5_6_significance_changes_N10.tex").read_text()
     assert r"\label{tab:irscale-table5-N10}" in tex and r"\label{tab:irscale-table6-N10}" in tex
     plain = rs.write_report(fake_study(extras=False), tmp_path / "plain")
     assert sorted(f.name for f in plain) == sorted(
-        ["report_N10.html", "report_N10.md", "provenance_N10.yaml"] +
+        ["report_N10.html", "report_N10.md", "report_N10.tex", "provenance_N10.yaml"] +
         [f"{s}_N10.{e}" for s in ("table2_tau_measure_vs_ranked", "table4_tau_between_measures",
                                   "tables5_6_significance_changes") for e in ("csv", "json", "tex")])
 

@@ -341,16 +341,18 @@ CHANGES_EXTRA = {
     "correction": Column("correction", "Correction", "the multiple-comparison correction applied to this "
                          "test's pairwise p-values (for example Holm, Bonferroni or Benjamini-Hochberg).", "text"),
     "sig_adjusted": Column("sig_adjusted", "Sig (adjusted)", "the number of system pairs significantly different "
-                           "with the original measure after that correction.", "int"),
+                           "with the original measure after that correction.", "int", latex=r"Sig$_{adj}$"),
     "sig_ranked_adjusted": Column("sig_ranked_adjusted", "Sig ranked (adjusted)", "the number of system pairs "
-                                  "significantly different with the ranked version after that correction.", "int"),
+                                  "significantly different with the ranked version after that correction.", "int",
+                                  latex=r"Sig$_{R,adj}$"),
     "flagged_incomparable": Column("flagged_incomparable", "Flagged incomparable", "how many of the pairs "
                                    "significant with the original measure rest mostly (more than half of the summed "
                                    "absolute per-topic differences) on topics where the two runs are incomparable in "
                                    "the weak top-heaviness order, which no measure-free argument supports (see the "
-                                   "measure-free comparison).", "int"),
+                                   "measure-free comparison).", "int", latex="Flagged"),
     "flagged_incomparable_ranked": Column("flagged_incomparable_ranked", "Flagged incomparable (ranked)", "the same "
-                                          "for the pairs significant with the ranked version.", "int"),
+                                          "for the pairs significant with the ranked version.", "int",
+                                          latex=r"Flagged$_R$"),
 }
 
 
@@ -1183,7 +1185,7 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
     caption)`` triples, embedded in the HTML report; ``command``: the command line that ran
     the study, shown in the reports and the provenance."""
     from irscale.report.html import html_report
-    from irscale.report.latex import latex_document_tables
+    from irscale.report.latex import latex_document_tables, latex_report
 
     from irscale.validate import writable_dir
 
@@ -1211,6 +1213,8 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
             put(f"{stem}.json", table_json(t, study.provenance, frame))
     for stem, text in latex_document_tables(tables).items():
         put(f"{stem}_{tag}.tex", text)
+    put(f"report_{tag}.tex", latex_report(tables, _latex_figures(figure_files, figures),
+                                          title=f"irscale report (N = {study.N})"))
     for t in tables:
         links[t.key] = f"{t.stem}_{tag}"
     links["provenance"] = f"provenance_{tag}"
@@ -1231,6 +1235,16 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
     html = out / f"report_{tag}.html"
     html.write_text(html_report(study, figures, command, links, tables=tables), encoding="utf-8")
     return [html] + written
+
+
+def _latex_figures(figure_files, figures) -> list[tuple[str, str]]:
+    """``(PDF file name, caption)`` of each figure written as a PDF, for ``report_N<N>.tex``."""
+    out = []
+    for names, (title, _, caption) in zip(_files_per_figure(figure_files, len(figures)), figures):
+        pdf = [n for n in names if n.endswith(".pdf")]
+        if pdf:
+            out.append((pdf[0], f"{title}. {caption}" if caption else title))
+    return out
 
 
 def _files_per_figure(figure_files, n: int) -> list[list[str]]:
