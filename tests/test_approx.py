@@ -109,7 +109,7 @@ def test_refusals_say_what_to_type():
     table = irscale.evaluate(q, runs, ["P"])
     with pytest.raises(MeasureError, match=r"approx=1e-4\) \(CLI --approx 1e-4\)"):
         irscale.transform(table, ["nDCG"], depth=60)  # no engine, no approx
-    with pytest.warns(IrscaleWarning, match=r"ranked nDCG@60: normalised .* normalize=True \(CLI --normalize\)"):
+    with pytest.warns(IrscaleWarning, match=r"ranked nDCG@60: normalised .* --normalize"):
         t = irscale.transform(table, ["nDCG", "P"], depth=60, approx=1e-3)  # approx implies the normalised form
     assert [str(c) for c in t.measures][2:] == ["ranked(nDCG@60, normalized, midpoint)", "ranked(P@60)",
                                                 "halfwidth(ranked(nDCG@60, normalized, midpoint))"]

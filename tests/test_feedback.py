@@ -112,3 +112,56 @@ def test_reading_progress_of_one_file(tmp_path, monkeypatch):
     irscale.evaluate(TOY / "qrels.txt", [next((TOY / "runs").iterdir())], ["AP"],
                      progress=lambda done, total, name: ticks.append(done))
     assert ticks[0] == 0 and ticks[-1] == 1 and all(0 <= t <= 1 for t in ticks)
+
+
+def test_a_step_that_stops_ticking_is_never_silent_for_long(monkeypatch):
+    """The count engine's query phase once went 94 s without a word: the heartbeat says the
+    step's last state, "still working", whenever PLAIN_EVERY seconds pass in silence."""
+    out = io.StringIO()
+    from rich.console import Console
+
+    monkeypatch.setattr(cli._Stderr, "_console", Console(file=out, force_terminal=False, width=200))
+    monkeypatch.setattr(cli, "HEARTBEAT", 3600.0)  # the test beats by hand, on its clock
+    clock = _FakeClock(monkeypatch)
+    with cli._Feedback("rank maps") as tick:
+        fb = tick.__self__
+        tick(0, 82, "nDCG@24")
+        clock.now += 11
+        tick(1, 82, "nDCG@24")  # a line: 10 s since the step began
+        said = out.getvalue().count("\n")
+        for _ in range(9):  # nine seconds of silence: nothing yet
+            clock.now += 1
+            fb.beat(clock.now)
+        assert out.getvalue().count("\n") == said
+        clock.now += 1
+        fb.beat(clock.now)  # ten: the heartbeat speaks
+        lines = out.getvalue().splitlines()
+        assert len(lines) == said + 1 and lines[-1].startswith("rank maps: 1/82 (1%), 21 s elapsed")
+        assert lines[-1].endswith("still working (nDCG@24)")
+        for _ in range(60):  # a minute without a tick: a line every 10 s
+            clock.now += 1
+            fb.beat(clock.now)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == said + 1 + 6 and all("still working" in x for x in lines[said:])
+
+
+def test_the_heartbeat_thread_speaks_and_leaves_forking_allowed(monkeypatch):
+    import threading
+    import time
+
+    from irscale.parallel import can_fork
+
+    out = io.StringIO()
+    from rich.console import Console
+
+    monkeypatch.setattr(cli._Stderr, "_console", Console(file=out, force_terminal=False, width=200))
+    monkeypatch.setattr(cli, "HEARTBEAT", 0.02)
+    monkeypatch.setattr(cli, "PLAIN_EVERY", 0.1)
+    before, forks = threading.active_count(), can_fork()
+    with cli._Feedback("reading runs"):
+        assert threading.active_count() == before + 1
+        assert can_fork() == forks  # the runs are still read in forked processes where they were
+        time.sleep(0.6)
+    assert threading.active_count() == before  # stopped with the step
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 3 and all(x.startswith("reading runs: ") and "still working" in x for x in lines)

@@ -174,7 +174,7 @@ def check(data: bytes, read, reference):
         assert not isinstance(expected, Bad), f"accepted input the reference refuses ({expected})"
         assert got == expected
     messages = [str(w.message) for w in caught]
-    bom = [f"{PATH}: ignoring the UTF-8 byte-order mark at the start of the file"]
+    bom = [f"{PATH}: ignoring the UTF-8 byte-order mark at the start of the file (guide: Warnings)"]
     assert messages == (bom if data.startswith(BOM) else []), messages
 
 

@@ -52,7 +52,7 @@ def test_bom_at_start_of_run_is_dropped_with_one_warning(tmp_path, compress):
     p.write_bytes(gzip.compress(BOM + RUN) if compress else BOM + RUN)
     with pytest.warns(IrscaleWarning) as rec:
         run = read_run(p)
-    assert [str(w.message) for w in rec] == [f"{p}: ignoring the UTF-8 byte-order mark at the start of the file"]
+    assert [str(w.message) for w in rec] == [f"{p}: ignoring the UTF-8 byte-order mark at the start of the file (guide: Warnings)"]
     assert run.topic_names == ["1", "2"]
     assert ap(read_qrels(tmp_path / "q"), run) == pytest.approx({"1": 5 / 6, "2": 1.0})
 

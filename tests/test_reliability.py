@@ -8,6 +8,8 @@ exactness and the cache in test_rbp_exact.py and test_cache.py."""
 import warnings
 from fractions import Fraction
 
+import re
+
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -85,10 +87,10 @@ def test_outlier_grade_is_named_and_max_grade_fixes_the_scale(tmp_path):
     r = tmp_path / "r.txt"
     r.write_text(RUN)
     ms = ["RBP(p=0.8)@3", "gP@3", "ERR@3", "nDCG@3"]
-    with pytest.warns(IrscaleWarning, match=r"qrels.txt:7: the highest grade 1000 .* max_grade=2 \(CLI --max-grade 2\)"):
+    with pytest.warns(IrscaleWarning, match=r"qrels.txt:7: top grade 1000 .* --max-grade 2 caps it"):
         bad = irscale.evaluate(q, r, ms)
     assert bad.values[:3, 0, 0].max() < 0.01  # every topic rescaled by 1000: what the warning is for
-    with pytest.warns(IrscaleWarning, match=r"qrels.txt:7: 1 judgement\(s\) have a grade above max_grade=2"):
+    with pytest.warns(IrscaleWarning, match=r"qrels.txt:7: 1 judgement\(s\) have a grade above --max-grade 2"):
         fixed = irscale.evaluate(q, r, ms, max_grade=2)
     (tmp_path / "clean.txt").write_text(QRELS + "3 0 z 2\n")
     with warnings.catch_warnings():
@@ -97,7 +99,7 @@ def test_outlier_grade_is_named_and_max_grade_fixes_the_scale(tmp_path):
     np.testing.assert_array_equal(fixed.values, ref.values)
     # the CLI: the advice, typed, silences the warning and gives the clean numbers
     res = cli("evaluate", q, r, *sum([["-m", m] for m in ms], []), "--max-grade", "2", "-f", "tsv")
-    assert res.exit_code == 0 and "highest grade" not in res.stderr and "above max_grade=2" in res.stderr
+    assert res.exit_code == 0 and "highest grade" not in res.stderr and "above --max-grade 2" in res.stderr
 
 
 def test_no_outlier_warning_on_real_graded_scales(te_test):
@@ -117,7 +119,7 @@ def test_outlier_rule_gap_above_10(tmp_path):
         f"2 0 e{i} 14\n" for i in range(10)))
     from irscale.data import grade_scale
 
-    with pytest.warns(IrscaleWarning, match="12 above the next grade used"):  # 3.6% use it, but 14 vs 2
+    with pytest.warns(IrscaleWarning, match=r"12 above the next \(2\)"):  # 3.6% use it, but 14 vs 2
         assert grade_scale(irscale.read_qrels(q)) == 14
 
 
@@ -180,7 +182,7 @@ def test_infeasible_rank_map_fails_before_the_runs_are_read(tmp_path):
                     (["transform", q, broken, "-m", "ERR", "-N", "23"], 23),
                     (["study", "trec8-like", q, broken, "--depths", "5,40"], 40)):
         msg = one_error_line(cli(*verb))
-        assert f"N={N}" in msg and "broken.txt" not in msg, msg
+        assert re.search(rf"N ?= ?{N}\b", msg) and "broken.txt" not in msg, msg
 
 
 def test_misspelt_measure_fails_before_the_runs_are_read(tmp_path):
@@ -560,10 +562,10 @@ def test_same_file_twice_is_named(files):
 def test_max_grade_warning_names_the_first_line_in_file_order(tmp_path):
     q = _write(tmp_path, "q.txt", "2 0 a 9\n1 0 b 7\n1 0 c 1\n")
     r = _write(tmp_path, "r.txt", "1 Q0 b 1 2 r\n2 Q0 a 1 2 r\n")
-    with pytest.warns(IrscaleWarning, match=r"q.txt:1: 2 judgement\(s\) have a grade above max_grade=3 \(the first: 9\)"):
+    with pytest.warns(IrscaleWarning, match=r"q.txt:1: 2 judgement\(s\) have a grade above --max-grade 3 \(the first: 9\)"):
         irscale.evaluate(q, r, "ERR", max_grade=3)
     qb = _write(tmp_path, "qb.txt", "\ufeff1 0 z 1000\n" + QRELS)
-    with pytest.warns(IrscaleWarning, match=r"qb.txt:1: the highest grade 1000"):
+    with pytest.warns(IrscaleWarning, match=r"qb.txt:1: top grade 1000"):
         irscale.evaluate(qb, r, "ERR")
 
 

@@ -84,18 +84,55 @@ def _fail(e: IrscaleError) -> None:
     raise typer.Exit(2)
 
 
+_SAID: set = set()  # the warnings said by this command (each once: by its key, else its text)
+_HELD: dict = {}  # while a study runs several N: its "not meaningful" warnings, merged over the N
+_QUIET = [False]  # irscale --no-warnings
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None):
+    if _QUIET[0]:
+        return
+    key = getattr(message, "key", None) or (category.__name__, str(message))
+    if _HELD.get("on") and hasattr(message, "merged"):  # a NotMeaningfulWarning of one N of a study
+        held = _HELD.setdefault(message.merge_key, message)
+        _HELD[message.merge_key] = held if held is message else held.merged(message)
+        return
+    if key in _SAID:
+        return
+    _SAID.add(key)
     if issubclass(category, IrscaleWarning):
         err.print(f"[yellow]warning:[/] {_plain(message)}", soft_wrap=True)
     else:
         err.print(f"warning: {category.__name__}: {_plain(message)}", soft_wrap=True)
 
 
+class _OnceOverN:
+    """``with _OnceOverN():`` around a study's run lengths: each "not meaningful" warning is
+    said once, after them, naming every N it holds at (not once per N)."""
+
+    def __enter__(self):
+        _HELD.clear()
+        _HELD["on"] = True
+
+    def __exit__(self, *exc):
+        _HELD.pop("on", None)
+        held = [w for w in _HELD.values() if hasattr(w, "merged")]
+        _HELD.clear()
+        for w in held:
+            _show_warning(w, type(w), "", 0)
+        return False
+
+
 @app.callback()
-def _main():
+def _main(no_warnings: Annotated[bool, typer.Option(
+        "--no-warnings", help="say no warning (each is one line; the guide's section Warnings explains them all)")]
+        = False):
     """Measurement-theoretic evaluation of IR systems (trec_eval-exact scores, interval
     scales, meaningful statistics)."""
-    warnings.showwarning = _show_warning  # every verb: warnings as one yellow line on stderr
+    _SAID.clear()
+    _HELD.clear()
+    _QUIET[0] = no_warnings
+    warnings.showwarning = _show_warning  # every verb: warnings as one yellow line on stderr, each once
 
 
 PLAIN_EVERY = 10.0  # seconds between the plain progress lines written when stderr is not a terminal
@@ -114,22 +151,49 @@ def _eta(first: tuple[float, float], now: float, done: float, total) -> float | 
     return (now - t0) / (done - d0) * (total - done)
 
 
+_SAY_LOCK = None  # held while progress is written to stderr (and across a fork: see _say_lock)
+
+
+def _say_lock():
+    """The lock around progress output. A process forked while the heartbeat thread writes
+    would inherit a held lock of stderr or of the console and could hang when it writes:
+    each fork waits for the lock first (os.register_at_fork), so none happens mid-line."""
+    global _SAY_LOCK
+    if _SAY_LOCK is None:
+        import os
+        import threading
+
+        _SAY_LOCK = threading.Lock()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(before=_SAY_LOCK.acquire, after_in_parent=_SAY_LOCK.release,
+                                after_in_child=_SAY_LOCK.release)
+    return _SAY_LOCK
+
+
+HEARTBEAT = 1.0  # seconds between the heartbeat's looks at a step (it speaks only after PLAIN_EVERY of silence)
+
+
 class _Feedback:
     """Progress of one long step on stderr, as ``with _Feedback("reading runs") as tick:
     ... tick(done, total, description)``. On a terminal: a rich bar with the percentage,
     done/total, elapsed time and ETA (removed when the step ends). Elsewhere (a log
     file, CI): a plain line at most every ``PLAIN_EVERY`` seconds, the first after that
     long, so steps shorter than that print nothing; never a blank line. The ETA appears
-    once the rate is known (:func:`_eta`), "ETA ..." until then."""
+    once the rate is known (:func:`_eta`), "ETA ..." until then. A heartbeat thread keeps
+    a step that stops ticking (a rank map's phase between two progress reports) from
+    going silent: the bar's elapsed time moves every second, and a plain line comes at
+    least every ``PLAIN_EVERY`` seconds, saying "still working"."""
 
     def __init__(self, what: str):
         self.what = what
 
     def __enter__(self):
+        import threading
         import time
 
         self.t0 = self.last = time.monotonic()
         self.first = None  # (time, done) of the first tick: the rate is measured from there
+        self.state = (0, None, "")  # the last tick's (done, total, description)
         if err.console.is_terminal:
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
                                        TimeElapsedColumn)
@@ -137,12 +201,34 @@ class _Feedback:
             self.bar = Progress(TextColumn(self.what), BarColumn(), TaskProgressColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
                                 TextColumn("{task.description}"), console=err.console, transient=True,
-                                auto_refresh=False)  # no refresh thread: the readers may then fork processes
+                                auto_refresh=False)  # refreshed by ticks and the heartbeat (fork-safe: _say_lock)
             self.bar.__enter__()
             self.task = self.bar.add_task("", total=None, eta="...")
         else:
             self.bar = None
+        self.stop = threading.Event()
+        self.heart = threading.Thread(target=self._heartbeat, name="irscale-progress", daemon=True)
+        self.heart.fork_safe = True  # it writes only under _say_lock, which every fork waits for (parallel.can_fork)
+        self.heart.start()
         return self.tick
+
+    def _heartbeat(self) -> None:
+        import time
+
+        while not self.stop.wait(HEARTBEAT):
+            self.beat(time.monotonic())
+
+    def beat(self, now: float) -> None:
+        """What the heartbeat does at time ``now``: refresh the bar (its elapsed time), or
+        where stderr is not a terminal and nothing was said for PLAIN_EVERY seconds, say
+        the step's last state with "still working"."""
+        with _say_lock():
+            if self.stop.is_set():
+                return
+            if self.bar is not None:
+                self.bar.refresh()
+            elif now - self.last >= PLAIN_EVERY:
+                self._line(now, *self.state, still=True)
 
     def tick(self, done, total, description: str = "") -> None:
         import time
@@ -150,26 +236,38 @@ class _Feedback:
         now = time.monotonic()
         if self.first is None:
             self.first = (now, done)
+        self.state = (done, total, description)
         left = _eta(self.first, now, done, total)
-        if self.bar is not None:
-            self.bar.update(self.task, completed=done, total=total, description=_plain(description),
-                            eta="..." if left is None else _duration(left))
-            self.bar.refresh()
-            return
-        if now - self.last < PLAIN_EVERY:
-            return
+        with _say_lock():
+            if self.bar is not None:
+                self.bar.update(self.task, completed=done, total=total, description=_plain(description),
+                                eta="..." if left is None else _duration(left))
+                self.bar.refresh()
+                return
+            if now - self.last < PLAIN_EVERY:
+                return
+            self._line(now, done, total, description)
+
+    def _line(self, now: float, done, total, description: str, still: bool = False) -> None:
         self.last = now
         elapsed = now - self.t0
         line = f"{self.what}: "
         if total:
+            left = _eta(self.first, now, done, total) if self.first is not None else None
             line += f"{done:,.0f}/{total:,} ({100 * done / total:.0f}%), {_duration(elapsed)} elapsed"
             if done < total:
                 line += f", ETA {'...' if left is None else _duration(left)}"
+        elif self.first is None:
+            line += f"{_duration(elapsed)} elapsed"
         else:
             line += f"{done:,.0f} done, {_duration(elapsed)} elapsed"
+        if still:
+            line += ", still working"
         err.print(line + (f" ({_plain(description)})" if description else ""), soft_wrap=True)
 
     def __exit__(self, *exc):
+        self.stop.set()
+        self.heart.join()
         if self.bar is not None:
             self.bar.__exit__(*exc)
 
@@ -705,9 +803,9 @@ def study_trec8_like(
     measures at each N (Table 2 rows, Table 3, Table 4, Tables 5/6). Every (measure, N)
     is checked before the runs are read; with --out, each N's tables are written as soon
     as that N is finished, so a failure later loses only the part that failed."""
-    from irscale.experiment import PAPER_MEASURES, plan_rank_maps
+    from irscale.experiment import PAPER_MEASURES
     from irscale.report import console as report
-    from irscale.report.study import write_tau_tables
+    from irscale.report.study import write_index, write_tau_tables
 
     opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
                     max_grade)
@@ -723,31 +821,58 @@ def study_trec8_like(
     try:
         _check_correction(correction)
         _check_out(out)
-        judged = _judge(qrels, runs, opts,
-                        plan=lambda levels: [plan_rank_maps(measures, N, _levels(levels, relevance),
-                                                            relevance=relevance and relevance.value) for N in Ns])
+        judged = _judge(qrels, runs, opts, plan=lambda levels: _study_plan(measures, Ns, _levels(levels, relevance),
+                                                                           relevance and relevance.value))
     except IrscaleError as e:
         _fail(e)
     studies = []
-    for N in Ns:
-        try:
-            st = _run_study(judged, measures, N, _all_tests(), alpha, True, None, relevance, extra)
-            st.provenance.setdefault("command", _command_line())
-            st.provenance.update(_qrels_provenance(qrels))
-            studies.append(st)
-            if out:
-                files = st.write(out, figures=_report_figures(st, figures, spacing))
-                files += write_tau_tables(studies, out)  # Tables 2 and 3 over the N done so far (CSV, LaTeX)
-                err.print(f"N = {N}: wrote {len(files)} files to {out}")
-        except IrscaleError as e:
-            if studies and out:
-                err.print(f"finished N = {', '.join(str(x.N) for x in studies)} (written to {out}); N = {N} failed")
-            _fail(e)
+    with _OnceOverN():  # each "not meaningful" warning once, for every N it holds at
+        for N in Ns:
+            try:
+                st = _run_study(judged, measures, N, _all_tests(), alpha, True, None, relevance, extra)
+                st.provenance.setdefault("command", _command_line())
+                st.provenance.update(_qrels_provenance(qrels))
+                studies.append(st)
+                if out:
+                    files = st.write(out, figures=_report_figures(st, figures, spacing))
+                    files += write_tau_tables(studies, out)  # Tables 2 and 3 over the N done so far (CSV, LaTeX)
+                    files.append(write_index(studies, out))  # index.html: each N's report, Tables 2 and 3 over N
+                    err.print(f"N = {N}: wrote {len(files)} files to {out} (open index.html: it links the report of "
+                              f"each N and shows Tables 2 and 3 over N = {', '.join(str(x.N) for x in studies)})")
+            except IrscaleError as e:
+                if studies and out:
+                    err.print(f"finished N = {', '.join(str(x.N) for x in studies)} (written to {out}); N = {N} failed")
+                _fail(e)
     tables = report.tau_tables(studies)
     con = _wide_console(tables)
     for t in tables:
         con.print(t)
     _show_study(studies[-1], None)
+
+
+def _study_plan(measures, Ns, levels: int, relevance) -> None:
+    """Every (measure, N) of a study has an exact engine, checked before the runs are read;
+    else one refusal naming every N and measure out of reach, advising only what `study`
+    has (--depths, --relevance, --max-grade: not compare's --approx or --max-pairs)."""
+    from irscale.errors import IrscaleError
+    from irscale.experiment import plan_rank_maps
+    from irscale.measures import parse_measures
+    from irscale.scales.rankmap import exact_reach
+
+    bad = {}
+    for N in Ns:
+        try:
+            plan_rank_maps(measures, N, levels, relevance=relevance)
+        except IrscaleError:
+            bad[N] = [m for m in parse_measures(measures, default_cutoff=N)
+                      if exact_reach(m, levels - 1, N + 1) < N]
+    if bad:
+        names = list(dict.fromkeys(str(m).split("@")[0] for ms in bad.values() for m in ms))
+        reach = min(exact_reach(m, levels - 1, min(bad) + 1) for ms in bad.values() for m in ms)
+        graded = " (or binary relevance: --relevance lenient)" if levels > 2 else ""
+        raise IrscaleError(f"--depths: no exact engine ranks {', '.join(names)} at N = {', '.join(map(str, bad))} "
+                           f"on {levels} relevance levels; the study's measures are exact together up to N = "
+                           f"{reach}: use --depths with N of at most {reach}{graded}")
 
 
 class OrderOpt(str, Enum):

@@ -15,15 +15,13 @@ trec_eval, bpref skips them like unjudged documents.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal, Sequence
 
 import numpy as np
 
-from irscale.errors import (ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, PolicyError,
-                             check_choice)
+from irscale.errors import ArgumentError, InputFormatError, IrscaleError, PolicyError, check_choice, warn
 from irscale.validate import integer
 from irscale.io.trec import Qrels, Run, key_hash
 
@@ -389,8 +387,8 @@ def grade_scale(qrels: Qrels, max_grade: int | None = None) -> int:
         if len(above):
             line, grade = _first_line_above(qrels, max_grade)
             where = f"{qrels.path}:{line}" if line else qrels.path
-            warnings.warn(f"{where}: {len(above):,} judgement(s) have a grade above max_grade={max_grade} (the "
-                          f"first: {grade}); they count as grade {max_grade}", IrscaleWarning, stacklevel=3)
+            warn(f"{where}: {len(above):,} judgement(s) have a grade above --max-grade {max_grade} (the first: "
+                 f"{grade}); they count as grade {max_grade}", stacklevel=3)
         return max_grade
     if len(grades) == 0:
         return 1
@@ -401,12 +399,8 @@ def grade_scale(qrels: Qrels, max_grade: int | None = None) -> int:
         share = counts[-1] / len(grades)
         if top - nxt > 10 or (share < 0.01 and top - nxt > 1):
             i = int(np.flatnonzero(qrels.grade == top)[0])
-            warnings.warn(
-                f"{_where(qrels, i)}: the highest grade {top} is used by {int(counts[-1]):,} of {len(grades):,} "
-                f"judgements ({100 * share:.2g}%) and is {top - nxt} above the next grade used ({nxt}); graded "
-                f"measures normalised by the top grade (RBP, ERR, gP) scale every topic by it (gain g/{top}). If it is a typo, fix "
-                f"that line; to set the scale yourself pass max_grade={nxt} (CLI --max-grade {nxt}), and higher "
-                "grades then count as that grade", IrscaleWarning, stacklevel=3)
+            warn(f"{_where(qrels, i)}: top grade {top} ({int(counts[-1]):,} judgements) is {top - nxt} above the "
+                 f"next ({nxt}) and scales RBP, ERR, gP; a typo? else --max-grade {nxt} caps it", stacklevel=3)
     return max(top, 1)
 
 
@@ -476,9 +470,8 @@ def topic_stats(qrels: Qrels, max_grade: int | None = None) -> TopicStats:
     stats = TopicStats.from_qrels(qrels, grade_scale(qrels, max_grade))
     empty = [stats.names[t] for t in np.flatnonzero(stats.num_rel(1) == 0)]
     if empty:
-        warnings.warn(f"{len(empty)} qrels topic(s) have no relevant document (grade >= 1); they score 0 "
-                      f"on recall-based measures and count in means: {_short(empty)}", IrscaleWarning,
-                      stacklevel=3)
+        warn(f"{len(empty)} qrels topic(s) have no relevant document; they score 0 on recall-based measures and "
+             f"count in means: {_short(empty, 3)}", stacklevel=3)
     return stats
 
 
@@ -500,13 +493,13 @@ def warn_no_relevant(measures, stats: TopicStats) -> None:
             continue
         what = ", ".join(names)
         if len(empty) == len(stats.names):
-            warnings.warn(f"{what}: no topic has a document of grade >= {rel} (the qrels' top grade is "
-                          f"{stats.max_grade}), so {'they score' if len(names) > 1 else 'it scores'} 0 on every topic; "
-                          f"use a rel= of at most {stats.max_grade}", IrscaleWarning, stacklevel=3)
+            warn(f"{what}: no topic has a document of grade >= {rel} (the top grade is {stats.max_grade}), so "
+                 f"{'they score' if len(names) > 1 else 'it scores'} 0 everywhere; use rel={stats.max_grade} or less",
+                 stacklevel=3)
         else:
-            warnings.warn(f"{what}: {len(new)} qrels topic(s) have no document of grade >= {rel} (but some of grade "
-                          f">= 1); {'they score' if len(names) > 1 else 'it scores'} 0 on them and they count in "
-                          f"means: {_short(new)}", IrscaleWarning, stacklevel=3)
+            warn(f"{what}: {len(new)} qrels topic(s) have no document of grade >= {rel}; "
+                 f"{'they score' if len(names) > 1 else 'it scores'} 0 there, counted in means: {_short(new, 3)}",
+                 stacklevel=3)
 
 
 def _by_rel(measures) -> dict[int, list[str]]:
@@ -525,6 +518,8 @@ def stack(judged, qrels: Qrels, stats: TopicStats, *, depth: int | None, missing
     grades stacked; ``seen`` maps the names of the runs before them to their files (and
     gains theirs), so names stay unique across calls."""
     mats, missing, names = [], {}, []
+    extras: dict[str, list[str]] = {}
+    lacking: dict[str, list[str]] = {}
     for name, path, m, miss, extra in judged:
         if name in seen:
             first = seen[name]
@@ -538,25 +533,42 @@ def stack(judged, qrels: Qrels, stats: TopicStats, *, depth: int | None, missing
             raise InputFormatError(path, None, f"run {name!r} shares no topic with the qrels "
                                                f"({qrels.path}); check that they belong to the same collection")
         if extra:
-            warnings.warn(f"run {name!r}: ignoring {len(extra)} topic(s) absent from the qrels: "
-                          f"{_short(extra)}", IrscaleWarning, stacklevel=3)
+            extras[name] = extra
         if miss:
             if missing_topics == "error":
                 raise PolicyError(f"run {name!r} ({path}) has no results for qrels topic(s) "
                                   f"{_short(miss)}; to score them 0 (trec_eval -c) pass missing_topics='zero' "
                                   "(CLI --missing-topics zero), to leave them out pass 'drop' "
                                   "(--missing-topics drop)")
-            what = "scored 0" if missing_topics == "zero" else "left out of its scores"
-            warnings.warn(f"run {name!r} has no results for {len(miss)} qrels topic(s), {what}: "
-                          f"{_short(miss)}", IrscaleWarning, stacklevel=3)
+            lacking[name] = miss
         mats.append(m)
         missing[name] = miss
         names.append(name)
+    what = "scored 0" if missing_topics == "zero" else "left out of its scores"
+    _warn_topics(extras, "ignoring {k} topic(s) absent from the qrels", "have topics absent from the qrels (ignored)")
+    _warn_topics(lacking, "has no results for {k} qrels topic(s), " + what,
+                 "have no results for some qrels topics, " + what.replace("its", "their"))
     D = max(m.shape[1] for m in mats) if mats else 1
     grades = np.full((len(mats), len(qrels.topics), D), PAD, dtype=np.int16)
     for i, m in enumerate(mats):
         grades[i, :, : m.shape[1]] = m
     return JudgedRuns(tuple(names), stats, grades, missing, missing_topics, depth)
+
+
+def _warn_topics(by_run: dict[str, list[str]], one: str, several: str) -> None:
+    """One line for the topics of one batch of runs: ``run 'r' <one>: 401, 402`` (``{k}``
+    in ``one``: how many) or, for several runs, ``3 runs <several>: r (2), s (1), t (1)``
+    (the number of topics of each)."""
+    if not by_run:
+        return
+    if len(by_run) == 1:
+        (name, topics), = by_run.items()
+        sep = ":" if one.startswith("ignoring") else ""
+        warn(f"run {name!r}{sep} {one.format(k=len(topics))}: {_short(topics, 3)}", stacklevel=4)
+        return
+    shown = ", ".join(f"{n} ({len(t)})" for n, t in list(by_run.items())[:3])
+    more = f", ... ({len(by_run) - 3} more)" if len(by_run) > 3 else ""
+    warn(f"{len(by_run)} runs {several}: {shown}{more}", stacklevel=4)
 
 
 def _short(items: list[str], n: int = 10) -> str:

@@ -92,14 +92,13 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 from scipy import stats as sps
 
 from irscale._version import __version__
-from irscale.errors import ArgumentError, IrscaleWarning, check_choice
+from irscale.errors import ArgumentError, check_choice, warn
 from irscale.stats import MULTI, PAIRWISE, TESTS, _as_matrix, pair_index, run_test
 from irscale.validate import flag, integer, level
 
@@ -466,10 +465,8 @@ def pairwise(X, test: str = "ttest", alpha: float = 0.05, correction: str = "non
     if ci is None:
         ci = P <= CI_AUTO_MAX
         if not ci:
-            warnings.warn(f"pairwise: no confidence intervals for {P:,} comparisons (more than {CI_AUTO_MAX:,}; "
-                          "about 4 ms each at 9,999 resamples): ci_low and ci_high are NaN. Pass ci=True to "
-                          "compute them, ci=False to skip them without this warning, or fewer n_resamples",
-                          IrscaleWarning, stacklevel=2)
+            warn(f"pairwise: no confidence intervals for {P:,} comparisons (more than {CI_AUTO_MAX:,}): ci_low and "
+                 "ci_high are NaN; ci=True computes them, ci=False skips them silently", stacklevel=2)
 
     S = M.shape[1]
     scale = float(np.max(np.abs(M))) or 1.0  # the signed-rank tie grid of stats.run_test (and rank_biserial)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 __all__ = [
     "IrscaleError", "InputFormatError", "MeasureError", "UnknownMeasureError", "PolicyError",
-    "IrscaleWarning", "show", "check_choice",
+    "IrscaleWarning", "GUIDE", "warn", "show", "check_choice",
 ]
 
 class IrscaleError(Exception):
@@ -63,13 +63,40 @@ class PolicyError(IrscaleError):
     """The data violates a policy the user chose (for example ``missing_topics='error'``)."""
 
 
+GUIDE = "guide: Warnings"  # where every warning is explained at length (docs/guide.md, section Warnings)
+
+
 class IrscaleWarning(UserWarning):
     """Something in the data deserves attention but does not stop the work
     (a run lacks qrels topics, a topic has no relevant document, ...). Its message
-    shows invisible and control characters escaped (see :func:`show`)."""
+    shows invisible and control characters escaped (see :func:`show`). ``key``: warnings
+    with one key say one thing (the CLI says it once per command); default: the text.
+
+    Every warning is one line of about 160 characters at most, naming the guide section
+    that explains it (:data:`GUIDE`); silence them with ``warnings.filterwarnings("ignore",
+    category=IrscaleWarning)`` or, on the command line, ``irscale --no-warnings VERB``."""
+
+    def __init__(self, *args, key=None):
+        super().__init__(*args)
+        self.key = key
 
     def __str__(self) -> str:
         return show(super().__str__())
+
+    def __reduce__(self):  # picklable with its key (worker processes)
+        return (_warning, (type(self), self.args, self.key))
+
+
+def _warning(cls, args, key):
+    return cls(*args, key=key)
+
+
+def warn(message: str, *, key=None, stacklevel: int = 2, category: type | None = None) -> None:
+    """Issue an :class:`IrscaleWarning` (or ``category``) whose line ends by naming the guide
+    section that explains it."""
+    import warnings
+
+    warnings.warn((category or IrscaleWarning)(f"{message} ({GUIDE})", key=key), stacklevel=stacklevel + 1)
 
 
 class ArgumentError(IrscaleError, TypeError, ValueError):

@@ -18,7 +18,8 @@ import numpy as np
 from irscale._version import __version__
 from irscale.data import (PAD, JudgedRuns, MissingTopics, _index, assemble, check_options, judge_run, stack,
                           topic_stats, warn_no_relevant)
-from irscale.errors import ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, check_choice, count_text
+from irscale.errors import (ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, MeasureError, check_choice,
+                            count_text, warn)
 from irscale.io.trec import (Duplicates, ExtraFields, Qrels, Run, ScorePrecision, check_reader_options, read_qrels,
                               read_runs)
 from irscale.io.memory import (INPUTS_QRELS, INPUTS_RUNS, is_parquet, memory_qrels, memory_runs, one_run,
@@ -145,27 +146,87 @@ def not_interval(table: "ScoreTable") -> dict[str, tuple[int, object]]:
     return out
 
 
+LINE = 160  # a warning's line, "warning: " included, at most about this long
+
+
+def _fit(names: list[str], room: int) -> str:
+    """``a, b and c`` or, where that is longer than ``room``, the first names that fit and
+    ``and k more``."""
+    full = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+    if len(full) <= room:
+        return full
+    for k in range(len(names) - 1, 0, -1):
+        text = ", ".join(names[:k]) + f" and {len(names) - k} more"
+        if len(text) <= room or k == 1:  # the first name at least
+            return text
+    return full
+
+
+class NotMeaningfulWarning(IrscaleWarning):
+    """``what`` (means, a t test, ANOVA: statements that add or subtract scores) of
+    ``measures`` is not meaningful: they are not interval scales at the run lengths ``at``
+    ({measure name without its cutoff: [N, ...]}); ``longest``: the measures have no
+    cutoff and ``longest`` is the longest run's length (0: every measure has its cutoff). One line (:data:`LINE`); the CLI's
+    ``study`` merges the warnings of its run lengths into one (:meth:`merged`)."""
+
+    def __init__(self, what: str, at: dict[str, list[int]], advice: str, longest: int = 0):
+        self.what, self.at, self.advice, self.longest = what, {k: sorted(set(v)) for k, v in at.items()}, advice, longest
+        super().__init__(self._text(), key=("not meaningful", what, tuple(self.at)))
+        self.merge_key = ("not meaningful", what)  # the CLI's study merges these over its N
+
+    def __reduce__(self):
+        return (NotMeaningfulWarning, (self.what, self.at, self.advice, self.longest))
+
+    def _text(self) -> str:
+        from irscale.errors import GUIDE
+
+        Ns = sorted({n for v in self.at.values() for n in v})
+        some = "some of " if any(v != Ns for v in self.at.values()) else ""  # not every measure at every N
+        where = (f"on runs of up to {self.longest} documents" if self.longest else
+                 f"at {some}N = " + ", ".join(map(str, Ns)))
+        plural = self.what.endswith("s") or "/" in self.what  # means, ttest/anova1 (the verb agrees with them)
+        head = f"{self.what} of "
+        tail = f" {'are' if plural else 'is'} not meaningful {where} (not interval); {self.advice} ({GUIDE})"
+        return head + _fit(list(self.at), LINE - len("warning: ") - len(head) - len(tail)) + tail
+
+    def merged(self, other: "NotMeaningfulWarning") -> "NotMeaningfulWarning":
+        """This warning and ``other`` (the same statement at other run lengths) as one."""
+        at = {k: self.at.get(k, []) + other.at.get(k, []) for k in dict.fromkeys([*self.at, *other.at])}
+        return NotMeaningfulWarning(self.what, at, self.advice, max(self.longest, other.longest))
+
+
+def _transform_advice(measures, N: int, table: "ScoreTable") -> str:
+    """The command that gives the ranked versions of ``measures`` at run length N, where an
+    engine reaches N (checked, nothing built); else the run length the 2021 paper went to."""
+    levels = max(table.judged.topics.max_grade, 1) + 1 if table.judged is not None else 2
+    try:
+        plan_rank_maps([dataclasses.replace(m, cutoff=N) if hasattr(m, "cutoff") else m for m in measures], N,
+                       levels)
+    except (IrscaleError, TypeError, ValueError):
+        return "ranked: irscale transform -N 30"  # (none at N: the guide says where the engines reach)
+    return f"ranked: irscale transform -N {N}"
+
+
 def warn_not_interval(table: "ScoreTable", what: str, names=None, advice: str | None = None,
                       stacklevel: int = 3) -> None:
     """Warn, once per measure and process, that ``what`` (means, t tests, ANOVA) of the
-    measures of ``table`` that are not interval scales are not meaningful, naming each
-    one's ranked version (``names``: only these measures; ``advice`` replaces the
-    sentence on how to get the ranked versions)."""
+    measures of ``table`` that are not interval scales are not meaningful, in one line
+    (:class:`NotMeaningfulWarning`): the measures by name without their cutoff, the N
+    (the cutoff; the longest run where a measure has none) and ``advice`` (default: the
+    command that gives their ranked versions). ``names``: only these measures."""
     bad = {k: v for k, v in not_interval(table).items()
            if k not in _WARNED_NOT_INTERVAL and (names is None or k in names)}
     if not bad:
         return
     _WARNED_NOT_INTERVAL.update(bad)
-    names = list(bad)
-    listed = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
-    why = "; ".join(f"{name}: {said.scale_text()} at N = {N}" for name, (N, said) in bad.items())
-    cores = [name.split("@")[0] for name in names]
-    warnings.warn(f"{what} of {listed} are not meaningful: {'these measures are' if len(names) > 1 else 'it is'} "
-                  f"not an interval scale ({why}), so equal differences of scores are not equal differences of "
-                  "effectiveness (2021 paper, Sec. 5). "
-                  + (advice or f"The ranked versions are: irscale.transform(table, {cores}, depth=N), CLI irscale "
-                                f"transform -N N (e.g. ranked({cores[0]}@{min(bad[names[0]][0], 30)}))")
-                  + "; `irscale measures` lists each measure's scale type", IrscaleWarning, stacklevel=stacklevel)
+    cut = all(name.endswith(f"@{N}") for name, (N, _) in bad.items())  # every one named at its cutoff N
+    at: dict[str, list[int]] = {}
+    for name, (N, _said) in bad.items():  # at their cutoffs: named without it (N is said); else as they are
+        at.setdefault(name[:-len(f"@{N}")] if cut else name, []).append(N)
+    N = max(n for n, _ in bad.values())
+    longest = 0 if cut else max(n for name, (n, _) in bad.items() if not name.endswith(f"@{n}"))
+    advice = advice or _transform_advice([m for m in table.measures if str(m) in bad], N, table)
+    warnings.warn(NotMeaningfulWarning(what, at, advice, longest), stacklevel=stacklevel)
 
 
 def score(judged: JudgedRuns, measures: Iterable[str | Measure]) -> ScoreTable:
@@ -246,9 +307,8 @@ def expand_run_paths(items: Sequence[str | os.PathLike]) -> list[Path]:
             files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
             subdirs = sorted(f.name for f in p.iterdir() if f.is_dir() and not f.name.startswith("."))
             if subdirs:
-                warnings.warn(f"{p}: subdirectories are not read ({', '.join(subdirs[:5])}"
-                              f"{', ...' if len(subdirs) > 5 else ''}); name them too to read their runs "
-                              f"(e.g. {p / subdirs[0]})", IrscaleWarning, stacklevel=3)
+                warn(f"{p}: subdirectories are not read ({', '.join(subdirs[:2])}{', ...' if len(subdirs) > 2 else ''}"
+                     f"); name them too to read their runs", stacklevel=3)
             if not files:
                 raise IrscaleError(f"{p}: directory holds no run files" + (" (only subdirectories, which are not "
                                                                            "read)" if subdirs else ""))
@@ -345,8 +405,7 @@ def iter_judged(
                 except InputFormatError as e:
                     if not skip_invalid:
                         raise
-                    warnings.warn(f"skipping {e.path}, not a valid run: {e} (skip_invalid / --skip-invalid)",
-                                  IrscaleWarning, stacklevel=2)
+                    warn(f"skipping {e.path}, not a valid run ({_reason(e)})", stacklevel=2)
         elif (mem := memory_runs(r, position=None if single else k, **mem_opts)) is not None:
             items.extend((m, False) for m in mem)
         else:
@@ -373,8 +432,7 @@ def iter_judged(
     with closing(results):
         for i, res in enumerate(results):
             if isinstance(res, InputFormatError):  # skip_invalid: the file is not a run
-                warnings.warn(f"skipping {res.path}, not a valid run: {res} (skip_invalid / --skip-invalid)",
-                              IrscaleWarning, stacklevel=3)
+                warn(f"skipping {res.path}, not a valid run ({_reason(res)})", stacklevel=3)
                 name = Path(res.path).name
             else:
                 valid += len(res)
@@ -602,10 +660,8 @@ def apply_relevance(judged: JudgedRuns, measures: Sequence[Measure], relevance: 
     c = judged.topics.max_grade
     graded = [str(m) for m in measures if m.graded and getattr(m, "rel", None) is None]
     if relevance is None and c > 1 and graded:
-        warnings.warn(f"graded qrels (grades 0..{c}): {', '.join(graded)} use the graded run space ({c + 1} "
-                      "levels); relevance='lenient' (CLI --relevance lenient) binarises the qrels (grade >= 1 "
-                      "relevant) as the 2021 paper does for Common Core; relevance='graded' (--relevance graded) "
-                      "keeps this and silences this note", IrscaleWarning, stacklevel=3)
+        tail = f" use all {c + 1} grades; --relevance lenient binarises (the 2021 paper), --relevance graded silences this"
+        warn(f"graded qrels: {_fit(graded, LINE - 41 - len(tail))}{tail}", key="graded qrels", stacklevel=3)
     return judged, "graded"
 
 
@@ -673,6 +729,7 @@ def _plan(measures, depth: int, levels: int, approx: float | None,
             space_for(m, depth)  # its message lists the measures that have a ranked version
         ms.append(at_depth(m, depth))
     verdict: dict[Measure, bool] = {}
+    fails = []
     for m in ms:
         if m not in verdict:
             space = space_for(m, depth, levels - 1)
@@ -680,7 +737,13 @@ def _plan(measures, depth: int, levels: int, approx: float | None,
                 choose_engine(space, max_pairs=max_pairs)
                 verdict[m] = False
             except IrscaleError as e:
-                verdict[m] = False if in_cache(space) else _no_engine(m, space, e, approx)
+                try:
+                    verdict[m] = False if in_cache(space) else _no_engine(m, space, e, approx)
+                except _NoEngine as no:  # every measure checked: one refusal names them all
+                    fails.append(no)
+                    verdict[m] = False
+    if fails:
+        raise _no_engines(fails)
     return [(m, verdict[m]) for m in ms]
 
 
@@ -695,11 +758,60 @@ def _approx(approx) -> float | None:
     return float(approx)
 
 
+class _NoEngine(MeasureError):
+    """A measure that no exact engine serves at N (and that ``approx`` does not serve):
+    ``limit`` how far it is exact, ``bounded`` whether certified bounds exist (then
+    ``--approx`` would), ``advice`` the run length to use instead."""
+
+    def __init__(self, m, N: int, limit: str, bounded: bool, advice: str):
+        self.m, self.N, self.limit, self.bounded, self.advice = m, N, limit, bounded, advice
+        if bounded:
+            text = (f"{m}: no exact engine reaches run length N = {N} ({limit}); certified bounds on its normalised "
+                    f"phi do: transform(..., approx=1e-4) (CLI --approx 1e-4) gives the midpoint and a half-width "
+                    f"column, or use a smaller N")
+        else:
+            text = (f"{m}: no exact engine reaches run length N = {N} ({limit}), and {str(m).split('@')[0]} has no "
+                    f"certified bounds (guide: Long runs)" + (f"; use {advice}" if advice else ""))
+        super().__init__(text)
+
+    def __reduce__(self):
+        return (_NoEngine, (self.m, self.N, self.limit, self.bounded, self.advice))
+
+
+def _no_engines(fails: list) -> IrscaleError:
+    """One refusal for every measure no engine serves (:class:`_NoEngine`), in one line of
+    at most about three lines' length: the measures without bounds (with their reach),
+    then those that --approx serves."""
+    if len(fails) == 1:
+        return fails[0]
+    N = fails[0].N
+    parts = []
+    hard = [f for f in fails if not f.bounded]
+    soft = [f for f in fails if f.bounded]
+    if len(hard) == 1:
+        parts.append(str(hard[0]))
+    elif hard:
+        reach = "; ".join(f"{f.m} " + _reach(f.limit) for f in hard)
+        parts.append(f"{', '.join(str(f.m) for f in hard)}: no exact engine at N = {N} and no certified bounds "
+                     f"({reach}); use a smaller run length -N (guide: Long runs)")
+    if soft:
+        parts.append(f"{', '.join(str(f.m) for f in soft)}: no exact engine reaches N = {N}; certified bounds do "
+                     f"(CLI --approx 1e-4, approx=1e-4), or use a smaller N")
+    return MeasureError(". Also ".join(parts))
+
+
+def _reach(limit: str) -> str:
+    """``exact up to N = 35, 40 with --max-pairs`` out of an engine's limit (else all of it)."""
+    import re
+
+    found = re.search(r"exact (?:up to N ?= ?\d+|at no N)(?: on \d+ levels)?(?:, \d+ with --max-pairs)?", limit)
+    return found.group(0) if found else limit
+
+
 def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | None) -> bool:
     """No exact engine serves ``space``: True where certified bounds will (and ``approx``
-    asks for them); else the error: the engine's limit, and either how to ask for bounds
-    or why there are none."""
-    from irscale.errors import MeasureError
+    asks for them); else :class:`_NoEngine`: the engine's limit, and either how to ask for
+    bounds or why there are none."""
     from irscale.scales.rankmap import exact_reach
     from irscale.scales.spaces import DCGSpace, RBPSpace
 
@@ -707,23 +819,22 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
     if isinstance(space, (RBPSpace, DCGSpace)):
         if approx is not None:
             return True
-        raise MeasureError(f"{m}: no exact engine reaches run length N = {space.N} ({limit}). Certified bounds on "
-                           f"its normalised phi do: transform(..., approx=1e-4) (CLI --approx 1e-4) gives the "
-                           f"midpoint and a half-width column, or use a smaller N") from None
-    n_runs, advice = space.n_runs, "a smaller run length N (API depth=, CLI -N)"
+        raise _NoEngine(m, space.N, limit, True, "a smaller N")
+    advice = ""  # the engine's limit says what to type
     if "no engine for this case is built yet" in limit:  # beyond 64-bit keys: the reach in N says more
         top = exact_reach(m, space.c, space.N)
         longest = exact_reach(m, space.c, space.N, max_pairs=2**62)
-        limit = f"exact up to N = {top} on one machine" + (
-            f", to N = {longest} with the split engine's max_pairs= (CLI --max-pairs), each two ranks four times "
-            f"longer" if longest > top else "")
-        advice = f"a run length N of at most {top} (API depth=, CLI -N; the 2021 paper stopped at N = 30)"
-    raise MeasureError(
-        f"{m}: no exact engine reaches run length N = {space.N} ({limit}), and {str(m).split('@')[0]} has no "
-        f"certified bounds: its distinct values have no product structure to bound (unlike RBP and DCG, sums over "
-        f"independent ranks or classes of ranks), and the distribution of sampled runs is not phi's (they differ "
-        f"by about a tenth), so sampling would not bound it either (at N = {space.N} there are {count_text(n_runs, space.c + 1)} runs). "
-        f"Use {advice}, or a measure with bounds (RBP, DCG, nDCG)") from None
+        limit = f"exact up to N = {top}" + (f", {longest} with --max-pairs" if longest > top else "")
+        advice = f"-N {top} or less (the 2021 paper stopped at 30), or RBP, DCG or nDCG with --approx"
+    raise _NoEngine(m, space.N, limit, False, advice)
+
+
+def _reason(e: IrscaleError) -> str:
+    """Why a file is not a valid run, in a few words (a warning's line)."""
+    reason = getattr(e, "reason", None) or str(e)
+    line = getattr(e, "line", None)
+    text = (f"line {line}: " if line else "") + reason
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _short(text: str) -> str:
@@ -810,9 +921,8 @@ def transform(
     judged.check_depth(depth, f"transform at run length N = {depth}")
     longest = int(np.max(judged.num_ret, initial=0))
     if depth > longest:
-        warnings.warn(f"run length N = {depth} is longer than every run (the longest ranking has {longest} "
-                      f"documents): each run is padded with non-relevant documents to N", IrscaleWarning,
-                      stacklevel=2)
+        warn(f"N = {depth} is longer than every run (the longest has {longest} documents): runs are padded with "
+             "non-relevant documents to N", stacklevel=2)
     if measures is None and isinstance(data, ScoreTable):
         measures = [m for m in data.measures]
     if measures is None:
@@ -834,9 +944,8 @@ def transform(
                             f"only bounds on phi over distinct values exist, and its runs tie (several runs share "
                             f"a value); use ties='unq' (compare: mid=False, CLI --no-mid)")
     if bounded and not normalize:  # approx implies the normalised form for the columns it bounds
-        warnings.warn(f"ranked {', '.join(map(str, bounded_ms))}: normalised (phi / the number of distinct values), "
-                      f"the only form certified bounds take at N = {depth}; normalize=True (CLI --normalize) "
-                      "normalises the other columns too", IrscaleWarning, stacklevel=2)
+        tail = ": normalised (phi / number of values) as --approx bounds it; --normalize does the rest too"
+        warn(f"ranked {_fit([str(m) for m in bounded_ms], LINE - 34 - len(tail))}{tail}", stacklevel=2)
     unique = list(dict.fromkeys(ms))  # a measure named twice (P and P@10 at depth 10) is scored once
     base = score(judged, [] if exact_values else unique)
     shape = (len(judged.systems), len(judged.topics))
@@ -909,12 +1018,8 @@ def _warn_uncertain(m: Measure, b, ids: np.ndarray) -> None:
 
     share, n = unordered_share(b.lo, b.hi, ids), len(np.unique(ids))
     if share > 0.01:
-        warnings.warn(f"ranked({m}, midpoint): the certified bounds leave the order of {share:.0%} of the pairs of "
-                      f"the runs' {n:,} distinct values uncertain (half-widths up to {b.width / 2:.2g}; the largest "
-                      f"upper bound is {float(b.hi.max()):.2g}): these runs lie where phi / |M| is smaller than the "
-                      f"bounds resolve, so the column cannot tell them apart. compare flags every decision that "
-                      f"could flip (could_flip_ranked); a smaller N (exact), or RBP with a smaller p, resolves them",
-                      IrscaleWarning, stacklevel=4)
+        warn(f"ranked({m}): the --approx bounds leave the order of {share:.0%} of the pairs of the runs' {n:,} "
+             "values uncertain; compare flags decisions that could flip (could_flip_ranked)", stacklevel=4)
 
 
 def _runs_distinct(space) -> bool:

@@ -89,7 +89,11 @@ def parallel_imap(fn: Callable, items: Sequence, *, workers: int | None = None,
         yield from map(fn, items)
     elif processes and can_fork():
         import multiprocessing
+        import warnings
         from concurrent.futures import ProcessPoolExecutor
+
+        # Python >= 3.12 warns of any fork beside another thread; can_fork allowed only fork-safe ones
+        warnings.filterwarnings("ignore", r"This process \(pid=\d+\) is multi-threaded", DeprecationWarning)
 
         global _SHARED_FN
         before, _SHARED_FN = _SHARED_FN, fn  # the workers fork with it: fn is not pickled
@@ -107,11 +111,15 @@ def parallel_imap(fn: Callable, items: Sequence, *, workers: int | None = None,
 
 def can_fork() -> bool:
     """Whether worker processes may be forked: only where the platform can fork and no
-    other thread runs (a forked child would inherit any lock another thread holds)."""
+    other thread runs (a forked child would inherit any lock another thread holds), but
+    threads marked ``fork_safe`` (the CLI's progress heartbeat: every fork waits until it
+    holds no lock, see ``irscale.cli._say_lock``)."""
     import multiprocessing
     import threading
 
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    me = threading.current_thread()
+    others = [t for t in threading.enumerate() if t is not me and not getattr(t, "fork_safe", False)]
+    return "fork" in multiprocessing.get_all_start_methods() and not others
 
 
 _SHARED_FN: Callable | None = None  # the task of the process pool being started

@@ -141,10 +141,8 @@ def plan_study(measures: Sequence[str] = PAPER_MEASURES, depth: int = 30, tests:
     """Validate :func:`compare`'s options (see there) without reading any data: the
     measures at N under the relevance protocol, the tests, the correction, the bootstrap,
     the baselines' form. The CLI calls it before reading the runs."""
-    import warnings
-
     from irscale.effects import CORRECTIONS
-    from irscale.errors import ArgumentError, IrscaleWarning, check_choice
+    from irscale.errors import ArgumentError, check_choice
     from irscale.experiment import RELEVANCE, _approx, relevance_measures
     from irscale.measures import parse_measures
     from irscale.validate import flag, integer, level, wrong_type
@@ -175,8 +173,10 @@ def plan_study(measures: Sequence[str] = PAPER_MEASURES, depth: int = 30, tests:
                             "test's decision on a pair")
     twice = sorted({str(m) for m in ms if ms.count(m) > 1})
     if twice:
-        warnings.warn(f"{', '.join(twice)} named more than once (at N = {depth} the names are the same measure): "
-                      "studied once", IrscaleWarning, stacklevel=3)
+        from irscale.errors import warn
+
+        warn(f"{', '.join(twice)} named more than once (at N = {depth} the names are one measure): studied once",
+             stacklevel=3)
     return StudyPlan(
         tuple(dict.fromkeys(ms)), depth, tuple(check_choice("test", t, st.TESTS) for t in tests),
         level("alpha", alpha), flag("mid", mid), relevance, check_choice("correction", correction, CORRECTIONS),
@@ -382,13 +382,12 @@ def _transform(judged, plan: StudyPlan, relevance: str, scheduler, tick) -> Scor
 
 
 def _warn_interval_tests(table: ScoreTable, plan: StudyPlan) -> None:
-    interval_tests = [st.TEST_NAMES[t] for t in plan.tests if t not in st.ORDINAL]  # they add or subtract scores
+    interval_tests = [t for t in plan.tests if t not in st.ORDINAL]  # they add or subtract scores
     if interval_tests:
         from irscale.experiment import warn_not_interval
 
-        warn_not_interval(table, ", ".join(interval_tests) + " (Tables 5/6: column meaningful)",
-                          advice="The same tests on their ranked versions, which this study runs too, are "
-                                 "(column meaningful_ranked)", stacklevel=4)  # the caller of compare
+        warn_not_interval(table, "/".join(interval_tests), advice="on ranked versions they are (Tables 5/6)",
+                          stacklevel=4)  # the caller of compare
 
 
 def _table2(s: _Scores, plan: StudyPlan, rb: dict, tick) -> pd.DataFrame:
@@ -509,13 +508,10 @@ def _effects(systems, s: _Scores, plan: StudyPlan, scale: dict, rb: dict, codes,
     if not (plan.effects or plan.baselines is not None):
         return None, None
     if any(np.isnan(s.orig[m]).any() or np.isnan(s.ranked[m]).any() for m in plan.names):
-        import warnings
+        from irscale.errors import warn
 
-        from irscale.errors import IrscaleWarning
-
-        warnings.warn("means with confidence intervals and comparisons with baselines need a score on every topic; "
-                      "some topics were left out (missing_topics='drop'): evaluate with missing_topics='zero' "
-                      "(CLI --missing-topics zero) for them", IrscaleWarning, stacklevel=3)
+        warn("no means with intervals or baseline comparisons: --missing-topics drop left out some topics' scores; "
+             "--missing-topics zero keeps them", stacklevel=3)
         return None, None
     means = pairs = None
     if plan.effects:

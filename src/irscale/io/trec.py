@@ -36,7 +36,6 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
-import warnings
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +43,7 @@ from typing import Callable, Literal, get_args
 
 import numpy as np
 
-from irscale.errors import ArgumentError, InputFormatError, IrscaleWarning, check_choice
+from irscale.errors import ArgumentError, InputFormatError, check_choice, warn
 
 RUN_FIELDS = "qid Q0 docno rank score tag"
 QRELS_FIELDS = "qid iter docno grade"
@@ -446,8 +445,7 @@ def tokenize(
     """
     path = str(path)
     if data[:3] == BOM and part <= 1:
-        warnings.warn(f"{path}: ignoring the UTF-8 byte-order mark at the start of the file", IrscaleWarning,
-                      stacklevel=3)
+        warn(f"{path}: ignoring the UTF-8 byte-order mark at the start of the file", stacklevel=3)
         data = data[3:]
     buf = np.frombuffer(data, dtype=np.uint8)
     if len(buf) == 0:
@@ -1135,6 +1133,9 @@ def _build_run(where: _Records, records: np.ndarray | None, topics, codes, docno
         used = np.unique(codes)
         if len(used) < len(topics):  # the topics of this tag only
             topics, codes = topics[used], np.searchsorted(used, codes).astype(codes.dtype)
+    if _scores_rise(codes, score):
+        warn(f"{where.path}: scores rise down the file in every topic, like ranks: rank and score columns swapped? "
+             "(the highest score ranks first)", stacklevel=5)
     dups = _find_duplicates(codes, docno)
     if len(dups):
         if duplicates == "error":
@@ -1144,6 +1145,15 @@ def _build_run(where: _Records, records: np.ndarray | None, topics, codes, docno
                                    f"(first at line {where.line(first)}); to keep only the first occurrence pass "
                                    "duplicates='first' (CLI --duplicates first)")
     return ordered_run(name, docno, score, topics, codes, dups[:, 1], where.path, owned=True)
+
+
+def _scores_rise(codes: np.ndarray, score: np.ndarray) -> bool:
+    """Whether, in file order, each record's score is above the one before it of the same
+    topic, for every such pair (at least ten: a tiny file says nothing): a rank column read
+    as scores (1, 2, 3, ...) or scores sorted the wrong way, which would rank each topic's
+    last line first."""
+    same = codes[1:] == codes[:-1]
+    return int(same.sum()) >= 10 and bool((score[1:][same] > score[:-1][same]).all())
 
 
 def ordered_run(name: str, docno, score, topics, codes, drop, path: str, owned: bool = False) -> Run:

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from irscale.data import PAD, UNJUDGED, TopicStats
-from irscale.errors import MeasureError, UnknownMeasureError
+from irscale.errors import IrscaleError, MeasureError, UnknownMeasureError
 
 REGISTRY: dict[str, type["Measure"]] = {}
 _ALIASES: dict[str, str] = {}
@@ -475,11 +475,22 @@ def parse_measures(items: "str | Measure | Sequence[str | Measure]", *,
         raise ArgumentError(f"measures must be a name like 'AP@30', a Measure, or a list of them, not "
                             f"{type(items).__name__} {items!r}")
     out: list[Measure] = []
+    wrong = []  # every name that does not parse, refused together
     for it in items:
-        for name in trec_eval_names(it) if isinstance(it, str) else [it]:  # ndcg_cut.10,20: two measures
-            m = parse_measure(name, default_cutoff=default_cutoff)
-            if m not in out:
-                out.append(m)
+        try:
+            names = trec_eval_names(it) if isinstance(it, str) else [it]  # ndcg_cut.10,20: two measures
+            for name in names:
+                m = parse_measure(name, default_cutoff=default_cutoff)
+                if m not in out:
+                    out.append(m)
+        except IrscaleError as e:
+            wrong.append(e)
+    if len(wrong) == 1:
+        raise wrong[0]
+    if wrong:
+        said = [re.sub(r" ?\(known: [^)]*\)", "", str(e)) for e in wrong]  # the list of measures once, below
+        raise MeasureError(f"{len(wrong)} measure names are wrong: " + "; ".join(said) + "; `irscale measures` "
+                           "lists the measures with their parameters")
     if not out:
         raise ArgumentError("no measure given; name at least one, for example 'AP' or 'nDCG@10'")
     return out

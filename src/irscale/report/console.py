@@ -97,10 +97,11 @@ def measures_table():
     for name, cls in sorted(REGISTRY.items(), key=lambda kv: kv[0].lower()):
         params = "\n".join(f"{p}={default!r}" + (f": {doc}" if doc else "") for p, default, doc in cls.param_info())
         try:
-            scale = type(space_for(name + ("@10" if cls.requires_cutoff else ""), 10)).__name__
+            space = type(space_for(name + ("@10" if cls.requires_cutoff else ""), 10)).__name__
+            scale = "yes: " + SPACE_WORDS.get(space, "exact")
         except MeasureError as e:
             scale = f"none: {e}" if cls.no_scale else "none"
-        doc = (cls.__doc__ or "").strip().split("\n")[0]
+        doc = summary(cls.__doc__ or "")
         types = [_scale_types(name, 10, 2)] + ([_scale_types(name, 6, 3)] if cls.graded else [])
         t.add_row(name, params, "yes" if cls.graded else "", "yes" if cls.needs_recall_base else "", scale,
                   "\n".join(types), doc)
@@ -109,6 +110,38 @@ def measures_table():
                  "statistics, e.g. sign and rank tests; not ordinal: not even those, use its ranked version). "
                  "Checked exhaustively and cached; irscale inspect MEASURE shows the checks.")
     return t
+
+
+# how each run space finds a measure's phi, in words (`irscale measures` names no class)
+SPACE_WORDS = {
+    "CountSpace": "exact, by counting (its values are numbers of relevant documents or sums of grades)",
+    "RRSpace": "exact (its values are the rank of the first relevant document)",
+    "PositionalSpace": "exact (every run has a value of its own)",
+    "LexicographicRBPSpace": "exact (every run has a value of its own)",
+    "ContiguousRBPSpace": "exact (its values are consecutive integers)",
+    "SBTOSpace": "exact, by counting",
+    "APSpace": "exact, from the two halves of each run",
+    "RBPSpace": "exact, from integer keys of its p",
+    "ERRSpace": "exact, from the two halves of each run (on 3 levels up to N = 22)",
+    "DCGSpace": "exact, from classes of ranks with the same discount",
+    "GenericSpace": "exact, by listing every run (a user measure)",
+}
+
+
+def summary(doc: str, limit: int = 240) -> str:
+    """A docstring's first paragraph as plain text (reST ````code```` and roles removed),
+    whole sentences only: as many as fit ``limit`` characters, at least the first."""
+    import re
+
+    para = " ".join(doc.strip().split("\n\n")[0].split())
+    para = re.sub(r":\w+:`~?([^`]+)`", r"\1", para).replace("``", "")
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z(])", para)
+    out = sentences[0]
+    for s in sentences[1:]:
+        if len(out) + 1 + len(s) > limit:
+            break
+        out += " " + s
+    return out
 
 
 def _scale_types(name: str, N: int, levels: int) -> str:

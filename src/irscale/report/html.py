@@ -4,7 +4,10 @@ Inline CSS, figures inline as SVG text, no script: the page loads nothing from a
 Content-Security-Policy says so to the browser, which then refuses any stray request).
 Every table has its title, caption and an explanation of each column under it; the page
 explains what "meaningful" means, lists what the theory says about each measure and shows
-the provenance as YAML.
+the provenance as YAML. On screen no table hides a column at 1280 px (a narrower window
+scrolls a wide table sideways in its box); printed, the page is landscape and every table
+whole (every row, its header row on each page). :func:`html_index` is the page that links
+the reports of a study over several run lengths and shows Tables 2 and 3 across them.
 """
 
 from __future__ import annotations
@@ -54,11 +57,12 @@ nav ol { columns: 2; margin: .4em 0 1em; padding-left: 1.4em; }
 nav a, p.files a { color: var(--accent); }
 .box { overflow: auto; border: 1px solid var(--line); border-radius: 4px; margin: .6em 0; }
 .box.tall { max-height: 34em; }
-table { border-collapse: collapse; font-variant-numeric: tabular-nums; width: auto; min-width: 100%; }
-th, td { padding: 3px 9px; border-bottom: 1px solid #e6e9ec; text-align: left; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; width: auto; min-width: 100%;
+        font-size: .9em; }
+th, td { padding: 3px 6px; border-bottom: 1px solid #e6e9ec; text-align: left; }
 td.n, td.c { white-space: nowrap; }
-td { min-width: 4em; }
-.ci { color: var(--muted); font-weight: 400; }
+td.wrap { white-space: normal; }  /* a value and its CI: the CI may go under it where the table needs the room */
+.ci { color: var(--muted); font-weight: 400; white-space: nowrap; }
 thead th { position: sticky; top: 0; background: #f6f8fa; border-bottom: 2px solid var(--line);
            white-space: normal; vertical-align: bottom; }
 td.n, th.n { text-align: right; }
@@ -81,6 +85,27 @@ pre.yaml { background: #f6f8fa; border: 1px solid var(--line); border-radius: 4p
            max-height: 40em; }
 .bar { display: inline-block; height: .8em; background: var(--accent); vertical-align: middle; margin-left: 6px; }
 footer { max-width: 1240px; margin: 2em auto; padding: 0 24px; color: var(--muted); font-size: .9em; }
+p.up { margin: 0 0 .4em; }
+p.up a, table a { color: var(--accent); }
+@page { size: landscape; margin: 12mm 10mm; }
+@media print {
+  body { font-size: 10pt; }
+  header, main, footer { max-width: none; padding: 0; }
+  nav ol { columns: 3; }
+  h2 { margin-top: 1.2em; }
+  h2, section.table > p.caption, section.table > p.files, tr.group { break-after: avoid; }  /* not h3: inside a figure it let the figure split */
+  .box, .box.tall { max-height: none; overflow: visible; border: 0; border-radius: 0; }
+  table { font-size: 8.5pt; }
+  th, td { padding: 2px 5px; }
+  td { vertical-align: top; }
+  thead { display: table-header-group; }
+  thead th { position: static; }
+  tr, figure, dl.columns dt, dl.columns dd, .meaning { break-inside: avoid; }
+  tr.shade td, thead th, tr.group th, .bar, .meaning { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+  pre.yaml { max-height: none; overflow: visible; white-space: pre-wrap; overflow-wrap: anywhere; }
+  p.up { display: none; }
+  figure svg { max-height: 150mm; width: auto; }
+}
 """
 
 
@@ -122,6 +147,8 @@ def html_table(table: ReportTable, link: str | None = None) -> str:
             cls = [_cls(c.kind)]
             if c.key.startswith("meaningful") and text == "no":  # a statement that is not meaningful
                 cls.append("no")
+            if c.ci and rest:
+                cls.append("wrap")
             if table.key == "measure_free_histogram" and c.key == "share_of_pairs" and text != MISSING:
                 width = max(0.0, min(100.0, 100 * float(r.get(c.key) or 0)))
                 text_html = f'{escape(text)}<span class="bar" style="width:{2 * width:.1f}px"></span>'
@@ -181,13 +208,47 @@ def inline_svg(svg: str, prefix: str) -> str:
     return svg.strip()
 
 
+def _head(title: str) -> list[str]:
+    """A page's start, up to and including ``<body>``: the CSP, the inline style sheet, the title."""
+    return ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f'<meta name="generator" content="irscale {escape(__version__)}">',
+            f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>"]
+
+
+def _foot() -> list[str]:
+    return [f"<footer>Written by irscale {escape(__version__)}. This page loads nothing from the network.</footer>",
+            "</body>", "</html>", ""]
+
+
+INDEX = "index.html"  # the page that links the reports of a study over several run lengths
+
+
+def _up(index: str) -> str:
+    """The link from a report back to its index page (the first line of its header)."""
+    return f'<p class="up"><a href="{escape(index)}">↑ Every run length of this study ({escape(index)})</a></p>'
+
+
+def link_index(page: str, index: str = INDEX) -> str:
+    """The text ``page`` of a report (:func:`html_report`) with the link back to ``index``
+    that ``html_report(..., index=index)`` would have written; unchanged if it has one."""
+    if 'class="up"' in page or "<header>" not in page:
+        return page
+    return page.replace("<header>", f"<header>\n{_up(index)}", 1)
+
+
 def html_report(study: Study, figures: Sequence | None = None, command: str | None = None,
-                links: dict | None = None, tables: list | None = None) -> str:
+                links: dict | None = None, tables: list | None = None, index: str | None = None) -> str:
     """The study as one self-contained HTML page: what it covers (and the command), what
     “meaningful” means, every table (:func:`irscale.report.study.report_tables`) with its
     columns explained, what the theory says about each measure, the figures
     (``[(title, svg_text, caption)]``, inline) and the provenance as YAML. ``links`` maps a
-    table's key to the stem of its files, to link them."""
+    table's key to the stem of its files, to link them; ``index``: the file name of an index
+    page (:func:`html_index`) to link back to.
+
+    Printed (``@media print``), the page is laid out landscape, every table whole (no scroll
+    box, every row, the header row repeated on each page, no row cut by a page break)."""
     tables = report_tables(study) if tables is None else tables  # (report_tables(study), if made)
     figures = list(figures or ())
     said = theory_lines(study)
@@ -198,12 +259,8 @@ def html_report(study: Study, figures: Sequence | None = None, command: str | No
     if figures:
         toc.append(("figures", "Figures"))
     toc.append(("provenance", "Provenance"))
-    parts = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             f'<meta name="generator" content="irscale {escape(__version__)}">',
-             f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>", "<header>",
-             f"<h1>{escape(title)}</h1>", f'<p class="summary">{escape(summary_line(study))}</p>']
+    parts = _head(title) + ["<header>", *([_up(index)] if index else []),
+                            f"<h1>{escape(title)}</h1>", f'<p class="summary">{escape(summary_line(study))}</p>']
     if command:
         parts.append(f'<p class="summary">Command: <code>{escape(command)}</code></p>')
     parts += ['<nav><strong>Contents</strong><ol>'] + [
@@ -246,6 +303,35 @@ def html_report(study: Study, figures: Sequence | None = None, command: str | No
               *([f'<p class="files">File: <a href="{escape(links["provenance"])}.yaml">'
                  f'{escape(links["provenance"])}.yaml</a></p>'] if links and "provenance" in links else []),
               f'<pre class="yaml"><code>{escape(provenance_yaml(study, command))}</code></pre>', "</section>",
-              "</main>", f"<footer>Written by irscale {escape(__version__)}. This page loads nothing from the "
-              "network.</footer>", "</body>", "</html>", ""]
+              "</main>", *_foot()]
+    return "\n".join(parts)
+
+
+def html_index(entries: Sequence[tuple[int, str, str]], tau_tables: Sequence[ReportTable] = (),
+               command: str | None = None) -> str:
+    """The index page of a study over several run lengths N, self-contained like
+    :func:`html_report` (same style sheet and CSP): a link to each N's report
+    (``entries``: ``[(N, file name of its HTML report, its one-line summary)]``) and the
+    tables across run lengths (``tau_tables``: :func:`irscale.report.study.tau_report_tables`,
+    each shown as in a report and linked to its files by its ``stem``)."""
+    Ns = ", ".join(str(n) for n, _, _ in entries)
+    title = f"irscale study: original vs interval-scaled measures, N = {Ns}"
+    toc = [("reports", "The report of each run length")] + [(t.key, t.heading) for t in tau_tables]
+    parts = _head(title) + ["<header>", f"<h1>{escape(title)}</h1>",
+                            '<p class="summary">One report per run length N, and the tables that compare the run '
+                            "lengths.</p>"]
+    if command:
+        parts.append(f'<p class="summary">Command: <code>{escape(command)}</code></p>')
+    parts += ['<nav><strong>Contents</strong><ol>'] + [
+        f'<li><a href="#{escape(k)}">{escape(v)}</a></li>' for k, v in toc] + ["</ol></nav>", "</header>", "<main>"]
+    parts += ['<section id="reports">', "<h2>The report of each run length</h2>",
+              '<p class="caption">Each report holds every table of its run length with its columns explained, the '
+              "figures and the provenance; its CSV, JSON and LaTeX files sit beside it.</p>",
+              '<div class="box"><table><thead><tr><th class="n">N</th><th>Report</th><th>Study</th></tr></thead>'
+              "<tbody>"]
+    parts += [f'<tr><td class="n">{n}</td><td><a href="{escape(page)}">{escape(page)}</a></td>'
+              f"<td>{escape(summary)}</td></tr>" for n, page, summary in entries]
+    parts += ["</tbody></table></div>", "</section>"]
+    parts += [html_table(t, t.stem) for t in tau_tables]
+    parts += ["</main>", *_foot()]
     return "\n".join(parts)

@@ -4,7 +4,7 @@ tables, a Markdown report, CSV and JSON files, and its provenance as YAML.
 Pure renderers: functions from a study to text (:func:`report_tables`,
 :func:`study_markdown`, :func:`to_yaml`, :func:`irscale.report.latex.latex_table`,
 :func:`irscale.report.html.html_report`); :func:`write_report` (and :func:`write_study`,
-:func:`write_tau_tables`) also write that text to files and return every path written.
+:func:`write_tau_tables`, :func:`write_index`) also write that text to files and return every path written.
 Nothing here prints.
 
 Every table is a :class:`ReportTable`: a title in words, a caption, the exact values
@@ -1177,6 +1177,8 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
       measure-free comparison as ``measure_free_pairs`` (CSV only: every pair) and
       ``measure_free_summary_N<N>.tex``.
 
+    * ``report_N<N>.tex``: a whole LaTeX document (article class) inputting every table and
+      the figures' PDFs, for ``pdflatex`` (:func:`irscale.report.latex.latex_report`);
     * each figure as its own file: ``figure<k>_<stem>_N<N>.svg`` and, for a figure drawn with
       ``pdf=True`` (:func:`irscale.report.figures.study_figures` does), ``.pdf``
       for ``\\includegraphics``; the HTML and Markdown reports list them under each figure.
@@ -1310,7 +1312,7 @@ def tau_report_tables(studies: Sequence[Study]) -> list[ReportTable]:
             "Kendall's τ between each measure and its ranked version, by run length",
             f"Overall Kendall's τ between each measure and its ranked version, φ from the {ties} tie strategy, one "
             f"row per run length N (the paper's Table {num}).", df, tuple(cols), f"tab:irscale-table{num}-{col}",
-            paper=f"Table {num}"))
+            paper=f"Table {num}", exts=("csv", "tex")))
     return out
 
 
@@ -1329,3 +1331,29 @@ def write_tau_tables(studies: Sequence[Study], out: str | Path) -> list[Path]:
             path.write_text(text, encoding="utf-8")
             written.append(path)
     return written
+
+
+def write_index(studies: Sequence[Study], out: str | Path, command: str | None = None) -> Path:
+    """``index.html`` in ``out``: one self-contained page
+    (:func:`irscale.report.html.html_index`) linking each study's ``report_N<N>.html`` and
+    showing Tables 2 and 3 over the run lengths (:func:`tau_report_tables`, linked to the
+    ``.csv`` and ``.tex`` files that :func:`write_tau_tables` writes). Each of those reports
+    already in ``out`` gets a link back to the index. ``command``: shown on the page (default:
+    the last study's provenance ``command``). Returns the path written."""
+    from irscale.report.html import INDEX, html_index, link_index
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if command is None and studies:
+        command = studies[-1].provenance.get("command")
+    entries = [(st.N, f"report_N{st.N}.html", summary_line(st)) for st in studies]
+    for _, name, _ in entries:
+        page = out / name
+        if page.exists():
+            text = page.read_text(encoding="utf-8")
+            linked = link_index(text, INDEX)
+            if linked != text:
+                page.write_text(linked, encoding="utf-8")
+    path = out / INDEX
+    path.write_text(html_index(entries, tau_report_tables(studies), command), encoding="utf-8")
+    return path

@@ -18,7 +18,6 @@ import secrets
 import socket
 import struct
 import time
-import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -26,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from irscale._version import __version__
-from irscale.errors import IrscaleError, IrscaleWarning
+from irscale.errors import IrscaleError, warn
 
 # One .npz per rank map (and one per kind of persisted answers) under cache_dir()/rankmaps,
 # and one per bounds table (scales/bounds.py: the grid recursion's lo/hi tables, the lattice
@@ -145,11 +144,10 @@ def _warn_damaged(f: Path, reason: str, what: str = "rank-map") -> None:
     _warned.add(("damaged", str(f)))
     done = "recomputed" if what == "answers" else "rebuilt"
     if reason.startswith("no checksum"):  # a file of an older irscale: not damage, just old
-        warnings.warn(f"the {what} cache file {f} has no checksum (written by an older irscale); it is {done} "
-                      "once", IrscaleWarning, stacklevel=3)
+        warn(f"the {what} cache file {f} has no checksum (an older irscale wrote it); it is {done} once",
+             stacklevel=3)
         return
-    warnings.warn(f"the {what} cache file {f} was damaged ({reason}); it was ignored and is {done}",
-                  IrscaleWarning, stacklevel=3)
+    warn(f"the {what} cache file {f} was damaged ({reason}); it was ignored and is {done}", stacklevel=3)
 
 
 def _warn_unwritable(e: OSError, consequence: str) -> None:
@@ -157,8 +155,8 @@ def _warn_unwritable(e: OSError, consequence: str) -> None:
     if ("unwritable", str(d)) in _warned:
         return
     _warned.add(("unwritable", str(d)))
-    warnings.warn(f"cannot write the rank-map cache at {d} ({_why(e)}); {consequence}: set IRSCALE_CACHE_DIR "
-                  "to a writable directory", IrscaleWarning, stacklevel=3)
+    warn(f"cannot write the rank-map cache at {d} ({_why(e)}); {consequence}: set IRSCALE_CACHE_DIR to a "
+         "writable directory", stacklevel=3)
 
 
 def _is_temp(name: str) -> bool:

@@ -695,16 +695,12 @@ class ERRSpace(Space):
         binary = "binary relevance (--max-grade 1 or --relevance lenient: exact up to N=35)"
         fewer = ("" if self.cc == 1 else f", or {binary}" if self.cc == 2 else
                  f", fewer levels (--max-grade {self.cc - 1} or less; max_grade= in the API), or {binary}")
-        why = (f"its exact keys reach {self.max_key.bit_length()} bits, beyond the {MAX_BITS} the split engine "
-               "decides" if self.n_runs <= MAX_PAIRS else
-               f"the split engine lists one (prefix, suffix) pair per run and accepts up to {MAX_PAIRS:,} (about "
-               "ten minutes here)")
+        why = (f"its exact keys need {self.max_key.bit_length()} bits, beyond the split engine's {MAX_BITS}"
+               if self.n_runs <= MAX_PAIRS else f"the split engine lists every run, up to {MAX_PAIRS:,}")
         upto = f"up to N={last}" if last else "at no N"
-        raise MeasureError(
-            f"{self.measure} at N={self.N} with {self.cc + 1} relevance levels: ERR's values have no product "
-            "structure to count (most are distinct, not all: 3 levels, N=12 has 484,636 values among 531,441 "
-            f"runs), so an exact engine must list them; {why}, so ERR is exact {upto} on {self.cc + 1} levels; "
-            "use " + (f"-N {last} or less{fewer}" if last else fewer.lstrip(", ")))
+        raise MeasureError(  # ERR's values have no product structure: an exact engine lists them (guide: Long runs)
+            f"{self.measure} at N={self.N} with {self.cc + 1} relevance levels: {why}, so ERR is exact {upto} on "
+            f"{self.cc + 1} levels; use " + (f"-N {last} or less{fewer}" if last else fewer.lstrip(", ")))
 
     @cached_property
     def L(self) -> int:
