@@ -660,7 +660,8 @@ def apply_relevance(judged: JudgedRuns, measures: Sequence[Measure], relevance: 
     c = judged.topics.max_grade
     graded = [str(m) for m in measures if m.graded and getattr(m, "rel", None) is None]
     if relevance is None and c > 1 and graded:
-        tail = f" use all {c + 1} grades; --relevance lenient binarises (the 2021 paper), --relevance graded silences this"
+        tail = (f" use{'s' if len(graded) == 1 else ''} all {c + 1} grades; --relevance lenient binarises (the 2021 "
+                "paper), --relevance graded silences this")
         warn(f"graded qrels: {_fit(graded, LINE - 41 - len(tail))}{tail}", key="graded qrels", stacklevel=3)
     return judged, "graded"
 
@@ -739,7 +740,7 @@ def _plan(measures, depth: int, levels: int, approx: float | None,
             except IrscaleError as e:
                 try:
                     verdict[m] = False if in_cache(space) else _no_engine(m, space, e, approx)
-                except _NoEngine as no:  # every measure checked: one refusal names them all
+                except NoEngineError as no:  # every measure checked: one refusal names them all
                     fails.append(no)
                     verdict[m] = False
     if fails:
@@ -758,7 +759,7 @@ def _approx(approx) -> float | None:
     return float(approx)
 
 
-class _NoEngine(MeasureError):
+class NoEngineError(MeasureError):
     """A measure that no exact engine serves at N (and that ``approx`` does not serve):
     ``limit`` how far it is exact, ``bounded`` whether certified bounds exist (then
     ``--approx`` would), ``advice`` the run length to use instead."""
@@ -775,11 +776,11 @@ class _NoEngine(MeasureError):
         super().__init__(text)
 
     def __reduce__(self):
-        return (_NoEngine, (self.m, self.N, self.limit, self.bounded, self.advice))
+        return (NoEngineError, (self.m, self.N, self.limit, self.bounded, self.advice))
 
 
 def _no_engines(fails: list) -> IrscaleError:
-    """One refusal for every measure no engine serves (:class:`_NoEngine`), in one line of
+    """One refusal for every measure no engine serves (:class:`NoEngineError`), in one line of
     at most about three lines' length: the measures without bounds (with their reach),
     then those that --approx serves."""
     if len(fails) == 1:
@@ -810,7 +811,7 @@ def _reach(limit: str) -> str:
 
 def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | None) -> bool:
     """No exact engine serves ``space``: True where certified bounds will (and ``approx``
-    asks for them); else :class:`_NoEngine`: the engine's limit, and either how to ask for
+    asks for them); else :class:`NoEngineError`: the engine's limit, and either how to ask for
     bounds or why there are none."""
     from irscale.scales.rankmap import exact_reach
     from irscale.scales.spaces import DCGSpace, RBPSpace
@@ -819,14 +820,14 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
     if isinstance(space, (RBPSpace, DCGSpace)):
         if approx is not None:
             return True
-        raise _NoEngine(m, space.N, limit, True, "a smaller N")
+        raise NoEngineError(m, space.N, limit, True, "a smaller N")
     advice = ""  # the engine's limit says what to type
     if "no engine for this case is built yet" in limit:  # beyond 64-bit keys: the reach in N says more
         top = exact_reach(m, space.c, space.N)
         longest = exact_reach(m, space.c, space.N, max_pairs=2**62)
         limit = f"exact up to N = {top}" + (f", {longest} with --max-pairs" if longest > top else "")
         advice = f"-N {top} or less (the 2021 paper stopped at 30), or RBP, DCG or nDCG with --approx"
-    raise _NoEngine(m, space.N, limit, False, advice)
+    raise NoEngineError(m, space.N, limit, False, advice)
 
 
 def _reason(e: IrscaleError) -> str:
