@@ -1120,7 +1120,7 @@ def study_figures(study, spacing: bool = False, samples: int = 1000, others: boo
 
     names = {parse_measure(m).label: m for m in study.measures}  # the study's frames use short labels
     canonical = lambda df, cols: df.assign(**{c: df[c].map(lambda v: names.get(v, v)) for c in cols})  # noqa: E731
-    out = []
+    jobs = []  # each draws one figure: drawn side by side in forked processes where the machine has the cores
     if not others:
         study = dataclasses.replace(study, table4=None, changes=None, means=None)
     if study.table4 is not None and len(study.table4):
@@ -1128,17 +1128,30 @@ def study_figures(study, spacing: bool = False, samples: int = 1000, others: boo
         low = tau_range(*(_matrix(table4, None, v)[0] for v in ("tau", "tau_ranked")))  # one range for both
         for value, what, stem in (("tau", "the measures", "tau_original"),
                                   ("tau_ranked", "their ranked versions", "tau_ranked")):
-            out.append(tau_heatmap(table4, value=value, title=f"Kendall's tau between {what}, N = {study.N}",
-                                   vmin=low, stem=stem, pdf=pdf))
+            jobs.append(lambda value=value, what=what, stem=stem: tau_heatmap(
+                table4, value=value, title=f"Kendall's tau between {what}, N = {study.N}", vmin=low, stem=stem,
+                pdf=pdf))
     if study.changes is not None and len(study.changes):
-        out.append(significance_changes_plot(canonical(study.changes, ["measure"]), pdf=pdf))
+        changes = canonical(study.changes, ["measure"])
+        jobs.append(lambda: significance_changes_plot(changes, pdf=pdf))
     means = getattr(study, "means", None)
     if means is not None and len(means):
-        out.append(means_panels(means, title=f"System means, original against ranked, N = {study.N}", pdf=pdf))
+        jobs.append(lambda: means_panels(means, title=f"System means, original against ranked, N = {study.N}",
+                                         pdf=pdf))
     if spacing:
         levels = max((v.get("levels", 2) for v in study.provenance.get("rank_maps", {}).values()), default=2)
         from irscale.report.study import _without_cutoff
 
-        out.append(rank_spacing_plot([_without_cutoff(m, study.N) for m in study.measures], [study.N], levels,
-                                     view="quantile", samples=samples, stem="spacing", pdf=pdf))
-    return out
+        jobs.append(lambda: rank_spacing_plot([_without_cutoff(m, study.N) for m in study.measures], [study.N],
+                                              levels, view="quantile", samples=samples, stem="spacing", pdf=pdf))
+    from irscale.parallel import parallel_imap
+
+    _plt()  # imported once, before any fork
+    # two workers take the jobs two at a time in order: pair a heavy figure (the changes, the means, the spacing)
+    # with a light one (a heatmap) so that both finish together
+    heavy = [k for k in range(len(jobs)) if not (study.table4 is not None and len(study.table4) and k < 2)]
+    light = [k for k in range(len(jobs)) if k not in heavy]
+    order = [k for pair in zip(heavy, light) for k in pair] + heavy[len(light):] + light[len(heavy):]
+    drawn = parallel_imap(lambda k: jobs[k](), order, workers=min(2, len(jobs)), processes=True)
+    by_job = dict(zip(order, drawn))
+    return [by_job[k] for k in range(len(jobs))]
