@@ -104,7 +104,7 @@ def test_compare_warns_once_about_interval_tests(fresh):
         irscale.compare(table, ["AP", "P"], depth=5, tests=["ttest", "sign"])
     msgs = [str(w.message) for w in caught if "not meaningful" in str(w.message)]
     assert len(msgs) == 1 and msgs[0].startswith("ttest of AP is not meaningful at N = 5 (not interval)")
-    assert "on ranked versions they are (Tables 5/6)" in msgs[0]
+    assert "on ranked versions they are (guide: Warnings)" in msgs[0]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         irscale.compare(table, ["AP"], depth=5, tests=["sign"])  # ordinal tests only: nothing to say

@@ -386,7 +386,7 @@ def _warn_interval_tests(table: ScoreTable, plan: StudyPlan) -> None:
     if interval_tests:
         from irscale.experiment import warn_not_interval
 
-        warn_not_interval(table, "/".join(interval_tests), advice="on ranked versions they are (Tables 5/6)",
+        warn_not_interval(table, "/".join(interval_tests), advice="on ranked versions they are",
                           stacklevel=4)  # the caller of compare
 
 
