@@ -100,6 +100,7 @@ WARNINGS = [
                    "--missing-topics", "drop", "--relevance", "lenient"], "no means with intervals"),
     (["compare"], ["q.txt", "runs", "-m", "P", "-m", "P@3", "-N", "3", "-t", "sign", "--relevance", "lenient"],
      "named more than once"),
+    (["compare"], ["q.txt", "runs", "-N", "3", "-t", "sign", "--no-measure-free"], "graded qrels: RBP(p=0.3)"),
     (["compare"], ["q.txt", "runs", "-m", "AP", "-m", "RR", "-m", "P", "-N", "3", "-t", "ttest", "-t", "sign",
                    "--relevance", "lenient"], "is not meaningful at N = 3 (not interval); on ranked versions they are"),
 ]
@@ -112,10 +113,10 @@ def test_each_warning_is_one_line_naming_the_guide_once_with_options_that_exist(
     hit = [w for w in warns if fragment in w]
     assert hit, (fragment, warns)
     assert len(warns) == len(set(warns)), warns  # each said once
-    have = options(verb)
     for w in warns:
         assert len(w) <= LINE, (len(w), w)
         assert w.endswith("(guide: Warnings)"), w
+        have = options(verb).union(*(options([v]) for v in re.findall(r"irscale (\w+)", w)))  # or the verb it names
         assert set(OPTION.findall(w)) <= have, (set(OPTION.findall(w)) - have, w)
 
 
@@ -152,7 +153,7 @@ def test_no_warnings_silences_them_and_only_them(here):
 
 def test_typed_advice_of_warnings_does_what_it_says(here):
     _, warns, _ = said(["transform", "q.txt", "runs", "-m", "nDCG", "-N", "3"])
-    assert any("--relevance graded silences this" in w for w in warns)
+    assert any("--relevance lenient binarises (as the 2021 paper), graded silences this" in w for w in warns)
     _, warns, _ = said(["transform", "q.txt", "runs", "-m", "nDCG", "-N", "3", "--relevance", "graded"])
     assert not any("graded qrels" in w for w in warns), warns
     _, warns, _ = said(["evaluate", "big.txt", "runs", "-m", "nDCG@3"])
@@ -179,6 +180,8 @@ REFUSALS = [
     (["compare"], ["q.txt", "runs", "-m", "AP", "-m", "ERR", "-m", "nDCG", "-N", "50"], ["AP@50", "ERR@50", "nDCG@50"]),
     (["study", "trec8-like"], ["q.txt", "runs", "--depths", "5,40,50"], ["AP", "N = 40, 50"]),
     (["compare"], ["q.txt", "runs", "-m", "ERR", "-N", "25"], ["ERR@25"]),
+    (["compare"], ["q.txt", "runs", "-m", "AP", "-N", "40", "--relevance", "lenient"], ["AP@40", "--max-pairs"]),
+    (["compare"], ["q.txt", "runs", "-m", "AP", "-m", "ERR", "-N", "40"], ["AP@40", "ERR@40"]),
     (["evaluate"], ["q.txt", "runs", "t.txt", "--missing-topics", "error"], ["'t'"]),
     (["evaluate"], ["q.txt", "runs", "-m", "AP", "--trec-eval", "-f", "csv"], ["--trec-eval"]),
     (["evaluate"], ["runs/r.txt", "q.txt"], ["qrels come first"]),
@@ -246,3 +249,65 @@ def test_measures_lists_whole_sentences_and_no_class_names():
     assert not [c for c in cells if re.search(r"\b[A-Z][a-z]+Space\b", c)], "a run space's class name is shown"
     res = CliRunner().invoke(app, ["measures"], env={"COLUMNS": "250"})
     assert res.exit_code == 0 and "Space" not in res.stdout and "exact, by counting" in res.stdout
+
+
+def test_warnings_of_runs_read_in_forked_processes_reach_the_caller_in_order(here):
+    """Runs are read in forked processes: the warnings they raise come back to the caller
+    (pytest.warns, catch_warnings) in the order of the files, not lost in the children."""
+    import warnings
+
+    import irscale
+
+    files = []
+    for tag in "abc":  # scores rising down every topic (rank and score swapped)
+        Path(f"{tag}.txt").write_text("".join(f"{q} Q0 {d} {k}.5 {k} {tag}\n" for q in "124"
+                                              for k, d in enumerate("acdefgh", 1)))
+        files.append(f"{tag}.txt")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        irscale.evaluate("q.txt", files, ["P@2"])  # in forked processes where the machine has two cores
+    said = [str(w.message) for w in caught if "swapped" in str(w.message)]
+    assert [x.split(":")[0] for x in said] == files, said
+
+
+def test_heartbeat_says_still_working_only_when_no_tick_came(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from irscale import cli
+
+    out = io.StringIO()
+    monkeypatch.setattr(cli._Stderr, "_console", Console(file=out, force_terminal=False, width=200))
+    monkeypatch.setattr(cli, "HEARTBEAT", 3600.0)
+    now = [1000.0]
+    import time
+
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    with cli._Feedback("reading runs") as tick:
+        fb = tick.__self__
+        for k in range(300):  # ticks every 0.1 s: the step is moving
+            now[0] += 0.1
+            tick(k, 1000, f"file{k}")
+            fb.beat(now[0])
+    lines = out.getvalue().splitlines()
+    assert lines and not any("still working" in x for x in lines), lines
+
+
+def test_figures_are_never_drawn_in_threads(monkeypatch):
+    """Where worker processes cannot be forked the figures are drawn one at a time:
+    pyplot's style context is process-wide, and two threads would leave it changed."""
+    import matplotlib
+
+    from irscale import parallel
+    from irscale.report import figures as F
+
+    from test_report import fake_study
+
+    monkeypatch.setattr(parallel, "can_fork", lambda: False)
+    F._plt()  # the backend chosen once
+    before = {k: matplotlib.rcParams[k] for k in F._RC}
+    first = [p.svg for p in F.study_figures(fake_study(), pdf=False)]
+    for _ in range(3):
+        assert [p.svg for p in F.study_figures(fake_study(), pdf=False)] == first
+    assert {k: matplotlib.rcParams[k] for k in F._RC} == before  # the report's style did not leak

@@ -113,14 +113,19 @@ class _OnceOverN:
     def __enter__(self):
         _HELD.clear()
         _HELD["on"] = True
+        return self
 
     def __exit__(self, *exc):
+        self.flush()
+        return False
+
+    def flush(self) -> None:
+        """Say the held warnings now (before an error line, which comes last)."""
         _HELD.pop("on", None)
         held = [w for w in _HELD.values() if hasattr(w, "merged")]
         _HELD.clear()
         for w in held:
             _show_warning(w, type(w), "", 0)
-        return False
 
 
 @app.callback()
@@ -151,22 +156,23 @@ def _eta(first: tuple[float, float], now: float, done: float, total) -> float | 
     return (now - t0) / (done - d0) * (total - done)
 
 
-_SAY_LOCK = None  # held while progress is written to stderr (and across a fork: see _say_lock)
-
-
-def _say_lock():
+def _new_say_lock():
     """The lock around progress output. A process forked while the heartbeat thread writes
     would inherit a held lock of stderr or of the console and could hang when it writes:
     each fork waits for the lock first (os.register_at_fork), so none happens mid-line."""
-    global _SAY_LOCK
-    if _SAY_LOCK is None:
-        import os
-        import threading
+    import os
+    import threading
 
-        _SAY_LOCK = threading.Lock()
-        if hasattr(os, "register_at_fork"):
-            os.register_at_fork(before=_SAY_LOCK.acquire, after_in_parent=_SAY_LOCK.release,
-                                after_in_child=_SAY_LOCK.release)
+    lock = threading.Lock()
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=lock.acquire, after_in_parent=lock.release, after_in_child=lock.release)
+    return lock
+
+
+_SAY_LOCK = _new_say_lock()  # made at import: two threads never make two
+
+
+def _say_lock():
     return _SAY_LOCK
 
 
@@ -194,6 +200,7 @@ class _Feedback:
         self.t0 = self.last = time.monotonic()
         self.first = None  # (time, done) of the first tick: the rate is measured from there
         self.state = (0, None, "")  # the last tick's (done, total, description)
+        self.ticked = self.t0  # when the last tick came
         if err.console.is_terminal:
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
                                        TimeElapsedColumn)
@@ -228,7 +235,7 @@ class _Feedback:
             if self.bar is not None:
                 self.bar.refresh()
             elif now - self.last >= PLAIN_EVERY:
-                self._line(now, *self.state, still=True)
+                self._line(now, *self.state, still=self.ticked <= self.last)  # no tick since the last line
 
     def tick(self, done, total, description: str = "") -> None:
         import time
@@ -236,7 +243,7 @@ class _Feedback:
         now = time.monotonic()
         if self.first is None:
             self.first = (now, done)
-        self.state = (done, total, description)
+        self.state, self.ticked = (done, total, description), now
         left = _eta(self.first, now, done, total)
         with _say_lock():
             if self.bar is not None:
@@ -672,7 +679,7 @@ def _show_study(study, out, figures=None):
         if callable(figures):
             figures = figures()
         files = study.write(out, figures=figures)  # every path written: HTML, Markdown, YAML, CSV, JSON, LaTeX
-        drawn = f"; {len(figures)} figures as SVG and PDF files" if figures else ""
+        drawn = f"; {len(figures)} figure{'s' if len(figures) > 1 else ''} as SVG and PDF files" if figures else ""
         err.print(f"wrote {len(files)} files to {out} (open report_N{study.N}.html; report_N{study.N}.md "
                   f"links the rest{drawn})")
 
@@ -826,7 +833,7 @@ def study_trec8_like(
     except IrscaleError as e:
         _fail(e)
     studies = []
-    with _OnceOverN():  # each "not meaningful" warning once, for every N it holds at
+    with _OnceOverN() as once:  # each "not meaningful" warning once, for every N it holds at
         for N in Ns:
             try:
                 st = _run_study(judged, measures, N, _all_tests(), alpha, True, None, relevance, extra)
@@ -840,6 +847,7 @@ def study_trec8_like(
                     err.print(f"N = {N}: wrote {len(files)} files to {out} (open index.html: it links the report of "
                               f"each N and shows Tables 2 and 3 over N = {', '.join(str(x.N) for x in studies)})")
             except IrscaleError as e:
+                once.flush()  # the warnings of the N done, before the error
                 if studies and out:
                     err.print(f"finished N = {', '.join(str(x.N) for x in studies)} (written to {out}); N = {N} failed")
                 _fail(e)

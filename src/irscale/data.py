@@ -399,7 +399,7 @@ def grade_scale(qrels: Qrels, max_grade: int | None = None) -> int:
         share = counts[-1] / len(grades)
         if top - nxt > 10 or (share < 0.01 and top - nxt > 1):
             i = int(np.flatnonzero(qrels.grade == top)[0])
-            warn(f"{_where(qrels, i)}: top grade {top} ({int(counts[-1]):,} judgements) is {top - nxt} above the "
+            warn(f"{_where(qrels, i)}: top grade {top} ({int(counts[-1]):,} judgement{'s' if counts[-1] != 1 else ''}) is {top - nxt} above the "
                  f"next ({nxt}) and scales RBP, ERR, gP; a typo? else --max-grade {nxt} caps it", stacklevel=3)
     return max(top, 1)
 

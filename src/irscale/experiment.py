@@ -6,6 +6,7 @@ import dataclasses
 import glob
 import math
 import os
+import re
 import warnings
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -196,15 +197,25 @@ class NotMeaningfulWarning(IrscaleWarning):
 
 
 def _transform_advice(measures, N: int, table: "ScoreTable") -> str:
-    """The command that gives the ranked versions of ``measures`` at run length N, where an
-    engine reaches N (checked, nothing built); else the run length the 2021 paper went to."""
+    """The command that gives the ranked versions of ``measures``: at run length N where
+    exact engines reach it for every one of them, else at 30 (where the 2021 paper
+    stopped) or 10, checked (nothing built); else binary relevance at 30; else the guide."""
     levels = max(table.judged.topics.max_grade, 1) + 1 if table.judged is not None else 2
-    try:
-        plan_rank_maps([dataclasses.replace(m, cutoff=N) if hasattr(m, "cutoff") else m for m in measures], N,
-                       levels)
-    except (IrscaleError, TypeError, ValueError):
-        return "ranked: irscale transform -N 30"  # (none at N: the guide says where the engines reach)
-    return f"ranked: irscale transform -N {N}"
+
+    def reach(n: int, lv: int) -> bool:
+        try:
+            plan_rank_maps([dataclasses.replace(m, cutoff=n) if hasattr(m, "cutoff") else m for m in measures], n,
+                           lv)
+        except (IrscaleError, TypeError, ValueError):
+            return False
+        return True
+
+    for n in dict.fromkeys(n for n in (N, 30, 10) if n <= N):
+        if reach(n, levels):
+            return f"ranked: irscale transform -N {n}"
+    if levels > 2 and reach(min(N, 30), 2):
+        return f"ranked: irscale transform -N {min(N, 30)} --relevance lenient"
+    return "ranked versions: see the guide's Long runs"
 
 
 def warn_not_interval(table: "ScoreTable", what: str, names=None, advice: str | None = None,
@@ -414,8 +425,9 @@ def iter_judged(
         raise ArgumentError("no run given; name run files, a directory of runs or a glob pattern")
     _index(qrels)  # build the lookup index once, before workers share it
     total = len(items)
+    forked = _can_fork() and min(workers or min(os.cpu_count() or 1, 8), total) > 1  # parallel_imap's choice
     task = partial(_read_and_judge, qrels=qrels, depth=depth, opts=opts, split_tags=split_tags,
-                   skip_invalid=skip_invalid)
+                   skip_invalid=skip_invalid, said=forked)
     if progress:
         progress(0, total, "")
     valid = 0
@@ -428,9 +440,13 @@ def iter_judged(
 
         results = (read(k, entry) for k, entry in enumerate(items))
     else:
-        results = parallel_imap(task, items, workers=workers, processes=_can_fork())
+        results = parallel_imap(task, items, workers=workers, processes=forked)
     with closing(results):
         for i, res in enumerate(results):
+            if isinstance(res, _Said):  # a forked reader's warnings, said here in the input's order
+                for w in res.warnings:
+                    warnings.warn(w, stacklevel=3)
+                res = res.result
             if isinstance(res, InputFormatError):  # skip_invalid: the file is not a run
                 warn(f"skipping {res.path}, not a valid run ({_reason(res)})", stacklevel=3)
                 name = Path(res.path).name
@@ -451,12 +467,30 @@ def reader_options(score_precision: str, extra_fields: str, duplicates: str) -> 
     return dict(score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates)
 
 
+@dataclasses.dataclass
+class _Said:
+    """What a reader in a forked process returns: its result and the warnings it raised
+    (a child's warnings would otherwise go to its own stderr, unordered, unseen by the
+    caller's ``warnings.catch_warnings``)."""
+
+    result: object
+    warnings: list
+
+
 def _read_and_judge(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_tags: bool = False,
-                    skip_invalid: bool = False, on_read=None):
+                    skip_invalid: bool = False, on_read=None, said: bool = False):
     """Judged tuples ``(name, path, grades, missing, extra)`` of the run(s) in ``entry``
     (a Run or a path, and whether a directory or pattern named it); with
     ``skip_invalid`` a file that is not a valid run gives its error instead.
-    ``on_read(fraction)``: the file's reading progress (see :func:`read_runs`)."""
+    ``on_read(fraction)``: the file's reading progress (see :func:`read_runs`). ``said``
+    (in a forked process only: catch_warnings is process-wide): the result and the
+    warnings raised, as :class:`_Said`, for the parent to say."""
+    if said:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", IrscaleWarning)
+            result = _read_and_judge(entry, qrels=qrels, depth=depth, opts=opts, split_tags=split_tags,
+                                     skip_invalid=skip_invalid, on_read=on_read)
+        return _Said(result, [w.message for w in caught])
     item, listed = entry
     try:
         runs = [item] if isinstance(item, Run) else read_runs(item, split_tags=split_tags, progress=on_read, **opts)
@@ -660,8 +694,9 @@ def apply_relevance(judged: JudgedRuns, measures: Sequence[Measure], relevance: 
     c = judged.topics.max_grade
     graded = [str(m) for m in measures if m.graded and getattr(m, "rel", None) is None]
     if relevance is None and c > 1 and graded:
-        tail = (f" use{'s' if len(graded) == 1 else ''} all {c + 1} grades; --relevance lenient binarises (the 2021 "
-                "paper), --relevance graded silences this")
+        graded = list(dict.fromkeys(re.sub(r"@\d+$", "", g) for g in graded))  # the same at every N of a study
+        tail = (f" use{'s' if len(graded) == 1 else ''} all {c + 1} grades: --relevance lenient binarises (as the "
+                "2021 paper), graded silences this")
         warn(f"graded qrels: {_fit(graded, LINE - 41 - len(tail))}{tail}", key="graded qrels", stacklevel=3)
     return judged, "graded"
 
@@ -760,29 +795,39 @@ def _approx(approx) -> float | None:
 
 
 class NoEngineError(MeasureError):
-    """A measure that no exact engine serves at N (and that ``approx`` does not serve):
-    ``limit`` how far it is exact, ``bounded`` whether certified bounds exist (then
-    ``--approx`` would), ``advice`` the run length to use instead."""
+    """Measures that no exact engine serves at N (and that ``approx`` does not serve). One
+    measure: ``m``, ``limit`` how far it is exact (the engine's words), ``bounded`` whether
+    certified bounds exist (then ``--approx`` would), ``advice`` the run length to use
+    instead, ``c`` its top grade. Several (:func:`_no_engines`): ``fails``, one each."""
 
-    def __init__(self, m, N: int, limit: str, bounded: bool, advice: str):
-        self.m, self.N, self.limit, self.bounded, self.advice = m, N, limit, bounded, advice
-        if bounded:
+    def __init__(self, m, N: int, limit: str, bounded: bool, advice: str, c: int = 1, text: str | None = None,
+                 fails: tuple = ()):
+        self.m, self.N, self.limit, self.bounded, self.advice, self.c = m, N, limit, bounded, advice, c
+        self.fails = tuple(fails) or (self,)
+        if text is None and bounded:
             text = (f"{m}: no exact engine reaches run length N = {N} ({limit}); certified bounds on its normalised "
                     f"phi do: transform(..., approx=1e-4) (CLI --approx 1e-4) gives the midpoint and a half-width "
                     f"column, or use a smaller N")
-        else:
+        elif text is None:
             text = (f"{m}: no exact engine reaches run length N = {N} ({limit}), and {str(m).split('@')[0]} has no "
                     f"certified bounds (guide: Long runs)" + (f"; use {advice}" if advice else ""))
         super().__init__(text)
 
     def __reduce__(self):
-        return (NoEngineError, (self.m, self.N, self.limit, self.bounded, self.advice))
+        return (_no_engine_error, (self.m, self.N, self.limit, self.bounded, self.advice, self.c, str(self),
+                                   self.fails if self.fails != (self,) else ()))
+
+
+def _no_engine_error(*args):
+    return NoEngineError(*args[:6], text=args[6], fails=args[7])
 
 
 def _no_engines(fails: list) -> IrscaleError:
     """One refusal for every measure no engine serves (:class:`NoEngineError`), in one line of
-    at most about three lines' length: the measures without bounds (with their reach),
-    then those that --approx serves."""
+    at most about three lines' length: the measures without bounds (each with how far it
+    is exact), then those that --approx serves."""
+    from irscale.scales.rankmap import exact_reach
+
     if len(fails) == 1:
         return fails[0]
     N = fails[0].N
@@ -792,21 +837,14 @@ def _no_engines(fails: list) -> IrscaleError:
     if len(hard) == 1:
         parts.append(str(hard[0]))
     elif hard:
-        reach = "; ".join(f"{f.m} " + _reach(f.limit) for f in hard)
+        reach = "; ".join(f"{f.m} exact up to N = {exact_reach(f.m, f.c, N)}" + (f" on {f.c + 1} levels" if f.c > 1
+                                                                                else "") for f in hard)
         parts.append(f"{', '.join(str(f.m) for f in hard)}: no exact engine at N = {N} and no certified bounds "
                      f"({reach}); use a smaller run length -N (guide: Long runs)")
     if soft:
         parts.append(f"{', '.join(str(f.m) for f in soft)}: no exact engine reaches N = {N}; certified bounds do "
                      f"(CLI --approx 1e-4, approx=1e-4), or use a smaller N")
-    return MeasureError(". Also ".join(parts))
-
-
-def _reach(limit: str) -> str:
-    """``exact up to N = 35, 40 with --max-pairs`` out of an engine's limit (else all of it)."""
-    import re
-
-    found = re.search(r"exact (?:up to N ?= ?\d+|at no N)(?: on \d+ levels)?(?:, \d+ with --max-pairs)?", limit)
-    return found.group(0) if found else limit
+    return NoEngineError(None, N, "", not hard, "", text=". Also ".join(parts), fails=tuple(fails))
 
 
 def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | None) -> bool:
@@ -820,14 +858,14 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
     if isinstance(space, (RBPSpace, DCGSpace)):
         if approx is not None:
             return True
-        raise NoEngineError(m, space.N, limit, True, "a smaller N")
+        raise NoEngineError(m, space.N, limit, True, "a smaller N", space.c)
     advice = ""  # the engine's limit says what to type
     if "no engine for this case is built yet" in limit:  # beyond 64-bit keys: the reach in N says more
         top = exact_reach(m, space.c, space.N)
         longest = exact_reach(m, space.c, space.N, max_pairs=2**62)
         limit = f"exact up to N = {top}" + (f", {longest} with --max-pairs" if longest > top else "")
         advice = f"-N {top} or less (the 2021 paper stopped at 30), or RBP, DCG or nDCG with --approx"
-    raise NoEngineError(m, space.N, limit, False, advice)
+    raise NoEngineError(m, space.N, limit, False, advice, space.c)
 
 
 def _reason(e: IrscaleError) -> str:
@@ -840,8 +878,6 @@ def _reason(e: IrscaleError) -> str:
 
 def _short(text: str) -> str:
     """An engine's refusal with its huge integers written as powers of ten."""
-    import re
-
     return re.sub(r"\d{1,3}(?:,\d{3}){5,}|\d{16,}", lambda x: count_text(int(x.group().replace(',', ''))),
                   text.rstrip("."))
 
@@ -945,7 +981,8 @@ def transform(
                             f"only bounds on phi over distinct values exist, and its runs tie (several runs share "
                             f"a value); use ties='unq' (compare: mid=False, CLI --no-mid)")
     if bounded and not normalize:  # approx implies the normalised form for the columns it bounds
-        tail = ": normalised (phi / number of values) as --approx bounds it; --normalize does the rest too"
+        tail = (f": normalised (phi / number of values), as --approx bounds {'it' if len(bounded_ms) == 1 else 'them'}"
+                "; --normalize does the rest too")
         warn(f"ranked {_fit([str(m) for m in bounded_ms], LINE - 34 - len(tail))}{tail}", stacklevel=2)
     unique = list(dict.fromkeys(ms))  # a measure named twice (P and P@10 at depth 10) is scored once
     base = score(judged, [] if exact_values else unique)

@@ -485,8 +485,8 @@ def parse_measures(items: "str | Measure | Sequence[str | Measure]", *,
                     out.append(m)
         except IrscaleError as e:
             wrong.append(e)
-    if len(wrong) == 1:
-        raise wrong[0]
+    if len(wrong) == 1 or any(not isinstance(e, MeasureError) for e in wrong):
+        raise next((e for e in wrong if not isinstance(e, MeasureError)), wrong[0])  # a wrong type: said alone
     if wrong:
         said = [re.sub(r" ?\(known: [^)]*\)", "", str(e)) for e in wrong]  # the list of measures once, below
         raise MeasureError(f"{len(wrong)} measure names are wrong: " + "; ".join(said) + "; `irscale measures` "

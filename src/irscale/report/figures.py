@@ -1144,7 +1144,7 @@ def study_figures(study, spacing: bool = False, samples: int = 1000, others: boo
 
         jobs.append(lambda: rank_spacing_plot([_without_cutoff(m, study.N) for m in study.measures], [study.N],
                                               levels, view="quantile", samples=samples, stem="spacing", pdf=pdf))
-    from irscale.parallel import parallel_imap
+    from irscale.parallel import can_fork, parallel_imap
 
     _plt()  # imported once, before any fork
     # two workers take the jobs two at a time in order: pair a heavy figure (the changes, the means, the spacing)
@@ -1152,6 +1152,7 @@ def study_figures(study, spacing: bool = False, samples: int = 1000, others: boo
     heavy = [k for k in range(len(jobs)) if not (study.table4 is not None and len(study.table4) and k < 2)]
     light = [k for k in range(len(jobs)) if k not in heavy]
     order = [k for pair in zip(heavy, light) for k in pair] + heavy[len(light):] + light[len(heavy):]
-    drawn = parallel_imap(lambda k: jobs[k](), order, workers=min(2, len(jobs)), processes=True)
+    # never in threads: pyplot's rc_context is process-wide state, which two threads would interleave
+    drawn = parallel_imap(lambda k: jobs[k](), order, workers=min(2, len(jobs)) if can_fork() else 1, processes=True)
     by_job = dict(zip(order, drawn))
     return [by_job[k] for k in range(len(jobs))]

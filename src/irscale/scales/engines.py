@@ -522,14 +522,13 @@ def check_split(space: Space, max_pairs: int | None = None) -> None:
     n = space.n_runs  # at most one (prefix, suffix) pair per run
     if n > limit:
         minutes = 10 * n / MAX_PAIRS  # MAX_PAIRS: about ten minutes on 2 cores
-        raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the split engine "
-                           f"would produce {count_text(n, space.c + 1)} (prefix, suffix) pairs, more than the "
-                           f"{limit:,} "
+        levels = f" with {space.c + 1} relevance levels" if space.c > 1 else ""
+        raise IrscaleError(f"{space.measure} at N={space.N}{levels}: the split engine would list "
+                           f"{count_text(n, space.c + 1)} pairs, more than the {limit:,} "
                            + ("(about ten minutes) it accepts by default" if limit == MAX_PAIRS else "allowed")
-                           + f"; to build it anyway (memory stays bounded, the time is about {minutes:,.0f} minutes "
-                           f"on 2 cores), pass max_pairs={n} (CLI --max-pairs {n}, on rankmap, transform and compare); or use a "
-                           "smaller N, fewer levels (max_grade= / --max-grade, or relevance='lenient'), or "
-                           "engine='count' (CLI --engine count) where it serves the measure")
+                           + f"; max_pairs={n} (CLI --max-pairs {n}, on rankmap, transform and compare) builds it in "
+                           f"about {minutes:,.0f} minutes on 2 cores, or use a smaller N"
+                           + (" or fewer relevance levels" if space.c > 1 else ""))
 
 
 def _split_task(item, half: _Half):
