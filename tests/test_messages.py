@@ -279,7 +279,8 @@ def test_heartbeat_says_still_working_only_when_no_tick_came(monkeypatch):
 
     out = io.StringIO()
     monkeypatch.setattr(cli._Stderr, "_console", Console(file=out, force_terminal=False, width=200))
-    monkeypatch.setattr(cli, "HEARTBEAT", 3600.0)
+    monkeypatch.setattr(cli, "HEARTBEAT", 1.0)
+    monkeypatch.setattr(cli._Feedback, "_heartbeat", lambda self: None)  # the test beats by hand, on its clock
     now = [1000.0]
     import time
 
@@ -291,7 +292,7 @@ def test_heartbeat_says_still_working_only_when_no_tick_came(monkeypatch):
             tick(k, 1000, f"file{k}")
             fb.beat(now[0])
     lines = out.getvalue().splitlines()
-    assert lines and not any("still working" in x for x in lines), lines
+    assert 2 <= len(lines) <= 4 and not any("still working" in x for x in lines), lines  # every ~9-10 s of 30
 
 
 def test_figures_are_never_drawn_in_threads(monkeypatch):

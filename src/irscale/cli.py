@@ -188,7 +188,8 @@ class _Feedback:
     once the rate is known (:func:`_eta`), "ETA ..." until then. A heartbeat thread keeps
     a step that stops ticking (a rank map's phase between two progress reports) from
     going silent: the bar's elapsed time moves every second, and a plain line comes at
-    least every ``PLAIN_EVERY`` seconds, saying "still working"."""
+    least every ``PLAIN_EVERY`` seconds (the heartbeat looks every ``HEARTBEAT`` seconds and
+    speaks from ``PLAIN_EVERY - HEARTBEAT`` on), saying "still working" when no tick came."""
 
     def __init__(self, what: str):
         self.what = what
@@ -234,7 +235,7 @@ class _Feedback:
                 return
             if self.bar is not None:
                 self.bar.refresh()
-            elif now - self.last >= PLAIN_EVERY:
+            elif now - self.last >= PLAIN_EVERY - HEARTBEAT:  # it looks every HEARTBEAT: no gap over PLAIN_EVERY
                 self._line(now, *self.state, still=self.ticked <= self.last)  # no tick since the last line
 
     def tick(self, done, total, description: str = "") -> None:
