@@ -7,6 +7,9 @@ any other exception is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import contextlib
+import threading
+
 import difflib
 import unicodedata
 from collections.abc import Sequence
@@ -93,10 +96,32 @@ def _warning(cls, args, key):
 
 def warn(message: str, *, key=None, stacklevel: int = 2, category: type | None = None) -> None:
     """Issue an :class:`IrscaleWarning` (or ``category``) whose line ends by naming the guide
-    section that explains it."""
+    section that explains it; inside :func:`collecting` (this thread only), keep it there."""
     import warnings
 
-    warnings.warn((category or IrscaleWarning)(f"{message} ({GUIDE})", key=key), stacklevel=stacklevel + 1)
+    w = (category or IrscaleWarning)(f"{message} ({GUIDE})", key=key)
+    into = getattr(_COLLECT, "into", None)
+    if into is not None:
+        into.append(w)
+        return
+    warnings.warn(w, stacklevel=stacklevel + 1)
+
+
+_COLLECT = threading.local()
+
+
+@contextlib.contextmanager
+def collecting():
+    """``with collecting() as said:`` the warnings :func:`warn` issues in this thread are
+    appended to ``said`` instead of said: a reader in a worker thread or process hands
+    them to the caller, which says them in the input's order (warnings.catch_warnings is
+    process-wide, so threads cannot use it)."""
+    before = getattr(_COLLECT, "into", None)
+    _COLLECT.into = []
+    try:
+        yield _COLLECT.into
+    finally:
+        _COLLECT.into = before
 
 
 class ArgumentError(IrscaleError, TypeError, ValueError):

@@ -8,7 +8,7 @@ import math
 import os
 import re
 import warnings
-from contextlib import closing
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -482,15 +482,23 @@ def _read_and_judge(entry, *, qrels: Qrels, depth: int | None, opts: dict, split
     """Judged tuples ``(name, path, grades, missing, extra)`` of the run(s) in ``entry``
     (a Run or a path, and whether a directory or pattern named it); with
     ``skip_invalid`` a file that is not a valid run gives its error instead.
-    ``on_read(fraction)``: the file's reading progress (see :func:`read_runs`). ``said``
-    (in a forked process only: catch_warnings is process-wide): the result and the
-    warnings raised, as :class:`_Said`, for the parent to say."""
-    if said:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", IrscaleWarning)
-            result = _read_and_judge(entry, qrels=qrels, depth=depth, opts=opts, split_tags=split_tags,
-                                     skip_invalid=skip_invalid, on_read=on_read)
-        return _Said(result, [w.message for w in caught])
+    ``on_read(fraction)``: the file's reading progress (see :func:`read_runs`). Returns
+    :class:`_Said`: the result and the warnings irscale raised (in any thread), for the
+    caller to say in the input's order; ``said`` (in a forked process only:
+    catch_warnings is process-wide) keeps any other warning too."""
+    from irscale.errors import collecting
+
+    with collecting() as kept, warnings.catch_warnings(record=True) if said else nullcontext() as caught:
+        if said:
+            warnings.simplefilter("always")
+        result = _judge_entry(entry, qrels=qrels, depth=depth, opts=opts, split_tags=split_tags,
+                              skip_invalid=skip_invalid, on_read=on_read)
+    return _Said(result, kept + [w.message for w in caught or ()])
+
+
+def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_tags: bool, skip_invalid: bool,
+                 on_read):
+    """:func:`_read_and_judge`'s work: its result (warnings said as they come)."""
     item, listed = entry
     try:
         runs = [item] if isinstance(item, Run) else read_runs(item, split_tags=split_tags, progress=on_read, **opts)
