@@ -131,6 +131,8 @@ EOF
 echo "--- version, measures, demo, python -m irscale"
 ok "$IRSCALE" --help
 ok "$IRSCALE" version
+ok "$IRSCALE" --version
+ok "$IRSCALE" --no-warnings evaluate "$Q" "$R" -m AP
 ok "$PY" -m irscale version
 ok "$IRSCALE" measures
 out_has "RBP"

@@ -128,10 +128,18 @@ class _OnceOverN:
             _show_warning(w, type(w), "", 0)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
 @app.callback()
 def _main(no_warnings: Annotated[bool, typer.Option(
         "--no-warnings", help="say no warning (each is one line; the guide's section Warnings explains them all)")]
-        = False):
+        = False,
+        version: Annotated[bool, typer.Option("--version", help="print irscale's version and exit", is_eager=True,
+                                              callback=_print_version)] = False):
     """Measurement-theoretic evaluation of IR systems (trec_eval-exact scores, interval
     scales, meaningful statistics)."""
     _SAID.clear()
@@ -1004,7 +1012,7 @@ def version():
 def main():
     """The console script. ``irscale version`` is answered before typer builds the
     command (typer 0.29 loads pydantic to build any verb's parameters: 0.25 s)."""
-    if sys.argv[1:] == ["version"]:
+    if sys.argv[1:] in (["version"], ["--version"]):
         print(__version__)
         return
     app()
