@@ -63,6 +63,7 @@ def forced_bounds(monkeypatch):
     return real
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("measure", ["RBP(p=0.8)", "nDCG"])
 def test_bounded_midpoints_contain_the_exact_normalised_phi(forced_bounds, monkeypatch, measure):
     q, runs = _collection(depth=24)
@@ -186,6 +187,7 @@ def test_compare_reports_half_widths_and_flags(forced_bounds, tmp_path):
 @settings(max_examples=30, deadline=None)
 @given(seed=hs.integers(0, 2**32 - 1), T=hs.integers(3, 12), S=hs.integers(2, 6),
        scale=hs.sampled_from([0.0, 1e-3, 0.05, 0.3]))
+@pytest.mark.slow
 def test_could_flip_is_sound(seed, T, S, scale):
     """Exact values (with exact ties: cells sharing an id), bounds around them whose
     midpoints are a function of the id (as transform's), and five more exact draws inside
@@ -232,6 +234,7 @@ def test_the_sign_test_flag_is_exact():
     assert not st.could_flip("sign", X, H, ids)[0]
 
 
+@pytest.mark.slow
 def test_rel_binarised_measures_are_bounded_on_the_judged_grades(forced_bounds, monkeypatch):
     """RBP and nDCG with rel=2 on 4-level qrels: the bounds binarise the judged grades
     once (at rel), and contain the exact map's phi."""

@@ -136,6 +136,7 @@ def test_dcg_bounds_contain_phi_of_every_run_counted_by_brute_force(base, N, lev
         assert b.width <= b.max_width + 1e-15
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("measure", ["DCG", "DCG(base=2)", "nDCG(base=10)"])
 @pytest.mark.parametrize("N", [20, 30])
 def test_dcg_bounds_contain_the_exact_engines_phi(measure, N):

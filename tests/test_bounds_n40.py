@@ -69,6 +69,7 @@ def _check(b, exact: np.ndarray, size: int, what) -> None:
     assert b.confidence == 0.0 and b.width <= b.max_width + 1e-15, what
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("measure", RBP)
 @pytest.mark.parametrize("N", [35, 40])
 def test_rbp_bounds_contain_the_count_engines_phi(measure, N):
@@ -85,6 +86,7 @@ def test_rbp_bounds_contain_the_count_engines_phi(measure, N):
         assert cut  # at resolution 64 the ranks past K = 28 are bounded, not computed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("measure", DCG)
 @pytest.mark.parametrize("N", [35, 40])
 def test_dcg_bounds_contain_the_count_engines_phi(measure, N):
@@ -162,6 +164,7 @@ def _phi_meet_in_the_middle(p: Fraction, N: int, runs: np.ndarray) -> list[int]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p", ["0.8", "0.95"])
 def test_the_count_engines_rbp_phi_at_n_40_equals_an_independent_count(p):
     """None and all relevant, one relevant at ranks 1, 20, 21 and 40, all but ranks 1 and 40,

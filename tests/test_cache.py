@@ -348,6 +348,7 @@ def _build_in_child(cache_dir, barrier, queue):
     queue.put((out, [str(w.message) for w in seen]))
 
 
+@pytest.mark.slow
 def test_concurrent_writers(cache):
     ctx = mp.get_context("spawn")
     barrier, queue = ctx.Barrier(4), ctx.Queue()

@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from irscale.cli import app
@@ -56,6 +57,7 @@ def test_directory_and_glob(tmp_path):
     assert "x,all,RR,1.0" in d.stdout and "y,all,RR,0.5" in d.stdout
 
 
+@pytest.mark.slow
 def test_measures_listing():
     res = runner.invoke(app, ["measures"])
     assert res.exit_code == 0 and "RBP" in res.stdout and "SBTO" in res.stdout

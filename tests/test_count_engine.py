@@ -77,6 +77,7 @@ def _rbp_keys(N, a, b, c, ranks):
     return [sum(g * x for g, x in zip(gs, w)) for gs in product(range(c + 1), repeat=len(ranks))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p,a,b,N", [("0.8", 4, 5, 22), ("0.95", 19, 20, 22)])
 def test_graded_rbp_phi_counts_runs_below_exactly(p, a, b, N):
     """3 levels, b > c: every run has its own value, so phi(run) = runs with key <= its key;
@@ -122,6 +123,7 @@ def _sample_keys(rm, n, seed=0):
     return rm.space.keys(g)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("measure,N,levels", [("DCG", 14, 3), ("RBP(p=0.8)", 14, 3)])
 def test_numpy_and_numba_kernels_and_schedulers_agree(measure, N, levels):
     rm = build(measure, N, levels, engine="count", cache=False)

@@ -117,6 +117,7 @@ def reference(qrels, runs, names, level: int, measures, topics) -> np.ndarray:
     return out
 
 
+@pytest.mark.slow
 def test_evaluate_matches_pytrec_eval_per_run_and_topic(table, qrels, runs):
     assert len(table.systems) == 37 and len(table.topics) == 43 == len(qrels)
     assert table.provenance["max_grade"] == C
@@ -273,6 +274,7 @@ def cells(runs, qrels, table):
     return np.concatenate([top_grades(runs[name], qrels, table.topics) for name in table.systems])
 
 
+@pytest.mark.slow
 def test_transform_rbp_phi_counts_all_4_to_10_runs(graded_transform, cells):
     t = graded_transform
     phi, size = phi_from_keys("rbp", rbp_key(cells))
@@ -287,6 +289,7 @@ def test_transform_rbp_phi_counts_all_4_to_10_runs(graded_transform, cells):
     assert_phi_is_the_exact_order(got, exact, "RBP(p=0.8)@10")
 
 
+@pytest.mark.slow
 def test_transform_err_phi_against_exact_keys(graded_transform, cells):
     t = graded_transform
     phi, size = phi_from_keys("err", err_key(cells))
@@ -403,6 +406,7 @@ def compared(dl19, run_files, qrels, tmp_path_factory):
     return res
 
 
+@pytest.mark.slow
 def test_compare_writes_tables_2_4_5_6_under_both_protocols(compared):
     for protocol, (tables, _) in compared.items():
         check_tables(tables, [LENIENT.get(m, m) for m in LABELS] if protocol == "lenient" else LABELS)
@@ -415,6 +419,7 @@ def test_lenient_is_graded_on_binarised_qrels(compared):
     assert as_graded(l_prov["rank_maps"]) == b_prov["rank_maps"]
 
 
+@pytest.mark.slow
 def test_graded_and_lenient_differ_only_for_graded_measures(compared):
     (g_tables, g_prov), (l_tables, l_prov) = compared["graded"], compared["lenient"]
     g_maps, l_maps = g_prov["rank_maps"], as_graded(l_prov["rank_maps"])
@@ -457,6 +462,7 @@ def top_grades_at(run: dict[str, dict[str, float]], qrels, topics, n: int) -> np
     return out
 
 
+@pytest.mark.slow
 def test_rbp_and_ndcg_at_N20_on_4_levels(dl19, run_files, qrels, runs):
     """RBP(p=0.8)@20: every one of the 4^20 runs has its own value, so phi = the number of
     runs with key <= the cell's, counted here over two halves of 4^10 keys (int64); nDCG@20:

@@ -63,6 +63,7 @@ def _pvals(rng, m):
     return rng.permutation(p)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["bonferroni", "holm", "bh"])
 @pytest.mark.parametrize("m", [1, 2, 7, 50])
 def test_correct_matches_statsmodels_and_hand(method, m):
@@ -147,6 +148,7 @@ pvalue_lists = st.lists(st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0, 0.
 
 
 # few examples: statsmodels' Holm calls gc.collect(), tens of milliseconds in a large process
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(pvalue_lists)
 def test_correction_properties(p):

@@ -141,6 +141,7 @@ def test_spacing_sampled_agrees_with_the_exact_listing():
     assert q.phi is None and np.array_equal(q.frac, s.frac)
 
 
+@pytest.mark.slow
 def test_spacing_ndcg20_binary_sampled():
     pic = F.rank_spacing_plot("nDCG", 20, samples=400, seed=0)
     check_picture(pic, "nDCG", "N = 20", "runs sampled")

@@ -91,6 +91,7 @@ def runs():
 
 @pytest.mark.parametrize("spec,levels,N", [  # the written-out map means exp's gains: once, at 3 levels
     (spec, levels, N) for spec in MAPS for levels, N in SIZES if spec != "0:0,1:1,2:3,3:7" or levels == 3])
+@pytest.mark.slow
 def test_rank_maps_with_gains_equal_the_oracle_on_every_run(runs, levels, N, spec):
     G = runs[(levels, N)]
     gains = MAPS[spec][:levels]

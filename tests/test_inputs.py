@@ -156,6 +156,7 @@ def test_ir_measures_namedtuples(toy_ref):
 RANX = pytest.mark.xdist_group("ranx")  # ranx compiles its numba code in each process (about 20 s): once
 
 
+@pytest.mark.slow
 @RANX
 def test_ranx_objects(toy_ref):
     ranx = pytest.importorskip("ranx", reason="ranx is in the test extra")
@@ -430,6 +431,7 @@ def dl19_ref(dl19):
     return irscale.evaluate(dl19[0], dl19[1], MEASURES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", [pytest.param(k, marks=RANX) if k == "ranx" else k for k in KINDS])
 def test_dl19_every_memory_input_equals_the_files(kind, dl19_data, dl19_ref, tmp_path):
     qrels, runs, names = as_type(kind, *dl19_data, tmp_path)
@@ -445,6 +447,7 @@ def trec8_data():
     return d / "qrels.trec8.txt", files
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["frame, ir_measures columns, run column", "pytrec_eval dicts", "namedtuples"])
 def test_trec8_memory_inputs_equal_the_files(kind, trec8_data, tmp_path):
     qrels_path, files = trec8_data

@@ -77,6 +77,7 @@ def test_balancing_index():
     assert ratios == sorted(ratios) and ratios[-1] > 0.9  # B(n)/n -> 1
 
 
+@pytest.mark.slow
 def test_checks_are_fast():
     t = time.perf_counter()
     for m in ("AP", "RBP(p=0.8)", "ERR", "DCG(base=2)"):

@@ -40,6 +40,7 @@ _DEC = st.builds(lambda sign, i, f, e: f"{sign}{i}{f}{e}",
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_DEC.filter(lambda s: any(ch.isdigit() for ch in s.split("e")[0].split("E")[0])), min_size=1,
                 max_size=60))
+@pytest.mark.slow
 def test_scores_are_read_exactly_like_float(scores):
     """The compiled decimal reader (Clinger's fast path, the rest by float()) gives the
     very doubles of Python's correctly rounded float(), signed zeros included."""

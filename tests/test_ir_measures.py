@@ -216,6 +216,7 @@ def check_against_table(measures, table, cols, qrels, runs: dict):
             assert per_query(m, qrels, runs[name]) == dict(zip(table.topics, table.values[k, s].tolist())), (name, m)
 
 
+@pytest.mark.slow
 def test_trec8_plain_measures(trec8_data):
     root, qrels, runs = trec8_data
     table = quiet_evaluate(root / "qrels.trec8.txt", [root / "runs" / n for n in runs], PLAIN)

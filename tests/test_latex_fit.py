@@ -85,6 +85,7 @@ def studies():
     return {"a": a, "b": b}
 
 
+@pytest.mark.slow
 @needs_tex
 @pytest.mark.parametrize("which", ["a", "b"])
 def test_real_reports_fit_one_column(tmp_path, studies, which):
@@ -104,6 +105,7 @@ def test_real_reports_fit_one_column(tmp_path, studies, which):
     assert set_width(log) == WIDTHS["onecolumn"] == 345.0
 
 
+@pytest.mark.slow
 @needs_tex
 @pytest.mark.parametrize("which", ["a", "b"])
 def test_real_reports_fit_two_columns(tmp_path, studies, which):

@@ -40,6 +40,7 @@ def run_batch(m, grades, lc):
     return float(m.batch(arr, topic)[0, 0]), topic
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL)
 @settings(max_examples=120, deadline=None)
 @given(grades=ranking, lc=counts)
@@ -75,6 +76,7 @@ def test_batch_many_runs_equals_loop():
                 assert got[s, t] == pytest.approx(ref, rel=1e-12, abs=1e-12), (name, s, t)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL)
 @settings(max_examples=80, deadline=None)
 @given(grades=ranking, lc=counts)

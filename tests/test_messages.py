@@ -201,6 +201,7 @@ def test_each_refusal_names_everything_at_once_with_options_that_exist(here, ver
     assert set(OPTION.findall(text)) <= have, (set(OPTION.findall(text)) - have, text)
 
 
+@pytest.mark.slow
 def test_typed_advice_of_refusals_does_what_it_says(here):
     _, _, errors = said(["transform", "q.txt", "runs", "-m", "RBP(p=0.8)", "-m", "nDCG", "-N", "50"])
     assert "--approx 1e-4" in errors[0]
@@ -295,6 +296,7 @@ def test_heartbeat_says_still_working_only_when_no_tick_came(monkeypatch):
     assert 2 <= len(lines) <= 4 and not any("still working" in x for x in lines), lines  # every ~9-10 s of 30
 
 
+@pytest.mark.slow
 def test_figures_are_never_drawn_in_threads(monkeypatch):
     """Where worker processes cannot be forked the figures are drawn one at a time:
     pyplot's style context is process-wide, and two threads would leave it changed."""

@@ -78,6 +78,7 @@ CASES = [(p, N) for p in (0.8, 0.9, 0.95, 0.99) for N in (16, 17, 19, 20, 21, 24
 
 @pytest.mark.parametrize("p,N", [pytest.param(p, N, marks=pytest.mark.slow) if (p, N) == (0.8, 24) else (p, N)
                                  for p, N in CASES])
+@pytest.mark.slow
 def test_rbp_phi_is_exact(p, N):
     runs = _runs(N, seed=1000 * N + int(p * 100))
     rm = build(f"RBP(p={p})", N, cache=False)

@@ -36,6 +36,7 @@ def _run(code: str, qrels: Path, runs: Path) -> dict:
     return scope
 
 
+@pytest.mark.slow
 def test_the_example_runs_as_printed_on_binary_qrels(tmp_path):
     assert len(BLOCKS) >= 2, "README.md lost its Python examples"
     runs = _runs_dir(tmp_path, sorted((need(TREC8) / "runs").glob("*.gz"))[:6])
@@ -45,6 +46,7 @@ def test_the_example_runs_as_printed_on_binary_qrels(tmp_path):
     assert len(scope["study"].table2) == 11
 
 
+@pytest.mark.slow
 def test_the_example_runs_on_a_4_level_collection_with_what_the_readme_adds(tmp_path):
     dl19 = need(DATA / "dl19")
     runs = _runs_dir(tmp_path, sorted((dl19 / "runs").glob("*.gz"))[::6])

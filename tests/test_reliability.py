@@ -134,6 +134,7 @@ def _err_exact(grades, c):
     return float(total)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("c", [3, 60, 1100, 32000])
 def test_err_with_a_high_maximum_grade(tmp_path, c):
     q = tmp_path / "q.txt"
@@ -198,6 +199,7 @@ def test_misspelt_measure_fails_before_the_runs_are_read(tmp_path):
         irscale.evaluate(q, broken, ["nDGC@10"])
 
 
+@pytest.mark.slow
 def test_study_keeps_each_finished_N(files, tmp_path, monkeypatch):
     import irscale.cli as cli_mod
 
@@ -503,6 +505,7 @@ def test_run_length_is_bounded(files):
     assert "at most 10000" in msg
 
 
+@pytest.mark.slow
 def test_graded_no_engine_message_says_what_to_type(files):
     q, runs = files
     msg = one_error_line(cli("transform", q, runs, "-m", "ERR", "-N", "23"))  # graded ERR beyond the split engine

@@ -483,6 +483,7 @@ def test_the_console_check_catches_errors(tmp_path):
     assert any("example.org" in p for p in problems), problems
 
 
+@pytest.mark.slow
 @needs_browser
 def test_report_in_headless_chromium(tmp_path):
     st = fake_study(changes_extra=True)
@@ -535,6 +536,7 @@ def check_real_report(page, tmp_path, name: str, figures: int) -> str:
     return dom
 
 
+@pytest.mark.slow
 @needs_browser
 def test_dl19_study_report_in_headless_chromium(tmp_path):
     from conftest import DATA, need

@@ -41,6 +41,7 @@ def report(tmp_path_factory) -> tuple[Path, str]:
     return out, res.output
 
 
+@pytest.mark.slow
 def test_figures_are_drawn_by_default_and_written_as_svg_and_pdf(report):
     out, output = report
     for stem in EXPECTED:

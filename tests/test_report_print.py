@@ -174,6 +174,7 @@ def dl19_report(tmp_path_factory):
     return out / "report_N10.html"
 
 
+@pytest.mark.slow
 @needs_browser
 @pytest.mark.xdist_group("dl19_report")
 def test_printed_report_has_every_row_of_every_table(dl19_report, tmp_path):
@@ -219,6 +220,7 @@ def _ink_right_of_content(page, tmp_path, name: str) -> tuple[int, int]:
     return int((img[:, right + 2:] < 250).any(axis=1).sum()), last
 
 
+@pytest.mark.slow
 @needs_browser
 @pytest.mark.xdist_group("dl19_report")
 def test_no_column_hidden_at_1280px_dl19(dl19_report, tmp_path):

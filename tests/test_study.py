@@ -46,6 +46,7 @@ def test_compare_api_tables_and_files(tmp_path):
     assert '<section id="table6"' in html and "RBP(p=0.5)" in html and "RBP_p05" not in html
 
 
+@pytest.mark.slow
 def test_cli_compare_and_study(tmp_path):
     cli = CliRunner()
     res = cli.invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-N", "5", "-m", "AP", "-m", "P",

@@ -132,6 +132,7 @@ def test_study_audit(name, studies, capsys):
     assert not audit.mismatches, audit.report()
 
 
+@pytest.mark.slow
 def test_dl19_err_at_20_graded_is_refused(tmp_path):
     """Why the N = 20 study leaves ERR out: on 4 relevance levels no exact engine reaches
     ERR@20 and ERR has no certified bounds, so compare refuses it (exit 2, one line that says

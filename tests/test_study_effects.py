@@ -46,6 +46,7 @@ def columns(table):
     return t.values[:M], t.values[M:2 * M]
 
 
+@pytest.mark.slow
 def test_corrected_counts_equal_statsmodels(study, columns):
     orig, ranked = columns
     for m, name in enumerate(MEASURES):
@@ -73,6 +74,7 @@ def test_correction_across_measures_is_one_family(table, columns):
     assert st.means is None and st.measure_free is None and "flagged_incomparable" not in st.changes
 
 
+@pytest.mark.slow
 def test_means_with_intervals(study, columns):
     orig, ranked = columns
     for m, name in enumerate(MEASURES):
@@ -143,6 +145,7 @@ def test_bad_options_are_refused(table):
     assert res.exit_code == 2 and "error:" in res.stderr and "holm" in res.stderr
 
 
+@pytest.mark.slow
 def test_cli_report_has_the_parts_and_figures(tmp_path):
     out = tmp_path / "out"
     res = CliRunner().invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-N", "5", "-m", "AP",

@@ -117,6 +117,7 @@ def test_rel_level_equals_explicit_rel(dl19):
 
 # -- issue 24, item 4: one name per measure in the console, the CSV and the HTML ----------------------
 
+@pytest.mark.slow
 def test_one_name_per_measure_everywhere(tmp_path):
     import re
     from pathlib import Path

@@ -65,6 +65,7 @@ def _compare(narrow_space, wide_space, **kw):
     return wide
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("N,c", [(12, 2), (18, 1), (9, 3), (8, 4)])
 def test_wide_keys_give_the_int64_value_set(N, c):
     m = parse_measure("ERR")
@@ -88,6 +89,7 @@ def _err(run) -> Fraction:
     return e
 
 
+@pytest.mark.slow
 def test_binary_ERR_at_N27_beyond_64_bits(tmp_path, monkeypatch):
     monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
     N = 27
