@@ -153,7 +153,7 @@ def trec8_sized(out: Path, runs: int, topics: int = 50, depth: int = 1_000, judg
         for t in range(topics):
             f.writelines(f"{401 + t} 0 FT{t}-{d} {int(r)}\n" for d, r in zip(jdoc[t], rel[t]))
     bodies = []
-    for b in range(20):
+    for _ in range(20):
         lines = []
         for t in range(topics):
             # half the ranking from the judged documents, as pooled runs have it

@@ -54,11 +54,11 @@ def main() -> None:
                         ("this checkout --no-figures", ROOT / "src", ["--no-figures"] + shlex.split(a.extra)),
                         ("this checkout", ROOT / "src", shlex.split(a.extra)))
             outs = [Path(tmp) / f"out{k}" for k in range(len(versions))]
-            for (name, src, extra), out in zip(versions, outs):
+            for (_, src, extra), out in zip(versions, outs):
                 timed(src, args + extra, out)  # warm-up: rank maps built or loaded, kernels compiled
             times: list[list[float]] = [[] for _ in versions]
             for _ in range(a.repeat):  # the versions take turns: a slow spell of the machine hits both
-                for k, ((name, src, extra), out) in enumerate(zip(versions, outs)):
+                for k, ((_, src, extra), out) in enumerate(zip(versions, outs)):
                     times[k].append(timed(src, args + extra, out))
             rows = [(name, statistics.median(ts), ts, sum(1 for f in out.iterdir() if f.is_file()))
                     for (name, _, _), out, ts in zip(versions, outs, times)]

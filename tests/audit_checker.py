@@ -641,7 +641,7 @@ class Audit:
             self.bad(file, column, row, theirs, mine, why)
 
     # -- the whole audit ----------------------------------------------------------------------------
-    def run(self) -> "Audit":
+    def run(self) -> Audit:
         self.load()
         self.check_scores()
         self.derive()
@@ -666,7 +666,7 @@ class Audit:
         for m in self.mismatches:
             file, column = m.split(" | ")[:2]
             groups.setdefault((file, column), []).append(m)
-        for k, (key, ms) in enumerate(groups.items()):
+        for k, (_, ms) in enumerate(groups.items()):
             if k == limit:
                 lines.append(f"... and {len(groups) - limit} more groups")
                 break
@@ -941,7 +941,6 @@ class Audit:
             self.exact(f, "baseline", r, fbool(df["baseline"][r]), df["system"][r] in spec.baselines)
         for m in range(self.M):
             for scale, X in (("original", self.V[m]), ("ranked", self.R[m])):
-                sc = matrix_scale(X)
                 means = X.mean(axis=1)
                 # ranks: 1 = highest, ties share the best position; ties are means equal up
                 # to float noise (a relative 1e-12), which the definition asks to tie

@@ -12,8 +12,7 @@ from typer.testing import CliRunner
 
 from irscale.cli import app
 from irscale.errors import ArgumentError, IrscaleError, MeasureError
-from irscale.scales import all_runs, build
-from irscale.scales import engines
+from irscale.scales import all_runs, build, engines
 from irscale.scales.spaces import space_for
 
 runner = CliRunner()

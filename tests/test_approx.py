@@ -10,7 +10,8 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as hs
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 from typer.testing import CliRunner
 
 import irscale

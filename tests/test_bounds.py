@@ -172,8 +172,8 @@ def test_few_exact_ranks_and_the_rest_bounded_still_contain_phi(levels):
     exact = np.array([rank[v] for v in values]) / 2**N
     g = RBPGrid.build(pf, N, 1000, ranks=levels)
     assert g.K == levels
-    from irscale.scales.spaces import space_for
     from irscale.measures import parse_measure
+    from irscale.scales.spaces import space_for
 
     lo, hi = g.query(space_for(parse_measure("RBP(p=0.8)"), N, 1).keys(runs))
     assert (lo <= exact).all() and (exact <= hi).all()

@@ -370,7 +370,7 @@ def test_concurrent_writers(cache):
     for f in d.glob("*.npz"):
         R._read_npz(f)  # every file verifies
     for (name, N), (size, phi) in zip(CONCURRENT, truth):
-        rm = _no_warnings(lambda: build(name, N))
+        rm = _no_warnings(lambda: build(name, N))  # noqa: B023 (called at once)
         assert rm.from_cache and rm.size == size and rm.phi_runs(all_runs(N, 1)[::911]).tolist() == phi
 
 

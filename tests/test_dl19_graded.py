@@ -429,9 +429,9 @@ def test_graded_and_lenient_differ_only_for_graded_measures(compared):
         assert g_maps[m] == l_maps[m] and g_maps[m]["levels"] == 2
     for stem in OUT_FILES:
         assert len(g_tables[stem]) == len(l_tables[stem])
-        for g, l in zip(g_tables[stem], l_tables[stem]):
+        for g, lt in zip(g_tables[stem], l_tables[stem]):
             if not {g.get("measure"), g.get("measure_1"), g.get("measure_2")} & {"RBP(p=0.8)@10", "nDCG@10"}:
-                assert g == l, stem
+                assert g == lt, stem
     # graded measures: 4 levels against 2, with the sizes counted here
     assert g_maps["RBP(p=0.8)@10"]["size"] == 4 ** N and g_maps["RBP(p=0.8)@10"]["levels"] == 4
     assert l_maps["RBP(p=0.8)@10"]["size"] == 2 ** N and l_maps["RBP(p=0.8)@10"]["levels"] == 2

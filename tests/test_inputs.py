@@ -24,8 +24,15 @@ from conftest import DATA, TREC8, need
 import irscale
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, PolicyError
 from irscale.io import read_qrels, read_run
-from irscale.io.memory import (qrels_from_dict, qrels_from_frame, qrels_from_records, read_parquet_runs,
-                               run_from_records, runs_from_dict, runs_from_frame)
+from irscale.io.memory import (
+    qrels_from_dict,
+    qrels_from_frame,
+    qrels_from_records,
+    read_parquet_runs,
+    run_from_records,
+    runs_from_dict,
+    runs_from_frame,
+)
 
 MEASURES = ["AP", "nDCG@10", "P@10", "RR", "bpref"]
 ScoredDoc = namedtuple("ScoredDoc", "query_id doc_id score")  # ir_measures' field names

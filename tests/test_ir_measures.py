@@ -16,13 +16,13 @@ import pytest
 
 ir_measures = pytest.importorskip("ir_measures")
 
+from conftest import DATA, need  # noqa: E402
+
 import irscale  # noqa: E402
 from irscale.errors import ArgumentError, IrscaleError, IrscaleWarning  # noqa: E402
 from irscale.integrations.ir_measures import irscale_measure, ranked  # noqa: E402
 from irscale.io import Qrels, Run  # noqa: E402
 from irscale.report.records import Metric, aggregate, records  # noqa: E402
-
-from conftest import DATA, need  # noqa: E402
 
 PLAIN = ["AP", "nDCG@10", "P@10", "RR"]
 TREC8_RUNS = ("input.CL99SD.gz", "input.READWARE.gz")

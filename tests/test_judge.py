@@ -5,7 +5,8 @@ with topics only one side has and a depth cut."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from irscale import data as D
 from irscale.io.trec import parse_qrels, parse_run

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import TREC8, need
+from test_report import fake_study
 
 import irscale
-from conftest import TREC8, need
 from irscale.report import study as rs
 from irscale.report.latex import WIDTHS, latex_escape, latex_report, latex_table, tex_width
 from irscale.study import compare
-from test_report import fake_study
 
 PDFLATEX = shutil.which("pdflatex")
 needs_tex = pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed (texlive-latex-base and "

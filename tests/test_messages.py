@@ -301,11 +301,10 @@ def test_figures_are_never_drawn_in_threads(monkeypatch):
     """Where worker processes cannot be forked the figures are drawn one at a time:
     pyplot's style context is process-wide, and two threads would leave it changed."""
     import matplotlib
+    from test_report import fake_study
 
     from irscale import parallel
     from irscale.report import figures as F
-
-    from test_report import fake_study
 
     monkeypatch.setattr(parallel, "can_fork", lambda: False)
     F._plt()  # the backend chosen once

@@ -14,7 +14,7 @@ from irscale.io import read_qrels
 
 def _write_runs(tmp_path, n=6):
     rng = np.random.default_rng(7)
-    lines = ["%d 0 d%d %d" % (t, d, rng.integers(0, 3)) for t in range(1, 6) for d in range(30)]
+    lines = [f"{t} 0 d{d} {rng.integers(0, 3)}" for t in range(1, 6) for d in range(30)]
     (tmp_path / "qrels").write_text("\n".join(lines) + "\n")
     paths = []
     for i in range(n):

@@ -208,8 +208,8 @@ def test_graded_dcg_count_engine_counts_commensurable_classes():
 def test_user_exact_key_is_never_wrapped():
     """A user measure's exact_key must give integers that fit: floats or out-of-range
     integers are refused, not truncated or wrapped."""
-    from irscale.scales.spaces import GenericSpace
     from irscale.measures import parse_measure
+    from irscale.scales.spaces import GenericSpace
 
     sp = GenericSpace(parse_measure("AP"), 4, 1)
     assert sp._hook_keys(np.array([1, 2], dtype=np.uint8)).dtype == np.int64

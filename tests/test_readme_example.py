@@ -10,7 +10,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-
 from conftest import DATA, TREC8, need
 
 ROOT = Path(__file__).resolve().parents[1]

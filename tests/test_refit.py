@@ -13,8 +13,7 @@ import pytest
 import irscale
 from irscale.measures import AP, FunctionMeasure, Measure, register
 from irscale.measures.base import REGISTRY, cut
-from irscale.scales import build, space_for
-from irscale.scales import engines
+from irscale.scales import build, engines, space_for
 from irscale.scales.spaces import _SERVED, Space, all_runs, serves
 
 TOY = Path(irscale.__file__).parent / "examples" / "toy"

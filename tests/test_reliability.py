@@ -5,10 +5,9 @@ arguments validated, advice that works when typed, case-insensitive measure name
 Reader defects (BOM, tags, number syntax, fuzzing) are in test_reader_*.py, rank-map
 exactness and the cache in test_rbp_exact.py and test_cache.py."""
 
+import re
 import warnings
 from fractions import Fraction
-
-import re
 
 import numpy as np
 import pytest

@@ -174,7 +174,7 @@ def test_means_side_by_side_with_best_bold_and_significance_marks():
     assert {"mean_original", "mean_ranked", "ci_low_ranked", "rank_original", "rank_ranked"} <= set(means.frame)
     assert len(means.frame) == len(MEASURES) * len(SYSTEMS)
     best = rs.best_cells(means)
-    for m, rows in means.frame.groupby("measure", sort=False):  # exactly the highest mean of each measure
+    for _, rows in means.frame.groupby("measure", sort=False):  # exactly the highest mean of each measure
         for col in ("mean_original", "mean_ranked"):
             top = {int(i) for i in rows.index[rows[col] == rows[col].max()]}
             assert {i for i, k in best if k == col and i in set(rows.index)} == top
@@ -355,7 +355,7 @@ def mpl_figures():
     import matplotlib.pyplot as plt
 
     out = []
-    for k, p in enumerate((0.5, 0.8)):
+    for _, p in enumerate((0.5, 0.8)):
         fig, ax = plt.subplots(figsize=(4, 2.5))
         x = np.arange(1, 33) / 32
         ax.plot(x, np.sort((p ** np.arange(5)[None, :] * (np.arange(32)[:, None] >> np.arange(5) & 1)).sum(1)),
@@ -557,7 +557,8 @@ def test_dl19_study_report_in_headless_chromium(tmp_path):
 
 
 def test_vectorised_display_equals_format_value():
-    from hypothesis import given, settings, strategies as st
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     @settings(max_examples=200, deadline=None, derandomize=True)
     @given(st.lists(st.floats(min_value=-1e12, max_value=1e12) | st.sampled_from(

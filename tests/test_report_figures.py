@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
-
 from conftest import TREC8, need
+from typer.testing import CliRunner
 
 from irscale.cli import app
 

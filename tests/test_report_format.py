@@ -19,6 +19,7 @@ from importlib import resources
 
 import numpy as np
 import pytest
+from conftest import DATA, TREC8, need
 from typer.testing import CliRunner
 
 import irscale
@@ -27,8 +28,6 @@ from irscale.report import study as rs
 from irscale.report.html import html_table
 from irscale.report.latex import latex_table
 from irscale.report.tables import number_cell
-
-from conftest import DATA, TREC8, need
 
 TOY = resources.files("irscale") / "examples" / "toy"
 TINY = {"bm25": 1e-98, "lm-dirichlet": 3e-60, "neural-rerank": 1e-43, "random": 1.5e-60, "tied-scores": 7e-99}

@@ -281,8 +281,9 @@ def test_study_writes_an_index_of_its_run_lengths(tmp_path):
 @needs_browser
 def test_index_in_headless_chromium(tmp_path):
     """The index page renders without a console error (CSP) in the browser."""
-    import irscale.report.study as rs
     from test_report import fake_study
+
+    import irscale.report.study as rs
 
     a, b = fake_study(extras=False), fake_study(extras=False)
     b.N = 20

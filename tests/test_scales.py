@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from irscale.scales import all_runs, build, space_for
 from irscale.scales.engines import Buckets, Table, enumerate_engine, split_engine
 
-
 # -- the independent oracle --------------------------------------------------------------------
 
 def exact_value(name: str, run: tuple, c: int, N: int):
@@ -286,8 +285,8 @@ def test_phi_is_affine_in_p_and_rbp_half(name):
     g = all_runs(N, 1)
     phi = rm.phi_runs(g).astype(float)
     m = build(name, N, cache=False).space
-    from irscale.measures import parse_measure
     from irscale.data import TopicStats
+    from irscale.measures import parse_measure
 
     measure = parse_measure(f"{name}@{N}")
     vals = measure.batch(g[None].astype(np.int16), TopicStats.single([N, N]))[0]
@@ -325,7 +324,7 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     from irscale.scales import cache_clear, cache_info
 
     first = build("AP", 16)
-    assert cache_info()["entries"] and not first.cached is False
+    assert cache_info()["entries"] and first.cached is not False
     second = build("AP", 16)
     assert second.size == first.size and isinstance(second.summary, Table)
     g = all_runs(16, 1)[::97]

@@ -189,9 +189,9 @@ def test_table2_reproduces_the_paper(trec8_judged, N):
 @pytest.mark.slow
 @N30
 def test_tables_5_6_invariances_on_t08_30(trec8_judged):
-    from irscale.study import compare
-
     from conftest import by_label
+
+    from irscale.study import compare
 
     st = compare(trec8_judged, ORDER, 30, mid=False)
     ch = by_label(st.changes)

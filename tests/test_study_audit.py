@@ -33,7 +33,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from audit_checker import Audit, StudySpec
 from conftest import DATA, TREC8, need
 

@@ -13,10 +13,11 @@ from statsmodels.stats.multitest import multipletests
 from typer.testing import CliRunner
 
 import irscale
-from irscale import effects, measurefree as mf, stats
+from irscale import effects, stats
+from irscale import measurefree as mf
 from irscale.cli import app
 from irscale.errors import ArgumentError, PolicyError
-from irscale.study import compare, label
+from irscale.study import compare
 
 TOY = Path(irscale.__file__).parent / "examples" / "toy"
 MEASURES = ["AP", "P", "RR"]

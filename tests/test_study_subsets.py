@@ -53,13 +53,14 @@ from __future__ import annotations
 
 import gc
 import warnings
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as hs
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as hs
 
 import irscale
 
@@ -73,12 +74,12 @@ FAMILY = ("p_adjusted", "significant", "rests_on_incomparable")  # depend on the
 CI_RTOL = 1e-12  # irscale.effects: an interval is its row's single bootstrap "to 1e-12 relative"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _table(systems: tuple[str, ...]):
     return irscale.evaluate(TOY / "qrels.txt", [RUNS[SYSTEMS.index(s)] for s in systems], ["P"])
 
 
-@lru_cache(maxsize=None)
+@cache
 def study(measures: tuple[str, ...], systems: tuple[str, ...], baselines: tuple[str, ...] | None, correction: str):
     """irscale.compare on the toy collection, cached (the property test asks for the same
     reference studies again and again). statsmodels' Holm runs gc.collect() on every call,
@@ -112,7 +113,7 @@ def _same(a: pd.DataFrame, b: pd.DataFrame, what: str, columns=None):
                                   check_dtype=False, obj=what)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _column_scale(measure: str, systems: tuple[str, ...], scale: str, relevance: str) -> float:
     """max |score| over the systems and topics of a measure's original or ranked column:
     the matrix scale of the documented conventions."""

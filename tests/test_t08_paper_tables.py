@@ -33,9 +33,9 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import by_label, paper_label  # noqa: E402
 
 from irscale.experiment import PAPER_MEASURES
-from conftest import by_label, paper_label  # noqa: E402
 
 N30 = pytest.mark.xdist_group("trec8_n30")  # as in tests/test_stats.py
 
@@ -389,7 +389,7 @@ def test_table3_to_the_papers_last_digit(table3, N):
     paper = dict(zip(T3_COLUMNS, PAPER_T3[N]))
     expected = {m: KNOWN_T3[N, m][0] if (N, m) in KNOWN_T3 else paper[m] for m in T3_COLUMNS}
     assert got == expected, {m: (got[m], expected[m], paper[m]) for m in T3_COLUMNS if got[m] != expected[m]}
-    for (n, m), (measured, published) in KNOWN_T3.items():
+    for (n, m), (_, published) in KNOWN_T3.items():
         assert PAPER_T3[n][T3_COLUMNS.index(m)] == published
 
 

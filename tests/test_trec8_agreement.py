@@ -51,7 +51,6 @@ def test_float64_ordering_differs_only_on_float32_ties(trec8):
     (see the issue note) but the float32 order is the one pytrec_eval agrees with to 1e-9
     (test above), and the float64 order is trec_eval 10's."""
     files = sorted((trec8 / "runs").glob("*.gz"))
-    q = irscale.read_qrels(trec8 / "qrels.trec8.txt")
     changed = 0
     for f in files:
         a = irscale.read_run(f)

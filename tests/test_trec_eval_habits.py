@@ -13,9 +13,9 @@ import gzip
 
 import numpy as np
 import pytest
+from conftest import DATA, need
 from typer.testing import CliRunner
 
-from conftest import DATA, need
 from irscale.cli import app
 from irscale.errors import MeasureError
 from irscale.measures import at_rel_level, parse_measure, parse_measures, trec_eval_names

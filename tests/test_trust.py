@@ -191,7 +191,7 @@ def test_every_caller_asks_the_owner(monkeypatch, measures, relevance):
     assert st.provenance["theory"] == {m: v.as_dict() for m, v in verdict.items()}
     warned = " ".join(str(w.message) for w in caught if "not meaningful" in str(w.message))
     bad = [m for m, v in verdict.items() if not v.interval]
-    assert (f"at N = 5 (not interval)" in warned) == bool(bad)
+    assert ("at N = 5 (not interval)" in warned) == bool(bad)
     named = [m for m in verdict if re.search(rf"(?<![\w(]){re.escape(m[:-2])}(?![\w(])", warned)]  # AP@5 -> AP
     more = re.search(r" and (\d+) more (?:is|are) not meaningful", warned)
     assert set(named) <= set(bad) and len(named) + (int(more.group(1)) if more else 0) == len(bad), (named, bad)

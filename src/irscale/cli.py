@@ -211,8 +211,14 @@ class _Feedback:
         self.state = (0, None, "")  # the last tick's (done, total, description)
         self.ticked = self.t0  # when the last tick came
         if err.console.is_terminal:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
-                                       TimeElapsedColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self.bar = Progress(TextColumn(self.what), BarColumn(), TaskProgressColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
@@ -531,7 +537,8 @@ def transform(
     max_pairs: MaxPairsOpt = None,
 ):
     """Score runs and add the interval-scaled ("ranked") version of each measure at N."""
-    from irscale.experiment import plan_rank_maps, transform as do_transform
+    from irscale.experiment import plan_rank_maps
+    from irscale.experiment import transform as do_transform
 
     opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
                     max_grade)

@@ -15,15 +15,16 @@ trec_eval, bpref skips them like unjudged documents.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError, PolicyError, check_choice, warn
-from irscale.validate import integer
 from irscale.io.trec import Qrels, Run, key_hash
+from irscale.validate import integer
 
 PAD = np.int16(-32768)
 UNJUDGED = np.int16(-32767)
@@ -80,7 +81,7 @@ class TopicStats:
         return out
 
     @classmethod
-    def from_qrels(cls, qrels: Qrels, max_grade: int | None = None) -> "TopicStats":
+    def from_qrels(cls, qrels: Qrels, max_grade: int | None = None) -> TopicStats:
         """Judgement counts per topic and grade; ``max_grade`` (default: the qrels'
         highest grade) is the top c of the scale, higher grades count as c."""
         c = max(qrels.max_grade if max_grade is None else max_grade, 1)
@@ -90,7 +91,7 @@ class TopicStats:
         return cls(tuple(qrels.topic_names), lc, c)
 
     @classmethod
-    def single(cls, level_counts: Sequence[int]) -> "TopicStats":
+    def single(cls, level_counts: Sequence[int]) -> TopicStats:
         """One topic with ``level_counts[g]`` judged documents of grade g (0..c)."""
         lc = np.asarray(level_counts, dtype=np.int64)
         c = max(len(lc) - 1, 1)
@@ -148,7 +149,7 @@ class JudgedRuns:
     def shape(self) -> tuple[int, int, int]:
         return self.grades.shape
 
-    def binarised(self, rel: int = 1) -> "JudgedRuns":
+    def binarised(self, rel: int = 1) -> JudgedRuns:
         """The same runs judged against binarised qrels: grade >= ``rel`` becomes 1 and
         every other judged grade 0 (the "lenient" mapping of the 2021 paper for graded
         collections); unjudged documents and padding stay as they are."""

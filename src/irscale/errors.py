@@ -8,9 +8,8 @@ any other exception is a bug and keeps its traceback.
 from __future__ import annotations
 
 import contextlib
-import threading
-
 import difflib
+import threading
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path

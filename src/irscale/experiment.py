@@ -8,25 +8,60 @@ import math
 import os
 import re
 import warnings
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from irscale._version import __version__
-from irscale.data import (PAD, JudgedRuns, MissingTopics, _index, assemble, check_options, judge_run, stack,
-                          topic_stats, warn_no_relevant)
-from irscale.errors import (ArgumentError, InputFormatError, IrscaleError, IrscaleWarning, MeasureError, check_choice,
-                            count_text, warn)
-from irscale.io.trec import (Duplicates, ExtraFields, Qrels, Run, ScorePrecision, check_reader_options, read_qrels,
-                              read_runs)
-from irscale.io.memory import (INPUTS_QRELS, INPUTS_RUNS, is_parquet, memory_qrels, memory_runs, one_run,
-                               read_parquet_qrels, read_parquet_runs)
+from irscale.data import (
+    PAD,
+    JudgedRuns,
+    MissingTopics,
+    _index,
+    assemble,
+    check_options,
+    judge_run,
+    stack,
+    topic_stats,
+    warn_no_relevant,
+)
+from irscale.errors import (
+    ArgumentError,
+    InputFormatError,
+    IrscaleError,
+    IrscaleWarning,
+    MeasureError,
+    check_choice,
+    count_text,
+    warn,
+)
+from irscale.io.memory import (
+    INPUTS_QRELS,
+    INPUTS_RUNS,
+    is_parquet,
+    memory_qrels,
+    memory_runs,
+    one_run,
+    read_parquet_qrels,
+    read_parquet_runs,
+)
+from irscale.io.trec import (
+    Duplicates,
+    ExtraFields,
+    Qrels,
+    Run,
+    ScorePrecision,
+    check_reader_options,
+    read_qrels,
+    read_runs,
+)
 from irscale.measures import Measure, at_depth, parse_measures
-from irscale.parallel import can_fork as _can_fork, parallel_imap
+from irscale.parallel import can_fork as _can_fork
+from irscale.parallel import parallel_imap
 from irscale.validate import flag, integer, wrong_type
 
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RR", "Rprec", "bpref")
@@ -40,7 +75,7 @@ class ScoreTable:
     topic left out of a system's scores (``missing_topics="drop"``).
     """
 
-    measures: tuple["Measure | Ranked", ...]  # columns: a Measure or its Ranked version
+    measures: tuple[Measure | Ranked, ...]  # columns: a Measure or its Ranked version
     systems: tuple[str, ...]
     topics: tuple[str, ...]
     values: np.ndarray
@@ -121,7 +156,7 @@ _WARNED_NOT_INTERVAL: set[str] = set()
 WARN_CHECK_RUNS = 2 ** 12  # runs the warnings check a measure without a statement on at most (cheap)
 
 
-def not_interval(table: "ScoreTable") -> dict[str, tuple[int, object]]:
+def not_interval(table: ScoreTable) -> dict[str, tuple[int, object]]:
     """The original (not ranked) measures of ``table`` that are shown not to be interval
     scales on runs of their length, as :func:`irscale.scales.permissible.scale_of` (the one
     owner of that question) says: ``{name: (N, Statement)}``. N is the measure's cutoff,
@@ -190,13 +225,13 @@ class NotMeaningfulWarning(IrscaleWarning):
         tail = f" {'are' if plural else 'is'} not meaningful {where} (not interval); {self.advice} ({GUIDE})"
         return head + _fit(list(self.at), LINE - len("warning: ") - len(head) - len(tail)) + tail
 
-    def merged(self, other: "NotMeaningfulWarning") -> "NotMeaningfulWarning":
+    def merged(self, other: NotMeaningfulWarning) -> NotMeaningfulWarning:
         """This warning and ``other`` (the same statement at other run lengths) as one."""
         at = {k: self.at.get(k, []) + other.at.get(k, []) for k in dict.fromkeys([*self.at, *other.at])}
         return NotMeaningfulWarning(self.what, at, self.advice, max(self.longest, other.longest))
 
 
-def _transform_advice(measures, N: int, table: "ScoreTable") -> str:
+def _transform_advice(measures, N: int, table: ScoreTable) -> str:
     """The command that gives the ranked versions of ``measures``: at run length N where
     exact engines reach it for every one of them, else at 30 (where the 2021 paper
     stopped) or 10, checked (nothing built); else binary relevance at 30; else the guide."""
@@ -218,7 +253,7 @@ def _transform_advice(measures, N: int, table: "ScoreTable") -> str:
     return "ranked versions: see the guide's Long runs"
 
 
-def warn_not_interval(table: "ScoreTable", what: str, names=None, advice: str | None = None,
+def warn_not_interval(table: ScoreTable, what: str, names=None, advice: str | None = None,
                       stacklevel: int = 3) -> None:
     """Warn, once per measure and process, that ``what`` (means, t tests, ANOVA) of the
     measures of ``table`` that are not interval scales are not meaningful, in one line
@@ -891,10 +926,10 @@ def _short(text: str) -> str:
 
 
 def transform(
-    data: "ScoreTable | JudgedRuns",
+    data: ScoreTable | JudgedRuns,
     measures: Iterable[str | Measure] | None = None,
     depth: int = 30,
-    ties: "str | Sequence[str]" = "unq",
+    ties: str | Sequence[str] = "unq",
     normalize: bool = False,
     *,
     scheduler=None,
@@ -1099,7 +1134,6 @@ def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: fl
     resolution), unless its tables would pass BOUNDS_MEMORY."""
     from irscale.errors import MeasureError
     from irscale.scales.bounds import phi_bounds
-
     from irscale.scales.spaces import RBPSpace
 
     if step:
@@ -1136,7 +1170,7 @@ def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: fl
     return b
 
 
-def judged_runs(data: "ScoreTable | JudgedRuns") -> JudgedRuns:
+def judged_runs(data: ScoreTable | JudgedRuns) -> JudgedRuns:
     """The judged runs behind ``data`` (a ScoreTable from :func:`evaluate`, or JudgedRuns):
     what transform and compare work on."""
     if isinstance(data, ScoreTable):

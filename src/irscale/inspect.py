@@ -11,10 +11,26 @@
 """
 
 from irscale.scales.balancing import balancing_analytic, balancing_index
-from irscale.scales.checks import (MeasureFn, Verdict, as_measure, intervalness, is_interval, is_ordinal,
-                                   replacement_holds, swap_holds)
-from irscale.scales.orders import (ORDERS, maximal_chain, positional_weights, set_rank, strong_rank, weak_covers,
-                                   weak_level, weak_moves)
+from irscale.scales.checks import (
+                                   MeasureFn,
+                                   Verdict,
+                                   as_measure,
+                                   intervalness,
+                                   is_interval,
+                                   is_ordinal,
+                                   replacement_holds,
+                                   swap_holds,
+)
+from irscale.scales.orders import (
+                                   ORDERS,
+                                   maximal_chain,
+                                   positional_weights,
+                                   set_rank,
+                                   strong_rank,
+                                   weak_covers,
+                                   weak_level,
+                                   weak_moves,
+)
 from irscale.scales.spaces import all_runs, sbto_rank, space_for  # noqa: F401  (names this module always had)
 from irscale.scales.theory import Statement, TheoryCheck
 from irscale.scales.theory import statement as theory_statement

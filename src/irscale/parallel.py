@@ -12,7 +12,7 @@ enumeration chunks): the one place that starts threads, processes or Dask.
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from irscale.errors import IrscaleError
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from irscale._version import __version__
 from irscale import stats as st
+from irscale._version import __version__
 from irscale.data import JudgedRuns
 from irscale.experiment import PAPER_MEASURES, ScoreTable, apply_relevance, judged_runs, transform
 from irscale.measures import Measure, at_depth, parse_measure

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 try:
     import ir_measures
@@ -49,7 +49,8 @@ from irscale.errors import ArgumentError, IrscaleWarning, check_choice
 from irscale.experiment import RELEVANCE, Ranked, evaluate, transform
 from irscale.io.trec import Qrels, Run, ScorePrecision, check_reader_options
 from irscale.measures import Measure, at_depth, parse_measure
-from irscale.validate import flag, integer, levels as check_levels
+from irscale.validate import flag, integer
+from irscale.validate import levels as check_levels
 
 __all__ = ["irscale_measure", "ranked"]
 
@@ -59,7 +60,7 @@ _MISSING_NOTE = r"run .* has no results for \d+ qrels topic"
 
 
 def irscale_measure(measure: str | Measure, *, score_precision: ScorePrecision = "float64",
-                    max_grade: int | None = None) -> "ir_measures.Measure":
+                    max_grade: int | None = None) -> ir_measures.Measure:
     """An irscale measure as an ir_measures measure.
 
     Parameters
@@ -93,7 +94,7 @@ def irscale_measure(measure: str | Measure, *, score_precision: ScorePrecision =
 
 def ranked(measure: str | Measure, N: int = 30, *, levels: int | None = None, relevance: str = "graded",
            ties: str = "unq", normalize: bool = False, score_precision: ScorePrecision = "float64"
-           ) -> "ir_measures.Measure":
+           ) -> ir_measures.Measure:
     """The ranked (interval-scaled) version of an irscale measure at run length N, as an
     ir_measures measure: per topic, phi of the measure's value over all runs of length N
     (:func:`irscale.transform`).
@@ -168,7 +169,7 @@ def _options(**pairs) -> str:
     return "".join(f", {k}={v}" for k, (v, default) in pairs.items() if v != default)
 
 
-def _define(table, name: str, desc: str, score_precision: str) -> "ir_measures.Measure":
+def _define(table, name: str, desc: str, score_precision: str) -> ir_measures.Measure:
     """The ir_measures measure whose per-topic values are column ``col`` of
     ``table(qrels, run) -> (ScoreTable, col)`` (the run's scores read at
     ``score_precision``, as :func:`irscale.read_run` would)."""

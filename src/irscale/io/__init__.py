@@ -1,16 +1,6 @@
 """TREC file formats and in-memory inputs (pandas, pytrec_eval dicts, ir_measures tuples,
 ranx, Parquet): the only package of irscale that knows them."""
 
-from irscale.io.trec import (
-    Qrels,
-    Run,
-    parse_qrels,
-    parse_run,
-    parse_runs,
-    read_qrels,
-    read_run,
-    read_runs,
-)
 from irscale.io.memory import (
     qrels_from_dict,
     qrels_from_frame,
@@ -20,6 +10,16 @@ from irscale.io.memory import (
     run_from_records,
     runs_from_dict,
     runs_from_frame,
+)
+from irscale.io.trec import (
+    Qrels,
+    Run,
+    parse_qrels,
+    parse_run,
+    parse_runs,
+    read_qrels,
+    read_run,
+    read_runs,
 )
 
 __all__ = ["Qrels", "Run", "parse_qrels", "parse_run", "parse_runs", "read_qrels", "read_run", "read_runs",

@@ -45,8 +45,20 @@ from pathlib import Path
 import numpy as np
 
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError
-from irscale.io.trec import (GRADE_MAX, GRADE_MIN, Duplicates, Qrels, Run, ScorePrecision, _find_duplicates,
-                             _topic_blocks, check_reader_options, gather, hidden_characters, ordered_run)
+from irscale.io.trec import (
+    GRADE_MAX,
+    GRADE_MIN,
+    Duplicates,
+    Qrels,
+    Run,
+    ScorePrecision,
+    _find_duplicates,
+    _topic_blocks,
+    check_reader_options,
+    gather,
+    hidden_characters,
+    ordered_run,
+)
 
 __all__ = [
     "RUN_COLUMNS", "QRELS_COLUMNS", "NAME_COLUMNS", "SCORED_DOC_FIELDS", "QREL_FIELDS", "PARQUET_ADVICE",

@@ -37,9 +37,10 @@ import os
 import re
 import unicodedata
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, get_args
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -140,7 +141,7 @@ def _decompressed(path: str | Path, size: int | None = None, read: list | None =
                                    "file") from None
 
 
-def text_pieces(source: "str | Path | bytes", size: int | None = None, read: list | None = None):
+def text_pieces(source: str | Path | bytes, size: int | None = None, read: list | None = None):
     """``(first line number, text)`` pieces of a file (path, plain or gzip) or of bytes,
     about ``size`` (default :data:`PIECE_BYTES`) bytes each and cut after a newline, so
     every line lies in one piece. ``read``: see :func:`_decompressed`."""
@@ -150,7 +151,7 @@ def text_pieces(source: "str | Path | bytes", size: int | None = None, read: lis
         line += piece.count(b"\n")
 
 
-def _pieces(source: "str | Path | bytes", size: int | None = None, read: list | None = None):
+def _pieces(source: str | Path | bytes, size: int | None = None, read: list | None = None):
     """The text of :func:`text_pieces` without line numbers (the run reader takes them
     from the tokenizer, which counts the newlines as it goes)."""
     size = size or PIECE_BYTES
@@ -176,7 +177,7 @@ def _pieces(source: "str | Path | bytes", size: int | None = None, read: list | 
         yield rest
 
 
-def _line_of(source: "str | Path | bytes", line: int) -> str:
+def _line_of(source: str | Path | bytes, line: int) -> str:
     """The text of line ``line`` (1-based) of a file or bytes (error messages only)."""
     for first, piece in text_pieces(source):
         if line < first + piece.count(b"\n") + (not piece.endswith(b"\n")):
@@ -855,7 +856,7 @@ class Qrels:
         })
 
     @classmethod
-    def from_records(cls, records, path: str = "<memory>") -> "Qrels":
+    def from_records(cls, records, path: str = "<memory>") -> Qrels:
         """Build from ``(qid, docno, grade)`` tuples (for tests and small examples)."""
         lines = "\n".join(f"{q} 0 {d} {g}" for q, d, g in records) + "\n"
         return parse_qrels(lines.encode(), path)
@@ -902,7 +903,7 @@ class Run:
         })
 
     @classmethod
-    def from_records(cls, records, name: str = "run", **kw) -> "Run":
+    def from_records(cls, records, name: str = "run", **kw) -> Run:
         """Build from ``(qid, docno, score)`` tuples (for tests and small examples)."""
         lines = "\n".join(f"{q} Q0 {d} 0 {s!r} {name}" for q, d, s in records) + "\n"
         return parse_run(lines.encode(), f"<{name}>", **kw)
@@ -996,7 +997,7 @@ class _Columns:
     codes: np.ndarray  # index into topics of each record
     docno: np.ndarray
     score: np.ndarray
-    lines: "np.ndarray | int"  # line numbers in the file; the first one where they are consecutive
+    lines: np.ndarray | int  # line numbers in the file; the first one where they are consecutive
     tags: list  # distinct tags of the piece, in order of first appearance
     tag_codes: np.ndarray | None  # index into tags of each record (None: one tag)
 

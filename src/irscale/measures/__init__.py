@@ -5,12 +5,22 @@
 'map_cut_30'
 """
 
-from irscale.measures.base import (REGISTRY, FunctionMeasure, Measure, at_depth, at_rel_level, from_trec_eval,
-                                   parse_measure, parse_measures, register, trec_eval_names)
+from irscale.measures.base import (
+                                   REGISTRY,
+                                   FunctionMeasure,
+                                   Measure,
+                                   at_depth,
+                                   at_rel_level,
+                                   from_trec_eval,
+                                   parse_measure,
+                                   parse_measures,
+                                   register,
+                                   trec_eval_names,
+)
 from irscale.measures.gains import DCG, ERR, RBP, gP, gR, nDCG
-from irscale.measures.topheavy import RBTO, SBTO
 from irscale.measures.rankbased import AP, RR, Bpref, Rprec
 from irscale.measures.sets import F, NumRel, NumRelRet, NumRet, P, R, Success
+from irscale.measures.topheavy import RBTO, SBTO
 
 __all__ = [
     "REGISTRY", "Measure", "FunctionMeasure", "at_depth", "register", "parse_measure", "parse_measures", "from_trec_eval",

@@ -22,16 +22,17 @@ import ast
 import dataclasses
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 
 from irscale.data import PAD, UNJUDGED, TopicStats
 from irscale.errors import IrscaleError, MeasureError, UnknownMeasureError
 
-REGISTRY: dict[str, type["Measure"]] = {}
+REGISTRY: dict[str, type[Measure]] = {}
 _ALIASES: dict[str, str] = {}
 
 
@@ -183,7 +184,7 @@ class Measure:
         return float(self.batch(arr, topic)[0, 0])
 
 
-def at_depth(measure: "str | Measure", N: int) -> "Measure":
+def at_depth(measure: str | Measure, N: int) -> Measure:
     """``measure`` evaluated on runs cut at N (its cutoff set to N): the one way a measure
     is put at a run length (transform, compare, the scale checks and the CLI use it).
 
@@ -391,7 +392,7 @@ def trec_eval_names(text: str) -> list[str]:
     return [f"{m.group(1)}_{int(c)}" for c in m.group(2).split(",")]
 
 
-def at_rel_level(measures: "Sequence[Measure]", level: int | None) -> list["Measure"]:
+def at_rel_level(measures: Sequence[Measure], level: int | None) -> list[Measure]:
     """trec_eval's relevance level (``-l``): the binary measures (P, R, F, AP, RR, Rprec,
     bpref, Success, the counts) whose ``rel`` was left at its default 1 judge a document
     relevant at grade >= ``level``; graded measures (nDCG, ERR, RBP, ...) keep the grades,
@@ -463,7 +464,7 @@ def _parse_native(s: str, text: str, default_cutoff: int | None = None) -> Measu
     return cls(**kwargs)
 
 
-def parse_measures(items: "str | Measure | Sequence[str | Measure]", *,
+def parse_measures(items: str | Measure | Sequence[str | Measure], *,
                    default_cutoff: int | None = None) -> list[Measure]:
     """Parse several measures (duplicates once, order kept). A single name or Measure
     is one measure (``"AP"`` is AP, not the letters A and P)."""

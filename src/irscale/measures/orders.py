@@ -3,7 +3,7 @@ things). Import from :mod:`irscale.measures` instead."""
 
 import warnings
 
-from irscale.measures.topheavy import SBTO, RBTO  # noqa: F401
+from irscale.measures.topheavy import RBTO, SBTO  # noqa: F401
 
 warnings.warn("irscale.measures.orders is now irscale.measures.topheavy; import the measures from irscale.measures",
               DeprecationWarning, stacklevel=2)

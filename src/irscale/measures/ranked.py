@@ -3,7 +3,7 @@ things). Import from :mod:`irscale.measures` instead."""
 
 import warnings
 
-from irscale.measures.rankbased import AP, RR, Rprec, Bpref  # noqa: F401
+from irscale.measures.rankbased import AP, RR, Bpref, Rprec  # noqa: F401
 
 warnings.warn("irscale.measures.ranked is now irscale.measures.rankbased; import the measures from irscale.measures",
               DeprecationWarning, stacklevel=2)

@@ -3,7 +3,8 @@ listing. Pure functions: they build what the CLI prints and print nothing themse
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -23,7 +23,6 @@ file-writing signatures (list of paths).
 from __future__ import annotations
 
 import dataclasses
-
 import hashlib
 import io
 import re

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def verdict_table(name: str, N: int, levels: int, verdicts: Sequence, balancing: int, summary: dict):

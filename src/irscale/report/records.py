@@ -31,7 +31,7 @@ class Metric(NamedTuple):
     value: float
 
 
-def system_index(table: "ScoreTable", system: str | None) -> int:
+def system_index(table: ScoreTable, system: str | None) -> int:
     """The row of ``system`` in ``table``; ``None`` for the only system of a one-system table."""
     if system is None:
         if len(table.systems) == 1:
@@ -46,7 +46,7 @@ def system_index(table: "ScoreTable", system: str | None) -> int:
         raise ArgumentError(f"no system {system!r} in this table (have: {_names(table.systems)})") from None
 
 
-def records(table: "ScoreTable", system: str | None = None) -> list[Metric]:
+def records(table: ScoreTable, system: str | None = None) -> list[Metric]:
     """Per-topic values of one system as ``(query_id, measure, value)`` records.
 
     Parameters
@@ -82,7 +82,7 @@ def records(table: "ScoreTable", system: str | None = None) -> list[Metric]:
             if not math.isnan(values[m, t])]
 
 
-def aggregate(table: "ScoreTable", system: str | None = None) -> dict[str, float]:
+def aggregate(table: ScoreTable, system: str | None = None) -> dict[str, float]:
     """Mean of each measure over topics for one system, ``{measure name: mean}``, like
     ``ir_measures.calc_aggregate`` (keys are irscale's canonical names).
 

@@ -621,7 +621,9 @@ def _tables5_6(study: Study, max_rows: int) -> list[ReportTable]:
     df["measure"] = df["measure"].map(name)
     rb = {name(m): bool(v) for m, v in zip(study.table2["measure"], study.table2["rb_dependent"])} \
         if "rb_dependent" in study.table2 else {}
-    rb_of = lambda m: rb.get(m, _needs_rb(m))
+    def rb_of(m):
+        return rb.get(m, _needs_rb(m))
+
     cols = _changes_columns(df)
     notes: tuple[str, ...] = ()
     if "correction" in df and df["correction"].nunique(dropna=False) <= 1:  # one correction: said once
@@ -1188,7 +1190,6 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
     the study, shown in the reports and the provenance."""
     from irscale.report.html import html_report
     from irscale.report.latex import latex_document_tables, latex_report
-
     from irscale.validate import writable_dir
 
     out = writable_dir("out", out, create=True)  # an existing file, a read-only place: one IrscaleError, before any file

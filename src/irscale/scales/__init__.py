@@ -1,8 +1,7 @@
 """The interval-scale transformation: run spaces, exact value sets and rank maps
 (SPEC section 3; Ferrante, Ferro & Fuhr 2021, Section 5)."""
 
-from irscale.scales.rankmap import (ENGINES, TIES, RankMap, build, cache_clear, cache_dir, cache_info,
-                                    choose_engine)
+from irscale.scales.rankmap import ENGINES, TIES, RankMap, build, cache_clear, cache_dir, cache_info, choose_engine
 from irscale.scales.spaces import Space, all_runs, space_for
 
 __all__ = ["RankMap", "build", "choose_engine", "cache_dir", "cache_info", "cache_clear", "Space",

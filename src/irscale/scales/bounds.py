@@ -256,7 +256,7 @@ class RBPGrid:
 
     @classmethod
     def build(cls, p: Fraction, N: int, M: int, threads: bool = True, ranks: int | None = None,
-              gains=(0, 1)) -> "RBPGrid":
+              gains=(0, 1)) -> RBPGrid:
         """Tables of P(S <= y), S = sum over k = 1..N of X_k p^(k-1), X_k uniform over the
         integer ``gains`` (distinct, increasing, from 0 or more; binary: 0, 1), at ``M``
         grid points per unit of y / t (t = the top gain). ``ranks``: the ranks computed

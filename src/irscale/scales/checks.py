@@ -16,8 +16,8 @@ its own, its runs tie exactly when its float64 values are equal
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -19,11 +19,10 @@ statements built from order, sums and means is also exact (Example 7's argument)
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 import numpy as np
-
 
 SCALES = ("nominal", "ordinal", "interval", "ratio")
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -136,7 +136,7 @@ def _persistent(m) -> bool:
     return type(m).__module__.startswith("irscale.measures") and not isinstance(m, FunctionMeasure)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _exhaustive(m, N: int, levels: int, order: str) -> tuple[str, str]:
     """(scale, reason) of ``m`` under ``order`` over all runs, from the cache file when
     this irscale version checked it before (irscale's own measures only)."""

@@ -13,8 +13,9 @@ asks the value set, remembers expensive answers and keeps them in the disk cache
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 

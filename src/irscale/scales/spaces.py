@@ -24,16 +24,15 @@ The families and their keys (g_k is the grade at rank k, r_k = [g_k >= rel]):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
-from typing import Callable
 
 import numpy as np
 
 from irscale.errors import MeasureError
-from irscale.measures import (AP, DCG, ERR, RBP, RBTO, RR, SBTO, F, Measure, NumRelRet, P, R, gP, gR, nDCG,
-                              parse_measure)
+from irscale.measures import AP, DCG, ERR, RBP, RBTO, RR, SBTO, F, Measure, NumRelRet, P, R, gP, gR, nDCG, parse_measure
 from irscale.scales.wide import MASK, Wide
 
 MAX_N = 10_000  # run lengths served (runs are cut at N: arrays of N grades per run and topic)
@@ -219,7 +218,7 @@ def serves(*measures: type[Measure], when: Callable[[Measure, int, int], bool] |
 
 # -- closed-form families --------------------------------------------------------------
 
-def space_gains(space: "Space") -> tuple[list[int], Fraction]:
+def space_gains(space: Space) -> tuple[list[int], Fraction]:
     """``(G, s)``: the integer gains G[g] = s * gain(g) of grades 0..c that a space's keys
     add (no common factor; binary runs: 0, 1), from the measure's gain map
     (:meth:`irscale.measures.gains._GainMeasure.integer_gains`; the grade by default).
@@ -1010,7 +1009,7 @@ class DCGSpace(Space):
                 out.append(w / (mpmath.mpf(q.numerator) / q.denominator) / L / scale)
         return out
 
-    def exact_value(self, totals) -> "object":
+    def exact_value(self, totals) -> object:
         """The value of class sums in 60-digit arithmetic (mpmath)."""
         import mpmath
 

@@ -23,9 +23,9 @@ rank map.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
 
 import numpy as np
 
@@ -60,7 +60,7 @@ class ValueSet:
         return {}
 
     @classmethod
-    def from_arrays(cls, space, z: dict) -> "ValueSet":
+    def from_arrays(cls, space, z: dict) -> ValueSet:
         raise NotImplementedError
 
 
@@ -300,9 +300,8 @@ class Buckets(ValueSet):
 
     @classmethod
     def from_arrays(cls, space, z):
-        from irscale.scales.engines import attach_buckets  # engines builds on this module
-
         from irscale.scales.cache import ints_in
+        from irscale.scales.engines import attach_buckets  # engines builds on this module
 
         bounds = ints_in(z["bounds"])
         if getattr(space, "wide_split", False) and not space.int64:  # Python ints, as built

@@ -40,11 +40,11 @@ class Wide:
     def __len__(self) -> int:
         return len(self.words)
 
-    def __getitem__(self, i) -> "Wide":
+    def __getitem__(self, i) -> Wide:
         return Wide(self.approx[i], self.words[i])
 
     @classmethod
-    def of(cls, x) -> "Wide":
+    def of(cls, x) -> Wide:
         """From Python integers (exact: float() rounds correctly)."""
         x = np.asarray(x, dtype=object).reshape(-1)
         return cls(x.astype(np.float64), (x & MASK).astype(np.uint64))
@@ -57,11 +57,11 @@ class Wide:
         """The exact Python integers (object array; for small arrays)."""
         return self.high().astype(object) * (1 << 64) + self.words.astype(object)
 
-    def scaled(self, s: int) -> "Wide":
+    def scaled(self, s: int) -> Wide:
         """x * s for a positive integer s below 2^53 (one more float rounding)."""
         return Wide(self.approx * float(s), self.words * np.uint64(s))
 
-    def unique_counts(self) -> tuple["Wide", np.ndarray]:
+    def unique_counts(self) -> tuple[Wide, np.ndarray]:
         """Sorted distinct values (exact order and equality) and how often each occurs."""
         hi = self.high()
         order = np.lexsort((self.words, hi))
