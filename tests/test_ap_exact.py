@@ -140,7 +140,8 @@ def test_transform_and_compare_take_the_opt_in(tiny_limit):
 
     rng = np.random.default_rng(0)
     q = Qrels.from_records([(t, f"d{k}", int(rng.random() < 0.4)) for t in "12" for k in range(20)])
-    runs = [Run.from_records([(t, f"d{k}", float(20 - r)) for t in "12" for r, k in enumerate(rng.permutation(20)[:14])],
+    runs = [Run.from_records([(t, f"d{k}", float(20 - r)) for t in "12"
+                              for r, k in enumerate(rng.permutation(20)[:14])],
                              name=f"s{s}") for s in range(3)]
     table = irscale.evaluate(q, runs, ["AP"])
     with pytest.raises(IrscaleError, match="max_pairs"):

@@ -85,7 +85,8 @@ def test_policies_keep_going(tmp_path):
 
 def test_missing_topic_policies(tmp_path):
     q, r, _ = write(tmp_path, "run", "1 Q0 a 1 2.0 r\n")
-    with pytest.warns(irscale.errors.IrscaleWarning, match=r"run 'r' has no results for 1 qrels topic\(s\), scored 0: 2"):
+    with pytest.warns(irscale.errors.IrscaleWarning,
+                      match=r"run 'r' has no results for 1 qrels topic\(s\), scored 0: 2"):
         t = irscale.evaluate(q, [r], ["AP"])
     assert t.values[0, 0].tolist() == [1.0, 0.0] and t.mean()["AP"].iloc[0] == 0.5
     with pytest.warns(irscale.errors.IrscaleWarning, match="left out"):

@@ -52,7 +52,8 @@ def test_directory_and_glob(tmp_path):
         (tmp_path / "runs" / f"{name}.txt").write_text(
             "".join(f"1 Q0 {d} {i} {10 - i} {name}\n" for i, d in enumerate(docs)))
     d = runner.invoke(app, ["evaluate", str(tmp_path / "q.txt"), str(tmp_path / "runs"), "-m", "RR", "-f", "csv"])
-    g = runner.invoke(app, ["evaluate", str(tmp_path / "q.txt"), str(tmp_path / "runs" / "*.txt"), "-m", "RR", "-f", "csv"])
+    g = runner.invoke(app, ["evaluate", str(tmp_path / "q.txt"), str(tmp_path / "runs" / "*.txt"), "-m", "RR",
+                            "-f", "csv"])
     assert d.exit_code == 0 and d.stdout == g.stdout
     assert "x,all,RR,1.0" in d.stdout and "y,all,RR,0.5" in d.stdout
 

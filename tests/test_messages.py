@@ -57,7 +57,8 @@ def here(tmp_path, monkeypatch):
     Path("runs/s.txt").write_text(RUN_S)
     Path("t.txt").write_text(RUN_T)
     Path("big.txt").write_text(QRELS + "1 0 g 1000\n")  # one outlier grade
-    Path("swapped.txt").write_text("".join(f"{q} Q0 {d} {5 - k}.5 {k} x\n" for q in "124" for k, d in enumerate("acdefgh", 1)))
+    Path("swapped.txt").write_text("".join(f"{q} Q0 {d} {5 - k}.5 {k} x\n" for q in "124"
+                                           for k, d in enumerate("acdefgh", 1)))
     Path("bom.txt").write_bytes("\ufeff".encode() + QRELS.encode())
     Path("withsub").mkdir()
     Path("withsub/r.txt").write_text(RUN)

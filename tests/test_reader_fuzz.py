@@ -255,7 +255,8 @@ def mutated(draw, valid):
 
 
 run_fields = st.builds(lambda q, d, r, s, t: [q, b"Q0", d, r, s, t], qids, docnos,
-                       st.sampled_from([b"1", b"0", b"17"]), numbers, st.sampled_from([b"r", b"r", b"r", b"s", b"run_1"]))
+                       st.sampled_from([b"1", b"0", b"17"]), numbers,
+                       st.sampled_from([b"r", b"r", b"r", b"s", b"run_1"]))
 qrels_fields = st.builds(lambda q, i, d, g: [q, i, d, g], qids, st.sampled_from([b"0", b"Q0", b"iter"]), docnos,
                          grades)
 run_options = st.fixed_dictionaries({

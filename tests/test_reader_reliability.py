@@ -52,7 +52,8 @@ def test_bom_at_start_of_run_is_dropped_with_one_warning(tmp_path, compress):
     p.write_bytes(gzip.compress(BOM + RUN) if compress else BOM + RUN)
     with pytest.warns(IrscaleWarning) as rec:
         run = read_run(p)
-    assert [str(w.message) for w in rec] == [f"{p}: ignoring the UTF-8 byte-order mark at the start of the file (guide: Warnings)"]
+    assert [str(w.message) for w in rec] == [f"{p}: ignoring the UTF-8 byte-order mark at the start of the file "
+                                             "(guide: Warnings)"]
     assert run.topic_names == ["1", "2"]
     assert ap(read_qrels(tmp_path / "q"), run) == pytest.approx({"1": 5 / 6, "2": 1.0})
 
@@ -189,12 +190,14 @@ def test_name_renames_a_single_run_and_conflicts_with_several():
     (only,) = parse_runs(RUN, "x", split_tags=True, name="bm25")
     assert only.name == "bm25"
     assert [r.name for r in parse_runs(RUN, "x")] == ["r"]
-    with pytest.raises(ArgumentError, match=r"x: name='n' renames a single run, but the file holds 2 runs \(tags 'r', 's'\)"):
+    with pytest.raises(ArgumentError,
+                       match=r"x: name='n' renames a single run, but the file holds 2 runs \(tags 'r', 's'\)"):
         parse_runs(TWO_TAGS, "x", split_tags=True, name="n")
 
 
 def test_read_runs_is_exported():
-    assert irscale.io.read_runs is read_runs and "read_runs" in irscale.io.__all__ and "parse_runs" in irscale.io.__all__
+    assert irscale.io.read_runs is read_runs
+    assert "read_runs" in irscale.io.__all__ and "parse_runs" in irscale.io.__all__
 
 
 # --- 3. option keywords --------------------------------------------------------------------
@@ -283,7 +286,8 @@ def test_nan_score_is_still_refused_as_nan():
             parse_run(b"1 Q0 a 1 " + s + b" r\n", "x")
 
 
-@pytest.mark.parametrize("g, value", [(b"2", 2), (b"+1", 1), (b"-1", -1), (b"0003", 3), (b"32000", 32000), (b"-32000", -32000)])
+@pytest.mark.parametrize("g, value", [(b"2", 2), (b"+1", 1), (b"-1", -1), (b"0003", 3), (b"32000", 32000),
+                                      (b"-32000", -32000)])
 def test_plain_grades(g, value):
     assert parse_qrels(b"1 0 a " + g + b"\n", "q").grade.tolist() == [value]
 
@@ -294,7 +298,8 @@ def test_other_grade_spellings_are_errors(g):
     with pytest.raises(InputFormatError) as e:
         parse_qrels(b"1 0 a 1\n1 0 b " + g + b"\n", "q.txt")
     assert e.value.line == 2
-    assert f"grade (4th field) must be an integer, found {g.decode()!r}; write a plain integer like 2 or -1" in str(e.value)
+    said = f"grade (4th field) must be an integer, found {g.decode()!r}; write a plain integer like 2 or -1"
+    assert said in str(e.value)
 
 
 # --- 5. grades out of range ----------------------------------------------------------------

@@ -564,7 +564,8 @@ def test_same_file_twice_is_named(files):
 def test_max_grade_warning_names_the_first_line_in_file_order(tmp_path):
     q = _write(tmp_path, "q.txt", "2 0 a 9\n1 0 b 7\n1 0 c 1\n")
     r = _write(tmp_path, "r.txt", "1 Q0 b 1 2 r\n2 Q0 a 1 2 r\n")
-    with pytest.warns(IrscaleWarning, match=r"q.txt:1: 2 judgement\(s\) have a grade above --max-grade 3 \(the first: 9\)"):
+    with pytest.warns(IrscaleWarning,
+                      match=r"q.txt:1: 2 judgement\(s\) have a grade above --max-grade 3 \(the first: 9\)"):
         irscale.evaluate(q, r, "ERR", max_grade=3)
     qb = _write(tmp_path, "qb.txt", "\ufeff1 0 z 1000\n" + QRELS)
     with pytest.warns(IrscaleWarning, match=r"qb.txt:1: top grade 1000"):

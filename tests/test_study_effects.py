@@ -52,12 +52,14 @@ def test_corrected_counts_equal_statsmodels(study, columns):
     orig, ranked = columns
     for m, name in enumerate(MEASURES):
         for test in ("sign", "ttest", "signrank"):
-            row = study.changes[(study.changes.measure == f"{name}@{N}") & (study.changes.test == stats.TEST_NAMES[test])]
+            ch = study.changes
+            row = ch[(ch.measure == f"{name}@{N}") & (ch.test == stats.TEST_NAMES[test])]
             for values, col in ((orig, "sig_adjusted"), (ranked, "sig_ranked_adjusted")):
                 p = stats.run_test(test, values[m].T).pvalue
                 assert int(row[col].iloc[0]) == int((multipletests(p, method="holm")[1] < 0.05).sum())
         # Tukey-type tests are adjusted over the pairs already: the count stays
-        row = study.changes[(study.changes.measure == f"{name}@{N}") & (study.changes.test == stats.TEST_NAMES["anova1"])]
+        ch = study.changes
+        row = ch[(ch.measure == f"{name}@{N}") & (ch.test == stats.TEST_NAMES["anova1"])]
         assert int(row["sig_adjusted"].iloc[0]) == int(row["sig"].iloc[0])
     assert set(study.changes["correction"]) == {"holm"}
 
@@ -121,7 +123,8 @@ def test_measure_free_view_and_flags(study, table, columns):
     codes = binary
     for m, name in enumerate(MEASURES):
         for test in ("ttest", "sign"):
-            row = study.changes[(study.changes.measure == f"{name}@{N}") & (study.changes.test == stats.TEST_NAMES[test])]
+            ch = study.changes
+            row = ch[(ch.measure == f"{name}@{N}") & (ch.test == stats.TEST_NAMES[test])]
             for values, col in ((orig, "flagged_incomparable"), (ranked, "flagged_incomparable_ranked")):
                 sig = stats.run_test(test, values[m].T).significant
                 d = mf.pair_differences(values[m].T)

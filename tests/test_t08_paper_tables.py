@@ -322,8 +322,8 @@ def table3(study30, trec8_judged32):
 
 def _table4(study30):
     t4 = study30.table4
-    return {frozenset(p): (t, r, d) for p, t, r, d in
-            zip(zip(t4["measure_1"].map(paper_label), t4["measure_2"].map(paper_label)), t4["tau"], t4["tau_ranked"], t4["delta_pct"])}
+    pairs = zip(t4["measure_1"].map(paper_label), t4["measure_2"].map(paper_label))
+    return {frozenset(p): (t, r, d) for p, t, r, d in zip(pairs, t4["tau"], t4["tau_ranked"], t4["delta_pct"])}
 
 
 def test_the_transcription_is_self_consistent():

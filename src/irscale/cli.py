@@ -602,7 +602,8 @@ def rankmap(
     typer.echo(f"N         {rm.N}, {space_levels} relevance levels, {count_text(rm.n_runs, space_levels)} runs")
     typer.echo(f"size      {count_text(rm.size, space_levels)} distinct values")
     typer.echo(f"engine    {rm.engine}")
-    typer.echo(f"time      {seconds:.3f} s" + (f" (from the cache; built in {rm.seconds:.3f} s)" if rm.from_cache else ""))
+    built = f" (from the cache; built in {rm.seconds:.3f} s)" if rm.from_cache else ""
+    typer.echo(f"time      {seconds:.3f} s{built}")
     if first is None:
         typer.echo("values    (the counting engine answers phi without listing the values)")
     else:
@@ -705,10 +706,12 @@ def compare(
     qrels: Annotated[Path, typer.Argument(help="qrels file: qid iter docno grade (plain or .gz)")],
     runs: Annotated[list[str], typer.Argument(help="run files, directories of runs, or glob patterns")],
     measure: Annotated[Optional[list[str]], typer.Option(
-        "--measure", "-m", help="measures (repeatable; a cutoff, if given, must be N; default: the paper's eleven)")] = None,
+        "--measure", "-m",
+        help="measures (repeatable; a cutoff, if given, must be N; default: the paper's eleven)")] = None,
     N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N")] = 30,
     test: Annotated[Optional[list[str]], typer.Option(
-        "--test", "-t", help="sign, ranksum, signrank, ttest, anova1, kruskal, anova2, friedman (repeatable; default all)")] = None,
+        "--test", "-t",
+        help="sign, ranksum, signrank, ttest, anova1, kruskal, anova2, friedman (repeatable; default all)")] = None,
     alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="significance level")] = 0.05,
     no_mid: Annotated[bool, typer.Option("--no-mid", help="skip the mid tie strategy (Table 3)")] = False,
     out: Annotated[Optional[Path], typer.Option(
@@ -921,7 +924,8 @@ def _load_user_measure(spec: str):
 
 @app.command()
 def inspect(
-    measure: Annotated[str, typer.Argument(help="a measure name ('AP', 'RBP(p=0.8)') or a user function module:function")],
+    measure: Annotated[str, typer.Argument(
+        help="a measure name ('AP', 'RBP(p=0.8)') or a user function module:function")],
     N: Annotated[int, typer.Option("-N", "--depth", min=1, max=16, help="run length (all runs are enumerated)")] = 10,
     levels: Annotated[int, typer.Option(min=2, max=5, help="relevance degrees (2 = binary)")] = 2,
     order: Annotated[OrderOpt, typer.Option(help="order(s) to check the scale against")] = OrderOpt.all,

@@ -140,7 +140,8 @@ class JudgedRuns:
         (``needed``: its depth; None, every rank)."""
         if self.kept is not None and (needed is None or needed > self.kept):
             raise ArgumentError(
-                f"{what} needs {'every rank' if needed is None else f'the first {needed} ranks'} of each run, but these "
+                f"{what} needs {'every rank' if needed is None else f'the first {needed} ranks'} of each run, but "
+                "these "
                 f"runs keep their first {self.kept} (irscale.evaluate scores every rank it reads, then keeps "
                 f"keep_depth={self.kept} of them); evaluate the runs with keep_depth={needed or 'None'}, or score "
                 "it in the evaluate call itself")
@@ -400,7 +401,8 @@ def grade_scale(qrels: Qrels, max_grade: int | None = None) -> int:
         share = counts[-1] / len(grades)
         if top - nxt > 10 or (share < 0.01 and top - nxt > 1):
             i = int(np.flatnonzero(qrels.grade == top)[0])
-            warn(f"{_where(qrels, i)}: top grade {top} ({int(counts[-1]):,} judgement{'s' if counts[-1] != 1 else ''}) is {top - nxt} above the "
+            many = "s" if counts[-1] != 1 else ""
+            warn(f"{_where(qrels, i)}: top grade {top} ({int(counts[-1]):,} judgement{many}) is {top - nxt} above the "
                  f"next ({nxt}) and scales RBP, ERR, gP; a typo? else --max-grade {nxt} caps it", stacklevel=3)
     return max(top, 1)
 

@@ -202,11 +202,13 @@ class NotMeaningfulWarning(IrscaleWarning):
     """``what`` (means, a t test, ANOVA: statements that add or subtract scores) of
     ``measures`` is not meaningful: they are not interval scales at the run lengths ``at``
     ({measure name without its cutoff: [N, ...]}); ``longest``: the measures have no
-    cutoff and ``longest`` is the longest run's length (0: every measure has its cutoff). One line (:data:`LINE`); the CLI's
-    ``study`` merges the warnings of its run lengths into one (:meth:`merged`)."""
+    cutoff and ``longest`` is the longest run's length (0: every measure has its cutoff).
+    One line (:data:`LINE`); the CLI's ``study`` merges the warnings of its run lengths into
+    one (:meth:`merged`)."""
 
     def __init__(self, what: str, at: dict[str, list[int]], advice: str, longest: int = 0):
-        self.what, self.at, self.advice, self.longest = what, {k: sorted(set(v)) for k, v in at.items()}, advice, longest
+        self.what, self.advice, self.longest = what, advice, longest
+        self.at = {k: sorted(set(v)) for k, v in at.items()}
         super().__init__(self._text(), key=("not meaningful", what, tuple(self.at)))
         self.merge_key = ("not meaningful", what)  # the CLI's study merges these over its N
 
@@ -541,8 +543,8 @@ def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_ta
         if skip_invalid:
             return e
         if listed and e.path == str(item) and "run tag" not in e.reason:
-            e = InputFormatError(e.path, e.line, e.reason + f"; if {Path(e.path).name} is not a run, move it out of the "
-                                 "directory or pass skip_invalid=True (CLI --skip-invalid) to skip files that "
+            e = InputFormatError(e.path, e.line, e.reason + f"; if {Path(e.path).name} is not a run, move it out of "
+                                 "the directory or pass skip_invalid=True (CLI --skip-invalid) to skip files that "
                                  "are not runs", e.text)
         raise e from None
     return [(run.name, run.path, *judge_run(run, qrels, depth)) for run in runs]

@@ -493,7 +493,8 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
             W_lo, W_hi = r_lo[:T].sum(0), r_hi[:T].sum(0)
             var = n1 * n2 / 12 * ((N + 1) - ties / (N * (N - 1)))
             mean = n1 * (N + 1) / 2
-            dev_min = np.where((W_lo <= mean) & (mean <= W_hi), 0.0, np.minimum(np.abs(W_lo - mean), np.abs(W_hi - mean)))
+            nearest = np.minimum(np.abs(W_lo - mean), np.abs(W_hi - mean))
+            dev_min = np.where((W_lo <= mean) & (mean <= W_hi), 0.0, nearest)
             dev_max = np.maximum(np.abs(W_lo - mean), np.abs(W_hi - mean))
             sd = np.sqrt(np.maximum(var, 1e-300))
             z_lo, z_hi = np.maximum(dev_min - 0.5, 0) / sd, np.maximum(dev_max - 0.5, 0) / sd

@@ -919,7 +919,8 @@ def parse_qrels(data: bytes, path: str | Path = "<memory>") -> Qrels:
     dups = _find_duplicates(codes, docno)
     if len(dups):
         i, j = dups[0]
-        raise tok.error(int(j), f"duplicate judgement of docno {docno[j].decode()!r} for topic {qid[j].decode()!r} (first at line {tok.lines[i]})")
+        raise tok.error(int(j), f"duplicate judgement of docno {docno[j].decode()!r} for topic {qid[j].decode()!r} "
+                                f"(first at line {tok.lines[i]})")
     order = by_topic_and_docno(codes, docno)
     if order is None:
         return Qrels(qid, docno, grade.astype(np.int16), topics, codes.astype(np.int32), str(path))

@@ -23,7 +23,8 @@ from irscale.measures.sets import F, NumRel, NumRelRet, NumRet, P, R, Success
 from irscale.measures.topheavy import RBTO, SBTO
 
 __all__ = [
-    "REGISTRY", "Measure", "FunctionMeasure", "at_depth", "register", "parse_measure", "parse_measures", "from_trec_eval",
+    "REGISTRY", "Measure", "FunctionMeasure", "at_depth", "register", "parse_measure", "parse_measures",
+    "from_trec_eval",
     "trec_eval_names", "at_rel_level",
     "P", "R", "F", "Success", "NumRet", "NumRel", "NumRelRet", "AP", "RR", "Rprec", "Bpref",
     "DCG", "nDCG", "RBP", "ERR", "gP", "gR", "SBTO", "RBTO",

@@ -317,7 +317,8 @@ def _literal(node: ast.AST, text: str):
     try:
         return ast.literal_eval(node)
     except ValueError:
-        raise MeasureError(f"{text!r}: parameter values must be numbers or strings, found {ast.unparse(node)!r}") from None
+        raise MeasureError(f"{text!r}: parameter values must be numbers or strings, found "
+                           f"{ast.unparse(node)!r}") from None
 
 
 def _canonical_names() -> dict[str, str]:

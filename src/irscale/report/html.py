@@ -93,7 +93,8 @@ p.up a, table a { color: var(--accent); }
   header, main, footer { max-width: none; padding: 0; }
   nav ol { columns: 3; }
   h2 { margin-top: 1.2em; }
-  h2, section.table > p.caption, section.table > p.files, tr.group { break-after: avoid; }  /* not h3: inside a figure it let the figure split */
+  /* not h3: inside a figure it let the figure split */
+  h2, section.table > p.caption, section.table > p.files, tr.group { break-after: avoid; }
   .box, .box.tall { max-height: none; overflow: visible; border: 0; border-radius: 0; }
   table { font-size: 8.5pt; }
   th, td { padding: 2px 5px; }

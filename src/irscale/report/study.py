@@ -1192,7 +1192,8 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
     from irscale.report.latex import latex_document_tables, latex_report
     from irscale.validate import writable_dir
 
-    out = writable_dir("out", out, create=True)  # an existing file, a read-only place: one IrscaleError, before any file
+    # an existing file, a read-only place: one IrscaleError, before any file
+    out = writable_dir("out", out, create=True)
     tag = f"N{study.N}"
     figure_files = _figure_files(figures, tag)
     figures = _figures(figures)

@@ -447,7 +447,8 @@ def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
         from irscale.scales.rankmap import exact_reach
 
         last = exact_reach(m, space.c, N)
-        exact = (f"the exact engines build it up to N = {last} (irscale.scales.build('{str(m).split('@')[0]}', {last}, {levels}))"
+        core = str(m).split("@")[0]
+        exact = (f"the exact engines build it up to N = {last} (irscale.scales.build('{core}', {last}, {levels}))"
                  if last else f"no exact engine builds it on {levels} levels")
         span = gains[-1] - gains[0]
         raise MeasureError(

@@ -151,5 +151,6 @@ def meaningful(
             t = statement(new)
         if bool(t) != truth:
             return Meaningfulness(label, scale, False, truth, tried,
-                                  {"transformation": desc, "truth": bool(t), "data": {k: v.tolist() for k, v in new.items()}})
+                                  {"transformation": desc, "truth": bool(t),
+                                   "data": {k: v.tolist() for k, v in new.items()}})
     return Meaningfulness(label, scale, True, truth, tried)

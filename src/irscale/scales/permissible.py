@@ -83,8 +83,10 @@ def scale_of(measure, N: int, levels: int = 2, order: str | None = None, *, max_
     --------
     >>> scale_of("P", 10).original_scale, scale_of("P", 10).source
     ('interval', '2019 paper, Sec. 4.1')
-    >>> print(scale_of("AP", 10).text())
-    AP@10 (2 levels): not ordinal under the strong order (2019 paper, Sec. 5-6; 2021 paper, Sec. 3.2: (1,0,0,...) scores below (0,1,1,...) although it is above it); phi equi-spaces AP's own order
+    >>> import textwrap
+    >>> print(textwrap.fill(scale_of("AP", 10).text(), 100))
+    AP@10 (2 levels): not ordinal under the strong order (2019 paper, Sec. 5-6; 2021 paper, Sec. 3.2:
+    (1,0,0,...) scores below (0,1,1,...) although it is above it); phi equi-spaces AP's own order
     >>> s = scale_of("Rprec", 6)
     >>> s.original_scale, s.order, s.source
     ('interval', 'induced', 'exhaustive check over all 64 runs (the papers make no statement)')

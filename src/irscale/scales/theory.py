@@ -153,8 +153,10 @@ def statement(measure, N: int, levels: int = 2) -> Statement | None:
 
     Examples
     --------
-    >>> print(statement("RBP(p=0.8)", 10, 4).text())
-    RBP(p=0.8)@10 (4 levels): not ordinal under the strong order (2019 paper, Sec. 5: p = 0.8 > 1/(c+1) = 1/4); phi equi-spaces RBP's own order
+    >>> import textwrap
+    >>> print(textwrap.fill(statement("RBP(p=0.8)", 10, 4).text(), 100))
+    RBP(p=0.8)@10 (4 levels): not ordinal under the strong order (2019 paper, Sec. 5: p = 0.8 > 1/(c+1)
+    = 1/4); phi equi-spaces RBP's own order
     >>> statement("P", 10).original_scale
     'interval'
     """
