@@ -184,7 +184,8 @@ def main() -> None:
             a, b = phis[N, "threads"], phis[N, "dask"]
             checks.append((f"N={N}: Dask LocalCluster equals threads (size and {len(a['phi'])} phi)",
                            a["size"] == b["size"] and a["phi"] == b["phi"]))
-    print("\n  N run      engine buckets         distinct   seconds   CPU s  peak GiB  load  goal s   res  goal GiB res")
+    print("\n  N run      engine buckets         distinct   seconds   CPU s  peak GiB  load  goal s   res  "
+          "goal GiB res")
     for row in rows:
         print(row)
     for (N, label), r in phis.items():

@@ -259,7 +259,8 @@ P_THIRD = "1/3"  # exact since a7d9c96 (was 0.3333333333333333, the decimal)
 
 
 def families() -> list[tuple[str, Family]]:
-    dcg_t, dcg2, dcg10 = Family("dcg", label="DCG"), Family("dcg", 2, label="DCG_b2"), Family("dcg", 10, label="DCG_b10")
+    dcg_t, dcg2 = Family("dcg", label="DCG"), Family("dcg", 2, label="DCG_b2")
+    dcg10 = Family("dcg", 10, label="DCG_b10")
     out = [("DCG", dcg_t), ("nDCG", dcg_t), ("DCG(base=2)", dcg2), ("nDCG(base=2)", dcg2),
            ("DCG(base=10)", dcg10), ("nDCG(base=10)", dcg10)]
     for p in (P_THIRD, "0.5", "0.8", "0.95"):
