@@ -1,12 +1,15 @@
 """Reader against a naive line-by-line oracle: trec_eval order (score desc, docno desc
 byte-wise), whitespace variants, float32 mode."""
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from irscale.io import parse_run
+from irscale.kernels import disabled
 
 docno = st.text(alphabet="ABab019-_.é", min_size=1, max_size=6)
 line = st.tuples(st.sampled_from(["1", "2", "10"]), docno, st.sampled_from([0.5, 1.0, 1.0000000001, 2.0, -3.0, 1e-40]))
@@ -76,16 +79,12 @@ def test_compiled_and_numpy_tokenizers_agree_on_odd_text():
 
     rng = random.Random(1)
     parts = [b"a", b"b1", b"#", b" ", b"  ", b"\t", b"\n", b"\r\n", b"\x01", b"\x7f", b"\x0b", b"x y z", b"\n\n"]
-    try:
-        for _ in range(1500):
-            data = b"".join(rng.choice(parts) for _ in range(rng.randint(0, 30)))
-            for nf, ef in ((2, "error"), (3, "ignore")):
-                T._KERNELS["k"] = compiled
-                a = tokens(data, nf, ef)
-                T._KERNELS["k"] = None
+    for _ in range(1500):
+        data = b"".join(rng.choice(parts) for _ in range(rng.randint(0, 30)))
+        for nf, ef in ((2, "error"), (3, "ignore")):
+            a = tokens(data, nf, ef)
+            with disabled("io.trec"):  # the numpy path
                 assert tokens(data, nf, ef) == a, data
-    finally:
-        T._KERNELS["k"] = compiled
 
 
 def test_compiled_row_hash_equals_the_numpy_polynomial():
@@ -97,16 +96,12 @@ def test_compiled_row_hash_equals_the_numpy_polynomial():
     if compiled is None:
         pytest.skip("numba is not installed: only the numpy hash runs")
     rng = np.random.default_rng(3)
-    try:
-        for w in (1, 2, 7, 16, 40):
-            m = rng.integers(0, 256, (500, w), dtype=np.uint8)
-            for mat in (m, m[:, : max(w // 2, 1)], m[::3]):
-                T._KERNELS["k"] = compiled
-                a = T._hash_rows(mat)
-                T._KERNELS["k"] = None
+    for w in (1, 2, 7, 16, 40):
+        m = rng.integers(0, 256, (500, w), dtype=np.uint8)
+        for mat in (m, m[:, : max(w // 2, 1)], m[::3]):
+            a = T._hash_rows(mat)
+            with disabled("io.trec"):
                 assert np.array_equal(a, T._hash_rows(mat)), (w, mat.shape)
-    finally:
-        T._KERNELS["k"] = compiled
 
 
 @settings(max_examples=200, deadline=None)
@@ -138,19 +133,16 @@ def test_grades_read_by_the_compiled_and_the_numpy_path():
         pytest.skip("numba is not installed: only the numpy path runs")
     texts = [b"1 0 a +3\n1 0 b -0\n1 0 c 007\n2 0 a -1\n", b"1 0 a 1\n1 0 b 99999999999999999999\n",
              b"1 0 a 1\n1 0 b 1-\n", b"1 0 a 1\n1 0 b +\n", b"1 0 a 40000\n"]
-    try:
-        for text in texts:
-            out = []
-            for k in (compiled, None):
-                T._KERNELS["k"] = k
+    for text in texts:
+        out = []
+        for numpy_path in (False, True):
+            with disabled("io.trec") if numpy_path else contextlib.nullcontext():
                 try:
                     q = T.parse_qrels(text)
                     out.append((q.docno.tolist(), q.grade.tolist()))
                 except InputFormatError as e:
                     out.append(str(e))
-            assert out[0] == out[1], text
-    finally:
-        T._KERNELS["k"] = compiled
+        assert out[0] == out[1], text
     assert T.parse_qrels(texts[0]).grade.tolist() == [3, 0, 7, -1]
 
 
@@ -181,24 +173,20 @@ def test_compiled_and_numpy_readers_give_the_same_runs():
         finally:
             T.PIECE_BYTES = kept
 
-    try:
-        for _ in range(300):
-            lines = []
-            for i in range(rng.randint(1, 25)):
-                r = rng.random()
-                if r < 0.08:
-                    lines.append("# comment " + rng.choice(topics))
-                elif r < 0.12:
-                    lines.append("")
-                else:
-                    s = rng.choice(scores) if rng.random() < 0.3 else str(rng.randint(0, 9))
-                    lines.append(f"{rng.choice(topics)} Q0 d{rng.randint(0, 6)} {i} {s} {rng.choice(tags)}")
-            data = ("\n".join(lines) + "\n").encode()
-            for size in (7, 40, 1 << 20):
-                T._KERNELS["k"] = compiled
-                a = read(data, size)
-                T._KERNELS["k"] = None
+    for _ in range(300):
+        lines = []
+        for i in range(rng.randint(1, 25)):
+            r = rng.random()
+            if r < 0.08:
+                lines.append("# comment " + rng.choice(topics))
+            elif r < 0.12:
+                lines.append("")
+            else:
+                s = rng.choice(scores) if rng.random() < 0.3 else str(rng.randint(0, 9))
+                lines.append(f"{rng.choice(topics)} Q0 d{rng.randint(0, 6)} {i} {s} {rng.choice(tags)}")
+        data = ("\n".join(lines) + "\n").encode()
+        for size in (7, 40, 1 << 20):
+            a = read(data, size)
+            with disabled("io.trec"):
                 b = read(data, size)
-                assert repr(a) == repr(b), (data, size)  # repr: nan equals nan
-    finally:
-        T._KERNELS["k"] = compiled
+            assert repr(a) == repr(b), (data, size)  # repr: nan equals nan

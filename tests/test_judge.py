@@ -3,6 +3,8 @@ table per topic) and the numpy one (pandas hash index, bytes verified) against a
 dictionary, on docnos that are prefixes of one another, of every width on either side,
 with topics only one side has and a depth cut."""
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 
 from irscale import data as D
 from irscale.io.trec import parse_qrels, parse_run
+from irscale.kernels import disabled
 
 DOCNO = st.text(alphabet="ab1-", min_size=1, max_size=9)  # short alphabet: prefixes and near misses
 TOPIC = st.sampled_from(["1", "2", "10", "300"])
@@ -23,10 +26,11 @@ def _judge(run, qrels, depth, compiled: bool, spread: int = 1):
         pytest.skip("numba is not installed: only the numpy path runs")
     kept = D.JUDGE_SPREAD
     try:
-        D._KERNELS["k"], D.JUDGE_SPREAD = (kernel if compiled else None), spread
-        return D.judge_run(run, qrels, depth)
+        D.JUDGE_SPREAD = spread
+        with contextlib.nullcontext() if compiled else disabled("data.judge"):
+            return D.judge_run(run, qrels, depth)
     finally:
-        D._KERNELS["k"], D.JUDGE_SPREAD = kernel, kept
+        D.JUDGE_SPREAD = kept
 
 
 @settings(max_examples=300, deadline=None)

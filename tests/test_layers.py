@@ -11,7 +11,7 @@ import irscale
 ROOT = Path(irscale.__file__).parent
 
 # bottom to top; equal ranks may import each other's modules only within a package
-LAYERS = [("_version", "errors", "validate", "examples"), ("parallel",), ("io",), ("data",), ("measures",),
+LAYERS = [("_version", "errors", "validate", "examples", "kernels"), ("parallel",), ("io",), ("data",), ("measures",),
           ("scales",), ("stats", "effects", "measurefree"), ("experiment",), ("study",), ("inspect", "meaning"),
           ("report",),
           ("integrations",), ("cli", "__main__"), ("__init__",)]

@@ -24,6 +24,7 @@ import numpy as np
 
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError, PolicyError, check_choice, warn
 from irscale.io.trec import Qrels, Run, key_hash
+from irscale.kernels import compiled
 from irscale.validate import integer
 
 PAD = np.int16(-32768)
@@ -196,87 +197,80 @@ def _index(qrels: Qrels) -> _QrelsIndex:
 JUDGE_BLOCK = 1 << 21  # records looked up at a time: temporaries stay near 100 MB on any run
 
 JUDGE_SPREAD = 8  # the compiled pass's hash tables are at most 1/JUDGE_SPREAD full
-_KERNELS: dict = {}
-
-
 def _judge_kernels():
     """The judging pass compiled with numba, or None where numba is missing (the pandas
     hash index of :func:`_index` serves). One pass over the run's docnos and no temporary
     the size of the run, where the numpy path hashes, looks up in pandas and verifies in
     separate passes (several times slower on the 10 M records of bench/evaluate.py's
     MS MARCO-like run)."""
-    if "k" not in _KERNELS:
-        try:
-            import numba
-        except ImportError:
-            _KERNELS["k"] = None
-            return None
+    return compiled("data.judge", _build_judge_kernels)
 
-        @numba.njit(nogil=True, cache=True)
-        def judge(docs, offsets, sizes, pos, qdocs, fits, qstart, qgrades, out, unjudged, spread):  # pragma: no cover
-            # out[pos[t], r] = the grade of the r-th document of run topic t, for r < sizes[t].
-            # Per topic, a hash table of its judgements at most 1/spread full (spread 8: it
-            # stays in cache and an unjudged document mostly meets an empty slot at once; tests
-            # pass 1 for long probe chains); qdocs has the width of docs, and judgements wider
-            # than that (fits False) cannot match and stay out. (The helpers are inner
-            # functions: a kernel that calls another numba function is compiled again in
-            # every process instead of loaded from numba's cache.)
 
-            def key(m, i):
-                # FNV-1a over the bytes of row i but NULs (padding: a docno hashes the same at
-                # any width), then murmur's finaliser (the table uses the low bits)
-                h = np.uint64(14695981039346656037)
-                for j in range(m.shape[1]):
-                    b = m[i, j]
-                    if b != 0:
-                        h = (h ^ np.uint64(b)) * np.uint64(1099511628211)
-                h ^= h >> np.uint64(33)
-                h *= np.uint64(0xFF51AFD7ED558CCD)
-                h ^= h >> np.uint64(33)
-                return h
+def _build_judge_kernels(numba):
+    @numba.njit(nogil=True, cache=True)
+    def judge(docs, offsets, sizes, pos, qdocs, fits, qstart, qgrades, out, unjudged, spread):  # pragma: no cover
+        # out[pos[t], r] = the grade of the r-th document of run topic t, for r < sizes[t].
+        # Per topic, a hash table of its judgements at most 1/spread full (spread 8: it
+        # stays in cache and an unjudged document mostly meets an empty slot at once; tests
+        # pass 1 for long probe chains); qdocs has the width of docs, and judgements wider
+        # than that (fits False) cannot match and stay out. (The helpers are inner
+        # functions: a kernel that calls another numba function is compiled again in
+        # every process instead of loaded from numba's cache.)
 
-            def pow2(n):
-                m = 16
-                while m < n:
-                    m *= 2
-                return m
+        def key(m, i):
+            # FNV-1a over the bytes of row i but NULs (padding: a docno hashes the same at
+            # any width), then murmur's finaliser (the table uses the low bits)
+            h = np.uint64(14695981039346656037)
+            for j in range(m.shape[1]):
+                b = m[i, j]
+                if b != 0:
+                    h = (h ^ np.uint64(b)) * np.uint64(1099511628211)
+            h ^= h >> np.uint64(33)
+            h *= np.uint64(0xFF51AFD7ED558CCD)
+            h ^= h >> np.uint64(33)
+            return h
 
-            most = 1
-            for q in range(len(qstart) - 1):
-                most = max(most, qstart[q + 1] - qstart[q])
-            table = np.empty(pow2(spread * most + 1), dtype=np.int64)
-            w = docs.shape[1]
-            for t in range(len(sizes)):
-                if sizes[t] == 0:
-                    continue
-                tq = pos[t]
-                lo, hi = qstart[tq], qstart[tq + 1]
-                m = pow2(spread * (hi - lo) + 1)  # one slot at least stays empty
-                mask = np.uint64(m - 1)
-                table[:m] = -1
-                for k in range(lo, hi):  # the qrels hold no duplicate key
-                    if fits[k]:
-                        i = key(qdocs, k) & mask
-                        while table[i] >= 0:
-                            i = (i + np.uint64(1)) & mask
-                        table[i] = k
-                for r in range(sizes[t]):
-                    d = offsets[t] + r
-                    i = key(docs, d) & mask
-                    g = unjudged
+        def pow2(n):
+            m = 16
+            while m < n:
+                m *= 2
+            return m
+
+        most = 1
+        for q in range(len(qstart) - 1):
+            most = max(most, qstart[q + 1] - qstart[q])
+        table = np.empty(pow2(spread * most + 1), dtype=np.int64)
+        w = docs.shape[1]
+        for t in range(len(sizes)):
+            if sizes[t] == 0:
+                continue
+            tq = pos[t]
+            lo, hi = qstart[tq], qstart[tq + 1]
+            m = pow2(spread * (hi - lo) + 1)  # one slot at least stays empty
+            mask = np.uint64(m - 1)
+            table[:m] = -1
+            for k in range(lo, hi):  # the qrels hold no duplicate key
+                if fits[k]:
+                    i = key(qdocs, k) & mask
                     while table[i] >= 0:
-                        k = table[i]
-                        j = 0
-                        while j < w and docs[d, j] == qdocs[k, j]:
-                            j += 1
-                        if j == w:
-                            g = qgrades[k]
-                            break
                         i = (i + np.uint64(1)) & mask
-                    out[tq, r] = g
+                    table[i] = k
+            for r in range(sizes[t]):
+                d = offsets[t] + r
+                i = key(docs, d) & mask
+                g = unjudged
+                while table[i] >= 0:
+                    k = table[i]
+                    j = 0
+                    while j < w and docs[d, j] == qdocs[k, j]:
+                        j += 1
+                    if j == w:
+                        g = qgrades[k]
+                        break
+                    i = (i + np.uint64(1)) & mask
+                out[tq, r] = g
 
-        _KERNELS["k"] = judge
-    return _KERNELS["k"]
+    return judge
 
 
 def _byte_rows(a: np.ndarray) -> np.ndarray:

@@ -45,6 +45,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from irscale.errors import ArgumentError, InputFormatError, check_choice, warn
+from irscale.kernels import compiled
 
 RUN_FIELDS = "qid Q0 docno rank score tag"
 QRELS_FIELDS = "qid iter docno grade"
@@ -245,160 +246,153 @@ def _line_text(data: bytes, line: int) -> str:
     return lines[line - 1].decode("utf-8", "replace").rstrip("\r")
 
 
-_KERNELS: dict = {}
-
-
 def _kernels():
     """(gather, decimals, tokens, hash) compiled with numba, or None where numba is missing
     (numpy serves)."""
-    if "k" not in _KERNELS:
-        try:
-            import numba
-        except ImportError:
-            _KERNELS["k"] = None
-            return None
+    return compiled("io.trec", _build_kernels)
 
-        @numba.njit(nogil=True, cache=True)
-        def gather_k(buf, starts, ends, out):  # pragma: no cover (compiled)
-            for i in range(len(starts)):
-                s = starts[i]
-                for j in range(ends[i] - s):
-                    out[i, j] = buf[s + j]
 
-        @numba.njit(nogil=True, cache=True)
-        def decimals_k(buf, starts, ends, out, ok):  # pragma: no cover (compiled)
-            # Clinger's fast path: m * 10^k with m < 2^53 and |k| <= 22 is one correctly
-            # rounded operation on exact operands, so it equals strtod; others: ok = False
-            pow10 = np.empty(23, dtype=np.float64)
-            pow10[0] = 1.0
-            for k in range(1, 23):
-                pow10[k] = pow10[k - 1] * 10.0
-            for i in range(len(starts)):
-                p, e = starts[i], ends[i]
-                ok[i] = False
-                neg = False
-                if p < e and (buf[p] == 45 or buf[p] == 43):  # - +
-                    neg = buf[p] == 45
-                    p += 1
-                m = 0
-                digits = 0
-                scale = 0
-                big = False
+def _build_kernels(numba):
+    @numba.njit(nogil=True, cache=True)
+    def gather_k(buf, starts, ends, out):  # pragma: no cover (compiled)
+        for i in range(len(starts)):
+            s = starts[i]
+            for j in range(ends[i] - s):
+                out[i, j] = buf[s + j]
+
+    @numba.njit(nogil=True, cache=True)
+    def decimals_k(buf, starts, ends, out, ok):  # pragma: no cover (compiled)
+        # Clinger's fast path: m * 10^k with m < 2^53 and |k| <= 22 is one correctly
+        # rounded operation on exact operands, so it equals strtod; others: ok = False
+        pow10 = np.empty(23, dtype=np.float64)
+        pow10[0] = 1.0
+        for k in range(1, 23):
+            pow10[k] = pow10[k - 1] * 10.0
+        for i in range(len(starts)):
+            p, e = starts[i], ends[i]
+            ok[i] = False
+            neg = False
+            if p < e and (buf[p] == 45 or buf[p] == 43):  # - +
+                neg = buf[p] == 45
+                p += 1
+            m = 0
+            digits = 0
+            scale = 0
+            big = False
+            while p < e and 48 <= buf[p] <= 57:
+                if m >= 10**17:
+                    big = True
+                else:
+                    m = m * 10 + (buf[p] - 48)
+                digits += 1
+                p += 1
+            if p < e and buf[p] == 46:  # .
+                p += 1
                 while p < e and 48 <= buf[p] <= 57:
                     if m >= 10**17:
                         big = True
                     else:
                         m = m * 10 + (buf[p] - 48)
+                        scale -= 1
                     digits += 1
                     p += 1
-                if p < e and buf[p] == 46:  # .
+            if digits == 0 or big:
+                continue
+            if p < e and (buf[p] == 101 or buf[p] == 69):  # e E
+                p += 1
+                eneg = False
+                if p < e and (buf[p] == 45 or buf[p] == 43):
+                    eneg = buf[p] == 45
                     p += 1
-                    while p < e and 48 <= buf[p] <= 57:
-                        if m >= 10**17:
-                            big = True
-                        else:
-                            m = m * 10 + (buf[p] - 48)
-                            scale -= 1
-                        digits += 1
-                        p += 1
-                if digits == 0 or big:
-                    continue
-                if p < e and (buf[p] == 101 or buf[p] == 69):  # e E
+                x = 0
+                nd = 0
+                while p < e and 48 <= buf[p] <= 57 and nd < 6:
+                    x = x * 10 + (buf[p] - 48)
+                    nd += 1
                     p += 1
-                    eneg = False
-                    if p < e and (buf[p] == 45 or buf[p] == 43):
-                        eneg = buf[p] == 45
-                        p += 1
-                    x = 0
-                    nd = 0
-                    while p < e and 48 <= buf[p] <= 57 and nd < 6:
-                        x = x * 10 + (buf[p] - 48)
-                        nd += 1
-                        p += 1
-                    if nd == 0 or nd == 6:
-                        continue
-                    scale += -x if eneg else x
-                if p != e or m > 2**53 or scale > 22 or scale < -22:
+                if nd == 0 or nd == 6:
                     continue
-                v = float(m) * pow10[scale] if scale >= 0 else float(m) / pow10[-scale]
-                out[i] = -v if neg else v
-                ok[i] = True
+                scale += -x if eneg else x
+            if p != e or m > 2**53 or scale > 22 or scale < -22:
+                continue
+            v = float(m) * pow10[scale] if scale >= 0 else float(m) / pow10[-scale]
+            out[i] = -v if neg else v
+            ok[i] = True
 
-        @numba.njit(nogil=True, cache=True)
-        def tokens_k(buf, nfields, slot, starts, ends, counts, lines, comment, track, changed):  # pragma: no cover
-            # one pass: the first nfields tokens of every non-blank line (bytes <= 32 separate
-            # tokens), its token count, line number and whether it starts with '#'; the
-            # position of the first control character (other than tab..CR) or DEL, or -1; and
-            # the number of lines. More records than the arrays hold: returns -1 records.
-            # changed[rec, k]: field track[k] (a kept one) differs from the last data
-            # record's (True for the first; the line is in cache, so this costs little)
-            n = len(buf)
-            rec = 0
-            line = 1
-            ctrl = -1
-            i = 0
-            m = len(track)
-            prev = -1  # the last data record
-            while i <= n:
-                ntok = 0
-                hashed = False
-                while i < n and buf[i] != 10:
-                    b = buf[i]
-                    if b <= 32:
-                        if ctrl < 0 and (b < 9 or (13 < b < 32)):
-                            ctrl = i
-                        i += 1
-                        continue
-                    s = i
-                    while i < n and buf[i] > 32:
-                        if ctrl < 0 and buf[i] == 127:
-                            ctrl = i
-                        i += 1
-                    if ntok == 0 and buf[s] == 35:
-                        hashed = True
-                    if ntok < nfields and slot[ntok] >= 0 and rec < len(counts):
-                        starts[rec, slot[ntok]] = s
-                        ends[rec, slot[ntok]] = i
-                    ntok += 1
-                if ntok > 0:
-                    if rec == len(counts):
-                        return -1, ctrl, line
-                    counts[rec] = ntok
-                    lines[rec] = line
-                    comment[rec] = hashed
-                    if not hashed:
-                        for k in range(m):
-                            f = track[k]
-                            if prev < 0 or ntok <= f:  # (too few fields: refused later)
-                                changed[rec, k] = True
-                                continue
-                            c = slot[f]
-                            s0, e0, s1 = starts[rec, c], ends[rec, c], starts[prev, c]
-                            diff = e0 - s0 != ends[prev, c] - s1
-                            j = 0
-                            while not diff and j < e0 - s0:
-                                diff = buf[s0 + j] != buf[s1 + j]
-                                j += 1
-                            changed[rec, k] = diff
-                        if ntok >= nfields:
-                            prev = rec
-                    rec += 1
-                line += 1
-                i += 1
-            return rec, ctrl, line - 2
+    @numba.njit(nogil=True, cache=True)
+    def tokens_k(buf, nfields, slot, starts, ends, counts, lines, comment, track, changed):  # pragma: no cover
+        # one pass: the first nfields tokens of every non-blank line (bytes <= 32 separate
+        # tokens), its token count, line number and whether it starts with '#'; the
+        # position of the first control character (other than tab..CR) or DEL, or -1; and
+        # the number of lines. More records than the arrays hold: returns -1 records.
+        # changed[rec, k]: field track[k] (a kept one) differs from the last data
+        # record's (True for the first; the line is in cache, so this costs little)
+        n = len(buf)
+        rec = 0
+        line = 1
+        ctrl = -1
+        i = 0
+        m = len(track)
+        prev = -1  # the last data record
+        while i <= n:
+            ntok = 0
+            hashed = False
+            while i < n and buf[i] != 10:
+                b = buf[i]
+                if b <= 32:
+                    if ctrl < 0 and (b < 9 or (13 < b < 32)):
+                        ctrl = i
+                    i += 1
+                    continue
+                s = i
+                while i < n and buf[i] > 32:
+                    if ctrl < 0 and buf[i] == 127:
+                        ctrl = i
+                    i += 1
+                if ntok == 0 and buf[s] == 35:
+                    hashed = True
+                if ntok < nfields and slot[ntok] >= 0 and rec < len(counts):
+                    starts[rec, slot[ntok]] = s
+                    ends[rec, slot[ntok]] = i
+                ntok += 1
+            if ntok > 0:
+                if rec == len(counts):
+                    return -1, ctrl, line
+                counts[rec] = ntok
+                lines[rec] = line
+                comment[rec] = hashed
+                if not hashed:
+                    for k in range(m):
+                        f = track[k]
+                        if prev < 0 or ntok <= f:  # (too few fields: refused later)
+                            changed[rec, k] = True
+                            continue
+                        c = slot[f]
+                        s0, e0, s1 = starts[rec, c], ends[rec, c], starts[prev, c]
+                        diff = e0 - s0 != ends[prev, c] - s1
+                        j = 0
+                        while not diff and j < e0 - s0:
+                            diff = buf[s0 + j] != buf[s1 + j]
+                            j += 1
+                        changed[rec, k] = diff
+                    if ntok >= nfields:
+                        prev = rec
+                rec += 1
+            line += 1
+            i += 1
+        return rec, ctrl, line - 2
 
-        @numba.njit(nogil=True, cache=True)
-        def hash_k(mat, out):  # pragma: no cover (compiled)
-            # _hash_rows's polynomial, row by row (the same values: uint64 wraps alike)
-            mult = np.uint64(1099511628211)
-            for i in range(mat.shape[0]):
-                h = np.uint64(0)
-                for j in range(mat.shape[1]):
-                    h = h * mult + np.uint64(mat[i, j])
-                out[i] = h
+    @numba.njit(nogil=True, cache=True)
+    def hash_k(mat, out):  # pragma: no cover (compiled)
+        # _hash_rows's polynomial, row by row (the same values: uint64 wraps alike)
+        mult = np.uint64(1099511628211)
+        for i in range(mat.shape[0]):
+            h = np.uint64(0)
+            for j in range(mat.shape[1]):
+                h = h * mult + np.uint64(mat[i, j])
+            out[i] = h
 
-        _KERNELS["k"] = (gather_k, decimals_k, tokens_k, hash_k)
-    return _KERNELS["k"]
+    return (gather_k, decimals_k, tokens_k, hash_k)
 
 
 def gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

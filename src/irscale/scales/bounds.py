@@ -51,6 +51,7 @@ from fractions import Fraction
 import numpy as np
 
 from irscale.errors import ArgumentError, IrscaleError, count_text
+from irscale.kernels import compiled
 from irscale.validate import integer
 
 RESOLUTION = 10**6  # grid points per unit of y / top gain by default (RBP(0.95), N = 1000: width about 5e-6)
@@ -96,20 +97,13 @@ class PhiBounds:
         return self.max_width == 0.0
 
 
-_KERNELS: dict = {}
-
-
 def _kernels():
     """(level, conv) compiled with numba: the grid recursion's level pass and the lattice
     convolution's class pass; None without numba (the numpy passes serve)."""
-    if "k" in _KERNELS:
-        return _KERNELS["k"]
-    try:
-        import numba
-    except ImportError:  # pragma: no cover - numba is a dependency
-        _KERNELS["k"] = None
-        return None
+    return compiled("scales.bounds", _build_kernels)
 
+
+def _build_kernels(numba):
     @numba.njit(nogil=True, cache=True)
     def level_gains(F, out, a, b, M, up, gains):  # pragma: no cover (compiled)
         # out[i] = mean over the gains g of F((i t / M - g) / p) read on the grid y = j t / M
@@ -176,8 +170,7 @@ def _kernels():
     def level(F, out, a, b, M, up, gains=_BINARY):
         level_gains(F, out, a, b, M, up, gains)
 
-    _KERNELS["k"] = (level, conv)
-    return _KERNELS["k"]
+    return level, conv
 
 
 def _level_kernel():

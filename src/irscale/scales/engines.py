@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from irscale.errors import IrscaleError, MeasureError, count_text
+from irscale.kernels import compiled
 from irscale.parallel import Progress, parallel_map
 from irscale.scales.spaces import INT64_LIMIT, Space, all_runs
 from irscale.scales.valuesets import Buckets, Table, ValueTable
@@ -258,34 +259,27 @@ def _pairs(a: np.ndarray, z: np.ndarray):
     return rep, a[rep] + (np.arange(total) - np.repeat(np.cumsum(n) - n, n))
 
 
-_KERNELS: dict = {}
-
-
 def _offsets_kernel():
     """A bucket's key offsets from its lower bound gathered in one compiled pass, without
     numpy's index arrays for every pair (their gathering cost more than the sort), or None
     without numba (numpy serves: :func:`_sorted_offsets`)."""
-    if "offsets" not in _KERNELS:
-        try:
-            import numba
-        except ImportError:  # numpy serves
-            _KERNELS["offsets"] = None
-            return None
+    return compiled("scales.engines.offsets", _build_offsets_kernel)
 
-        @numba.njit(nogil=True, cache=True)
-        def offsets(a, z, Vw, Fw, lw, width, wide, out, pos):  # pragma: no cover
-            for i in range(len(a)):
-                base = Vw[i] - lw  # int64 arithmetic wraps, as numpy's: exact mod 2^64
-                for j in range(a[i], z[i]):
-                    off = Fw[j] + base
-                    if wide and (off < 0 or off >= width):
-                        continue  # a candidate outside the bucket
-                    out[pos] = off
-                    pos += 1
-            return pos
 
-        _KERNELS["offsets"] = offsets
-    return _KERNELS["offsets"]
+def _build_offsets_kernel(numba):
+    @numba.njit(nogil=True, cache=True)
+    def offsets(a, z, Vw, Fw, lw, width, wide, out, pos):  # pragma: no cover
+        for i in range(len(a)):
+            base = Vw[i] - lw  # int64 arithmetic wraps, as numpy's: exact mod 2^64
+            for j in range(a[i], z[i]):
+                off = Fw[j] + base
+                if wide and (off < 0 or off >= width):
+                    continue  # a candidate outside the bucket
+                out[pos] = off
+                pos += 1
+        return pos
+
+    return offsets
 
 
 def _span_runs(half: _Half, spans) -> int:
@@ -346,28 +340,24 @@ def _distinct_kernel():
     """The number of distinct values in each prefix ``x[:cut]`` of a sorted int64 array,
     for sorted ``cuts``, and in all of it, in one compiled pass (no array of the distinct
     values), or None without numba."""
-    if "distinct" not in _KERNELS:
-        try:
-            import numba
-        except ImportError:  # numpy serves
-            _KERNELS["distinct"] = None
-            return None
+    return compiled("scales.engines.distinct", _build_distinct_kernel)
 
-        @numba.njit(nogil=True, cache=True)
-        def distinct(x, cuts, out):  # pragma: no cover
-            n = 1 if len(x) else 0
-            start = 1
-            for j in range(len(cuts) + 1):
-                end = min(cuts[j], len(x)) if j < len(cuts) else len(x)
-                for i in range(start, end):
-                    n += x[i] != x[i - 1]
-                start = max(start, end)
-                if j < len(cuts):
-                    out[j] = n if end > 0 else 0
-            return n
 
-        _KERNELS["distinct"] = distinct
-    return _KERNELS["distinct"]
+def _build_distinct_kernel(numba):
+    @numba.njit(nogil=True, cache=True)
+    def distinct(x, cuts, out):  # pragma: no cover
+        n = 1 if len(x) else 0
+        start = 1
+        for j in range(len(cuts) + 1):
+            end = min(cuts[j], len(x)) if j < len(cuts) else len(x)
+            for i in range(start, end):
+                n += x[i] != x[i - 1]
+            start = max(start, end)
+            if j < len(cuts):
+                out[j] = n if end > 0 else 0
+        return n
+
+    return distinct
 
 
 def _bucket_rank(half: _Half, lo: int, hi: int, queries, runs: bool = False):

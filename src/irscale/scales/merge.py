@@ -25,81 +25,77 @@ from __future__ import annotations
 
 import numpy as np
 
-_KERNELS: dict = {}
+from irscale.kernels import compiled
 
 
 def _numba_kernels():
     """(scan, band) compiled with numba, or None where numba is not installed."""
-    if "numba" not in _KERNELS:
-        try:
-            import numba
-        except ImportError:  # the numpy kernels serve
-            _KERNELS["numba"] = None
-            return None
+    return compiled("scales.merge", _build_numba_kernels)
 
-        @numba.njit(nogil=True, cache=True)
-        def scan(P, S, Pn, Sc, xs, tol, weighted, lo_out, hi_out, wmod_out, wflt_out, bi, bj):  # pragma: no cover
-            # one pass over P for the whole block of queries (P and Pn are read once per
-            # block, not once per query: the merge is bound by memory traffic)
-            nq = len(xs)
-            K = bi.shape[1]
-            jh = np.full(nq, len(S), dtype=np.int64)
-            nb = np.zeros(nq, dtype=np.int64)
-            for i in range(len(P)):
-                p = P[i]
-                pn = Pn[i]
-                alive = False
-                for q in range(nq):
-                    h = jh[q]
-                    if h == 0:
-                        continue  # larger P[i]: no pair left for this query
-                    t = xs[q] - p
-                    t_ = tol[q]
-                    while h > 0 and S[h - 1] > t + t_:
-                        h -= 1
-                    jh[q] = h
-                    if h == 0:
-                        continue
-                    alive = True
-                    j = h  # lo <= hi, and the band between them is nearly always empty
-                    while j > 0 and S[j - 1] >= t - t_:
-                        j -= 1
-                    for jj in range(j, h):  # undecided pairs: the first K kept
-                        if nb[q] < K:
-                            bi[q, nb[q]] = i
-                            bj[q, nb[q]] = jj
-                        nb[q] += 1
-                    lo_out[q] += j
-                    hi_out[q] += h
-                    if weighted > 0:
-                        wmod_out[q] += pn * Sc[j]
-                        if weighted > 1:
-                            wflt_out[q] += float(pn) * float(Sc[j])
-                if not alive:
-                    break
 
-        @numba.njit(nogil=True, cache=True)
-        def band(P, S, x, t_, out_i, out_j):  # pragma: no cover - compiled
-            nS = len(S)
-            jl = nS
-            jh = nS
-            k = 0
-            for i in range(len(P)):
-                t = x - P[i]
-                while jl > 0 and S[jl - 1] >= t - t_:
-                    jl -= 1
-                while jh > 0 and S[jh - 1] > t + t_:
-                    jh -= 1
-                if jh == 0:
-                    break
-                for j in range(jl, jh):
-                    out_i[k] = i
-                    out_j[k] = j
-                    k += 1
-            return k
+def _build_numba_kernels(numba):
+    @numba.njit(nogil=True, cache=True)
+    def scan(P, S, Pn, Sc, xs, tol, weighted, lo_out, hi_out, wmod_out, wflt_out, bi, bj):  # pragma: no cover
+        # one pass over P for the whole block of queries (P and Pn are read once per
+        # block, not once per query: the merge is bound by memory traffic)
+        nq = len(xs)
+        K = bi.shape[1]
+        jh = np.full(nq, len(S), dtype=np.int64)
+        nb = np.zeros(nq, dtype=np.int64)
+        for i in range(len(P)):
+            p = P[i]
+            pn = Pn[i]
+            alive = False
+            for q in range(nq):
+                h = jh[q]
+                if h == 0:
+                    continue  # larger P[i]: no pair left for this query
+                t = xs[q] - p
+                t_ = tol[q]
+                while h > 0 and S[h - 1] > t + t_:
+                    h -= 1
+                jh[q] = h
+                if h == 0:
+                    continue
+                alive = True
+                j = h  # lo <= hi, and the band between them is nearly always empty
+                while j > 0 and S[j - 1] >= t - t_:
+                    j -= 1
+                for jj in range(j, h):  # undecided pairs: the first K kept
+                    if nb[q] < K:
+                        bi[q, nb[q]] = i
+                        bj[q, nb[q]] = jj
+                    nb[q] += 1
+                lo_out[q] += j
+                hi_out[q] += h
+                if weighted > 0:
+                    wmod_out[q] += pn * Sc[j]
+                    if weighted > 1:
+                        wflt_out[q] += float(pn) * float(Sc[j])
+            if not alive:
+                break
 
-        _KERNELS["numba"] = (scan, band)
-    return _KERNELS["numba"]
+    @numba.njit(nogil=True, cache=True)
+    def band(P, S, x, t_, out_i, out_j):  # pragma: no cover - compiled
+        nS = len(S)
+        jl = nS
+        jh = nS
+        k = 0
+        for i in range(len(P)):
+            t = x - P[i]
+            while jl > 0 and S[jl - 1] >= t - t_:
+                jl -= 1
+            while jh > 0 and S[jh - 1] > t + t_:
+                jh -= 1
+            if jh == 0:
+                break
+            for j in range(jl, jh):
+                out_i[k] = i
+                out_j[k] = j
+                k += 1
+        return k
+
+    return (scan, band)
 
 
 def have_numba() -> bool:
