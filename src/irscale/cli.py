@@ -85,7 +85,8 @@ def _fail(e: IrscaleError) -> None:
 
 
 _SAID: set = set()  # the warnings said by this command (each once: by its key, else its text)
-_HELD: dict = {}  # while a study runs several N: its "not meaningful" warnings, merged over the N
+_HELD: dict = {}  # while a study runs several N (_HOLDING): its "not meaningful" warnings, merged over the N
+_HOLDING = [False]
 _QUIET = [False]  # irscale --no-warnings
 
 
@@ -93,7 +94,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     if _QUIET[0]:
         return
     key = getattr(message, "key", None) or (category.__name__, str(message))
-    if _HELD.get("on") and hasattr(message, "merged"):  # a NotMeaningfulWarning of one N of a study
+    if _HOLDING[0] and hasattr(message, "merged"):  # a NotMeaningfulWarning of one N of a study
         held = _HELD.setdefault(message.merge_key, message)
         _HELD[message.merge_key] = held if held is message else held.merged(message)
         return
@@ -112,7 +113,7 @@ class _OnceOverN:
 
     def __enter__(self):
         _HELD.clear()
-        _HELD["on"] = True
+        _HOLDING[0] = True
         return self
 
     def __exit__(self, *exc):
@@ -121,8 +122,8 @@ class _OnceOverN:
 
     def flush(self) -> None:
         """Say the held warnings now (before an error line, which comes last)."""
-        _HELD.pop("on", None)
-        held = [w for w in _HELD.values() if hasattr(w, "merged")]
+        _HOLDING[0] = False
+        held = list(_HELD.values())
         _HELD.clear()
         for w in held:
             _show_warning(w, type(w), "", 0)
@@ -144,6 +145,7 @@ def _main(no_warnings: Annotated[bool, typer.Option(
     scales, meaningful statistics)."""
     _SAID.clear()
     _HELD.clear()
+    _HOLDING[0] = False
     _QUIET[0] = no_warnings
     warnings.showwarning = _show_warning  # every verb: warnings as one yellow line on stderr, each once
 
@@ -178,10 +180,6 @@ def _new_say_lock():
 
 
 _SAY_LOCK = _new_say_lock()  # made at import: two threads never make two
-
-
-def _say_lock():
-    return _SAY_LOCK
 
 
 HEARTBEAT = 1.0  # seconds between the heartbeat's looks at a step (it speaks only after PLAIN_EVERY of silence)
@@ -223,14 +221,14 @@ class _Feedback:
             self.bar = Progress(TextColumn(self.what), BarColumn(), TaskProgressColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
                                 TextColumn("{task.description}"), console=err.console, transient=True,
-                                auto_refresh=False)  # refreshed by ticks and the heartbeat (fork-safe: _say_lock)
+                                auto_refresh=False)  # refreshed by ticks and the heartbeat (fork-safe: _SAY_LOCK)
             self.bar.__enter__()
             self.task = self.bar.add_task("", total=None, eta="...")
         else:
             self.bar = None
         self.stop = threading.Event()
         self.heart = threading.Thread(target=self._heartbeat, name="irscale-progress", daemon=True)
-        self.heart.fork_safe = True  # it writes only under _say_lock, which every fork waits for (parallel.can_fork)
+        self.heart.fork_safe = True  # it writes only under _SAY_LOCK, which every fork waits for (parallel.can_fork)
         self.heart.start()
         return self.tick
 
@@ -244,7 +242,7 @@ class _Feedback:
         """What the heartbeat does at time ``now``: refresh the bar (its elapsed time), or
         where stderr is not a terminal and nothing was said for PLAIN_EVERY seconds, say
         the step's last state with "still working"."""
-        with _say_lock():
+        with _SAY_LOCK:
             if self.stop.is_set():
                 return
             if self.bar is not None:
@@ -260,7 +258,7 @@ class _Feedback:
             self.first = (now, done)
         self.state, self.ticked = (done, total, description), now
         left = _eta(self.first, now, done, total)
-        with _say_lock():
+        with _SAY_LOCK:
             if self.bar is not None:
                 self.bar.update(self.task, completed=done, total=total, description=_plain(description),
                                 eta="..." if left is None else _duration(left))

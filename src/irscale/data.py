@@ -542,8 +542,8 @@ def stack(judged, qrels: Qrels, stats: TopicStats, *, depth: int | None, missing
         missing[name] = miss
         names.append(name)
     what = "scored 0" if missing_topics == "zero" else "left out of its scores"
-    _warn_topics(extras, "ignoring {k} topic(s) absent from the qrels", "have topics absent from the qrels (ignored)")
-    _warn_topics(lacking, "has no results for {k} qrels topic(s), " + what,
+    _warn_topics(extras, ": ignoring {k} topic(s) absent from the qrels", "have topics absent from the qrels (ignored)")
+    _warn_topics(lacking, " has no results for {k} qrels topic(s), " + what,
                  "have no results for some qrels topics, " + what.replace("its", "their"))
     D = max(m.shape[1] for m in mats) if mats else 1
     grades = np.full((len(mats), len(qrels.topics), D), PAD, dtype=np.int16)
@@ -553,15 +553,14 @@ def stack(judged, qrels: Qrels, stats: TopicStats, *, depth: int | None, missing
 
 
 def _warn_topics(by_run: dict[str, list[str]], one: str, several: str) -> None:
-    """One line for the topics of one batch of runs: ``run 'r' <one>: 401, 402`` (``{k}``
+    """One line for the topics of one batch of runs: ``run 'r'<one>: 401, 402`` (``{k}``
     in ``one``: how many) or, for several runs, ``3 runs <several>: r (2), s (1), t (1)``
     (the number of topics of each)."""
     if not by_run:
         return
     if len(by_run) == 1:
         (name, topics), = by_run.items()
-        sep = ":" if one.startswith("ignoring") else ""
-        warn(f"run {name!r}{sep} {one.format(k=len(topics))}: {_short(topics, 3)}", stacklevel=4)
+        warn(f"run {name!r}{one.format(k=len(topics))}: {_short(topics, 3)}", stacklevel=4)
         return
     shown = ", ".join(f"{n} ({len(t)})" for n, t in list(by_run.items())[:3])
     more = f", ... ({len(by_run) - 3} more)" if len(by_run) > 3 else ""

@@ -113,7 +113,7 @@ def can_fork() -> bool:
     """Whether worker processes may be forked: only where the platform can fork and no
     other thread runs (a forked child would inherit any lock another thread holds), but
     threads marked ``fork_safe`` (the CLI's progress heartbeat: every fork waits until it
-    holds no lock, see ``irscale.cli._say_lock``)."""
+    holds no lock, see ``irscale.cli._new_say_lock``)."""
     import multiprocessing
     import threading
 

@@ -1119,7 +1119,7 @@ def study_figures(study, spacing: bool = False, samples: int = 1000, others: boo
 
     names = {parse_measure(m).label: m for m in study.measures}  # the study's frames use short labels
     canonical = lambda df, cols: df.assign(**{c: df[c].map(lambda v: names.get(v, v)) for c in cols})  # noqa: E731
-    jobs = []  # each draws one figure: drawn side by side in forked processes where the machine has the cores
+    jobs, light = [], set()  # each job draws one figure (light: a heatmap), side by side in forked processes
     if not others:
         study = dataclasses.replace(study, table4=None, changes=None, means=None)
     if study.table4 is not None and len(study.table4):
@@ -1127,6 +1127,7 @@ def study_figures(study, spacing: bool = False, samples: int = 1000, others: boo
         low = tau_range(*(_matrix(table4, None, v)[0] for v in ("tau", "tau_ranked")))  # one range for both
         for value, what, stem in (("tau", "the measures", "tau_original"),
                                   ("tau_ranked", "their ranked versions", "tau_ranked")):
+            light.add(len(jobs))
             jobs.append(lambda value=value, what=what, stem=stem: tau_heatmap(
                 table4, value=value, title=f"Kendall's tau between {what}, N = {study.N}", vmin=low, stem=stem,
                 pdf=pdf))
@@ -1148,9 +1149,9 @@ def study_figures(study, spacing: bool = False, samples: int = 1000, others: boo
     _plt()  # imported once, before any fork
     # two workers take the jobs two at a time in order: pair a heavy figure (the changes, the means, the spacing)
     # with a light one (a heatmap) so that both finish together
-    heavy = [k for k in range(len(jobs)) if not (study.table4 is not None and len(study.table4) and k < 2)]
-    light = [k for k in range(len(jobs)) if k not in heavy]
-    order = [k for pair in zip(heavy, light) for k in pair] + heavy[len(light):] + light[len(heavy):]
+    heavy = [k for k in range(len(jobs)) if k not in light]
+    lights = sorted(light)
+    order = [k for pair in zip(heavy, lights) for k in pair] + heavy[len(lights):] + lights[len(heavy):]
     # never in threads: pyplot's rc_context is process-wide state, which two threads would interleave
     drawn = parallel_imap(lambda k: jobs[k](), order, workers=min(2, len(jobs)) if can_fork() else 1, processes=True)
     by_job = dict(zip(order, drawn))

@@ -1147,18 +1147,18 @@ def _figures(figures) -> list[tuple[str, str, str]]:
     return out
 
 
-def _figure_files(figures, tag: str) -> list[tuple[str, bytes | str]]:
-    """``[(file name, content)]`` of each figure written beside the report: figure k's
-    SVG and (where the Picture has one) PDF as ``figure<k>_<stem>_<tag>.svg/.pdf`` (k: its
-    number in the HTML report); a bare (title, svg, caption) triple gives
+def _figure_files(figures, tag: str) -> list[list[tuple[str, bytes | str]]]:
+    """For each figure, ``[(file name, content)]`` of the files written beside the report:
+    figure k's SVG and (where the Picture has one) PDF as ``figure<k>_<stem>_<tag>.svg/.pdf``
+    (k: its number in the HTML report); a bare (title, svg, caption) triple gives
     ``figure<k>_<tag>.svg``."""
     out = []
     for k, f in enumerate(figures or (), 1):
         stem = f"figure{k}_{f.stem}" if getattr(f, "stem", "") else f"figure{k}"  # k: its number in the HTML
-        svg = f.svg if hasattr(f, "svg") else str(f[1])
-        out.append((f"{stem}_{tag}.svg", svg))
+        files = [(f"{stem}_{tag}.svg", f.svg if hasattr(f, "svg") else str(f[1]))]
         if getattr(f, "pdf", None):
-            out.append((f"{stem}_{tag}.pdf", f.pdf))
+            files.append((f"{stem}_{tag}.pdf", f.pdf))
+        out.append(files)
     return out
 
 
@@ -1222,14 +1222,14 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
     for t in tables:
         links[t.key] = f"{t.stem}_{tag}"
     links["provenance"] = f"provenance_{tag}"
-    for name, content in figure_files:
+    for name, content in (file for files in figure_files for file in files):
         path = out / name
         if isinstance(content, bytes):
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
         written.append(path)
-    links["figures"] = _files_per_figure(figure_files, len(figures))
+    links["figures"] = [[name for name, _ in files] for files in figure_files]
     scores = getattr(study, "scores", None)
     if isinstance(scores, pd.DataFrame):  # the per-topic scores every table rests on (full precision)
         put(f"scores_{tag}.csv", scores.to_csv(index=False))
@@ -1244,21 +1244,11 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
 def _latex_figures(figure_files, figures) -> list[tuple[str, str]]:
     """``(PDF file name, caption)`` of each figure written as a PDF, for ``report_N<N>.tex``."""
     out = []
-    for names, (title, _, caption) in zip(_files_per_figure(figure_files, len(figures)), figures):
-        pdf = [n for n in names if n.endswith(".pdf")]
+    for files, (title, _, caption) in zip(figure_files, figures):
+        pdf = [name for name, _ in files if name.endswith(".pdf")]
         if pdf:
             out.append((pdf[0], f"{title}. {caption}" if caption else title))
     return out
-
-
-def _files_per_figure(figure_files, n: int) -> list[list[str]]:
-    """The file names of figure k (0-based) from :func:`_figure_files` (an SVG starts each)."""
-    out: list[list[str]] = []
-    for name, _ in figure_files:
-        if name.endswith(".svg"):
-            out.append([])
-        out[-1].append(name)
-    return out + [[] for _ in range(n - len(out))]
 
 
 def write_study(study: Study, out: str | Path, figures: Sequence | None = None,
