@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import combinations
 
 from irscale._version import __version__
@@ -671,12 +671,16 @@ def _note_pieces(notes: list[str], room: float, target: float) -> list[list[str]
 
 # -- documents ---------------------------------------------------------------------------------------
 
-def latex_document_tables(tables: Iterable[ReportTable], width: str | float = "onecolumn") -> dict[str, str]:
+def latex_document_tables(tables: Iterable[ReportTable], width: str | float = "onecolumn",
+                          texts: Sequence[str] | None = None) -> dict[str, str]:
     """``{file stem: LaTeX}``: tables sharing a stem (Tables 5 and 6; the measure-free
-    summary's parts) go into one file, one float each (or more: see :func:`latex_table`)."""
+    summary's parts) go into one file, one float each (or more: see :func:`latex_table`).
+    ``texts``: the tables already rendered at ``width``, one each (not rendered again)."""
+    tables = list(tables)
+    texts = [latex_table(t, width=width) for t in tables] if texts is None else texts
     out: dict[str, list[str]] = {}
-    for t in tables:
-        out.setdefault(t.stem, []).append(latex_table(t, width=width))
+    for t, tex in zip(tables, texts, strict=True):
+        out.setdefault(t.stem, []).append(tex)
     return {stem: "\n".join(parts) for stem, parts in out.items()}
 
 
@@ -692,7 +696,8 @@ _FILE = re.compile(r"[A-Za-z0-9_.\-/]+")
 
 
 def latex_report(tables: Iterable[ReportTable], figures: Iterable[tuple[str, str]] = (), *,
-                 title: str = "irscale report", width: str | float = "onecolumn") -> str:
+                 title: str = "irscale report", width: str | float = "onecolumn",
+                 texts: Sequence[str] | None = None) -> str:
     """A complete LaTeX document (``report_N<N>.tex``): every table of ``tables`` fitted to
     ``width`` (:func:`latex_table`), then each of ``figures``, ``(PDF file name, caption)``
     pairs of files beside the ``.tex``, as a figure float.
@@ -701,7 +706,8 @@ def latex_report(tables: Iterable[ReportTable], figures: Iterable[tuple[str, str
     as it is (``\\textwidth`` 345pt); ``"twocolumn"``, ``\\documentclass[twocolumn]{article}``
     (``\\columnwidth`` 229.5pt); a width in pt, one column that wide (``geometry``). It needs
     only texlive-latex-base and texlive-latex-recommended (booktabs; graphicx with figures):
-    ``pdflatex report_N<N>.tex``."""
+    ``pdflatex report_N<N>.tex``. ``texts``: the tables already rendered at ``width``, one
+    each (not rendered again)."""
     target = _width_of(width)
     figures = [(str(f), str(c)) for f, c in figures]
     for f, _ in figures:
@@ -722,8 +728,7 @@ def latex_report(tables: Iterable[ReportTable], figures: Iterable[tuple[str, str
             "The tables and figures of irscale's report; the notes under each table explain its columns, and the "
             "CSV and JSON files beside this file hold every row with its exact values.", ""]
     floats = 0
-    for t in tables:
-        tex = latex_table(t, width=width)
+    for tex in (latex_table(t, width=width) for t in tables) if texts is None else texts:
         n = tex.count(r"\begin{table}")
         if floats and floats + n > 16:  # LaTeX holds at most 18 floats waiting for a place
             body.append(r"\clearpage")

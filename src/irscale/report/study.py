@@ -1190,6 +1190,7 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
     the study, shown in the reports and the provenance."""
     from irscale.report.html import html_report
     from irscale.report.latex import latex_document_tables, latex_report
+    from irscale.report.latex import latex_table as latex_table_text
     from irscale.validate import writable_dir
 
     # an existing file, a read-only place: one IrscaleError, before any file
@@ -1215,10 +1216,11 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
         put(f"{stem}.csv", frame.to_csv(index=False))
         if t.key != "measure_free":  # every system pair (8,256 on TREC-8): the CSV only, JSON would double it
             put(f"{stem}.json", table_json(t, study.provenance, frame))
-    for stem, text in latex_document_tables(tables).items():
+    texts = [latex_table_text(t) for t in tables]  # rendered once: the tables' files and report_N<N>.tex
+    for stem, text in latex_document_tables(tables, texts=texts).items():
         put(f"{stem}_{tag}.tex", text)
     put(f"report_{tag}.tex", latex_report(tables, _latex_figures(figure_files, figures),
-                                          title=f"irscale report (N = {study.N})"))
+                                          title=f"irscale report (N = {study.N})", texts=texts))
     for t in tables:
         links[t.key] = f"{t.stem}_{tag}"
     links["provenance"] = f"provenance_{tag}"
