@@ -335,12 +335,22 @@ def compare(
                           measure_free=measure_free, n_resamples=n_resamples, seed=seed, approx=approx,
                           max_pairs=max_pairs, progress=progress)
     else:
-        from irscale.validate import wrong_type
+        _check_given_plan(plan, progress)
+    return _run_study(data, plan, scheduler, progress)
 
-        if not isinstance(plan, StudyPlan):
-            raise wrong_type("plan", plan, "a StudyPlan from irscale.study.plan_study(...) or None")
-        if progress is not None and not callable(progress):
-            raise wrong_type("progress", progress, "a function progress(what, done, total) or None")
+
+def _check_given_plan(plan, progress) -> None:
+    """A plan handed to :func:`compare` is a :class:`StudyPlan`, and progress a function."""
+    from irscale.validate import wrong_type
+
+    if not isinstance(plan, StudyPlan):
+        raise wrong_type("plan", plan, "a StudyPlan from irscale.study.plan_study(...) or None")
+    if progress is not None and not callable(progress):
+        raise wrong_type("progress", progress, "a function progress(what, done, total) or None")
+
+
+def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
+    """The study's named steps, in order, on a validated plan."""
     judged = judged_runs(data)
     plan.check_systems(judged.systems)
     judged, relevance = apply_relevance(judged, plan.measures, plan.relevance)
