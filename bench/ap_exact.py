@@ -114,8 +114,20 @@ main()
 def run_build(N: int, n_random: int, seed: int, dask: bool, timeout: float) -> dict:
     """One build in a fresh process (stderr, its progress lines, passes through)."""
     try:
-        p = subprocess.run([sys.executable, "-c", textwrap.dedent(BUILD), str(N), str(n_random), str(seed),
-                            "dask" if dask else "threads"], stdout=subprocess.PIPE, text=True, timeout=timeout)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                textwrap.dedent(BUILD),
+                str(N),
+                str(n_random),
+                str(seed),
+                "dask" if dask else "threads",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"over {timeout:.0f} s (stopped)"}
     for line in p.stdout.splitlines():
@@ -142,8 +154,11 @@ def verdict(ok: bool | None) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", default="34", help="run lengths, comma-separated (default 34)")
-    ap.add_argument("--dask", action="store_true", help="also build on a Dask LocalCluster (2 workers) and "
-                    "check that size and phi equal the threads' ones")
+    ap.add_argument(
+        "--dask",
+        action="store_true",
+        help="also build on a Dask LocalCluster (2 workers) and check that size and phi equal the threads' ones",
+    )
     ap.add_argument("--runs", type=int, default=20, help="random runs whose phi is asked (default 20)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=5400, help="seconds per build (default 5400)")
@@ -151,8 +166,11 @@ def main() -> None:
     if args.runs < 0:
         raise SystemExit(f"--runs must be 0 or more, not {args.runs}")
     ns = parse_ns(args.n)
-    print(f"binary AP, exact rank map, cold (cache=False), one process per build; {os.cpu_count()} CPUs; "
-          f"fixed runs: 7 extremes + {args.runs} random (seed {args.seed})", flush=True)
+    print(
+        f"binary AP, exact rank map, cold (cache=False), one process per build; {os.cpu_count()} CPUs; "
+        f"fixed runs: 7 extremes + {args.runs} random (seed {args.seed})",
+        flush=True,
+    )
     rows, phis, checks = [], {}, []
     for N in ns:
         for dask in (False, True) if args.dask else (False,):
@@ -167,32 +185,45 @@ def main() -> None:
             ok_s = None if goal_s is None else r["seconds"] <= goal_s
             ok_m = r["peak_gib"] <= GOAL_GIB
             buckets = f"{r['buckets']:,}" if r["kind"] == "buckets" else "table"
-            rows.append(f"{N:3d} {label:8s} {r['engine']:>6s} {buckets:>7s} {r['size']:16,d} {r['seconds']:9.1f} "
-                        f"{r['cpu_seconds']:9.1f} {r['peak_gib']:8.2f} {r['load']:5.1f} "
-                        f"{'<= ' + str(goal_s) if goal_s else '-':>7s} {verdict(ok_s):>5s} "
-                        f"{'<= ' + str(GOAL_GIB):>7s} {verdict(ok_m):>5s}")
+            rows.append(
+                f"{N:3d} {label:8s} {r['engine']:>6s} {buckets:>7s} {r['size']:16,d} {r['seconds']:9.1f} "
+                f"{r['cpu_seconds']:9.1f} {r['peak_gib']:8.2f} {r['load']:5.1f} "
+                f"{'<= ' + str(goal_s) if goal_s else '-':>7s} {verdict(ok_s):>5s} "
+                f"{'<= ' + str(GOAL_GIB):>7s} {verdict(ok_m):>5s}"
+            )
             print(f"  done: {rows[-1]}", flush=True)
             if not dask:
                 checks += [(f"N={N} threads: <= {goal_s} s", ok_s), (f"N={N} threads: <= {GOAL_GIB} GiB", ok_m)]
                 checks.append((f"N={N}: phi of the queried runs answered in the build's pass", r["answered_in_pass"]))
-                checks.append((f"N={N}: phi(no relevant) = 1 and phi(all relevant) = size",
-                               r["phi"][0] == 1 and r["phi"][1] == r["size"]))
+                checks.append(
+                    (
+                        f"N={N}: phi(no relevant) = 1 and phi(all relevant) = size",
+                        r["phi"][0] == 1 and r["phi"][1] == r["size"],
+                    )
+                )
             else:
                 checks.append((f"N={N} dask: <= {GOAL_GIB} GiB (client + both workers)", ok_m))
             phis[N, label] = r
         if (N, "threads") in phis and (N, "dask") in phis:
             a, b = phis[N, "threads"], phis[N, "dask"]
-            checks.append((f"N={N}: Dask LocalCluster equals threads (size and {len(a['phi'])} phi)",
-                           a["size"] == b["size"] and a["phi"] == b["phi"]))
-    print("\n  N run      engine buckets         distinct   seconds   CPU s  peak GiB  load  goal s   res  "
-          "goal GiB res")
+            checks.append(
+                (
+                    f"N={N}: Dask LocalCluster equals threads (size and {len(a['phi'])} phi)",
+                    a["size"] == b["size"] and a["phi"] == b["phi"],
+                )
+            )
+    print(
+        "\n  N run      engine buckets         distinct   seconds   CPU s  peak GiB  load  goal s   res  goal GiB res"
+    )
     for row in rows:
         print(row)
     for (N, label), r in phis.items():
         if label != "threads":
             continue
-        print(f"\nphi at N={N} ({r['size']:,} distinct values; asked in the build's pass, read back in "
-              f"{r['phi_seconds'] * 1000:.1f} ms)" + (f"; max_pairs={r['max_pairs']}" if r["max_pairs"] else ""))
+        print(
+            f"\nphi at N={N} ({r['size']:,} distinct values; asked in the build's pass, read back in "
+            f"{r['phi_seconds'] * 1000:.1f} ms)" + (f"; max_pairs={r['max_pairs']}" if r["max_pairs"] else "")
+        )
         print("  " + ", ".join(f"{name}: {phi:,}" for name, phi in zip(r["names"], r["phi"])))
     print()
     for what, ok in checks:

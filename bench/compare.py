@@ -85,9 +85,14 @@ def measure(version: dict, args) -> dict:
     env = dict(os.environ, PYTHONPATH=str(version["src"]), IRSCALE_CACHE_DIR=version["cache"])
     t = time.perf_counter()
     # cwd: the (empty at first) cache directory, so that nothing is imported from the caller's directory
-    p = subprocess.run([sys.executable, "-c", textwrap.dedent(STUDY), str(args.data), str(args.runs),
-                        str(args.depth)], check=False, capture_output=True, text=True, env=env,
-                       cwd=version["cache"])
+    p = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(STUDY), str(args.data), str(args.runs), str(args.depth)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=version["cache"],
+    )
     wall = time.perf_counter() - t
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -99,8 +104,12 @@ def measure(version: dict, args) -> dict:
     if not file.is_relative_to(version["src"]):
         raise SystemExit(f"{version['name']}: the child imported {file}, not the tree {version['src']}")
     res["wall"] = wall
-    print(f"  {version['name']:6} {'cold' if not version['results'] else 'warm'} {res['seconds']:8.1f} s "
-          f"(process {wall:.1f} s, peak {res['peak_mb']:.0f} MB)", file=sys.stderr, flush=True)
+    print(
+        f"  {version['name']:6} {'cold' if not version['results'] else 'warm'} {res['seconds']:8.1f} s "
+        f"(process {wall:.1f} s, peak {res['peak_mb']:.0f} MB)",
+        file=sys.stderr,
+        flush=True,
+    )
     version["results"].append(res)
     return res
 
@@ -109,16 +118,22 @@ def report(v: dict) -> None:
     cold, warm = v["results"][0], v["results"][1:]
     times = [w["seconds"] for w in warm]
     print(f"{v['name']}: {v['rev']}  irscale from {cold['file']}")
-    print(f"  cold cache  {cold['seconds']:8.1f} s   (reading the runs {cold['reading']:.1f} s, "
-          f"imports {cold['imports']:.1f} s, whole process {cold['wall']:.1f} s)")
+    print(
+        f"  cold cache  {cold['seconds']:8.1f} s   (reading the runs {cold['reading']:.1f} s, "
+        f"imports {cold['imports']:.1f} s, whole process {cold['wall']:.1f} s)"
+    )
     if warm:
-        print(f"  warm cache  {statistics.median(times):8.1f} s   median of {len(times)} "
-              f"{[round(x, 1) for x in times]}  (reading the runs "
-              f"{statistics.median(w['reading'] for w in warm):.1f} s)")
+        print(
+            f"  warm cache  {statistics.median(times):8.1f} s   median of {len(times)} "
+            f"{[round(x, 1) for x in times]}  (reading the runs "
+            f"{statistics.median(w['reading'] for w in warm):.1f} s)"
+        )
     peak = max(r["peak_mb"] for r in v["results"])
     worker = max(r["worker_peak_mb"] for r in v["results"])
-    print(f"  peak RSS    {cold['peak_mb']:8.0f} MB cold, {peak:.0f} MB max over all processes"
-          f"  (largest worker {worker:.0f} MB)")
+    print(
+        f"  peak RSS    {cold['peak_mb']:8.0f} MB cold, {peak:.0f} MB max over all processes"
+        f"  (largest worker {worker:.0f} MB)"
+    )
     print(f"  results     digest {cold['digest']}  ({cold['systems']} systems, {cold['rows']} (measure, test) rows)")
 
 
@@ -148,19 +163,31 @@ def main() -> None:
         if args.only != "after":
             rev = git("rev-parse", "--verify", f"{args.before}^{{commit}}")
             git("worktree", "add", "--detach", str(worktree), rev)
-            versions.append({"name": "before", "src": (worktree / "src").resolve(),
-                             "rev": git("log", "-1", "--format=%h %<(60,trunc)%s", cwd=worktree)})
+            versions.append(
+                {
+                    "name": "before",
+                    "src": (worktree / "src").resolve(),
+                    "rev": git("log", "-1", "--format=%h %<(60,trunc)%s", cwd=worktree),
+                }
+            )
         if args.only != "before":
             dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") else ""
-            versions.append({"name": "after", "src": (ROOT / "src").resolve(),
-                             "rev": git("log", "-1", "--format=%h %<(60,trunc)%s") + dirty})
+            versions.append(
+                {
+                    "name": "after",
+                    "src": (ROOT / "src").resolve(),
+                    "rev": git("log", "-1", "--format=%h %<(60,trunc)%s") + dirty,
+                }
+            )
         for v in versions:
             v["cache"] = str(tmp / f"cache-{v['name']}")
             os.mkdir(v["cache"])
             v["results"] = []
         what = "10 runs, N = 10 (--quick)" if args.quick else "129 runs, N = 30"
-        print(f"T08_30 study on {args.data}: {what}, eleven measures, eight tests, unq + mid; "
-              f"{sys.executable}", file=sys.stderr)
+        print(
+            f"T08_30 study on {args.data}: {what}, eleven measures, eight tests, unq + mid; {sys.executable}",
+            file=sys.stderr,
+        )
         load_before = os.getloadavg()
         for v in versions:  # cold: empty caches
             measure(v, args)
@@ -172,10 +199,14 @@ def main() -> None:
             subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=False)
         subprocess.run(["rm", "-rf", str(tmp)], check=False)
 
-    print(f"T08_30 study: {'--quick: 10 runs, N = 10' if args.quick else '129 runs x 50 topics, N = 30'}, "
-          f"eleven measures, eight tests, unq + mid; each figure a fresh process")
-    print(f"load average (1, 5, 15 min): at the start {', '.join(f'{x:.2f}' for x in load_before)}; at the end "
-          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
+    print(
+        f"T08_30 study: {'--quick: 10 runs, N = 10' if args.quick else '129 runs x 50 topics, N = 30'}, "
+        f"eleven measures, eight tests, unq + mid; each figure a fresh process"
+    )
+    print(
+        f"load average (1, 5, 15 min): at the start {', '.join(f'{x:.2f}' for x in load_before)}; at the end "
+        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)"
+    )
     for v in versions:
         report(v)
     if len(versions) == 2:

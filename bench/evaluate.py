@@ -127,14 +127,18 @@ report(seconds=warm, cold_seconds=cold, cells=cells)
 
 
 WORKLOADS = {
-    "trec8": dict(irscale=["AP", "P@10", "nDCG@10", "RR", "Rprec", "bpref"],
-                  trec_eval=["map", "P_10", "ndcg_cut_10", "recip_rank", "Rprec", "bpref"],
-                  ir_measures=["AP", "P@10", "nDCG@10", "RR", "Rprec", "Bpref"],
-                  ranx=["map", "precision@10", "ndcg@10", "mrr", "r-precision", "bpref"]),
-    "msmarco": dict(irscale=["AP", "nDCG@10", "P@10", "RR", "R@1000"],
-                    trec_eval=["map", "ndcg_cut_10", "P_10", "recip_rank", "recall_1000"],
-                    ir_measures=["AP", "nDCG@10", "P@10", "RR", "R@1000"],
-                    ranx=["map", "ndcg@10", "precision@10", "mrr", "recall@1000"]),
+    "trec8": dict(
+        irscale=["AP", "P@10", "nDCG@10", "RR", "Rprec", "bpref"],
+        trec_eval=["map", "P_10", "ndcg_cut_10", "recip_rank", "Rprec", "bpref"],
+        ir_measures=["AP", "P@10", "nDCG@10", "RR", "Rprec", "Bpref"],
+        ranx=["map", "precision@10", "ndcg@10", "mrr", "r-precision", "bpref"],
+    ),
+    "msmarco": dict(
+        irscale=["AP", "nDCG@10", "P@10", "RR", "R@1000"],
+        trec_eval=["map", "ndcg_cut_10", "P_10", "recip_rank", "recall_1000"],
+        ir_measures=["AP", "nDCG@10", "P@10", "RR", "R@1000"],
+        ranx=["map", "ndcg@10", "precision@10", "mrr", "recall@1000"],
+    ),
 }
 
 
@@ -184,11 +188,20 @@ def msmarco_like(out: Path, topics: int = 10_000, depth: int = 1_000, judged: in
     pos = rng.integers(0, depth, size=(topics, judged // 2))
     doc.reshape(topics, depth)[np.arange(topics)[:, None], pos] = jdoc[:, : judged // 2]
     score = np.sort(rng.random((topics, depth)), axis=1)[:, ::-1].reshape(-1) * 100
-    q = pd.DataFrame({"q": np.repeat(np.arange(topics) + 1_000_000, judged), "z": 0, "d": jdoc.reshape(-1),
-                      "g": grades.reshape(-1)}).drop_duplicates(["q", "d"])
+    q = pd.DataFrame(
+        {"q": np.repeat(np.arange(topics) + 1_000_000, judged), "z": 0, "d": jdoc.reshape(-1), "g": grades.reshape(-1)}
+    ).drop_duplicates(["q", "d"])
     q.to_csv(out / "qrels.txt", sep=" ", header=False, index=False)
-    r = pd.DataFrame({"q": qid, "Q0": "Q0", "d": doc, "rank": np.tile(np.arange(1, depth + 1), topics),
-                      "s": score.round(6), "tag": "msmarco_like"}).drop_duplicates(["q", "d"])
+    r = pd.DataFrame(
+        {
+            "q": qid,
+            "Q0": "Q0",
+            "d": doc,
+            "rank": np.tile(np.arange(1, depth + 1), topics),
+            "s": score.round(6),
+            "tag": "msmarco_like",
+        }
+    ).drop_duplicates(["q", "d"])
     r.to_csv(out / "run.txt", sep=" ", header=False, index=False)
     return out / "qrels.txt", [out / "run.txt"]
 
@@ -233,8 +246,13 @@ def run_tool(name: str, qrels: Path, files: list[Path], measures: dict, numba_ca
     names = [measures["irscale"], measures["trec_eval"], measures["ir_measures"], measures["ranx"]]
     with tempfile.TemporaryDirectory() as empty:
         env = {**os.environ, "NUMBA_CACHE_DIR": numba_cache or empty, "PYTHONWARNINGS": "ignore"}
-        p = subprocess.run([sys.executable, "-c", code, str(qrels), json.dumps([str(f) for f in files]),
-                            json.dumps(names)], capture_output=True, text=True, env=env, cwd=ROOT)
+        p = subprocess.run(
+            [sys.executable, "-c", code, str(qrels), json.dumps([str(f) for f in files]), json.dumps(names)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
@@ -260,8 +278,9 @@ def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: lis
         for _ in range(repeat):
             for name in list(runs):
                 try:
-                    runs[name].append(run_tool(name, qrels, files, measures,
-                                               cache if name.startswith("irscale") else None))
+                    runs[name].append(
+                        run_tool(name, qrels, files, measures, cache if name.startswith("irscale") else None)
+                    )
                 except Exception as e:  # a peer not installed: say so, keep going
                     print(f"{name:12s} skipped: {str(e).strip().splitlines()[-1]}")
                     del runs[name]
@@ -270,8 +289,10 @@ def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: lis
         results[name] = {
             "seconds": statistics.median(r["seconds"] for r in rs),
             "cpu": statistics.median(r["cpu_seconds"] for r in rs),
-            "cold_seconds": colds.get(name) or (statistics.median(r["cold_seconds"] for r in rs)
-                                                if "cold_seconds" in rs[0] else None),  # ranx: its first call
+            "cold_seconds": colds.get(name)
+            or (
+                statistics.median(r["cold_seconds"] for r in rs) if "cold_seconds" in rs[0] else None
+            ),  # ranx: its first call
             "peak_rss_mb": max(r["peak_rss_mb"] for r in rs),
             "child_peak_mb": max(r.get("child_peak_mb", 0) for r in rs),
             "cells": rs[0]["cells"],
@@ -279,17 +300,23 @@ def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: lis
         }
     base = results.get("irscale") or next(iter(results.values()), {})
     print(f"\n{title}; median of {repeat} fresh processes (ratios: the tool's time / {next(iter(results), '')}'s)")
-    print(f"{'tool':12s} {'wall s':>8s} {'x':>6s} {'CPU s':>7s} {'x':>6s} {'peak MB':>8s} {'worker MB':>9s} "
-          f"{'cells':>8s}  runs (s)")
+    print(
+        f"{'tool':12s} {'wall s':>8s} {'x':>6s} {'CPU s':>7s} {'x':>6s} {'peak MB':>8s} {'worker MB':>9s} "
+        f"{'cells':>8s}  runs (s)"
+    )
     for name, r in results.items():
         rw = f"{r['seconds'] / base['seconds']:5.1f}x" if base else ""
         rc = f"{r['cpu'] / base['cpu']:5.1f}x" if base else ""
-        print(f"{name:12s} {r['seconds']:8.2f} {rw:>6s} {r['cpu']:7.2f} {rc:>6s} {r['peak_rss_mb']:8.0f} "
-              f"{r['child_peak_mb']:9.0f} {r['cells']:8d}  {r['all']}", flush=True)
+        print(
+            f"{name:12s} {r['seconds']:8.2f} {rw:>6s} {r['cpu']:7.2f} {rc:>6s} {r['peak_rss_mb']:8.0f} "
+            f"{r['child_peak_mb']:9.0f} {r['cells']:8d}  {r['all']}",
+            flush=True,
+        )
         if r["cold_seconds"] is not None:
             rw = f"{r['cold_seconds'] / base['seconds']:5.1f}x" if base else ""
-            print(f"{name + ' cold':12s} {r['cold_seconds']:8.2f} {rw:>6s}  (first run: numba compiles; ranx: "
-                  "first call)")
+            print(
+                f"{name + ' cold':12s} {r['cold_seconds']:8.2f} {rw:>6s}  (first run: numba compiles; ranx: first call)"
+            )
 
 
 def main() -> None:
@@ -300,8 +327,12 @@ def main() -> None:
     ap.add_argument("--tools", default=",".join(TOOLS))
     ap.add_argument("--stream-runs", default="125,1000", help="run counts of the 'stream' workload")
     ap.add_argument("--stream-repeat", type=int, default=1, help="repetitions of the 'stream' workload")
-    ap.add_argument("--parsers", action="store_true", help="also time reading the MS MARCO-like run with each "
-                    "parser (irscale's numpy tokenizer, pandas' C engine, pyarrow's CSV reader)")
+    ap.add_argument(
+        "--parsers",
+        action="store_true",
+        help="also time reading the MS MARCO-like run with each "
+        "parser (irscale's numpy tokenizer, pandas' C engine, pyarrow's CSV reader)",
+    )
     args = ap.parse_args()
     tools = args.tools.split(",")
     for w in args.workloads.split(","):
@@ -310,8 +341,14 @@ def main() -> None:
             if not (data / "qrels.trec8.txt").exists():
                 print(f"trec8 skipped: no TREC-8 data at {data} (pass --data)")
                 continue
-            bench("TREC-8: 129 runs x 50 topics, 6 measures, end to end", data / "qrels.trec8.txt",
-                  sorted((data / "runs").glob("*.gz")), WORKLOADS["trec8"], tools, args.repeat)
+            bench(
+                "TREC-8: 129 runs x 50 topics, 6 measures, end to end",
+                data / "qrels.trec8.txt",
+                sorted((data / "runs").glob("*.gz")),
+                WORKLOADS["trec8"],
+                tools,
+                args.repeat,
+            )
         elif w == "msmarco":  # generated once per machine (about 2 minutes), kept in the temp directory
             cache = Path(tempfile.gettempdir()) / "irscale-bench-msmarco-v1"
             if not (cache / "done").exists():
@@ -320,12 +357,24 @@ def main() -> None:
                 (cache / "done").write_text("ok")
             qrels, files = cache / "qrels.txt", [cache / "run.txt"]
             mb = files[0].stat().st_size / 2**20
-            bench(f"MS MARCO-like: 1 run x 10,000 topics x 1,000 documents ({mb:.0f} MB text), "
-                  "graded qrels (60 per topic), 5 measures", qrels, files, WORKLOADS["msmarco"], tools,
-                  args.repeat)
+            bench(
+                f"MS MARCO-like: 1 run x 10,000 topics x 1,000 documents ({mb:.0f} MB text), "
+                "graded qrels (60 per topic), 5 measures",
+                qrels,
+                files,
+                WORKLOADS["msmarco"],
+                tools,
+                args.repeat,
+            )
             if args.parsers:
-                bench(f"Parsers: reading the MS MARCO-like run ({mb:.0f} MB) into columns", qrels, files,
-                      WORKLOADS["msmarco"], list(PARSERS), args.repeat)
+                bench(
+                    f"Parsers: reading the MS MARCO-like run ({mb:.0f} MB) into columns",
+                    qrels,
+                    files,
+                    WORKLOADS["msmarco"],
+                    list(PARSERS),
+                    args.repeat,
+                )
         elif w == "stream":  # generated once per machine (about a minute), kept in the temp directory
             counts = [int(n) for n in args.stream_runs.split(",")]
             cache = Path(tempfile.gettempdir()) / f"irscale-bench-stream-v1-{max(counts)}"
@@ -335,9 +384,15 @@ def main() -> None:
                 (cache / "done").write_text("ok")
             files = sorted(cache.glob("run*.gz"))
             for n in counts:
-                bench(f"Streaming: {n:,} runs of TREC-8 size (50 topics x 1,000 documents, gzip), 6 measures "
-                      "(peak memory should not grow with the number of runs)", cache / "qrels.txt", files[:n],
-                      WORKLOADS["trec8"], tools, args.stream_repeat)
+                bench(
+                    f"Streaming: {n:,} runs of TREC-8 size (50 topics x 1,000 documents, gzip), 6 measures "
+                    "(peak memory should not grow with the number of runs)",
+                    cache / "qrels.txt",
+                    files[:n],
+                    WORKLOADS["trec8"],
+                    tools,
+                    args.stream_repeat,
+                )
         else:
             sys.exit(f"unknown workload {w!r}: trec8, msmarco or stream")
 

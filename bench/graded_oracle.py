@@ -261,15 +261,23 @@ P_THIRD = "1/3"  # exact since a7d9c96 (was 0.3333333333333333, the decimal)
 def families() -> list[tuple[str, Family]]:
     dcg_t, dcg2 = Family("dcg", label="DCG"), Family("dcg", 2, label="DCG_b2")
     dcg10 = Family("dcg", 10, label="DCG_b10")
-    out = [("DCG", dcg_t), ("nDCG", dcg_t), ("DCG(base=2)", dcg2), ("nDCG(base=2)", dcg2),
-           ("DCG(base=10)", dcg10), ("nDCG(base=10)", dcg10)]
+    out = [
+        ("DCG", dcg_t),
+        ("nDCG", dcg_t),
+        ("DCG(base=2)", dcg2),
+        ("nDCG(base=2)", dcg2),
+        ("DCG(base=10)", dcg10),
+        ("nDCG(base=10)", dcg10),
+    ]
     for p in (P_THIRD, "0.5", "0.8", "0.95"):
         out.append((f"RBP(p={p})", Family("rbp", p=Fraction(p), label=f"RBP_{p}")))
     out += [("ERR", Family("err", label="ERR")), ("gP", Family("gp", label="gP"))]
     # two gain maps (issue 11, item 2): Burges et al.'s 2^g - 1, and grade 1 gaining 0 (others their grade)
     exp_gains, drop_one = (0, 1, 3, 7, 15), (0, 0, 2, 3, 4)
-    out += [("nDCG(gains=exp)", Family("dcg", gains=exp_gains, label="nDCG_exp")),
-            ("DCG(base=2,gains=1:0)", Family("dcg", 2, gains=drop_one, label="DCG_b2_1to0"))]
+    out += [
+        ("nDCG(gains=exp)", Family("dcg", gains=exp_gains, label="nDCG_exp")),
+        ("DCG(base=2,gains=1:0)", Family("dcg", 2, gains=drop_one, label="DCG_b2_1to0")),
+    ]
     return out
 
 
@@ -296,8 +304,15 @@ class Row:
         return not self.refused and self.size_oracle == self.size_irscale and not self.unq_bad and not self.mid_bad
 
 
-def check_case(measure: str, fam: Family, levels: int, N: int, engine: str = "auto",
-               oracle_cache: dict | None = None, G: np.ndarray | None = None) -> Row:
+def check_case(
+    measure: str,
+    fam: Family,
+    levels: int,
+    N: int,
+    engine: str = "auto",
+    oracle_cache: dict | None = None,
+    G: np.ndarray | None = None,
+) -> Row:
     """irscale's size, phi_unq and phi_mid of every run against the oracle's."""
     import time
 
@@ -343,11 +358,16 @@ def check_keys_against_fractions(fam: Family, N: int, c: int, samples: int = 200
 
 # == irscale engines against each other =======================================================
 
-CROSS = [("DCG", 3, 16, "dcg", "count"), ("RBP(p=0.8)", 3, 14, "split", "enumerate"),
-         ("ERR", 3, 13, "split", "enumerate"), ("DCG(base=2)", 4, 12, "dcg", "count"),
-         ("RBP(p=0.8)", 3, 16, "split", "count"),
-         # keys beyond int64: the split engine at two split ranks (other prefix/suffix halves)
-         ("ERR", 3, 19, "split", "split@h=7"), ("ERR", 2, 27, "split", "split@h=11")]
+CROSS = [
+    ("DCG", 3, 16, "dcg", "count"),
+    ("RBP(p=0.8)", 3, 14, "split", "enumerate"),
+    ("ERR", 3, 13, "split", "enumerate"),
+    ("DCG(base=2)", 4, 12, "dcg", "count"),
+    ("RBP(p=0.8)", 3, 16, "split", "count"),
+    # keys beyond int64: the split engine at two split ranks (other prefix/suffix halves)
+    ("ERR", 3, 19, "split", "split@h=7"),
+    ("ERR", 2, 27, "split", "split@h=11"),
+]
 
 
 def cross_engines(measure: str, levels: int, N: int, e1: str, e2: str, queries: int = 10_000, seed: int = 0):
@@ -388,41 +408,55 @@ def main(argv=None) -> int:
     ap.add_argument("--no-cross", action="store_true", help="skip the engine-against-engine rows")
     args = ap.parse_args(argv)
     failed = []
-    print(f"{'measure':26s} {'lv':>2s} {'N':>3s} {'engine':>9s} {'size oracle':>11s} {'size irscale':>12s} "
-          f"{'unq bad':>8s} {'mid bad':>8s} {'runs':>8s} {'s':>6s}")
+    print(
+        f"{'measure':26s} {'lv':>2s} {'N':>3s} {'engine':>9s} {'size oracle':>11s} {'size irscale':>12s} "
+        f"{'unq bad':>8s} {'mid bad':>8s} {'runs':>8s} {'s':>6s}"
+    )
     cache: dict = {}
-    for levels, N in (QUICK if args.quick else MATRIX):
+    for levels, N in QUICK if args.quick else MATRIX:
         cache.clear()
         for measure, fam in families():
             bad_keys = check_keys_against_fractions(fam, N, levels - 1)
             row = check_case(measure, fam, levels, N, oracle_cache=cache)
             if row.refused:
-                print(f"{measure:26s} {levels:2d} {N:3d} {'refused':>9s} {row.size_oracle:11,d}   {row.refused}",
-                      flush=True)
+                print(
+                    f"{measure:26s} {levels:2d} {N:3d} {'refused':>9s} {row.size_oracle:11,d}   {row.refused}",
+                    flush=True,
+                )
                 failed.append(f"{measure} {levels} levels N={N} refused")
                 if (levels) ** N <= 2**24:  # what irscale's own brute-force engine says (keys only)
                     row = check_case(measure, fam, levels, N, engine="oracle", oracle_cache=cache)
             if not row.refused:
-                print(f"{measure:26s} {levels:2d} {N:3d} {row.engine:>9s} {row.size_oracle:11,d} "
-                      f"{row.size_irscale:12,d} {row.unq_bad:8d} {row.mid_bad:8d} {row.runs:8,d} "
-                      f"{row.seconds:6.1f}", flush=True)
+                print(
+                    f"{measure:26s} {levels:2d} {N:3d} {row.engine:>9s} {row.size_oracle:11,d} "
+                    f"{row.size_irscale:12,d} {row.unq_bad:8d} {row.mid_bad:8d} {row.runs:8,d} "
+                    f"{row.seconds:6.1f}",
+                    flush=True,
+                )
                 if not row.ok:
                     failed.append(f"{measure} {levels} levels N={N} ({row.engine}): mismatch")
             if bad_keys:
                 failed.append(f"{measure} {levels} levels N={N}: oracle keys differ from Fractions on {bad_keys} runs")
     if not args.no_cross:
-        print(f"\n{'measure':14s} {'lv':>2s} {'N':>3s} {'engines':>17s} {'queries':>8s} {'unq bad':>8s} "
-              f"{'mid bad':>8s} {'sizes':>24s} {'s':>6s}")
+        print(
+            f"\n{'measure':14s} {'lv':>2s} {'N':>3s} {'engines':>17s} {'queries':>8s} {'unq bad':>8s} "
+            f"{'mid bad':>8s} {'sizes':>24s} {'s':>6s}"
+        )
         for measure, levels, N, e1, e2 in CROSS:
             try:
                 ub, mb, sizes, sec = cross_engines(measure, levels, N, e1, e2, args.queries)
             except IrscaleError as e:
-                print(f"{measure:14s} {levels:2d} {N:3d} {e1 + '/' + e2:>17s}  refused: {type(e).__name__}: {e}",
-                      flush=True)
+                print(
+                    f"{measure:14s} {levels:2d} {N:3d} {e1 + '/' + e2:>17s}  refused: {type(e).__name__}: {e}",
+                    flush=True,
+                )
                 failed.append(f"{measure} {levels} levels N={N} {e1}/{e2} refused")
                 continue
-            print(f"{measure:14s} {levels:2d} {N:3d} {e1 + '/' + e2:>17s} {args.queries:8,d} {ub:8d} {mb:8d} "
-                  f"{f'{sizes[0]:,}/{sizes[1]:,}':>24s} {sec:6.1f}", flush=True)
+            print(
+                f"{measure:14s} {levels:2d} {N:3d} {e1 + '/' + e2:>17s} {args.queries:8,d} {ub:8d} {mb:8d} "
+                f"{f'{sizes[0]:,}/{sizes[1]:,}':>24s} {sec:6.1f}",
+                flush=True,
+            )
             if ub or mb or sizes[0] != sizes[1]:
                 failed.append(f"{measure} {levels} levels N={N}: {e1} and {e2} disagree")
     print("\n" + ("all agree" if not failed else "FAILED:\n  " + "\n  ".join(failed)))

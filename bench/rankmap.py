@@ -28,8 +28,19 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAPER = ["P", "R", "RR", "AP", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "DCG(base=2)", "DCG(base=10)",
-         "nDCG(base=2)", "nDCG(base=10)"]
+PAPER = [
+    "P",
+    "R",
+    "RR",
+    "AP",
+    "RBP(p=0.3)",
+    "RBP(p=0.5)",
+    "RBP(p=0.8)",
+    "DCG(base=2)",
+    "DCG(base=10)",
+    "nDCG(base=2)",
+    "nDCG(base=10)",
+]
 
 BUILD = """
 import json, resource, sys, time
@@ -110,8 +121,13 @@ print("RESULT " + json.dumps(out))
 
 def run(code: str, *args, env=None, timeout=None) -> dict:
     try:
-        p = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], capture_output=True,
-                           text=True, env=env, timeout=timeout)
+        p = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code), *map(str, args)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"over {timeout} s (stopped)"}
     for line in p.stdout.splitlines():
@@ -128,11 +144,19 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=600, help="seconds per build")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--no-transform", action="store_true")
-    ap.add_argument("--only-transform", default="", help="run only the transforms whose label holds one of these "
-                    "comma-separated words (e.g. 'nDCG@30,LocalCluster'); with --N '' no builds")
+    ap.add_argument(
+        "--only-transform",
+        default="",
+        help="run only the transforms whose label holds one of these "
+        "comma-separated words (e.g. 'nDCG@30,LocalCluster'); with --N '' no builds",
+    )
     ap.add_argument("--dask", action="store_true", help="also the nDCG@30 transform on a Dask LocalCluster")
-    ap.add_argument("--kernels", action="store_true", help="only the count engine's merge, numba against numpy "
-                    "(DCG, 3 levels, N = 20 and 26: seconds per 1,000 phi queries, answers compared)")
+    ap.add_argument(
+        "--kernels",
+        action="store_true",
+        help="only the count engine's merge, numba against numpy "
+        "(DCG, 3 levels, N = 20 and 26: seconds per 1,000 phi queries, answers compared)",
+    )
     args = ap.parse_args()
     if args.kernels:
         for N, nq in ((20, 200), (26, 40)):
@@ -140,9 +164,12 @@ def main() -> None:
             if "error" in r:
                 print(f"kernels DCG 3 levels N={N}: error: {r['error']}")
                 continue
-            print(f"count-engine merge, DCG 3 levels N={N} (halves {r['halves'][0]:,} + {r['halves'][1]:,}), {nq} "
-                  f"queries: numpy {r['numpy']:.1f} s, numba {r['numba']:.1f} s per 1,000 phi "
-                  f"({r['numpy'] / r['numba']:.1f}x), answers equal: {r['equal']}", flush=True)
+            print(
+                f"count-engine merge, DCG 3 levels N={N} (halves {r['halves'][0]:,} + {r['halves'][1]:,}), {nq} "
+                f"queries: numpy {r['numpy']:.1f} s, numba {r['numba']:.1f} s per 1,000 phi "
+                f"({r['numpy'] / r['numba']:.1f}x), answers equal: {r['equal']}",
+                flush=True,
+            )
         return
     measures = [m for m in args.measures.split(",") if m]
     # commas inside parentheses belong to the measure
@@ -154,8 +181,10 @@ def main() -> None:
             buf = ""
     Ns = [int(n) for n in args.N.split(",") if n]
     levels = [int(x) for x in args.levels.split(",")]
-    print(f"{'measure':15s} {'lv':>2s} {'N':>3s} {'engine':>9s} {'size':>22s} {'build s':>8s} {'phi 1000 s':>10s} "
-          f"{'mid 1000 s':>10s} {'peak MB':>8s}")
+    print(
+        f"{'measure':15s} {'lv':>2s} {'N':>3s} {'engine':>9s} {'size':>22s} {'build s':>8s} {'phi 1000 s':>10s} "
+        f"{'mid 1000 s':>10s} {'peak MB':>8s}"
+    )
     for m in fixed:
         for L in levels:
             for N in Ns:
@@ -163,8 +192,11 @@ def main() -> None:
                 if "error" in r:
                     print(f"{m:15s} {L:2d} {N:3d}  error: {r['error']}", flush=True)
                     continue
-                print(f"{m:15s} {L:2d} {N:3d} {r['engine']:>9s} {r['size']:22,d} {r['seconds']:8.2f} "
-                      f"{r['query_1000']:10.3f} {r['mid_1000']:10.3f} {r['peak_mb']:8.0f}", flush=True)
+                print(
+                    f"{m:15s} {L:2d} {N:3d} {r['engine']:>9s} {r['size']:22,d} {r['seconds']:8.2f} "
+                    f"{r['query_1000']:10.3f} {r['mid_1000']:10.3f} {r['peak_mb']:8.0f}",
+                    flush=True,
+                )
     if args.no_transform:
         return
     import os
@@ -188,14 +220,26 @@ def main() -> None:
             print(f"{which} transform skipped: {data} is absent")
             continue
         with tempfile.TemporaryDirectory() as cache:
-            r = run(TRANSFORM, data, which, N, json.dumps(ms), json.dumps(max_grade), scheduler,
-                    env=dict(os.environ, IRSCALE_CACHE_DIR=cache), timeout=args.timeout)
+            r = run(
+                TRANSFORM,
+                data,
+                which,
+                N,
+                json.dumps(ms),
+                json.dumps(max_grade),
+                scheduler,
+                env=dict(os.environ, IRSCALE_CACHE_DIR=cache),
+                timeout=args.timeout,
+            )
         if "error" in r:
             print(f"{which} {what}: error: {r['error']}", flush=True)
             continue
         maps = ", ".join(f"{k} {e} {s:,}" for k, (e, s) in r["maps"].items())
-        print(f"{which} {what}: {r['runs']} runs x {r['topics']} topics, {r['levels']} levels: cold {r['cold']:.1f} s, "
-              f"warm {r['warm']:.2f} s, peak {r['peak_mb']:.0f} MB, results {r['digest']} ({maps})", flush=True)
+        print(
+            f"{which} {what}: {r['runs']} runs x {r['topics']} topics, {r['levels']} levels: cold {r['cold']:.1f} s, "
+            f"warm {r['warm']:.2f} s, peak {r['peak_mb']:.0f} MB, results {r['digest']} ({maps})",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

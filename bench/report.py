@@ -27,8 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def timed(src: Path, args: list[str], out: Path) -> float:
     env = {**os.environ, "PYTHONPATH": str(src), "PYTHONWARNINGS": "ignore"}
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "irscale", "compare", *args, "--out", str(out)], env=env,
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "irscale", "compare", *args, "--out", str(out)], env=env, capture_output=True, text=True
+    )
     if p.returncode:
         raise SystemExit(f"compare failed ({src}):\n{p.stderr[-3000:]}")
     return time.perf_counter() - t
@@ -50,9 +51,11 @@ def main() -> None:
         old = Path(tmp) / "before"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(old), a.before], check=True)
         try:
-            versions = ((f"before ({a.before})", old / "src", []),
-                        ("this checkout --no-figures", ROOT / "src", ["--no-figures"] + shlex.split(a.extra)),
-                        ("this checkout", ROOT / "src", shlex.split(a.extra)))
+            versions = (
+                (f"before ({a.before})", old / "src", []),
+                ("this checkout --no-figures", ROOT / "src", ["--no-figures"] + shlex.split(a.extra)),
+                ("this checkout", ROOT / "src", shlex.split(a.extra)),
+            )
             outs = [Path(tmp) / f"out{k}" for k in range(len(versions))]
             for (_, src, extra), out in zip(versions, outs):
                 timed(src, args + extra, out)  # warm-up: rank maps built or loaded, kernels compiled
@@ -60,20 +63,26 @@ def main() -> None:
             for _ in range(a.repeat):  # the versions take turns: a slow spell of the machine hits both
                 for k, ((_, src, extra), out) in enumerate(zip(versions, outs)):
                     times[k].append(timed(src, args + extra, out))
-            rows = [(name, statistics.median(ts), ts, sum(1 for f in out.iterdir() if f.is_file()))
-                    for (name, _, _), out, ts in zip(versions, outs, times)]
+            rows = [
+                (name, statistics.median(ts), ts, sum(1 for f in out.iterdir() if f.is_file()))
+                for (name, _, _), out, ts in zip(versions, outs, times)
+            ]
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)], check=False)
     base = rows[0][1]
-    print(f"\nT08 study, compare -N 30 --out (129 runs x 50 topics, 11 measures, 8 tests), median of {a.repeat}; "
-          f"load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f} (1 min)")
+    print(
+        f"\nT08 study, compare -N 30 --out (129 runs x 50 topics, 11 measures, 8 tests), median of {a.repeat}; "
+        f"load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f} (1 min)"
+    )
     print(f"{'version':28s} {'seconds':>8s} {'ratio':>6s} {'files':>6s}  runs")
     for name, med, times, files in rows:
         print(f"{name:28s} {med:8.1f} {med / base:6.3f} {files:6d}  {[round(t, 1) for t in times]}")
     if a.extra:
         print(f"(this checkout with {a.extra})")
-    print(f"figures by default cost {rows[2][1] - rows[1][1]:+.1f} s (this checkout with and without --no-figures); "
-          f"the whole report vs before: {rows[2][1] - rows[0][1]:+.1f} s")
+    print(
+        f"figures by default cost {rows[2][1] - rows[1][1]:+.1f} s (this checkout with and without --no-figures); "
+        f"the whole report vs before: {rows[2][1] - rows[0][1]:+.1f} s"
+    )
 
 
 if __name__ == "__main__":

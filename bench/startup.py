@@ -40,14 +40,16 @@ def main() -> None:
     if not script.exists():
         found = shutil.which("irscale")
         script = Path(found) if found else None
-    cases = [("python -c pass (the interpreter alone)", [py, "-c", "pass"]),
-             ("import irscale", [py, "-c", "import irscale"]),
-             ("irscale --help", [str(script), "--help"] if script else [py, "-m", "irscale", "--help"]),
-             ("python -m irscale --help", [py, "-m", "irscale", "--help"]),
-             ("irscale version", [str(script), "version"] if script else [py, "-m", "irscale", "version"]),
-             ("import pytrec_eval", [py, "-c", "import pytrec_eval"]),
-             ("import ir_measures", [py, "-c", "import ir_measures"]),
-             ("import ranx", [py, "-c", "import ranx"])]
+    cases = [
+        ("python -c pass (the interpreter alone)", [py, "-c", "pass"]),
+        ("import irscale", [py, "-c", "import irscale"]),
+        ("irscale --help", [str(script), "--help"] if script else [py, "-m", "irscale", "--help"]),
+        ("python -m irscale --help", [py, "-m", "irscale", "--help"]),
+        ("irscale version", [str(script), "version"] if script else [py, "-m", "irscale", "version"]),
+        ("import pytrec_eval", [py, "-c", "import pytrec_eval"]),
+        ("import ir_measures", [py, "-c", "import ir_measures"]),
+        ("import ranx", [py, "-c", "import ranx"]),
+    ]
     rows = [(name, *timed(cmd, args.repeat)) for name, cmd in cases]
     base = rows[0][1]
     print(f"\nStart-up, median of {args.repeat} fresh processes ({script or 'python -m irscale'})")

@@ -25,8 +25,13 @@ def main() -> None:
         truth[t] = dict(zip(pool.tolist(), grades.tolist()))
         qrels_lines += [f"{t} 0 {DOCS[d]} {g}" for d, g in sorted(truth[t].items())]
     (OUT / "qrels.txt").write_text("\n".join(qrels_lines) + "\n")
-    for name, skill in [("bm25", 1.2), ("lm-dirichlet", 1.0), ("neural-rerank", 1.8), ("random", 0.0),
-                        ("tied-scores", 0.9)]:
+    for name, skill in [
+        ("bm25", 1.2),
+        ("lm-dirichlet", 1.0),
+        ("neural-rerank", 1.8),
+        ("random", 0.0),
+        ("tied-scores", 0.9),
+    ]:
         lines = []
         for t in TOPICS:
             if name == "tied-scores" and t == TOPICS[-1]:

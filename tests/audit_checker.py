@@ -44,9 +44,16 @@ import pandas as pd
 from scipy import stats as sps
 
 TESTS = ("sign", "ranksum", "signrank", "ttest", "anova1", "kruskal", "anova2", "friedman")
-TEST_NAMES = {"sign": "Sign Test", "ranksum": "Wilcoxon Rank Sum Test", "signrank": "Wilcoxon Signed Rank Test",
-              "ttest": "Student's t Test", "anova1": "One-way ANOVA", "kruskal": "Kruskal-Wallis Test",
-              "anova2": "Two-way ANOVA", "friedman": "Friedman Test"}
+TEST_NAMES = {
+    "sign": "Sign Test",
+    "ranksum": "Wilcoxon Rank Sum Test",
+    "signrank": "Wilcoxon Signed Rank Test",
+    "ttest": "Student's t Test",
+    "anova1": "One-way ANOVA",
+    "kruskal": "Kruskal-Wallis Test",
+    "anova2": "Two-way ANOVA",
+    "friedman": "Friedman Test",
+}
 PAIRWISE = ("sign", "ranksum", "signrank", "ttest")
 MULTI = ("anova1", "kruskal", "anova2", "friedman")
 ORDINAL_TESTS = ("sign", "ranksum", "kruskal", "friedman")  # use only the order of the scores
@@ -59,6 +66,7 @@ MEAN_RTOL = 1e-12  # means: the same sums in another order
 
 
 # -- the study to audit -----------------------------------------------------------------------------
+
 
 @dataclass
 class StudySpec:
@@ -99,6 +107,7 @@ def base_name(measure: str) -> str:
 
 # -- reading what irscale wrote ---------------------------------------------------------------------
 
+
 def read_csv_text(path: Path) -> pd.DataFrame:
     """A CSV file as text cells (numbers parsed later with Python's float(), which reads
     the shortest repr pandas writes back to the same double; pandas' own fast float parser
@@ -121,6 +130,7 @@ def read_yaml(path: Path) -> dict:
 
 
 # -- number formatting as the tables document it ----------------------------------------------------
+
 
 def display(x: float, kind: str) -> str:
     """The text a table shows (irscale.report.study's documented convention, written here
@@ -147,9 +157,17 @@ def display(x: float, kind: str) -> str:
 
 
 KINDS = {  # column -> display kind (the tables' column descriptions); default 'float'
-    "s2ns_pct": "pct", "ns2s_pct": "pct", "p_value": "p", "p_adjusted": "p", "sign_p": "p",
-    "incomparable_share": "share", "incomparable_mass": "share", "halfwidth": "sci", "halfwidth_max": "sci",
-    "halfwidth_original": "sci", "halfwidth_ranked": "sci",
+    "s2ns_pct": "pct",
+    "ns2s_pct": "pct",
+    "p_value": "p",
+    "p_adjusted": "p",
+    "sign_p": "p",
+    "incomparable_share": "share",
+    "incomparable_mass": "share",
+    "halfwidth": "sci",
+    "halfwidth_max": "sci",
+    "halfwidth_original": "sci",
+    "halfwidth_ranked": "sci",
 }
 NO_DISPLAY = {"rank_original", "rank_ranked"}  # float columns shown as integers (no *_display)
 
@@ -162,6 +180,7 @@ def kind_of(table: str, column: str) -> str:
 
 # -- the raw data: an independent reader ------------------------------------------------------------
 
+
 def _open_text(path: Path):
     raw = Path(path).read_bytes()
     if raw[:2] == b"\x1f\x8b":  # gzip, detected from the content as irscale does
@@ -172,8 +191,13 @@ def _open_text(path: Path):
 def read_qrels(path: Path) -> pd.DataFrame:
     import io
 
-    df = pd.read_csv(io.StringIO(_open_text(path)), sep=r"\s+", header=None, names=["qid", "iter", "docno", "grade"],
-                     dtype={"qid": str, "iter": str, "docno": str, "grade": np.int64})
+    df = pd.read_csv(
+        io.StringIO(_open_text(path)),
+        sep=r"\s+",
+        header=None,
+        names=["qid", "iter", "docno", "grade"],
+        dtype={"qid": str, "iter": str, "docno": str, "grade": np.int64},
+    )
     return df[["qid", "docno", "grade"]]
 
 
@@ -186,12 +210,19 @@ def read_run(path: Path) -> tuple[str, pd.DataFrame]:
 
     key = str(path)
     if key not in _RUN_CACHE:
-        df = pd.read_csv(io.StringIO(_open_text(path)), sep=r"\s+", header=None,
-                         names=["qid", "q0", "docno", "rank", "score", "tag"], dtype=str)
+        df = pd.read_csv(
+            io.StringIO(_open_text(path)),
+            sep=r"\s+",
+            header=None,
+            names=["qid", "q0", "docno", "rank", "score", "tag"],
+            dtype=str,
+        )
         tags = df["tag"].unique()
         assert len(tags) == 1, f"{path}: several tags {tags[:3]}"
-        _RUN_CACHE[key] = (str(tags[0]), pd.DataFrame({"qid": df["qid"], "docno": df["docno"],
-                                                       "score": df["score"].astype(np.float64)}))
+        _RUN_CACHE[key] = (
+            str(tags[0]),
+            pd.DataFrame({"qid": df["qid"], "docno": df["docno"], "score": df["score"].astype(np.float64)}),
+        )
     return _RUN_CACHE[key]
 
 
@@ -237,8 +268,11 @@ def weak_codes(G: np.ndarray) -> np.ndarray:
     documented order, computed here anew)."""
     S, T, N = G.shape
     top = int(G.max(initial=0))
-    C = np.stack([np.cumsum(G >= g, axis=-1) for g in range(1, top + 1)], axis=2) if top else \
-        np.zeros((S, T, 1, N), dtype=np.int64)
+    C = (
+        np.stack([np.cumsum(G >= g, axis=-1) for g in range(1, top + 1)], axis=2)
+        if top
+        else np.zeros((S, T, 1, N), dtype=np.int64)
+    )
     i, j = np.triu_indices(S, k=1)
     out = np.empty((len(i), T), dtype=np.int8)
     for p, (a, b) in enumerate(zip(i, j)):
@@ -251,6 +285,7 @@ def weak_codes(G: np.ndarray) -> np.ndarray:
 
 # -- the measures, for the sanity check of the scores file ------------------------------------------
 
+
 def measure_scores(measure: str, G: np.ndarray, qrels: pd.DataFrame, topics, c: int, binary: bool) -> np.ndarray:
     """(S, T) scores of ``measure`` at N = G's depth from the definitions in docs/guide.md
     ('Measures'); ``binary``: relevance grade >= 1, gain 1 (binary measure, or lenient)."""
@@ -258,7 +293,7 @@ def measure_scores(measure: str, G: np.ndarray, qrels: pd.DataFrame, topics, c: 
     N = G.shape[-1]
     g = (G >= 1).astype(np.float64) if binary else G.astype(np.float64)
     top = 1 if binary else c
-    rel = (G >= 1)
+    rel = G >= 1
     ranks = np.arange(1, N + 1, dtype=np.float64)
     qg = qrels[qrels["grade"] > 0]
     if base == "P":
@@ -279,7 +314,7 @@ def measure_scores(measure: str, G: np.ndarray, qrels: pd.DataFrame, topics, c: 
             gr = np.sort(np.clip(qg.loc[qg["qid"] == t, "grade"].to_numpy(), 0, c))[::-1][:N].astype(np.float64)
             if binary:
                 gr = (gr >= 1).astype(np.float64)
-            ideal.append((gr * disc[:len(gr)]).sum())
+            ideal.append((gr * disc[: len(gr)]).sum())
         ideal = np.array(ideal)
         return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1), 0.0)
     if base == "ERR":
@@ -291,6 +326,7 @@ def measure_scores(measure: str, G: np.ndarray, qrels: pd.DataFrame, topics, c: 
 
 
 # -- statistics, re-derived ---------------------------------------------------------------------------
+
 
 class SnappedMean:
     """irscale's documented bootstrap statistic (irscale.effects.SnappedMean), written anew:
@@ -329,9 +365,16 @@ def bca(x: np.ndarray, own: float, boot: dict) -> tuple[float, float]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = sps.bootstrap((y,), SnappedMean(1.0), n_resamples=int(boot["n_resamples"]), vectorized=True,
-                            axis=-1, confidence_level=float(boot["confidence"]), method="BCa",
-                            rng=np.random.default_rng(int(boot["seed"])))
+        res = sps.bootstrap(
+            (y,),
+            SnappedMean(1.0),
+            n_resamples=int(boot["n_resamples"]),
+            vectorized=True,
+            axis=-1,
+            confidence_level=float(boot["confidence"]),
+            method="BCa",
+            rng=np.random.default_rng(int(boot["seed"])),
+        )
     lo, hi = res.confidence_interval
     return float(lo) * u, float(hi) * u
 
@@ -346,9 +389,16 @@ def bca_batch(x: np.ndarray, own: float, boot: dict) -> tuple[float, float]:
     y = x / u
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = sps.bootstrap((np.stack([y, y[::-1]]),), SnappedMean(1.0), n_resamples=int(boot["n_resamples"]),
-                            vectorized=True, axis=-1, confidence_level=float(boot["confidence"]), method="BCa",
-                            rng=np.random.default_rng(int(boot["seed"])))
+        res = sps.bootstrap(
+            (np.stack([y, y[::-1]]),),
+            SnappedMean(1.0),
+            n_resamples=int(boot["n_resamples"]),
+            vectorized=True,
+            axis=-1,
+            confidence_level=float(boot["confidence"]),
+            method="BCa",
+            rng=np.random.default_rng(int(boot["seed"])),
+        )
     return float(res.confidence_interval.low[0]) * u, float(res.confidence_interval.high[0]) * u
 
 
@@ -426,7 +476,7 @@ def signrank_p(d: np.ndarray, scale: float) -> np.ndarray:
         n = len(col)
         wp = rk[col > 0].sum()
         _, counts = np.unique(gg, return_counts=True)
-        var = n * (n + 1) * (2 * n + 1) / 24 - (counts ** 3 - counts).sum() / 48
+        var = n * (n + 1) * (2 * n + 1) / 24 - (counts**3 - counts).sum() / 48
         dev = wp - n * (n + 1) / 4
         out[k] = 1.0 if var <= 0 else 2 * sps.norm.sf(abs((dev - 0.5 * np.sign(dev)) / math.sqrt(var)))
     return out
@@ -490,7 +540,7 @@ def anova_mse(X: np.ndarray, two_way: bool) -> tuple[float, float]:
         return sse / dfe, float(dfe)
     resid = X - sys_m[None, :] - X.mean(axis=1)[:, None] + X.mean()
     dfe = (T - 1) * (S - 1)
-    return float((resid ** 2).sum()) / dfe, float(dfe)
+    return float((resid**2).sum()) / dfe, float(dfe)
 
 
 def all_pairs(X: np.ndarray, alpha: float) -> dict:
@@ -551,8 +601,9 @@ def correct(p: np.ndarray, method: str, alpha: float):
 
     gc.freeze()
     try:
-        adj = multipletests(p, alpha=alpha, method={"holm": "holm", "bonferroni": "bonferroni",
-                                                      "bh": "fdr_bh"}[method])[1]
+        adj = multipletests(
+            p, alpha=alpha, method={"holm": "holm", "bonferroni": "bonferroni", "bh": "fdr_bh"}[method]
+        )[1]
     finally:
         gc.unfreeze()
     return adj, adj < alpha
@@ -600,6 +651,7 @@ def meaningful(test: str, interval: bool, rb: bool) -> bool:
 
 # -- the audit ------------------------------------------------------------------------------------------
 
+
 def _close(a: float, b: float, rtol: float, atol: float) -> bool:
     if a != a or b != b:
         return a != a and b != b
@@ -624,8 +676,10 @@ class Audit:
 
     # -- recording ----------------------------------------------------------------------------------
     def bad(self, file, column, row, theirs, mine, why=""):
-        self.mismatches.append(f"{file} | column {column} | row {row} | irscale {theirs!r} | checker {mine!r}"
-                               + (f" | {why}" if why else ""))
+        self.mismatches.append(
+            f"{file} | column {column} | row {row} | irscale {theirs!r} | checker {mine!r}"
+            + (f" | {why}" if why else "")
+        )
 
     def num(self, file, column, row, theirs, mine, rtol=STAT_RTOL, atol=0.0, why=""):
         self.checked[file] += 1
@@ -654,9 +708,11 @@ class Audit:
         self.check_json()
         self.check_rendered()
         for f, col, test in sorted(self.unflipped):
-            self.notes.append(f"{f} {col} ({test}) of a bounded ranked column: range and consistency only; its bound "
-                              "needs the exact-value ids (which runs share an exact value), which scores_N<N>.csv "
-                              "does not carry")
+            self.notes.append(
+                f"{f} {col} ({test}) of a bounded ranked column: range and consistency only; its bound "
+                "needs the exact-value ids (which runs share an exact value), which scores_N<N>.csv "
+                "does not carry"
+            )
         return self
 
     def report(self, limit: int = 60) -> str:
@@ -680,10 +736,12 @@ class Audit:
             return None
         worst = max(self.inexact, key=lambda x: x[3])
         batch = sum(1 for x in self.inexact if x[4])
-        return (f"{len(self.inexact)} interval ends (of {self.ci_ends} checked) equal the documented single-row "
-                f"bootstrap to {worst[3]:.1e} relative, not to the bit (largest: {worst[0]} {worst[1]} {worst[2]}); "
-                f"{batch} of them are bit-identical to the same bootstrap run as a row of a multi-row batch "
-                "(scipy sums BCa's jackknife terms along a strided axis there, pairwise for a single row)")
+        return (
+            f"{len(self.inexact)} interval ends (of {self.ci_ends} checked) equal the documented single-row "
+            f"bootstrap to {worst[3]:.1e} relative, not to the bit (largest: {worst[0]} {worst[1]} {worst[2]}); "
+            f"{batch} of them are bit-identical to the same bootstrap run as a row of a multi-row batch "
+            "(scipy sums BCa's jackknife terms along a strided axis there, pairwise for a single row)"
+        )
 
     @property
     def ci_ends(self) -> int:
@@ -699,7 +757,8 @@ class Audit:
         assert scores.exists(), (
             f"{scores} is missing: irscale compare --out must write the per-topic scores the study rests on "
             f"(scores_N<N>.csv: measure, system, topic, value, ranked[, ranked_mid][, halfwidth]); this audit "
-            f"re-derives every table from them. Files written: {sorted(p.name for p in self.out.iterdir())}")
+            f"re-derives every table from them. Files written: {sorted(p.name for p in self.out.iterdir())}"
+        )
         prov = read_yaml(self.out / f"provenance_N{N}.yaml")
         self.prov = prov
         self.systems = [str(s) for s in prov["runs"]]
@@ -710,12 +769,21 @@ class Audit:
         S, T, M = len(self.systems), len(self.topics), len(spec.measures)
         f = scores.name
         df = read_csv_text(scores)
-        cols = ["measure", "system", "topic", "value", "ranked"] + (["ranked_mid"] if spec.mid else []) + \
-            (["halfwidth"] if spec.approx is not None else [])
+        cols = (
+            ["measure", "system", "topic", "value", "ranked"]
+            + (["ranked_mid"] if spec.mid else [])
+            + (["halfwidth"] if spec.approx is not None else [])
+        )
         self.exact(f, "(columns)", "header", list(df.columns), cols, "the documented columns of scores_N<N>.csv")
         names = list(dict.fromkeys(df["measure"]))
-        self.exact(f, "measure", "(names in order)", names, list(spec.full_names),
-                   "each measure named in full as computed: cutoff and relevance protocol")
+        self.exact(
+            f,
+            "measure",
+            "(names in order)",
+            names,
+            list(spec.full_names),
+            "each measure named in full as computed: cutoff and relevance protocol",
+        )
         self.names = list(spec.full_names)
         sidx = {s: k for k, s in enumerate(self.systems)}
         tidx = {t: k for k, t in enumerate(self.topics)}
@@ -755,19 +823,32 @@ class Audit:
         self.exact(pv, "measures", "-", [str(x) for x in prov["measures"]], list(spec.full_names))
         import hashlib
 
-        self.exact(pv, "qrels_sha256", "-", prov.get("qrels_sha256"),
-                   hashlib.sha256(Path(spec.qrels).read_bytes()).hexdigest())
+        self.exact(
+            pv, "qrels_sha256", "-", prov.get("qrels_sha256"), hashlib.sha256(Path(spec.qrels).read_bytes()).hexdigest()
+        )
         tags = [read_run(fp)[0] for fp in run_files(spec.runs)]
         self.exact(pv, "runs", "(order)", self.systems, tags, "the runs' tags in the order given")
         q = read_qrels(spec.qrels)
-        self.exact(pv, "topics", "(order)", self.topics, sorted(set(q["qid"]), key=lambda t: t.encode()),
-                   "the qrels topics, byte-wise")
+        self.exact(
+            pv,
+            "topics",
+            "(order)",
+            self.topics,
+            sorted(set(q["qid"]), key=lambda t: t.encode()),
+            "the qrels topics, byte-wise",
+        )
         top = 1 if spec.relevance == "lenient" else max(int(q["grade"].max()), 1)
         self.exact(pv, "levels", "-", prov["levels"], top + 1)
         for name in spec.full_names:
             if base_name(name) == "P" and name in (prov.get("rank_maps") or {}):
-                self.exact(pv, f"rank_maps[{name}].size", "-", int(prov["rank_maps"][name]["size"]), N + 1,
-                           "P@N takes N + 1 values")
+                self.exact(
+                    pv,
+                    f"rank_maps[{name}].size",
+                    "-",
+                    int(prov["rank_maps"][name]["size"]),
+                    N + 1,
+                    "P@N takes N + 1 values",
+                )
         # what the theory says about each original measure: interval or not
         theory = prov.get("theory") or {}
         self.interval = []
@@ -776,8 +857,14 @@ class Audit:
             if said is None:
                 said = next((v for v in theory.values() if isinstance(v, dict) and v.get("measure") == full), None)
             assert said is not None, f"{pv}: no theory statement for {full} (keys {list(theory)})"
-            self.exact(pv, f"theory[{cli}].measure", "-", said.get("measure"), full,
-                       "the statement names the measure as computed")
+            self.exact(
+                pv,
+                f"theory[{cli}].measure",
+                "-",
+                said.get("measure"),
+                full,
+                "the statement names the measure as computed",
+            )
             self.interval.append(said.get("original_scale") == "interval" and said.get("established", True))
         self.rb = [base_name(m) in RB_DEPENDENT for m in spec.measures]
         for m, name in enumerate(self.names):
@@ -786,15 +873,33 @@ class Audit:
                 # the written half-widths are rounded up (so that [lo, hi] lies within midpoint +-
                 # half-width exactly); the provenance records the bounds' own, a few ulps smaller
                 theirs, mine = float(b["largest_half_width"]), float(self.H[m].max())
-                self.num(pv, f"bounds[{name}].largest_half_width", "-", theirs, mine, rtol=1e-12,
-                         why="the largest half-width of the ranked scores written (rounded up)")
+                self.num(
+                    pv,
+                    f"bounds[{name}].largest_half_width",
+                    "-",
+                    theirs,
+                    mine,
+                    rtol=1e-12,
+                    why="the largest half-width of the ranked scores written (rounded up)",
+                )
                 if theirs > mine:
-                    self.bad(pv, f"bounds[{name}].largest_half_width", "-", theirs, f"<= {mine!r}",
-                             "the written half-widths are the bounds' rounded up")
+                    self.bad(
+                        pv,
+                        f"bounds[{name}].largest_half_width",
+                        "-",
+                        theirs,
+                        f"<= {mine!r}",
+                        "the written half-widths are the bounds' rounded up",
+                    )
         self.tables = {}
-        for key, stem in (("means", "means_original_vs_ranked"), ("table2", "table2_tau_measure_vs_ranked"),
-                          ("table4", "table4_tau_between_measures"), ("changes", "tables5_6_significance_changes"),
-                          ("pairs", "comparisons_with_baselines"), ("measure_free", "measure_free_pairs")):
+        for key, stem in (
+            ("means", "means_original_vs_ranked"),
+            ("table2", "table2_tau_measure_vs_ranked"),
+            ("table4", "table4_tau_between_measures"),
+            ("changes", "tables5_6_significance_changes"),
+            ("pairs", "comparisons_with_baselines"),
+            ("measure_free", "measure_free_pairs"),
+        ):
             p = self.path(stem)
             if key == "pairs" and not spec.baselines:
                 self.exact(p.name, "(file)", "-", p.exists(), False, "no baselines, no comparisons")
@@ -806,7 +911,7 @@ class Audit:
         """The measure index of each row's label; a label that is not the expected full name
         is a mismatch (the numbers are still audited, matched by the measure's short name)."""
         out = []
-        short = {base_name(n) + n[len(base_name(n)):].split("@")[0]: k for k, n in enumerate(self.names)}
+        short = {base_name(n) + n[len(base_name(n)) :].split("@")[0]: k for k, n in enumerate(self.names)}
         short.update({c: k for k, c in enumerate(self.spec.measures)})
         for r, lab in enumerate(labels):
             if lab in self.names:
@@ -815,22 +920,31 @@ class Audit:
             else:
                 k = short.get(lab)
                 if record:
-                        self.bad(file, column, r, lab, self.names[k] if k is not None else "(unknown)",
-                             "measure names carry the cutoff and the relevance protocol")
+                    self.bad(
+                        file,
+                        column,
+                        r,
+                        lab,
+                        self.names[k] if k is not None else "(unknown)",
+                        "measure names carry the cutoff and the relevance protocol",
+                    )
                 out.append(k if k is not None else -1)
         return out
 
     def check_display(self, file: str, table: str, df: pd.DataFrame):
         for col in df.columns:
             if col.endswith("_display"):
-                base = col[:-len("_display")]
+                base = col[: -len("_display")]
                 kind = kind_of(table, base)
                 for r, (v, shown) in enumerate(zip(df[base], df[col])):
                     self.exact(file, col, r, shown, display(fnum(v), kind), f"{base} = {v} shown as {kind}")
             elif col not in NO_DISPLAY and f"{col}_display" not in df.columns:
                 vals = df[col]
-                if len(vals) and all(re.fullmatch(r"-?\d+\.\d+(e-?\d+)?|nan|inf|-inf|", v) for v in vals) and \
-                        any("." in v for v in vals):
+                if (
+                    len(vals)
+                    and all(re.fullmatch(r"-?\d+\.\d+(e-?\d+)?|nan|inf|-inf|", v) for v in vals)
+                    and any("." in v for v in vals)
+                ):
                     self.bad(file, col, "-", "no display column", f"{col}_display", "every float column is displayed")
 
     # -- the scores file against the data --------------------------------------------------------------
@@ -853,8 +967,15 @@ class Audit:
             mine = measure_scores(cli, G, qrels, self.topics, c, binary=not graded)
             for s in range(self.S):
                 for t in range(self.T):
-                    self.num(f, "value", (self.names[m], self.systems[s], self.topics[t]), self.V[m, s, t],
-                             mine[s, t], atol=1e-12, why="the measure's definition on the runs cut at N")
+                    self.num(
+                        f,
+                        "value",
+                        (self.names[m], self.systems[s], self.topics[t]),
+                        self.V[m, s, t],
+                        mine[s, t],
+                        atol=1e-12,
+                        why="the measure's definition on the runs cut at N",
+                    )
             # phi's own sanity: P's phi is #relevant + 1 (closed form); the others are
             # non-decreasing in the value (across topics; within a topic for recall-base measures)
             bounded = spec.approx is not None and (self.H[m] > 0).any()
@@ -864,18 +985,32 @@ class Audit:
                 if spec.approx is not None:
                     unq = unq / (spec.N + 1)  # normalised: phi / the number of distinct values
                 for s, t in itertools.product(range(self.S), range(self.T)):
-                    self.num(f, "ranked", (self.names[m], self.systems[s], self.topics[t]), self.R[m, s, t],
-                             unq[s, t], rtol=1e-15, why="P's phi = relevant retrieved + 1")
+                    self.num(
+                        f,
+                        "ranked",
+                        (self.names[m], self.systems[s], self.topics[t]),
+                        self.R[m, s, t],
+                        unq[s, t],
+                        rtol=1e-15,
+                        why="P's phi = relevant retrieved + 1",
+                    )
                 if spec.mid:
                     below = np.array([sum(math.comb(spec.N, j) for j in range(int(x))) for x in k.reshape(-1)])
                     at = np.array([math.comb(spec.N, int(x)) for x in k.reshape(-1)])
                     mid = (below + (at + 1) / 2).reshape(k.shape)
                     for s, t in itertools.product(range(self.S), range(self.T)):
-                        self.num(f, "ranked_mid", (self.names[m], self.systems[s], self.topics[t]),
-                                 self.RM[m, s, t], mid[s, t], rtol=1e-15, why="mid-rank of P over the 2^N runs")
+                        self.num(
+                            f,
+                            "ranked_mid",
+                            (self.names[m], self.systems[s], self.topics[t]),
+                            self.RM[m, s, t],
+                            mid[s, t],
+                            rtol=1e-15,
+                            why="mid-rank of P over the 2^N runs",
+                        )
             elif not bounded:
                 groups = [np.s_[:, t] for t in range(self.T)] if self.rb[m] else [np.s_[:, :]]
-                for cols in (["ranked"] + (["ranked_mid"] if spec.mid else [])):
+                for cols in ["ranked"] + (["ranked_mid"] if spec.mid else []):
                     Y = self.R[m] if cols == "ranked" else self.RM[m]
                     for gsel in groups:
                         v, y = self.V[m][gsel].reshape(-1), Y[gsel].reshape(-1)
@@ -884,8 +1019,14 @@ class Audit:
                         broken = ((np.diff(v) > 0) & (np.diff(y) <= 0)) | ((np.diff(v) == 0) & (np.diff(y) != 0))
                         self.checked[f] += 1
                         if broken.any():
-                            self.bad(f, cols, self.names[m], "not a strictly increasing function of the value",
-                                     "phi orders runs as their values", "sanity of the scores file")
+                            self.bad(
+                                f,
+                                cols,
+                                self.names[m],
+                                "not a strictly increasing function of the value",
+                                "phi orders runs as their values",
+                                "sanity of the scores file",
+                            )
 
     # -- derived matrices ------------------------------------------------------------------------------
     def derive(self):
@@ -944,17 +1085,25 @@ class Audit:
                 means = X.mean(axis=1)
                 # ranks: 1 = highest, ties share the best position; ties are means equal up
                 # to float noise (a relative 1e-12), which the definition asks to tie
-                rank = np.array([1 + int((means > mu + 1e-12 * np.maximum(np.abs(means), abs(mu))).sum())
-                                 for mu in means])
+                rank = np.array(
+                    [1 + int((means > mu + 1e-12 * np.maximum(np.abs(means), abs(mu))).sum()) for mu in means]
+                )
                 rank_strict = np.array([1 + int((means > mu).sum()) for mu in means])
                 for s in range(S):
                     r = m * S + s
                     row = (self.names[m], self.systems[s])
                     self.num(f, f"mean_{scale}", row, fnum(df[f"mean_{scale}"][r]), means[s], rtol=MEAN_RTOL)
-                    self.check_ci(f, f"_{scale}", row, df[f"ci_low_{scale}"][r], df[f"ci_high_{scale}"][r], X[s],
-                                  float(np.abs(X[s]).max()),
-                                  "u * scipy.stats.bootstrap((x / u,), SnappedMean(1.0), BCa, documented seed and "
-                                  "resamples), x the system's scores, u the power of two at or above max|x|")
+                    self.check_ci(
+                        f,
+                        f"_{scale}",
+                        row,
+                        df[f"ci_low_{scale}"][r],
+                        df[f"ci_high_{scale}"][r],
+                        X[s],
+                        float(np.abs(X[s]).max()),
+                        "u * scipy.stats.bootstrap((x / u,), SnappedMean(1.0), BCa, documented seed and "
+                        "resamples), x the system's scores, u the power of two at or above max|x|",
+                    )
                     theirs = fnum(df[f"rank_{scale}"][r])
                     why = "rank by mean (1 = highest, ties share the best position)"
                     if theirs != rank[s] and theirs == rank_strict[s]:
@@ -971,7 +1120,7 @@ class Audit:
         self.exact(f, "(rows)", "-", len(df), self.M)
         mi = self.label_map(f, "measure", df["measure"])
         self.exact(f, "measure", "(order)", mi, list(range(self.M)))
-        for r, m in enumerate(mi[:self.M]):
+        for r, m in enumerate(mi[: self.M]):
             if m < 0:
                 continue
             row = self.names[m]
@@ -1000,20 +1149,27 @@ class Audit:
         self.exact(f, "(rows)", "-", len(df), len(pairs))
         m1, m2 = self.label_map(f, "measure_1", df["measure_1"]), self.label_map(f, "measure_2", df["measure_2"])
         self.exact(f, "(measure pairs)", "(order)", list(zip(m1, m2)), pairs)
-        for r, (a, b) in enumerate(pairs[:len(df)]):
+        for r, (a, b) in enumerate(pairs[: len(df)]):
             row = (self.names[a], self.names[b])
             oa, ob = round8(self.V[a].mean(axis=1)), round8(self.V[b].mean(axis=1))
             ra, rb = round8(self.Rs[a].mean(axis=1)), round8(self.Rs[b].mean(axis=1))
             t_o, t_r = tau_b(oa, ob), tau_b(ra, rb)
             self.num(f, "tau", row, fnum(df["tau"][r]), t_o)
             self.num(f, "tau_ranked", row, fnum(df["tau_ranked"][r]), t_r)
-            self.num(f, "delta_pct", row, fnum(df["delta_pct"][r]), 100 * (t_r - t_o) / t_o if t_o else np.nan,
-                     atol=1e-9)
+            self.num(
+                f, "delta_pct", row, fnum(df["delta_pct"][r]), 100 * (t_r - t_o) / t_o if t_o else np.nan, atol=1e-9
+            )
             self.num(f, "tau_ap", row, fnum(df["tau_ap"][r]), tau_ap(oa, ob))
             self.num(f, "tau_ap_ranked", row, fnum(df["tau_ap_ranked"][r]), tau_ap(ra, rb))
             if self.spec.approx is not None:
-                self.num(f, "halfwidth_max", row, fnum(df["halfwidth_max"][r]),
-                         max(float(self.H[a].max()), float(self.H[b].max())), rtol=0)
+                self.num(
+                    f,
+                    "halfwidth_max",
+                    row,
+                    fnum(df["halfwidth_max"][r]),
+                    max(float(self.H[a].max()), float(self.H[b].max())),
+                    rtol=0,
+                )
         self.check_display(f, "table4", df)
 
     # -- Tables 5 and 6 -----------------------------------------------------------------------------------
@@ -1023,10 +1179,9 @@ class Audit:
         order = list(itertools.product(range(self.M), self.tests))
         self.exact(f, "(rows)", "-", len(df), len(order))
         mi = self.label_map(f, "measure", df["measure"])
-        self.exact(f, "(measure, test)", "(order)", list(zip(mi, df["test"])),
-                   [(m, TEST_NAMES[t]) for m, t in order])
+        self.exact(f, "(measure, test)", "(order)", list(zip(mi, df["test"])), [(m, TEST_NAMES[t]) for m, t in order])
         i, j = np.triu_indices(self.S, k=1)
-        for r, (m, test) in enumerate(order[:len(df)]):
+        for r, (m, test) in enumerate(order[: len(df)]):
             row = (self.names[m], TEST_NAMES[test])
             a, b = self.results[m, 0][test][1], self.results[m, 1][test][1]
             sig, s2ns, ns2s, sig_r = int(a.sum()), int((a & ~b).sum()), int((~a & b).sum()), int(b.sum())
@@ -1037,8 +1192,9 @@ class Audit:
             self.num(f, "ns2s_pct", row, fnum(df["ns2s_pct"][r]), 100 * ns2s / sig if sig else 0.0)
             self.num(f, "delta_pct", row, fnum(df["delta_pct"][r]), 100 * (s2ns + ns2s) / sig if sig else 0.0)
             self.exact(f, "meaningful", row, fbool(df["meaningful"][r]), meaningful(test, self.interval[m], self.rb[m]))
-            self.exact(f, "meaningful_ranked", row, fbool(df["meaningful_ranked"][r]),
-                       meaningful(test, True, self.rb[m]))
+            self.exact(
+                f, "meaningful_ranked", row, fbool(df["meaningful_ranked"][r]), meaningful(test, True, self.rb[m])
+            )
             if spec.correction != "none":
                 self.exact(f, "correction", row, df["correction"][r], spec.correction)
                 for k, col in ((0, "sig_adjusted"), (1, "sig_ranked_adjusted")):
@@ -1069,11 +1225,19 @@ class Audit:
                         self.unflipped.add((f, "could_flip_ranked", TEST_NAMES[test]))
                     elif test == "sign":
                         if int(flips.sum()) != cf:
-                            self.notes.append(f"{f} could_flip_ranked {row}: irscale {cf}, checker {int(flips.sum())} "
-                                              "with exact ties guessed from equal (midpoint, half-width)")
+                            self.notes.append(
+                                f"{f} could_flip_ranked {row}: irscale {cf}, checker {int(flips.sum())} "
+                                "with exact ties guessed from equal (midpoint, half-width)"
+                            )
                     else:
-                        self.exact(f, "could_flip_ranked", row, cf, int(flips.sum()),
-                                   "the documented bound on the ranked scores within midpoint +- half-width")
+                        self.exact(
+                            f,
+                            "could_flip_ranked",
+                            row,
+                            cf,
+                            int(flips.sum()),
+                            "the documented bound on the ranked scores within midpoint +- half-width",
+                        )
         self.check_display(f, "changes", df)
 
     def could_flip(self, m: int, test: str) -> np.ndarray | None:
@@ -1100,7 +1264,7 @@ class Audit:
         if test == "ttest":
             d, w = X[:, i] - X[:, j], H[:, i] + H[:, j]
             mu, sd = d.mean(axis=0), d.std(axis=0, ddof=1)
-            dm, ds = w.mean(axis=0), np.sqrt((w ** 2).sum(axis=0) / (T - 1))
+            dm, ds = w.mean(axis=0), np.sqrt((w**2).sum(axis=0) / (T - 1))
             crit = sps.t.isf(self.alpha / 2, T - 1)
             with np.errstate(divide="ignore", invalid="ignore"):
                 t_lo = np.nan_to_num(np.maximum(np.abs(mu) - dm, 0) * math.sqrt(T) / (sd + ds))
@@ -1111,7 +1275,7 @@ class Audit:
                 resid, df = X - X.mean(axis=0), S * (T - 1)
             else:
                 resid, df = X - X.mean(axis=0)[None, :] - X.mean(axis=1)[:, None] + X.mean(), (T - 1) * (S - 1)
-            root, move = math.sqrt((resid ** 2).sum()), math.sqrt((H ** 2).sum())
+            root, move = math.sqrt((resid**2).sum()), math.sqrt((H**2).sum())
             means, hm = X.mean(axis=0), H.mean(axis=0)
             diff, dd = np.abs(means[i] - means[j]), hm[i] + hm[j]
             k = math.sqrt(T * df)  # q = |difference| sqrt(T) / sqrt(SSE / df)
@@ -1179,25 +1343,44 @@ class Audit:
                 self.num(f, "mean_2", row, fnum(df["mean_2"][rr]), X[:, b].mean(), rtol=MEAN_RTOL)
                 self.num(f, "diff", row, fnum(df["diff"][rr]), d.mean(), rtol=MEAN_RTOL, atol=1e-15 * scale)
                 own = float(max(np.abs(X[:, a]).max(), np.abs(X[:, b]).max()))  # the pair's own scale
-                self.check_ci(f, "", row, df["ci_low"][rr], df["ci_high"][rr], d, own,
-                              "u * scipy.stats.bootstrap((d / u,), SnappedMean(1.0), BCa, documented seed and "
-                              "resamples), d = system - baseline, u the power of two at or above the pair's "
-                              "largest |score|", negated_of=True)
+                self.check_ci(
+                    f,
+                    "",
+                    row,
+                    df["ci_low"][rr],
+                    df["ci_high"][rr],
+                    d,
+                    own,
+                    "u * scipy.stats.bootstrap((d / u,), SnappedMean(1.0), BCa, documented seed and "
+                    "resamples), d = system - baseline, u the power of two at or above the pair's "
+                    "largest |score|",
+                    negated_of=True,
+                )
                 self.num(f, "d_z", row, fnum(df["d_z"][rr]), d_z(d, own if own > 0 else 1.0), atol=1e-12)
                 self.num(f, "rank_biserial", row, fnum(df["rank_biserial"][rr]), rank_biserial(d, scale), atol=1e-12)
                 self.num(f, "p_value", row, fnum(df["p_value"][rr]), p[c])
                 self.num(f, "p_adjusted", row, fnum(df["p_adjusted"][rr]), adj[c])
                 self.exact(f, "significant", row, fbool(df["significant"][rr]), bool(sig[c]), "adjusted p < alpha")
                 self.exact(f, "correction", row, df["correction"][rr], corr)
-                self.exact(f, "meaningful", row, fbool(df["meaningful"][rr]),
-                           meaningful(test, True if k else self.interval[m], self.rb[m]))
+                self.exact(
+                    f,
+                    "meaningful",
+                    row,
+                    fbool(df["meaningful"][rr]),
+                    meaningful(test, True if k else self.interval[m], self.rb[m]),
+                )
                 codes = self.codes[m][triu[min(a, b), max(a, b)]]
                 self.num(f, "incomparable_share", row, fnum(df["incomparable_share"][rr]), float((codes == 2).mean()))
                 Xs = X if k == 0 else self.Rs[m].T  # scaled as the statistics see it (see the flags above)
                 mass = incomparable_mass(codes, Xs[:, a] - Xs[:, b])
                 self.num(f, "incomparable_mass", row, fnum(df["incomparable_mass"][rr]), mass)
-                self.exact(f, "rests_on_incomparable", row, fbool(df["rests_on_incomparable"][rr]),
-                           bool(sig[c]) and np.nan_to_num(mass) > 0.5)
+                self.exact(
+                    f,
+                    "rests_on_incomparable",
+                    row,
+                    fbool(df["rests_on_incomparable"][rr]),
+                    bool(sig[c]) and np.nan_to_num(mass) > 0.5,
+                )
                 if spec.approx is not None:
                     Hm = self.H[m].T
                     hw = float((Hm[:, a] + Hm[:, b]).mean()) if k else 0.0
@@ -1215,11 +1398,19 @@ class Audit:
                             self.unflipped.add((f, "could_flip", TEST_NAMES[test]))
                         elif test == "sign":
                             if cf != mine:
-                                self.notes.append(f"{f} could_flip {row}: irscale {cf}, checker {mine} with exact "
-                                                  "ties guessed from equal (midpoint, half-width)")
+                                self.notes.append(
+                                    f"{f} could_flip {row}: irscale {cf}, checker {mine} with exact "
+                                    "ties guessed from equal (midpoint, half-width)"
+                                )
                         else:
-                            self.exact(f, "could_flip", row, cf, mine,
-                                       "the documented bound on the ranked scores within midpoint +- half-width")
+                            self.exact(
+                                f,
+                                "could_flip",
+                                row,
+                                cf,
+                                mine,
+                                "the documented bound on the ranked scores within midpoint +- half-width",
+                            )
             r += len(comps)
         if spec.approx is not None and spec.correction == "none":  # the baseline pairs are some of all pairs
             ch = self.tables["changes"]
@@ -1233,8 +1424,13 @@ class Audit:
                 total = int(ch["could_flip_ranked"][at])
                 self.checked[f] += 1
                 if n > total:
-                    self.bad(f, "could_flip", (self.names[m], TEST_NAMES[test]), f"{n} baseline pairs",
-                             f"at most {total} (could_flip_ranked of all pairs)")
+                    self.bad(
+                        f,
+                        "could_flip",
+                        (self.names[m], TEST_NAMES[test]),
+                        f"{n} baseline pairs",
+                        f"at most {total} (could_flip_ranked of all pairs)",
+                    )
         self.check_display(f, "pairs", df)
 
     # -- the measure-free view ------------------------------------------------------------------------
@@ -1243,15 +1439,27 @@ class Audit:
         i, j = np.triu_indices(self.S, k=1)
         codes = self.codes_graded
         self.exact(f, "(rows)", "-", len(df), len(i))
-        self.exact(f, "(system_1, system_2)", "(order)", list(zip(df["system_1"], df["system_2"])),
-                   [(self.systems[a], self.systems[b]) for a, b in zip(i, j)])
+        self.exact(
+            f,
+            "(system_1, system_2)",
+            "(order)",
+            list(zip(df["system_1"], df["system_2"])),
+            [(self.systems[a], self.systems[b]) for a, b in zip(i, j)],
+        )
         for r in range(min(len(df), len(i))):
             c = codes[r]
             row = (self.systems[i[r]], self.systems[j[r]])
             better, worse, equal, inc = (int((c == v).sum()) for v in (1, -1, 0, 2))
-            for col, v in (("topics", self.T), ("better", better), ("worse", worse), ("equal", equal),
-                           ("incomparable", inc), ("comparable", better + worse + equal), ("sign_n", better + worse),
-                           ("direction", int(np.sign(better - worse)))):
+            for col, v in (
+                ("topics", self.T),
+                ("better", better),
+                ("worse", worse),
+                ("equal", equal),
+                ("incomparable", inc),
+                ("comparable", better + worse + equal),
+                ("sign_n", better + worse),
+                ("direction", int(np.sign(better - worse))),
+            ):
                 self.exact(f, col, row, int(df[col][r]), v)
             self.num(f, "incomparable_share", row, fnum(df["incomparable_share"][r]), inc / self.T)
             n = better + worse
@@ -1265,9 +1473,13 @@ class Audit:
         for key, df in self.tables.items():
             if key == "measure_free":
                 continue  # CSV only (documented)
-            stem = {"means": "means_original_vs_ranked", "table2": "table2_tau_measure_vs_ranked",
-                    "table4": "table4_tau_between_measures", "changes": "tables5_6_significance_changes",
-                    "pairs": "comparisons_with_baselines"}[key]
+            stem = {
+                "means": "means_original_vs_ranked",
+                "table2": "table2_tau_measure_vs_ranked",
+                "table4": "table4_tau_between_measures",
+                "changes": "tables5_6_significance_changes",
+                "pairs": "comparisons_with_baselines",
+            }[key]
             p = self.out / f"{stem}_N{self.spec.N}.json"
             data = json.loads(p.read_text(encoding="utf-8"))
             rows = data["rows"]
@@ -1308,37 +1520,77 @@ class Audit:
     # -- HTML and LaTeX show the CSV's digits ------------------------------------------------------------
     def check_rendered(self):
         shown = {
-            "means": ["mean_original", "ci_low_original", "ci_high_original", "rank_original", "mean_ranked",
-                      "ci_low_ranked", "ci_high_ranked", "halfwidth_ranked", "rank_ranked"],
-            "table2": ["tau_unq", "tau_ap_unq"] + (["tau_mid"] if self.spec.mid else []) +
-                      ["topic_tau_min", "topic_tau_max", "halfwidth_max"],
+            "means": [
+                "mean_original",
+                "ci_low_original",
+                "ci_high_original",
+                "rank_original",
+                "mean_ranked",
+                "ci_low_ranked",
+                "ci_high_ranked",
+                "halfwidth_ranked",
+                "rank_ranked",
+            ],
+            "table2": ["tau_unq", "tau_ap_unq"]
+            + (["tau_mid"] if self.spec.mid else [])
+            + ["topic_tau_min", "topic_tau_max", "halfwidth_max"],
             "table4": ["tau", "tau_ranked", "delta_pct", "tau_ap", "tau_ap_ranked", "halfwidth_max"],
-            "changes": ["sig", "s2ns", "s2ns_pct", "ns2s", "ns2s_pct", "delta_pct", "sig_ranked", "halfwidth_max",
-                        "could_flip_ranked", "sig_adjusted", "sig_ranked_adjusted", "flagged_incomparable",
-                        "flagged_incomparable_ranked"],
-            "pairs": ["diff", "ci_low", "ci_high", "d_z", "rank_biserial", "p_value", "p_adjusted",
-                      "incomparable_share", "halfwidth"],
+            "changes": [
+                "sig",
+                "s2ns",
+                "s2ns_pct",
+                "ns2s",
+                "ns2s_pct",
+                "delta_pct",
+                "sig_ranked",
+                "halfwidth_max",
+                "could_flip_ranked",
+                "sig_adjusted",
+                "sig_ranked_adjusted",
+                "flagged_incomparable",
+                "flagged_incomparable_ranked",
+            ],
+            "pairs": [
+                "diff",
+                "ci_low",
+                "ci_high",
+                "d_z",
+                "rank_biserial",
+                "p_value",
+                "p_adjusted",
+                "incomparable_share",
+                "halfwidth",
+            ],
         }
         html = HtmlTables((self.out / f"report_N{self.spec.N}.html").read_text(encoding="utf-8"))
-        tex_stems = {"means": "means_original_vs_ranked", "table2": "table2_tau_measure_vs_ranked",
-                     "table4": "table4_tau_between_measures", "changes": "tables5_6_significance_changes",
-                     "pairs": "comparisons_with_baselines"}
+        tex_stems = {
+            "means": "means_original_vs_ranked",
+            "table2": "table2_tau_measure_vs_ranked",
+            "table4": "table4_tau_between_measures",
+            "changes": "tables5_6_significance_changes",
+            "pairs": "comparisons_with_baselines",
+        }
         lead = {"means": 1, "table2": 1, "table4": 2, "changes": 2, "pairs": 1}  # text cells before the numbers
         for key, cols in shown.items():
             if key not in self.tables:
                 continue
             df = self.tables[key]
             if key == "pairs":  # the report's own columns first, then the extra ones (bounds) in file order
-                cols = [c for c in cols if c in df.columns and c != "halfwidth"] + \
-                    [c for c in df.columns if c == "halfwidth"]
+                cols = [c for c in cols if c in df.columns and c != "halfwidth"] + [
+                    c for c in df.columns if c == "halfwidth"
+                ]
             else:
                 cols = [c for c in df.columns if c in cols]
-            expect = [[(df[f"{c}_display"][r] if f"{c}_display" in df else _int_text(df[c][r])) for c in cols]
-                      for r in range(len(df))]
+            expect = [
+                [(df[f"{c}_display"][r] if f"{c}_display" in df else _int_text(df[c][r])) for c in cols]
+                for r in range(len(df))
+            ]
             if key == "changes":  # Table 5 (no recall base), then Table 6, in CSV order within each
                 rbm = [self.rb[m] if m >= 0 else False for m in self.label_map("", "measure", df["measure"], False)]
-                groups = {"table5": [e for e, b in zip(expect, rbm) if not b],
-                          "table6": [e for e, b in zip(expect, rbm) if b]}
+                groups = {
+                    "table5": [e for e, b in zip(expect, rbm) if not b],
+                    "table6": [e for e, b in zip(expect, rbm) if b],
+                }
             else:
                 groups = {key: expect}
             for section, exp in groups.items():
@@ -1352,8 +1604,9 @@ class Audit:
                 exp = groups.get("table5", [])[:LATEX_ROWS] + groups.get("table6", [])[:LATEX_ROWS]
                 self._compare_rendered(f"{tex_stems[key]}_N{self.spec.N}.tex", got, exp, len(exp))
             else:
-                self._compare_rendered(f"{tex_stems[key]}_N{self.spec.N}.tex", latex_rows(tex, lead[key]), expect,
-                                       LATEX_ROWS)
+                self._compare_rendered(
+                    f"{tex_stems[key]}_N{self.spec.N}.tex", latex_rows(tex, lead[key]), expect, LATEX_ROWS
+                )
 
     def _compare_rendered(self, name: str, got: list, exp: list, shown: int):
         """The rendered rows are the first ``shown`` rows of the CSV (the tables may show

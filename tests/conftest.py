@@ -11,8 +11,10 @@ TE_TEST = DATA / "trec_eval_test"
 
 def need(path: Path) -> Path:
     if not path.exists():
-        pytest.skip(f"{path} is absent: the shared data folder (../shared/data beside the checkout) "
-                    "holds the reference data for this test")
+        pytest.skip(
+            f"{path} is absent: the shared data folder (../shared/data beside the checkout) "
+            "holds the reference data for this test"
+        )
     return path
 
 

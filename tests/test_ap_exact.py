@@ -102,8 +102,10 @@ def test_bucket_pass_on_a_local_dask_cluster_equals_threads(truth):
     sp = space_for("AP", N)
     keys = sp.keys(g[::37])
     threads = engines.split_engine(sp, bucket_pairs=512, keep_in_memory=0, queries=keys)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         many = engines.split_engine(sp, bucket_pairs=512, keep_in_memory=0, queries=keys, scheduler=client)
     assert np.array_equal(many.bounds, threads.bounds) and np.array_equal(many.cum_distinct, threads.cum_distinct)
     assert list(many.cum_runs) == list(threads.cum_runs)
@@ -141,9 +143,12 @@ def test_transform_and_compare_take_the_opt_in(tiny_limit):
 
     rng = np.random.default_rng(0)
     q = Qrels.from_records([(t, f"d{k}", int(rng.random() < 0.4)) for t in "12" for k in range(20)])
-    runs = [Run.from_records([(t, f"d{k}", float(20 - r)) for t in "12"
-                              for r, k in enumerate(rng.permutation(20)[:14])],
-                             name=f"s{s}") for s in range(3)]
+    runs = [
+        Run.from_records(
+            [(t, f"d{k}", float(20 - r)) for t in "12" for r, k in enumerate(rng.permutation(20)[:14])], name=f"s{s}"
+        )
+        for s in range(3)
+    ]
     table = irscale.evaluate(q, runs, ["AP"])
     with pytest.raises(IrscaleError, match="max_pairs"):
         irscale.transform(table, ["AP"], depth=14)
@@ -152,8 +157,7 @@ def test_transform_and_compare_take_the_opt_in(tiny_limit):
     space = space_for("AP", 14, 1)
     g = space.grade_view(table.judged.grades).reshape(-1, 14)
     assert np.array_equal(t.values[1].reshape(-1), rm.phi_runs(g))
-    study = irscale.compare(table, ["AP"], depth=14, tests=["sign"], effects=False, measure_free=False,
-                            max_pairs=2**14)
+    study = irscale.compare(table, ["AP"], depth=14, tests=["sign"], effects=False, measure_free=False, max_pairs=2**14)
     assert len(study.changes) == 1
 
 

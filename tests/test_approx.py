@@ -73,8 +73,13 @@ def test_bounded_midpoints_contain_the_exact_normalised_phi(forced_bounds, monke
         warnings.simplefilter("ignore")
         t = irscale.transform(table, [measure, "P"], depth=24, normalize=True, approx=1e-3)
     names = [str(c) for c in t.measures]
-    assert names == [f"{measure}@24", "P@24", f"ranked({measure}@24, normalized, midpoint)",
-                     "ranked(P@24, normalized)", f"halfwidth(ranked({measure}@24, normalized, midpoint))"]
+    assert names == [
+        f"{measure}@24",
+        "P@24",
+        f"ranked({measure}@24, normalized, midpoint)",
+        "ranked(P@24, normalized)",
+        f"halfwidth(ranked({measure}@24, normalized, midpoint))",
+    ]
     mid, half = t.values[2], t.values[4]
     assert (half >= 0).all() and 2 * half.max() <= 1e-3
     from irscale.scales import rankmap
@@ -97,9 +102,12 @@ def test_the_trec8_depth_1000_shape_on_a_synthetic_collection():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = irscale.transform(table, ["P", "RR", "RBP(p=0.95)"], depth=100, normalize=True, approx=1e-4)
-    assert [str(c) for c in t.measures][3:] == ["ranked(P@100, normalized)", "ranked(RR@100, normalized)",
-                                                "ranked(RBP(p=0.95)@100, normalized, midpoint)",
-                                                "halfwidth(ranked(RBP(p=0.95)@100, normalized, midpoint))"]
+    assert [str(c) for c in t.measures][3:] == [
+        "ranked(P@100, normalized)",
+        "ranked(RR@100, normalized)",
+        "ranked(RBP(p=0.95)@100, normalized, midpoint)",
+        "halfwidth(ranked(RBP(p=0.95)@100, normalized, midpoint))",
+    ]
     assert t.provenance["transform"]["bounds"]["RBP(p=0.95)@100"]["resolution"] == 80_000  # 8 / approx
     assert 0 < t.values[6].max() <= 0.5e-4
     with pytest.raises(MeasureError, match=r"AP@100: no exact engine.*exact up to N = 3\d.*no certified bounds"):
@@ -113,8 +121,11 @@ def test_refusals_say_what_to_type():
         irscale.transform(table, ["nDCG"], depth=60)  # no engine, no approx
     with pytest.warns(IrscaleWarning, match=r"ranked nDCG@60: normalised .* --normalize"):
         t = irscale.transform(table, ["nDCG", "P"], depth=60, approx=1e-3)  # approx implies the normalised form
-    assert [str(c) for c in t.measures][2:] == ["ranked(nDCG@60, normalized, midpoint)", "ranked(P@60)",
-                                                "halfwidth(ranked(nDCG@60, normalized, midpoint))"]
+    assert [str(c) for c in t.measures][2:] == [
+        "ranked(nDCG@60, normalized, midpoint)",
+        "ranked(P@60)",
+        "halfwidth(ranked(nDCG@60, normalized, midpoint))",
+    ]
     assert 0 < t.values[2].max() <= 1 and t.values[3].max() > 1  # P's phi is not normalised
     with pytest.raises(IrscaleError, match=r"ties='unq' \(compare: mid=False, CLI --no-mid\)"):
         irscale.transform(table, ["nDCG"], depth=60, ties=("unq", "mid"), normalize=True, approx=1e-3)
@@ -129,8 +140,9 @@ def test_all_runs_distinct_rbp_takes_every_tie_strategy(forced_bounds):
     q, runs = _collection(n_sys=2, n_top=3, depth=24)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t = irscale.transform(irscale.evaluate(q, runs, ["P"]), ["RBP(p=0.9)"], depth=24, ties=("unq", "mid"),
-                              normalize=True, approx=1e-3)
+        t = irscale.transform(
+            irscale.evaluate(q, runs, ["P"]), ["RBP(p=0.9)"], depth=24, ties=("unq", "mid"), normalize=True, approx=1e-3
+        )
     assert np.array_equal(t.values[1], t.values[2])  # one value per run: phi over values = rank over runs
 
 
@@ -160,9 +172,16 @@ def test_compare_reports_half_widths_and_flags(forced_bounds, tmp_path):
     q, runs = _collection(n_sys=5, n_top=8, depth=24, seed=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        study = irscale.compare(irscale.evaluate(q, runs, ["P"]), ["P", "RBP(p=0.9)"], depth=24,
-                                tests=["sign", "ttest", "kruskal"], mid=False, approx=1e-2, baselines=["s0"],
-                                n_resamples=100)
+        study = irscale.compare(
+            irscale.evaluate(q, runs, ["P"]),
+            ["P", "RBP(p=0.9)"],
+            depth=24,
+            tests=["sign", "ttest", "kruskal"],
+            mid=False,
+            approx=1e-2,
+            baselines=["s0"],
+            n_resamples=100,
+        )
     ch = study.changes.set_index(["measure", "test"])
     assert (ch.loc["P@24", "halfwidth_max"] == 0).all() and (ch.loc["P@24", "could_flip_ranked"] == 0).all()
     assert (ch.loc["RBP(p=0.9)@24", "halfwidth_max"] > 0).all()
@@ -185,9 +204,14 @@ def test_compare_reports_half_widths_and_flags(forced_bounds, tmp_path):
 
 # -- could_flip: sound against exact scores inside the bounds, and not vacuous ----------------------
 
+
 @settings(max_examples=30, deadline=None)
-@given(seed=hs.integers(0, 2**32 - 1), T=hs.integers(3, 12), S=hs.integers(2, 6),
-       scale=hs.sampled_from([0.0, 1e-3, 0.05, 0.3]))
+@given(
+    seed=hs.integers(0, 2**32 - 1),
+    T=hs.integers(3, 12),
+    S=hs.integers(2, 6),
+    scale=hs.sampled_from([0.0, 1e-3, 0.05, 0.3]),
+)
 @pytest.mark.slow
 def test_could_flip_is_sound(seed, T, S, scale):
     """Exact values (with exact ties: cells sharing an id), bounds around them whose
@@ -241,8 +265,13 @@ def test_rel_binarised_measures_are_bounded_on_the_judged_grades(forced_bounds, 
     once (at rel), and contain the exact map's phi."""
     rng = np.random.default_rng(5)
     qrels = [(str(t), f"d{t}-{k}", int(rng.integers(0, 4))) for t in range(3) for k in range(40)]
-    runs = [Run.from_records([(str(t), f"d{t}-{k}", float(40 - r)) for t in range(3)
-                              for r, k in enumerate(rng.permutation(40)[:24])], name=f"s{s}") for s in range(3)]
+    runs = [
+        Run.from_records(
+            [(str(t), f"d{t}-{k}", float(40 - r)) for t in range(3) for r, k in enumerate(rng.permutation(40)[:24])],
+            name=f"s{s}",
+        )
+        for s in range(3)
+    ]
     table = irscale.evaluate(Qrels.from_records(qrels), runs, ["P"])
     measures = ["RBP(p=0.8, rel=2)", "nDCG(rel=2)"]
     with warnings.catch_warnings():
@@ -273,8 +302,17 @@ def test_corrected_pair_decisions_are_not_claimed_stable(forced_bounds):
     q, runs = _collection(n_sys=4, n_top=6, depth=24, seed=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        study = irscale.compare(irscale.evaluate(q, runs, ["P"]), ["RBP(p=0.9)"], depth=24, tests=["sign"],
-                                mid=False, approx=1e-2, baselines=["s0"], correction="holm", n_resamples=100)
+        study = irscale.compare(
+            irscale.evaluate(q, runs, ["P"]),
+            ["RBP(p=0.9)"],
+            depth=24,
+            tests=["sign"],
+            mid=False,
+            approx=1e-2,
+            baselines=["s0"],
+            correction="holm",
+            n_resamples=100,
+        )
     ranked = study.pairs[study.pairs.scale == "ranked"]
     assert ranked.could_flip.isna().all()  # p-values adjusted: not bounded
     assert not study.pairs[study.pairs.scale == "original"].could_flip.isna().any()

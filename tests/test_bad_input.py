@@ -15,11 +15,29 @@ GOOD_RUN = "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n2 Q0 c 1 1.5 r\n"
 
 CASES = [
     # (name, which file is bad, content, expected line, message fragment)
-    ("run_too_few_fields", "run", "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0\n", 2, "expected 6 fields 'qid Q0 docno rank score tag', found 5"),
+    (
+        "run_too_few_fields",
+        "run",
+        "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0\n",
+        2,
+        "expected 6 fields 'qid Q0 docno rank score tag', found 5",
+    ),
     ("run_too_many_fields", "run", "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r x\n", 2, "found 7"),
-    ("run_bad_score", "run", "1 Q0 a 1 2.0 r\n\n1 Q0 b 2 high r\n", 3, "score (5th field) must be a number, found 'high'"),
+    (
+        "run_bad_score",
+        "run",
+        "1 Q0 a 1 2.0 r\n\n1 Q0 b 2 high r\n",
+        3,
+        "score (5th field) must be a number, found 'high'",
+    ),
     ("run_nan_score", "run", "1 Q0 a 1 nan r\n", 1, "score is NaN"),
-    ("run_duplicate_docno", "run", "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n1 Q0 a 3 0.5 r\n", 3, "duplicate docno 'a' for topic '1' (first at line 1)"),
+    (
+        "run_duplicate_docno",
+        "run",
+        "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n1 Q0 a 3 0.5 r\n",
+        3,
+        "duplicate docno 'a' for topic '1' (first at line 1)",
+    ),
     ("run_empty", "run", "", None, "empty file"),
     ("run_blank", "run", "\n  \n", None, "empty file"),
     ("run_utf16", "run", "1 Q0 a 1 2.0 r\n".encode("utf-16"), 1, "NUL byte"),
@@ -32,13 +50,43 @@ CASES = [
     ("qrels_duplicate", "qrels", "1 0 a 1\n1 0 a 0\n", 2, "duplicate judgement of docno 'a'"),
     ("qrels_empty", "qrels", "", None, "empty file"),
     ("run_corrupt_gzip", "run", b"\x1f\x8b\x08\x00garbage", None, "corrupt gzip"),
-    ("run_bom_inside", "run", "1 Q0 a 1 2.0 r\n\ufeff1 Q0 b 2 1.0 r\n", 2, "byte-order mark (U+FEFF) after the start of the file"),
-    ("run_nbsp_in_docno", "run", "1 Q0 a\u00a0b 1 2.0 r\n", 1, "non-breaking space (U+00A0) inside a field; fields are separated by spaces or tabs"),
+    (
+        "run_bom_inside",
+        "run",
+        "1 Q0 a 1 2.0 r\n\ufeff1 Q0 b 2 1.0 r\n",
+        2,
+        "byte-order mark (U+FEFF) after the start of the file",
+    ),
+    (
+        "run_nbsp_in_docno",
+        "run",
+        "1 Q0 a\u00a0b 1 2.0 r\n",
+        1,
+        "non-breaking space (U+00A0) inside a field; fields are separated by spaces or tabs",
+    ),
     ("run_del_character", "run", "1 Q0 a 1 2.0 r\n1 Q0 b\x7f 2 1.0 r\n", 2, "control character 0x7f"),
-    ("run_underscore_score", "run", "1 Q0 a 1 1_000 r\n", 1, "score (5th field) must be a number, found '1_000'; write a plain decimal number like 12.5 or 1.2e-3"),
-    ("run_two_tags_split_hint", "run", "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 s\n", 2, "to read one run per tag use irscale.io.read_runs(path, split_tags=True)"),
+    (
+        "run_underscore_score",
+        "run",
+        "1 Q0 a 1 1_000 r\n",
+        1,
+        "score (5th field) must be a number, found '1_000'; write a plain decimal number like 12.5 or 1.2e-3",
+    ),
+    (
+        "run_two_tags_split_hint",
+        "run",
+        "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 s\n",
+        2,
+        "to read one run per tag use irscale.io.read_runs(path, split_tags=True)",
+    ),
     ("qrels_underscore_grade", "qrels", "1 0 a 1_0\n", 1, "grade (4th field) must be an integer, found '1_0'"),
-    ("qrels_huge_grade", "qrels", "1 0 a 1\n1 0 b 99999999999999999999\n", 2, "grade 99999999999999999999 out of the supported range [-32000, 32000]"),
+    (
+        "qrels_huge_grade",
+        "qrels",
+        "1 0 a 1\n1 0 b 99999999999999999999\n",
+        2,
+        "grade 99999999999999999999 out of the supported range [-32000, 32000]",
+    ),
     ("qrels_ideographic_space", "qrels", "1 0 a\u30001\n", 1, "ideographic space (U+3000) inside a field"),
 ]
 
@@ -85,8 +133,9 @@ def test_policies_keep_going(tmp_path):
 
 def test_missing_topic_policies(tmp_path):
     q, r, _ = write(tmp_path, "run", "1 Q0 a 1 2.0 r\n")
-    with pytest.warns(irscale.errors.IrscaleWarning,
-                      match=r"run 'r' has no results for 1 qrels topic\(s\), scored 0: 2"):
+    with pytest.warns(
+        irscale.errors.IrscaleWarning, match=r"run 'r' has no results for 1 qrels topic\(s\), scored 0: 2"
+    ):
         t = irscale.evaluate(q, [r], ["AP"])
     assert t.values[0, 0].tolist() == [1.0, 0.0] and t.mean()["AP"].iloc[0] == 0.5
     with pytest.warns(irscale.errors.IrscaleWarning, match="left out"):
@@ -165,8 +214,11 @@ def test_bad_measure_parameters_api_and_cli(tmp_path, measure, exc, fragments):
         irscale.evaluate(q, [r], [measure])
     for f in fragments:
         assert f in str(ei.value)
-    for verb in (["evaluate", str(q), str(r), "-m", measure], ["transform", str(q), str(r), "-m", measure, "-N", "10"],
-                 ["rankmap", measure.split("@")[0], "-N", "4", "--levels", "4", "--no-cache"]):
+    for verb in (
+        ["evaluate", str(q), str(r), "-m", measure],
+        ["transform", str(q), str(r), "-m", measure, "-N", "10"],
+        ["rankmap", measure.split("@")[0], "-N", "4", "--levels", "4", "--no-cache"],
+    ):
         if verb[0] == "rankmap" and "grade 3, not in the map" in fragments[0]:
             verb[-2] = "4"  # 4 levels: grades 0..3
         res = CliRunner().invoke(app, verb)

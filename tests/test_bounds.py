@@ -22,7 +22,7 @@ def _extremes(N: int) -> np.ndarray:
 
 
 def _value(run, p: Fraction) -> Fraction:
-    return sum((p ** k for k, x in enumerate(run) if x), Fraction(0))
+    return sum((p**k for k, x in enumerate(run) if x), Fraction(0))
 
 
 @pytest.mark.parametrize("p", ["0.8", "0.9", "0.95", "2/3"])
@@ -101,12 +101,14 @@ def test_refusals():
 
 # -- DCG / nDCG -------------------------------------------------------------------------------------
 
+
 def _dcg_phi_brute_force(N: int, base, levels: int):
     """Exact normalised phi of every run of REL^N under DCG, from values in 50-digit
     arithmetic with the plain discount (no weight classes), equal values merged."""
     import mpmath
 
     with mpmath.workdps(50):
+
         def w(k):  # rank k = 1..N
             if base is None:
                 return 1 / mpmath.log(k + 1, 2)
@@ -241,8 +243,9 @@ def test_graded_dcg_bounds_contain_the_exact_engines_phi(measure, N, levels):
 
     rng = np.random.default_rng(N)
     top = levels - 1
-    runs = np.vstack([np.zeros((1, N), int), np.full((1, N), top), top * np.eye(N, dtype=int),
-                      rng.integers(0, levels, (200, N))])
+    runs = np.vstack(
+        [np.zeros((1, N), int), np.full((1, N), top), top * np.eye(N, dtype=int), rng.integers(0, levels, (200, N))]
+    )
     rm = build(measure, N, levels)
     exact = rm.normalized(rm.phi_runs(runs))
     for grid in (1000, 100_000):

@@ -42,11 +42,15 @@ def _no_warnings(fn):
         return fn()
 
 
-@pytest.mark.parametrize("call", [
-    lambda: rbp_bounds("RBP(p=0.9)", 60, _runs(60), resolution=3000, levels=4),
-    lambda: rbp_bounds("RBP(p=0.8)", 60, _runs(60, 2), resolution=3000),
-    lambda: dcg_bounds("nDCG", 40, _runs(40), levels=4, grid=20_000),
-], ids=["graded RBP", "binary RBP", "nDCG"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: rbp_bounds("RBP(p=0.9)", 60, _runs(60), resolution=3000, levels=4),
+        lambda: rbp_bounds("RBP(p=0.8)", 60, _runs(60, 2), resolution=3000),
+        lambda: dcg_bounds("nDCG", 40, _runs(40), levels=4, grid=20_000),
+    ],
+    ids=["graded RBP", "binary RBP", "nDCG"],
+)
 def test_the_second_call_loads_the_tables_and_gives_the_same_bounds(cache, call):
     first = _no_warnings(call)
     assert first.details["cache"].startswith("built and stored")
@@ -71,16 +75,23 @@ def test_a_new_process_loads_them_too(cache):
         print(json.dumps({"cache": b.details["cache"], "seconds": b.seconds, "lo": b.lo.tolist(),
                           "hi": b.hi.tolist()}))
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "IRSCALE_CACHE_DIR": str(cache)})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "IRSCALE_CACHE_DIR": str(cache)},
+    )
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["cache"].startswith("loaded from the cache"), got["cache"]
     assert got["lo"] == first.lo.tolist() and got["hi"] == first.hi.tolist()  # floats through JSON: exact
     assert f"built in {first.seconds:.2f} s" in got["cache"]  # the first call's build, recorded in the file
 
 
-@pytest.mark.parametrize("damage,family", [("flip", "rbp"), ("truncate", "rbp"), ("wrong shape", "rbp"),
-                                           ("flip", "dcg"), ("wrong shape", "dcg")])
+@pytest.mark.parametrize(
+    "damage,family",
+    [("flip", "rbp"), ("truncate", "rbp"), ("wrong shape", "rbp"), ("flip", "dcg"), ("wrong shape", "dcg")],
+)
 def test_a_damaged_table_is_warned_about_and_rebuilt(cache, damage, family):
     def call():
         if family == "dcg":

@@ -71,14 +71,20 @@ def test_few_exact_ranks_and_the_rest_bounded_still_contain_phi(ranks):
 
 
 @pytest.mark.parametrize("p", ["0.8", "0.9", "0.95"])
-@pytest.mark.parametrize("N,levels,resolution", [(10, 4, 300), (12, 3, 20_000), (14, 4, 2000), (16, 3, 40),
-                                                 (16, 4, 50_000)])
+@pytest.mark.parametrize(
+    "N,levels,resolution", [(10, 4, 300), (12, 3, 20_000), (14, 4, 2000), (16, 3, 40), (16, 4, 50_000)]
+)
 def test_bounds_contain_the_exact_engines_phi(p, N, levels, resolution):
     """Random and extreme runs against the count engine's phi; at resolution 40 the ranks
     past K are replaced by their bounds (p = 0.8, 0.9)."""
     rng = np.random.default_rng(N * resolution)
-    runs = np.vstack([_extremes(N, levels), rng.integers(0, levels, (150, N)),
-                      (rng.random((50, N)) < 0.1) * rng.integers(1, levels, (50, N))])
+    runs = np.vstack(
+        [
+            _extremes(N, levels),
+            rng.integers(0, levels, (150, N)),
+            (rng.random((50, N)) < 0.1) * rng.integers(1, levels, (50, N)),
+        ]
+    )
     rm = build(f"RBP(p={p})", N, levels, engine="count", cache=False)
     assert rm.size == levels**N
     exact = rm.normalized(rm.phi_runs(runs))
@@ -139,7 +145,7 @@ def test_the_numpy_level_pass_equals_the_compiled_one():
     rng = np.random.default_rng(1)
     F = np.sort(rng.random(3001))
     for gains in ((0, 1), (0, 1, 2), (0, 1, 2, 3), (0, 1, 3, 7), (0, 2, 5), (1, 3)):
-        for (a_, b_, M) in ((9, 10, 1000), (19, 20, 700), (2, 5, 300)):  # p = 2/5: the index moves 2.5 a step
+        for a_, b_, M in ((9, 10, 1000), (19, 20, 700), (2, 5, 300)):  # p = 2/5: the index moves 2.5 a step
             for up in (0, 1):
                 x, y = np.empty_like(F), np.empty_like(F)
                 bounds._level_kernel()(F, x, a_, b_, M, up, np.array(gains, dtype=np.int64))

@@ -37,8 +37,18 @@ def _runs(N: int) -> np.ndarray:
     twins[:, -1] = 0
     flipped = twins.copy()
     flipped[:, -1] = 1
-    return np.vstack([np.zeros((1, N), int), np.ones((1, N), int), eye, 1 - eye,
-                      rng.integers(0, 2, (40, N)), (rng.random((20, N)) < 0.1).astype(int), twins, flipped])
+    return np.vstack(
+        [
+            np.zeros((1, N), int),
+            np.ones((1, N), int),
+            eye,
+            1 - eye,
+            rng.integers(0, 2, (40, N)),
+            (rng.random((20, N)) < 0.1).astype(int),
+            twins,
+            flipped,
+        ]
+    )
 
 
 _EXACT: dict = {}  # (space identity, N) -> (rank map, its normalised phi of _runs(N))
@@ -117,6 +127,7 @@ def test_dcg_bounds_resolve_the_far_tail_relatively():
 
 
 # -- an independent count of RBP's phi at N = 40 -----------------------------------------------------
+
 
 def _half(weights: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Float sums of every subset of ``weights`` (index bit k: weight k taken), sorted, and

@@ -66,6 +66,7 @@ def ap12():
 
 # -- damaged files (API) -------------------------------------------------------------------------
 
+
 def test_truncated_file_is_rebuilt(cache, ap12):
     build("AP", 12)
     f = _the_map_file(cache)
@@ -84,7 +85,7 @@ def _member_data_offset(f: pathlib.Path, member: str) -> int:
     with zipfile.ZipFile(f) as z:
         info = z.getinfo(member)
     raw = f.read_bytes()
-    n, m = struct.unpack("<HH", raw[info.header_offset + 26: info.header_offset + 30])
+    n, m = struct.unpack("<HH", raw[info.header_offset + 26 : info.header_offset + 30])
     return info.header_offset + 30 + n + m
 
 
@@ -123,7 +124,7 @@ def test_valid_file_with_altered_keys_is_rebuilt(cache, ap12):
     with np.load(f) as z:
         arrays = {k: z[k] for k in z.files}
     keys = arrays["keys"].copy()
-    keys[len(keys) // 2:] += 1  # still sorted and distinct: a plausible table, but wrong
+    keys[len(keys) // 2 :] += 1  # still sorted and distinct: a plausible table, but wrong
     arrays["keys"] = keys
     with open(f, "wb") as fh:
         np.savez(fh, **arrays)
@@ -171,6 +172,7 @@ def test_damage_is_warned_once_per_file(cache, ap12):
 
 # -- temp files ----------------------------------------------------------------------------------
 
+
 def _dead_pid() -> int:
     p = subprocess.Popen([sys.executable, "-c", "pass"])
     p.wait()
@@ -215,6 +217,7 @@ def test_write_failure_leaves_no_temp_file(cache, monkeypatch):
 
 # -- unwritable and unreadable caches ------------------------------------------------------------
 
+
 def test_cache_under_a_regular_file_is_said_once(tmp_path, monkeypatch, ap12):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
@@ -226,8 +229,10 @@ def test_cache_under_a_regular_file_is_said_once(tmp_path, monkeypatch, ap12):
             assert np.array_equal(build("AP", 12).phi_runs(_runs(12)), ap12)
     msgs = [str(w.message) for w in seen if issubclass(w.category, IrscaleWarning)]
     assert len(msgs) == 1, msgs
-    assert msgs[0].startswith(f"cannot write the rank-map cache at {blocker / 'cache'} (not a directory); "
-                              "rank maps are rebuilt every time: set IRSCALE_CACHE_DIR to a writable directory")
+    assert msgs[0].startswith(
+        f"cannot write the rank-map cache at {blocker / 'cache'} (not a directory); "
+        "rank maps are rebuilt every time: set IRSCALE_CACHE_DIR to a writable directory"
+    )
     cli = CliRunner()
     res = cli.invoke(app, ["cache", "info"])
     assert res.exit_code == 0 and "0.0 MB" in res.stdout
@@ -270,8 +275,10 @@ def test_empty_read_only_cache_is_said_once(cache, ap12):
             for _ in range(2):
                 assert np.array_equal(build("AP", 12).phi_runs(_runs(12)), ap12)
         msgs = [str(w.message) for w in seen if issubclass(w.category, IrscaleWarning)]
-        assert msgs == [f"cannot write the rank-map cache at {cache} (permission denied); rank maps are rebuilt "
-                        "every time: set IRSCALE_CACHE_DIR to a writable directory"]
+        assert msgs == [
+            f"cannot write the rank-map cache at {cache} (permission denied); rank maps are rebuilt "
+            "every time: set IRSCALE_CACHE_DIR to a writable directory"
+        ]
     finally:
         cache.chmod(0o755)
 
@@ -305,6 +312,7 @@ def test_unreadable_cache_dir_is_a_clear_error(cache, monkeypatch):
 
 
 # -- the CLI on damaged files --------------------------------------------------------------------
+
 
 def test_cli_on_damaged_files(cache):
     cli = CliRunner()
@@ -401,8 +409,14 @@ _CHILD = textwrap.dedent("""
 
 def _child(args, cache_dir, **kw):
     env = dict(os.environ, IRSCALE_CACHE_DIR=str(cache_dir), PYTHONPATH=str(SRC))
-    return subprocess.Popen([sys.executable, "-W", "error::irscale.errors.IrscaleWarning", "-c", _CHILD, *args],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-W", "error::irscale.errors.IrscaleWarning", "-c", _CHILD, *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
 
 
 @pytest.mark.parametrize("mode", ["before-rename", "mid-write", pytest.param("timer", marks=pytest.mark.slow)])

@@ -39,8 +39,11 @@ def test_trec_eval_layout_matches_trec_eval(te_test):
         args += ["-m", m]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
-    expected = {line for line in (te_test / "out.test.aq").read_text().splitlines()
-                if line.split("\t")[0].strip() in ms + ["runid", "num_q"]}
+    expected = {
+        line
+        for line in (te_test / "out.test.aq").read_text().splitlines()
+        if line.split("\t")[0].strip() in ms + ["runid", "num_q"]
+    }
     assert set(res.stdout.splitlines()) == expected
 
 
@@ -50,10 +53,12 @@ def test_directory_and_glob(tmp_path):
     for name, order in [("x", "a b"), ("y", "b a")]:
         docs = order.split()
         (tmp_path / "runs" / f"{name}.txt").write_text(
-            "".join(f"1 Q0 {d} {i} {10 - i} {name}\n" for i, d in enumerate(docs)))
+            "".join(f"1 Q0 {d} {i} {10 - i} {name}\n" for i, d in enumerate(docs))
+        )
     d = runner.invoke(app, ["evaluate", str(tmp_path / "q.txt"), str(tmp_path / "runs"), "-m", "RR", "-f", "csv"])
-    g = runner.invoke(app, ["evaluate", str(tmp_path / "q.txt"), str(tmp_path / "runs" / "*.txt"), "-m", "RR",
-                            "-f", "csv"])
+    g = runner.invoke(
+        app, ["evaluate", str(tmp_path / "q.txt"), str(tmp_path / "runs" / "*.txt"), "-m", "RR", "-f", "csv"]
+    )
     assert d.exit_code == 0 and d.stdout == g.stdout
     assert "x,all,RR,1.0" in d.stdout and "y,all,RR,0.5" in d.stdout
 

@@ -57,7 +57,7 @@ def test_merge_kernels_equal_pairs_counted_one_by_one(use_numba):
         i, j = merge.band(P, S, x, 1e-9, int(hi[q] - lo[q]), use_numba)
         assert set(zip(i.tolist(), j.tolist())) == band
         if bi is not None and len(band) <= merge.BAND:
-            assert set(zip(bi[q, :len(band)].tolist(), bj[q, :len(band)].tolist())) == band
+            assert set(zip(bi[q, : len(band)].tolist(), bj[q, : len(band)].tolist())) == band
 
 
 def test_exact_sum_recovers_integers_beyond_64_bits():
@@ -109,7 +109,7 @@ def test_rbp_at_or_below_one_over_c_plus_one_is_lexicographic():
     assert rm.engine == "closed" and rm.size == 3**12
     runs = np.array(list(product(range(3), repeat=5)), dtype=np.int8)
     runs = np.hstack([runs, np.zeros((len(runs), 7), np.int8)])
-    exact = [sum(int(g) * 3 ** k * 10 ** (11 - k) for k, g in enumerate(r)) for r in runs]  # p = 3/10
+    exact = [sum(int(g) * 3**k * 10 ** (11 - k) for k, g in enumerate(r)) for r in runs]  # p = 3/10
     phi = rm.phi_runs(runs)
     assert (np.argsort(exact, kind="stable") == np.argsort(phi, kind="stable")).all()
     assert len(set(phi.tolist())) == len(runs)
@@ -200,8 +200,14 @@ def test_transform_reports_steps_within_rank_maps():
     q = Qrels.from_records([("1", d, g) for d, g in zip("abcdef", [2, 1, 0, 2, 1, 0])])
     r = Run.from_records([("1", d, float(10 - i)) for i, d in enumerate("fedcba")], name="r")
     steps = []
-    irscale.transform(irscale.evaluate(q, [r], ["AP"]), ["RBP(p=0.8)"], depth=14, relevance="graded",
-                      cache=False, steps=lambda m, d, t: steps.append((m, d, t)))
+    irscale.transform(
+        irscale.evaluate(q, [r], ["AP"]),
+        ["RBP(p=0.8)"],
+        depth=14,
+        relevance="graded",
+        cache=False,
+        steps=lambda m, d, t: steps.append((m, d, t)),
+    )
     assert steps and all(m == "RBP(p=0.8)@14" for m, _, _ in steps) and steps[-1][1] == steps[-1][2]
 
 

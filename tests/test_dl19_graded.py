@@ -41,12 +41,19 @@ QRELS_NAME = "qrels.dl19-passage.txt"
 runner = CliRunner()
 
 # trec_eval name -> irscale name, for pytrec_eval's relevance_level = 2 and the default 1
-AT_LEVEL_2 = {"ndcg_cut_10": "nDCG@10", "ndcg": "nDCG", "map": "AP(rel=2)", "recip_rank": "RR(rel=2)",
-              "P_10": "P(rel=2)@10", "bpref": "bpref(rel=2)"}
+AT_LEVEL_2 = {
+    "ndcg_cut_10": "nDCG@10",
+    "ndcg": "nDCG",
+    "map": "AP(rel=2)",
+    "recip_rank": "RR(rel=2)",
+    "P_10": "P(rel=2)@10",
+    "bpref": "bpref(rel=2)",
+}
 AT_LEVEL_1 = {"map": "AP", "recip_rank": "RR", "P_10": "P@10", "bpref": "bpref"}
 
 
 # -- data, read here without irscale -------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def dl19():
@@ -88,8 +95,9 @@ def runs(run_files):
 
 @pytest.fixture(scope="module")
 def table(dl19, run_files):
-    return irscale.evaluate(dl19 / QRELS_NAME, run_files, list(AT_LEVEL_2.values()) + list(AT_LEVEL_1.values()),
-                            score_precision="float32")
+    return irscale.evaluate(
+        dl19 / QRELS_NAME, run_files, list(AT_LEVEL_2.values()) + list(AT_LEVEL_1.values()), score_precision="float32"
+    )
 
 
 def top_grades(run: dict[str, dict[str, float]], qrels, topics) -> np.ndarray:
@@ -105,6 +113,7 @@ def top_grades(run: dict[str, dict[str, float]], qrels, topics) -> np.ndarray:
 
 
 # -- evaluate == pytrec_eval -----------------------------------------------------------------------
+
 
 def reference(qrels, runs, names, level: int, measures, topics) -> np.ndarray:
     """(measures, systems, topics) from pytrec_eval at ``relevance_level``."""
@@ -133,8 +142,22 @@ def test_evaluate_matches_pytrec_eval_per_run_and_topic(table, qrels, runs):
 
 def test_cli_evaluate_matches_pytrec_eval(dl19, run_files, qrels, runs):
     files = run_files[::9]  # 5 runs keep the CLI read short
-    res = runner.invoke(app, ["evaluate", str(dl19 / QRELS_NAME), *map(str, files), "-m", "AP(rel=2)",
-                              "-m", "nDCG@10", "--float32-scores", "-q", "-f", "csv"])
+    res = runner.invoke(
+        app,
+        [
+            "evaluate",
+            str(dl19 / QRELS_NAME),
+            *map(str, files),
+            "-m",
+            "AP(rel=2)",
+            "-m",
+            "nDCG@10",
+            "--float32-scores",
+            "-q",
+            "-f",
+            "csv",
+        ],
+    )
     assert res.exit_code == 0, res.output
     rows = list(csv.DictReader(res.stdout.splitlines()))
     names = sorted({r["system"] for r in rows})
@@ -150,22 +173,23 @@ def test_cli_evaluate_matches_pytrec_eval(dl19, run_files, qrels, runs):
 
 # -- phi from scratch over all 4^10 runs ----------------------------------------------------------
 
+
 @functools.cache
 def all_runs() -> np.ndarray:
     """(4^10, N) grades of every run."""
-    r = np.arange(LEVELS ** N, dtype=np.int64)
-    return np.stack([(r // LEVELS ** i) % LEVELS for i in range(N)], axis=1)
+    r = np.arange(LEVELS**N, dtype=np.int64)
+    return np.stack([(r // LEVELS**i) % LEVELS for i in range(N)], axis=1)
 
 
 def rbp_key(g: np.ndarray) -> np.ndarray:
     """RBP(p=4/5) = (1/5) sum_i (g_i/3) (4/5)^(i-1) = key / (3 * 5^N): key = sum g_i 4^(i-1) 5^(N-i)."""
-    w = np.array([4 ** i * 5 ** (N - 1 - i) for i in range(N)], dtype=np.int64)
+    w = np.array([4**i * 5 ** (N - 1 - i) for i in range(N)], dtype=np.int64)
     return g @ w
 
 
 def rbp_fraction(g) -> Fraction:
     p = Fraction(4, 5)
-    return (1 - p) * sum(Fraction(int(x), C) * p ** i for i, x in enumerate(g))
+    return (1 - p) * sum(Fraction(int(x), C) * p**i for i, x in enumerate(g))
 
 
 LCM = math.lcm(*range(1, N + 1))  # 2520
@@ -180,14 +204,14 @@ def err_key(g: np.ndarray) -> np.ndarray:
     stay = np.ones(len(g), dtype=np.int64)  # prod_{j<i} (8 - r_j)
     for i in range(N):
         key += (LCM // (i + 1)) * r[:, i] * stay * 8 ** (N - 1 - i)
-        stay *= 2 ** C - r[:, i]
+        stay *= 2**C - r[:, i]
     return key
 
 
 def err_fraction(g) -> Fraction:
     out, stay = Fraction(0), Fraction(1)
     for i, x in enumerate(g):
-        r = Fraction(2 ** int(x) - 1, 2 ** C)
+        r = Fraction(2 ** int(x) - 1, 2**C)
         out += stay * r / (i + 1)
         stay *= 1 - r
     return out
@@ -210,8 +234,10 @@ def dcg_classes(g: np.ndarray) -> np.ndarray:
     ranks 1, 3, 7 weigh 1, 1/2, 1/3 (log2 2, 4, 8); ranks 2, 8 weigh 1, 1/2 times 1/log2 3;
     ranks 4, 5, 6, 9, 10 stand alone (log2 5, 6, 7, 10, 11). Integer class sums:
     u = 6 (g1 + g3/2 + g7/3), v = 2 (g2 + g8/2), then g4, g5, g6, g9, g10."""
-    return np.stack([6 * g[:, 0] + 3 * g[:, 2] + 2 * g[:, 6], 2 * g[:, 1] + g[:, 7],
-                     g[:, 3], g[:, 4], g[:, 5], g[:, 8], g[:, 9]], axis=1)
+    return np.stack(
+        [6 * g[:, 0] + 3 * g[:, 2] + 2 * g[:, 6], 2 * g[:, 1] + g[:, 7], g[:, 3], g[:, 4], g[:, 5], g[:, 8], g[:, 9]],
+        axis=1,
+    )
 
 
 DCG_LOGS = (3, 5, 6, 7, 10, 11)  # the irrational class weights 1/log2 k
@@ -239,7 +265,7 @@ def dcg_order(levels: int):
     gaps = np.diff(value[order])
     assert gaps.min() > 1e-9, "two class-sum vectors have values closer than float64 can order"
     mpmath.mp.dps = 80
-    scale = 10 ** 60
+    scale = 10**60
     wi = [int(mpmath.floor(mpmath.mpf(scale) / mpmath.log(k, 2))) for k in DCG_LOGS]
 
     def exact(x):  # 6 * DCG * 10^60, error below 10^3
@@ -247,7 +273,7 @@ def dcg_order(levels: int):
         return x[0] * scale + 3 * x[1] * wi[0] + 6 * sum(a * b for a, b in zip(x[2:], wi[1:]))
 
     for k in np.argsort(gaps)[:50]:
-        assert exact(vecs[order[k + 1]]) - exact(vecs[order[k]]) > 10 ** 40
+        assert exact(vecs[order[k + 1]]) - exact(vecs[order[k]]) > 10**40
     phi = {tuple(vecs[i].tolist()): k + 1 for k, i in enumerate(order)}
     return phi, len(vecs)
 
@@ -278,14 +304,15 @@ def cells(runs, qrels, table):
 def test_transform_rbp_phi_counts_all_4_to_10_runs(graded_transform, cells):
     t = graded_transform
     phi, size = phi_from_keys("rbp", rbp_key(cells))
-    assert size == LEVELS ** N  # b = 5 > c = 3: all runs have distinct values
+    assert size == LEVELS**N  # b = 5 > c = 3: all runs have distinct values
     assert t.provenance["transform"]["maps"]["RBP(p=0.8)@10"]["size"] == size
     got = t.values[t.index("ranked(RBP(p=0.8)@10)")].reshape(-1)
     np.testing.assert_array_equal(got, phi)
     exact = [rbp_fraction(g) for g in cells]
-    assert all(Fraction(int(k), C * 5 ** N) == v for k, v in zip(rbp_key(cells), exact))
-    np.testing.assert_allclose(t.values[t.index("RBP(p=0.8)@10")].reshape(-1), [float(v) for v in exact],
-                               rtol=0, atol=1e-12)
+    assert all(Fraction(int(k), C * 5**N) == v for k, v in zip(rbp_key(cells), exact))
+    np.testing.assert_allclose(
+        t.values[t.index("RBP(p=0.8)@10")].reshape(-1), [float(v) for v in exact], rtol=0, atol=1e-12
+    )
     assert_phi_is_the_exact_order(got, exact, "RBP(p=0.8)@10")
 
 
@@ -293,7 +320,7 @@ def test_transform_rbp_phi_counts_all_4_to_10_runs(graded_transform, cells):
 def test_transform_err_phi_against_exact_keys(graded_transform, cells):
     t = graded_transform
     phi, size = phi_from_keys("err", err_key(cells))
-    assert size < LEVELS ** N  # some ERR values tie across runs
+    assert size < LEVELS**N  # some ERR values tie across runs
     assert t.provenance["transform"]["maps"]["ERR@10"]["size"] == size
     got = t.values[t.index("ranked(ERR@10)")].reshape(-1)
     np.testing.assert_array_equal(got, phi)
@@ -307,7 +334,7 @@ def test_transform_ndcg_phi_is_dcg_rank_among_all_class_sum_vectors(graded_trans
     """ranked(nDCG@N) is phi of DCG@N (the recall-base-free core, SPEC section 3)."""
     t = graded_transform
     phi_of, size = dcg_order(LEVELS)
-    assert size == 32 * 10 * LEVELS ** 5  # 6g1+3g3+2g7: 32 sums; 2g2+g8: 10; five singletons
+    assert size == 32 * 10 * LEVELS**5  # 6g1+3g3+2g7: 32 sums; 2g2+g8: 10; five singletons
     assert t.provenance["transform"]["maps"]["nDCG@10"]["size"] == size
     phi = np.array([phi_of[tuple(v)] for v in dcg_classes(cells).tolist()])
     got = t.values[t.index("ranked(nDCG@10)")].reshape(-1)
@@ -323,8 +350,7 @@ def test_extreme_runs_get_phi_1_and_the_size():
     worst = irscale.Run.from_records([("1", "x", 1.0), ("1", "d11", 0.5)], name="worst")
     ms = ["nDCG", "RBP(p=0.8)", "ERR"]
     t = irscale.transform(irscale.evaluate(q, [best, worst], ["P@10"]), ms, depth=N, relevance="graded")
-    sizes = {"nDCG@10": dcg_order(LEVELS)[1], "RBP(p=0.8)@10": LEVELS ** N,
-             "ERR@10": len(distinct_keys("err"))}
+    sizes = {"nDCG@10": dcg_order(LEVELS)[1], "RBP(p=0.8)@10": LEVELS**N, "ERR@10": len(distinct_keys("err"))}
     for m, size in sizes.items():
         assert t.values[t.index(f"ranked({m})"), :, 0].tolist() == [size, 1], m
 
@@ -341,21 +367,38 @@ def as_graded(tables):
     back = {v: k for k, v in LENIENT.items()}
     if isinstance(tables, dict) and all(isinstance(v, dict) and "size" in v for v in tables.values()):  # rank maps
         return {back.get(k, k): v for k, v in tables.items()}
+
     def name(v):
         for a, b in back.items():
             v = v.replace(a, b) if isinstance(v, str) else v  # measure columns and ranked(...) names
         return v
 
     return {stem: [{k: name(v) for k, v in r.items()} for r in rows] for stem, rows in tables.items()}
+
+
 TESTS = ["sign", "ttest"]
 COMPARED = range(0, 37, 3)  # 13 runs
-OUT_FILES = ["table2_tau_measure_vs_ranked_N10", "table4_tau_between_measures_N10",
-             "tables5_6_significance_changes_N10"]
+OUT_FILES = [
+    "table2_tau_measure_vs_ranked_N10",
+    "table4_tau_between_measures_N10",
+    "tables5_6_significance_changes_N10",
+]
 
 
 def run_compare(qrels_path, files, out, relevance):
-    args = ["compare", str(qrels_path), *map(str, files), "-N", str(N), "--float32-scores", "--relevance", relevance,
-            "--out", str(out), "--no-mid"]
+    args = [
+        "compare",
+        str(qrels_path),
+        *map(str, files),
+        "-N",
+        str(N),
+        "--float32-scores",
+        "--relevance",
+        relevance,
+        "--out",
+        str(out),
+        "--no-mid",
+    ]
     for m in COMPARE_MEASURES:
         args += ["-m", m]
     for t in TESTS:
@@ -380,8 +423,9 @@ def check_tables(tables, labels=LABELS):
     t2, t4, t56 = (tables[s] for s in OUT_FILES)
     assert [r["measure"] for r in t2] == labels
     assert [(r["measure_1"], r["measure_2"]) for r in t4] == list(combinations(labels, 2))
-    assert [(r["measure"], r["test"]) for r in t56] == [(m, t) for m in labels
-                                                        for t in ("Sign Test", "Student's t Test")]
+    assert [(r["measure"], r["test"]) for r in t56] == [
+        (m, t) for m in labels for t in ("Sign Test", "Student's t Test")
+    ]
     for r in t2:  # topic by topic, phi is a strictly increasing function of the measure
         assert float(r["topic_tau_min"]) == pytest.approx(1.0) and float(r["topic_tau_max"]) == pytest.approx(1.0)
     pairs = len(COMPARED) * (len(COMPARED) - 1) // 2
@@ -433,10 +477,10 @@ def test_graded_and_lenient_differ_only_for_graded_measures(compared):
             if not {g.get("measure"), g.get("measure_1"), g.get("measure_2")} & {"RBP(p=0.8)@10", "nDCG@10"}:
                 assert g == lt, stem
     # graded measures: 4 levels against 2, with the sizes counted here
-    assert g_maps["RBP(p=0.8)@10"]["size"] == 4 ** N and g_maps["RBP(p=0.8)@10"]["levels"] == 4
-    assert l_maps["RBP(p=0.8)@10"]["size"] == 2 ** N and l_maps["RBP(p=0.8)@10"]["levels"] == 2
+    assert g_maps["RBP(p=0.8)@10"]["size"] == 4**N and g_maps["RBP(p=0.8)@10"]["levels"] == 4
+    assert l_maps["RBP(p=0.8)@10"]["size"] == 2**N and l_maps["RBP(p=0.8)@10"]["levels"] == 2
     assert g_maps["nDCG@10"]["size"] == dcg_order(4)[1] and g_maps["nDCG@10"]["levels"] == 4
-    assert l_maps["nDCG@10"]["size"] == dcg_order(2)[1] == 2 ** N and l_maps["nDCG@10"]["levels"] == 2
+    assert l_maps["nDCG@10"]["size"] == dcg_order(2)[1] == 2**N and l_maps["nDCG@10"]["levels"] == 2
     # and the graded measures' scores differ, so their tables do
     g56 = {(r["measure"], r["test"]): r for r in g_tables[OUT_FILES[2]]}
     l56 = {(r["measure"], r["test"]): r for r in l_tables[OUT_FILES[2]]}
@@ -479,7 +523,7 @@ def test_rbp_and_ndcg_at_N20_on_4_levels(dl19, run_files, qrels, runs):
     grades = np.stack([top_grades_at(runs[name], qrels, topics, N20) for name in t.systems])  # (S, T, N)
     cells = grades.reshape(-1, N20)
 
-    w = np.array([4 ** i * 5 ** (N20 - 1 - i) for i in range(N20)], dtype=np.int64)
+    w = np.array([4**i * 5 ** (N20 - 1 - i) for i in range(N20)], dtype=np.int64)
     half = np.stack(np.meshgrid(*[np.arange(LEVELS)] * 10, indexing="ij"), -1).reshape(-1, 10)
     pre = np.sort(half @ w[:10])[::-1]  # descending: sorted needles below
     suf = np.sort(half @ w[10:])

@@ -26,8 +26,13 @@ MODULES = _modules()
 
 
 def test_the_walk_finds_the_modules_with_examples():
-    assert {"irscale.io.memory", "irscale.experiment", "irscale.effects", "irscale.errors",
-            "irscale.scales.permissible"} <= set(MODULES)
+    assert {
+        "irscale.io.memory",
+        "irscale.experiment",
+        "irscale.effects",
+        "irscale.errors",
+        "irscale.scales.permissible",
+    } <= set(MODULES)
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -36,5 +41,7 @@ def test_docstring_examples(name):
         warnings.simplefilter("ignore")  # an example's notes (warnings) are not its output
         module = importlib.import_module(name)
         result = doctest.testmod(module, verbose=False, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0, f"{result.failed} of {result.attempted} examples of {name} failed (run: python3 -m " \
-                               f"doctest -v on it, or pytest --doctest-modules src/irscale)"
+    assert result.failed == 0, (
+        f"{result.failed} of {result.attempted} examples of {name} failed (run: python3 -m "
+        f"doctest -v on it, or pytest --doctest-modules src/irscale)"
+    )

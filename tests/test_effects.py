@@ -26,6 +26,7 @@ B = 999  # resamples in these tests: enough for BCa, fast
 
 # -- independent plain-Python corrections ----------------------------------------------------------
 
+
 def hand_bonferroni(p):
     m = len(p)
     return [min(1.0, m * x) for x in p]
@@ -58,7 +59,7 @@ SM = {"bonferroni": "bonferroni", "holm": "holm", "bh": "fdr_bh"}
 
 def _pvals(rng, m):
     p = rng.uniform(0, 1, m) ** 3  # many small ones
-    p[: m // 4] = p[m // 4: 2 * (m // 4)]  # ties
+    p[: m // 4] = p[m // 4 : 2 * (m // 4)]  # ties
     p[0] = 0.0
     return rng.permutation(p)
 
@@ -101,8 +102,11 @@ def test_correct_rejects_strictly_below_alpha():
 
 
 def test_correct_bad_arguments():
-    with pytest.raises(PolicyError, match=r"correction must be one of 'none', 'holm', 'bonferroni', 'bh'.*"
-                                          r"did you mean 'holm'"):
+    with pytest.raises(
+        PolicyError,
+        match=r"correction must be one of 'none', 'holm', 'bonferroni', 'bh'.*"
+        r"did you mean 'holm'",
+    ):
         E.correct([0.1], "Holm")
     with pytest.raises(PolicyError, match="'fdr_bh'"):
         E.correct([0.1], "fdr_bh")
@@ -182,6 +186,7 @@ def test_nan_is_left_out_of_the_family(p, holes, method):
 
 # -- effect sizes -------------------------------------------------------------------------------------
 
+
 def hand_dz(d):
     n = len(d)
     m = sum(d) / n
@@ -240,6 +245,7 @@ def test_constant_differences_policy():
 
 # -- pairwise ----------------------------------------------------------------------------------------
 
+
 def _matrix(T=25, S=6, seed=0, grid=None):
     rng = np.random.default_rng(seed)
     X = np.clip(rng.beta(2, 4, size=(T, S)) + rng.normal(0, 0.1, (T, 1)), 0, 1)
@@ -248,8 +254,21 @@ def _matrix(T=25, S=6, seed=0, grid=None):
     return pd.DataFrame(X, columns=[f"run{k}" for k in range(S)])
 
 
-COLUMNS = ["system_1", "system_2", "mean_1", "mean_2", "diff", "ci_low", "ci_high", "d_z", "rank_biserial",
-           "statistic", "p_value", "p_adjusted", "significant"]
+COLUMNS = [
+    "system_1",
+    "system_2",
+    "mean_1",
+    "mean_2",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "d_z",
+    "rank_biserial",
+    "statistic",
+    "p_value",
+    "p_adjusted",
+    "significant",
+]
 
 
 @pytest.mark.parametrize("test", TESTS)
@@ -316,8 +335,9 @@ def test_pairwise_bootstrap_equals_scipy_and_is_reproducible(monkeypatch):
     for k in (0, 4, 9):  # first, second and last chunk: each pair as scipy gives it alone, on its own scale
         d = M[:, i[k]] - M[:, j[k]]
         u = E.units(max(np.abs(M[:, i[k]]).max(), np.abs(M[:, j[k]]).max()))[0]
-        ref = sps.bootstrap((d / u,), stat, n_resamples=B, confidence_level=0.95, method="BCa",
-                            rng=np.random.default_rng(5))
+        ref = sps.bootstrap(
+            (d / u,), stat, n_resamples=B, confidence_level=0.95, method="BCa", rng=np.random.default_rng(5)
+        )
         # as scipy gives it alone, up to the last bits of BCa's interpolation (a batch of rows sums
         # the jackknife in another order)
         assert df.ci_low[k] == pytest.approx(u * ref.confidence_interval.low, rel=1e-12, abs=1e-15)
@@ -337,8 +357,14 @@ def test_bootstrap_equals_plain_scipy_on_continuous_scores():
     df = E.pairwise(X, n_resamples=B, seed=1, confidence=0.9, ci=True)
     i, j = pair_index(4)
     for k in range(len(df)):
-        ref = sps.bootstrap((M[:, i[k]] - M[:, j[k]],), np.mean, n_resamples=B, confidence_level=0.9,
-                            method="BCa", rng=np.random.default_rng(1))
+        ref = sps.bootstrap(
+            (M[:, i[k]] - M[:, j[k]],),
+            np.mean,
+            n_resamples=B,
+            confidence_level=0.9,
+            method="BCa",
+            rng=np.random.default_rng(1),
+        )
         assert df.ci_low[k] == pytest.approx(ref.confidence_interval.low, abs=1e-11)
         assert df.ci_high[k] == pytest.approx(ref.confidence_interval.high, abs=1e-11)
 
@@ -429,8 +455,11 @@ def test_names_and_matrix_checks():
         E.pairwise(pd.DataFrame(M, columns=["x", "y", "z"]), names=["a", "b", "c"], ci=False)
     bad = M.copy()
     bad[2, 1] = np.nan
-    with pytest.raises(ArgumentError, match=r"1 entries are NaN or infinite, the first at topic row 2, "
-                                            r"system 's1'.*dropna"):
+    with pytest.raises(
+        ArgumentError,
+        match=r"1 entries are NaN or infinite, the first at topic row 2, "
+        r"system 's1'.*dropna",
+    ):
         E.pairwise(bad, ci=False)
     with pytest.raises(ArgumentError, match="NaN or infinite"):
         E.system_means(pd.DataFrame(bad, columns=["x", "y", "z"]).replace(np.nan, np.inf))
@@ -448,8 +477,11 @@ def test_bad_arguments():
         E.pairwise(X, test="t-test")
     with pytest.raises(PolicyError, match="correction must be one of"):
         E.pairwise(X, correction="fdr")
-    with pytest.raises(ArgumentError, match=r"confidence must be a number strictly between 0 and 1 "
-                                            r"\(for example 0.95\)"):
+    with pytest.raises(
+        ArgumentError,
+        match=r"confidence must be a number strictly between 0 and 1 "
+        r"\(for example 0.95\)",
+    ):
         E.pairwise(X, confidence=95)
     with pytest.raises(ArgumentError, match="n_resamples must be at least 1"):
         E.pairwise(X, n_resamples=0)
@@ -486,6 +518,7 @@ def test_seed_none_is_recorded():
 
 # -- system means ------------------------------------------------------------------------------------
 
+
 def test_system_means(monkeypatch):
     X = _matrix(T=16, S=5, grid=30)
     X["flat"] = 0.4
@@ -511,6 +544,7 @@ def test_system_means(monkeypatch):
 
 # -- the module itself ---------------------------------------------------------------------------------
 
+
 def test_docstring_examples():
     result = doctest.testmod(E, verbose=False)
     assert result.attempted >= 8 and result.failed == 0
@@ -532,11 +566,12 @@ def test_each_system_and_pair_on_its_own_scale():
     X = _matrix(T=16, S=3, grid=30)
     base = E.system_means(X, n_resamples=B, seed=3)
     big = X.assign(huge=X.iloc[:, 0] * 1e9 + 1e9)
-    pd.testing.assert_frame_equal(E.system_means(big, n_resamples=B, seed=3).iloc[:3].reset_index(drop=True),
-                                  base, check_exact=True)
-    tiny = E.system_means(X * 2.0 ** -700, n_resamples=B, seed=3)  # exact scaling: the same intervals, scaled
+    pd.testing.assert_frame_equal(
+        E.system_means(big, n_resamples=B, seed=3).iloc[:3].reset_index(drop=True), base, check_exact=True
+    )
+    tiny = E.system_means(X * 2.0**-700, n_resamples=B, seed=3)  # exact scaling: the same intervals, scaled
     for col in ("mean", "ci_low", "ci_high"):
-        assert np.array_equal(tiny[col].to_numpy(), base[col].to_numpy() * 2.0 ** -700)
+        assert np.array_equal(tiny[col].to_numpy(), base[col].to_numpy() * 2.0**-700)
     assert (tiny.ci_high > tiny.ci_low).all()
     pairs = E.pairwise(X, n_resamples=B, seed=3, ci=True)
     with_big = E.pairwise(big, n_resamples=B, seed=3, ci=True)

@@ -47,7 +47,7 @@ def test_bar_with_percentage_and_eta_on_a_terminal(monkeypatch):
         tick(2, 4, "run_b")
     shown = out.getvalue()
     assert "reading runs" in first and "25%" in first and "1/4" in first and "ETA ..." in first and "run_a" in first
-    assert "ETA 10 s" in shown[len(first):]
+    assert "ETA 10 s" in shown[len(first) :]
 
 
 class _FakeClock:
@@ -82,8 +82,13 @@ def test_no_eta_until_the_rate_is_known(monkeypatch):
         clock.now += 54
         tick(1000, 1000)
     lines = out.getvalue().splitlines()
-    assert [line.split(", ETA ")[-1] if "ETA" in line else None for line in lines] == ["...", "...", "...", "54 s",
-                                                                                      None]
+    assert [line.split(", ETA ")[-1] if "ETA" in line else None for line in lines] == [
+        "...",
+        "...",
+        "...",
+        "54 s",
+        None,
+    ]
     assert cli._eta((0.0, 0), 10.0, 50, 100) == 10.0 and cli._eta((0.0, 0), 4.0, 50, 100) is None
     assert cli._eta((0.0, 0), 10.0, 4, 100) is None and cli._eta((0.0, 0), 10.0, 100, 100) is None
 
@@ -109,8 +114,12 @@ def test_reading_progress_of_one_file(tmp_path, monkeypatch):
     read_run(path, progress=seen.append)
     assert len(seen) > 5 and seen == sorted(seen) and seen[-1] == 1.0
     ticks = []
-    irscale.evaluate(TOY / "qrels.txt", [next((TOY / "runs").iterdir())], ["AP"],
-                     progress=lambda done, total, name: ticks.append(done))
+    irscale.evaluate(
+        TOY / "qrels.txt",
+        [next((TOY / "runs").iterdir())],
+        ["AP"],
+        progress=lambda done, total, name: ticks.append(done),
+    )
     assert ticks[0] == 0 and ticks[-1] == 1 and all(0 <= t <= 1 for t in ticks)
 
 

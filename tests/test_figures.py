@@ -23,6 +23,7 @@ def check_overlaps(monkeypatch):
     """Every figure of these tests is checked for overlapping texts (off in production)."""
     monkeypatch.setattr(F, "CHECK_OVERLAPS", True)
 
+
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
@@ -51,6 +52,7 @@ def binom_cdf(k: int, n: int) -> float:
 
 # -- svg helper ---------------------------------------------------------------------------------
 
+
 def test_svg_helper_is_self_contained_and_deterministic():
     plt = F._plt()
     outs = []
@@ -69,6 +71,7 @@ def test_svg_helper_is_self_contained_and_deterministic():
 
 
 # -- spacing from rank maps ------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def p20(tmp_path_factory):
@@ -180,6 +183,7 @@ def test_spacing_tiny_names_runs_and_enumerates_measures_without_space(tmp_path)
 
 # -- means: original against ranked -----------------------------------------------------------------
 
+
 def test_means_scatter_marks_exactly_the_swapped_pairs(tmp_path):
     o = [0.10, 0.20, 0.30, 0.40, 0.50, 0.50]
     r = [0.10, 0.35, 0.30, 0.45, 0.60, 0.55]  # B and C swap; E/F tie originally: no swap
@@ -208,6 +212,7 @@ def test_means_scatter_130_systems_stays_legible():
 
 # -- heatmaps -------------------------------------------------------------------------------------------
 
+
 def test_tau_heatmap_square_and_long():
     names = ["P", "AP", "nDCG", "RR"]
     M = np.array([[1, 0.81, 0.7654, 0.6], [0.81, 1, 0.9, 0.55], [0.7654, 0.9, 1, 0.5], [0.6, 0.55, 0.5, 1]])
@@ -215,8 +220,14 @@ def test_tau_heatmap_square_and_long():
     check_picture(pic, "Kendall's tau between measures", "nDCG")
     t = texts(pic.svg)
     assert "0.765" in t and "0.550" in t and "Kendall's tau" in t
-    long = pd.DataFrame({"measure_1": ["P", "P", "AP"], "measure_2": ["AP", "RR", "RR"], "tau": [0.8, 0.6, 0.7],
-                         "tau_ranked": [0.9, 0.5, 0.4]})
+    long = pd.DataFrame(
+        {
+            "measure_1": ["P", "P", "AP"],
+            "measure_2": ["AP", "RR", "RR"],
+            "tau": [0.8, 0.6, 0.7],
+            "tau_ranked": [0.9, 0.5, 0.4],
+        }
+    )
     lp = F.tau_heatmap(long, value="tau_ranked")
     assert lp.data["labels"] == ["P", "AP", "RR"]
     assert lp.data["matrix"][0, 2] == lp.data["matrix"][2, 0] == 0.5 and lp.data["matrix"][1, 1] == 1.0
@@ -228,8 +239,11 @@ def test_tau_heatmap_square_and_long():
 
 def test_significance_changes_plot():
     tests = ["Sign Test", "Wilcoxon Signed Rank Test", "Student's t Test"]
-    rows = [{"measure": m, "test": t, "sig": 100, "s2ns": 10 * i + j, "ns2s": 100 + 10 * i + j,
-             "delta_pct": float(i + j)} for i, m in enumerate(["AP", "nDCG"]) for j, t in enumerate(tests)]
+    rows = [
+        {"measure": m, "test": t, "sig": 100, "s2ns": 10 * i + j, "ns2s": 100 + 10 * i + j, "delta_pct": float(i + j)}
+        for i, m in enumerate(["AP", "nDCG"])
+        for j, t in enumerate(tests)
+    ]
     pic = F.significance_changes_plot(pd.DataFrame(rows))
     check_picture(pic, "Significance decisions changed", "S2NS", "NS2S", "Wilcoxon Signed Rank Test")
     assert pic.data["s2ns"].loc["nDCG", "Student's t Test"] == 12
@@ -241,6 +255,7 @@ def test_significance_changes_plot():
 
 
 # -- Hasse diagrams -------------------------------------------------------------------------------------
+
 
 def test_hasse_every_run_legible(tmp_path):
     pic = F.hasse_figure(4, 2, "AP", out=tmp_path)

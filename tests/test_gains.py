@@ -89,8 +89,12 @@ def runs():
     return {(levels, N): every_run(N, levels) for levels, N in SIZES}
 
 
-@pytest.mark.parametrize("spec,levels,N", [  # the written-out map means exp's gains: once, at 3 levels
-    (spec, levels, N) for spec in MAPS for levels, N in SIZES if spec != "0:0,1:1,2:3,3:7" or levels == 3])
+@pytest.mark.parametrize(
+    "spec,levels,N",
+    [  # the written-out map means exp's gains: once, at 3 levels
+        (spec, levels, N) for spec in MAPS for levels, N in SIZES if spec != "0:0,1:1,2:3,3:7" or levels == 3
+    ],
+)
 @pytest.mark.slow
 def test_rank_maps_with_gains_equal_the_oracle_on_every_run(runs, levels, N, spec):
     G = runs[(levels, N)]
@@ -108,12 +112,15 @@ def test_rank_maps_with_gains_equal_the_oracle_on_every_run(runs, levels, N, spe
         assert np.array_equal(got, phi), (measure, levels, N, rm.engine)
 
 
-@pytest.mark.parametrize("measure,levels,N,spec", [
-    ("RBP(p=0.8,gains={g})", 4, 6, "exp"),  # gains 0, 1, 3, 7: no difference divisible by 5
-    ("RBP(p=0.8,gains={g})", 3, 7, "0:0,1:1/2,2:3/4,3:5/2"),  # 0, 2, 3 (times 4): likewise
-    ("DCG(gains={g})", 4, 6, "0:0,1:1/2,2:3/4,3:5/2"),
-    ("nDCG(gains={g})", 3, 7, "1:0"),
-])
+@pytest.mark.parametrize(
+    "measure,levels,N,spec",
+    [
+        ("RBP(p=0.8,gains={g})", 4, 6, "exp"),  # gains 0, 1, 3, 7: no difference divisible by 5
+        ("RBP(p=0.8,gains={g})", 3, 7, "0:0,1:1/2,2:3/4,3:5/2"),  # 0, 2, 3 (times 4): likewise
+        ("DCG(gains={g})", 4, 6, "0:0,1:1/2,2:3/4,3:5/2"),
+        ("nDCG(gains={g})", 3, 7, "1:0"),
+    ],
+)
 def test_count_engine_with_gains_equals_the_oracle(runs, measure, levels, N, spec):
     G = runs[(levels, N)]
     kind = "rbp" if measure.startswith("RBP") else "dcg"
@@ -142,6 +149,7 @@ def test_count_engine_refuses_rbp_whose_gains_can_tie(runs):
 
 # -- rational p ---------------------------------------------------------------------------------
 
+
 def test_rational_p_is_exact_and_distinct_from_its_float():
     third = parse_measure("RBP(p=1/3)")
     assert third == parse_measure('RBP(p="1/3")') == irscale.measures.RBP(p=Fraction(1, 3))
@@ -164,15 +172,19 @@ def test_rational_p_is_exact_and_distinct_from_its_float():
 
 # -- parsing -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text,canonical", [
-    ("nDCG(gains=0:0,1:1,2:3,3:7)@10", "nDCG(gains=0:0,1:1,2:3,3:7)@10"),
-    ("nDCG(gain=exp)", "nDCG(gains=exp)"),
-    ("ndcg(gains = 2:3, 1:1)@5", "nDCG(gains=1:1,2:3)@5"),
-    ("DCG(base=2, gains=1:0.5,2:1)", "DCG(base=2,gains=1:1/2,2:1)"),
-    ("RBP(gains=0:0,1:1/2,2:1, p=1/3)@10", "RBP(p=1/3,gains=0:0,1:1/2,2:1)@10"),
-    ("gP(gains={1: 2, 2: 5})@10", "gP(gains=1:2,2:5)@10"),
-    ("gR(gains=[0, 1, 3])", "gR(gains=0:0,1:1,2:3)"),
-])
+
+@pytest.mark.parametrize(
+    "text,canonical",
+    [
+        ("nDCG(gains=0:0,1:1,2:3,3:7)@10", "nDCG(gains=0:0,1:1,2:3,3:7)@10"),
+        ("nDCG(gain=exp)", "nDCG(gains=exp)"),
+        ("ndcg(gains = 2:3, 1:1)@5", "nDCG(gains=1:1,2:3)@5"),
+        ("DCG(base=2, gains=1:0.5,2:1)", "DCG(base=2,gains=1:1/2,2:1)"),
+        ("RBP(gains=0:0,1:1/2,2:1, p=1/3)@10", "RBP(p=1/3,gains=0:0,1:1/2,2:1)@10"),
+        ("gP(gains={1: 2, 2: 5})@10", "gP(gains=1:2,2:5)@10"),
+        ("gR(gains=[0, 1, 3])", "gR(gains=0:0,1:1,2:3)"),
+    ],
+)
 def test_names_round_trip(text, canonical):
     m = parse_measure(text)
     assert str(m) == canonical
@@ -204,6 +216,7 @@ def test_scores_with_gains_by_hand():
 
 
 # -- against trec_eval ---------------------------------------------------------------------------
+
 
 def test_trec_eval_fixture_ndcg_with_gain_parameters(te_test):
     """trec_eval -m ndcg.1=3,2=9,4=4.5 on qrels.test (grades 0 and 1 only, so only 1=3

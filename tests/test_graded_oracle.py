@@ -33,6 +33,7 @@ SMALL = [(3, 8), (4, 6), (5, 5)]
 
 # -- the oracle itself, against facts that do not come from irscale --------------------------
 
+
 def test_oracle_reference_sizes_from_the_spec():
     # SPEC section 3: |DCG_b2(REL^N)| = 3 * 2^(N-2) (binary); RBP with p = a/b, b > c: all runs distinct
     for N in (5, 10):
@@ -111,8 +112,10 @@ def test_rank_map_equals_the_oracle_at_the_largest_acceptance_size(measure, leve
 
 # -- two irscale engines at larger N -----------------------------------------------------------
 
-@pytest.mark.parametrize("measure,levels,N,e1,e2", [("DCG", 3, 13, "dcg", "count"),
-                                                    ("RBP(p=0.8)", 3, 13, "split", "enumerate")])
+
+@pytest.mark.parametrize(
+    "measure,levels,N,e1,e2", [("DCG", 3, 13, "dcg", "count"), ("RBP(p=0.8)", 3, 13, "split", "enumerate")]
+)
 def test_two_engines_agree_on_sampled_queries(measure, levels, N, e1, e2):
     unq_bad, mid_bad, sizes, _ = go.cross_engines(measure, levels, N, e1, e2, queries=1000, seed=1)
     assert sizes[0] == sizes[1] > 0
@@ -131,6 +134,7 @@ def test_graded_rbp_count_engine_agrees_with_split():
 
 
 # -- hypothesis: phi strictly increasing, ties exactly when the values tie ------------------------
+
 
 @cache
 def _map(measure: str, N: int, levels: int):

@@ -61,9 +61,18 @@ def test_irscale_states_the_same_and_its_checker_confirms_it(levels, N):
     from irscale.scales.theory import statement, verify
 
     c = levels - 1
-    expected = {f"RBP(p=1/{c + 1})": "interval", "RBP(p=0.2)": "ordinal", "RBP(p=0.5)": "not ordinal",
-                "RBP(p=0.8)": "not ordinal", "DCG": "not ordinal", "DCG(base=2)": "not ordinal",
-                "nDCG": "not ordinal", "ERR": "not ordinal", "gP": "not ordinal", "gR": "not ordinal"}
+    expected = {
+        f"RBP(p=1/{c + 1})": "interval",
+        "RBP(p=0.2)": "ordinal",
+        "RBP(p=0.5)": "not ordinal",
+        "RBP(p=0.8)": "not ordinal",
+        "DCG": "not ordinal",
+        "DCG(base=2)": "not ordinal",
+        "nDCG": "not ordinal",
+        "ERR": "not ordinal",
+        "gP": "not ordinal",
+        "gR": "not ordinal",
+    }
     for m, scale in expected.items():
         said = statement(m, N, levels)
         assert said.original_scale == scale and said.order == ("set" if m in ("gP", "gR") else "strong"), m

@@ -89,6 +89,7 @@ def assert_same(got, ref, names=None):
 
 # -- one test per input type ------------------------------------------------------------------------
 
+
 def test_frames_with_ir_measures_columns(toy_ref):
     qrels = frame(QRELS, ("query_id", "doc_id", "relevance"))
     runs = [frame(rows) for rows in RUNS.values()]
@@ -183,8 +184,7 @@ def test_parquet_files(tmp_path, toy_files, toy_ref):
     for name, rows in RUNS.items():
         frame(rows, ("qid", "docno", "score")).to_parquet(d / f"{name}.parquet")  # named after the file
     assert_same(irscale.evaluate(tmp_path / "qrels.parquet", d, MEASURES), toy_ref)
-    assert_same(irscale.evaluate(str(tmp_path / "qrels.parquet"), [d / "bm25.parquet", files[1]], MEASURES),
-                toy_ref)
+    assert_same(irscale.evaluate(str(tmp_path / "qrels.parquet"), [d / "bm25.parquet", files[1]], MEASURES), toy_ref)
     multi = tmp_path / "all.parquet"
     frame([(*r, n) for n, rs in RUNS.items() for r in rs], ("qid", "docno", "score", "run")).to_parquet(multi)
     assert_same(irscale.evaluate(q, multi, MEASURES), toy_ref)
@@ -201,8 +201,11 @@ def test_parquet_errors(tmp_path, monkeypatch):
     bad.write_text("1 Q0 a 1 1.0 r\n")
     qrels = qrels_from_dict(nested(QRELS))
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if pyarrow were not installed
-    with pytest.raises(IrscaleError, match=r"bad.parquet: reading Parquet files needs pyarrow, which is not "
-                                           r"installed: pip install 'irscale\[parquet\]'"):
+    with pytest.raises(
+        IrscaleError,
+        match=r"bad.parquet: reading Parquet files needs pyarrow, which is not "
+        r"installed: pip install 'irscale\[parquet\]'",
+    ):
         irscale.evaluate(qrels, bad)
     monkeypatch.undo()
     pytest.importorskip("pyarrow", reason="pyarrow (irscale[parquet], in the test extra) reads Parquet files")
@@ -229,8 +232,11 @@ def test_policies_hold_for_memory_runs(tmp_path):
     t = irscale.evaluate(qrels, {"1": {"a": 1.0 + 1e-9, "b": 1.0, "c": 0.5}}, ["RR"], score_precision="float32")
     assert t.values.ravel().tolist() == [1.0]
     dup = frame([("1", "a", 1.0), ("1", "c", 3.0), ("1", "a", 2.0)], ("qid", "docno", "score"))
-    with pytest.raises(InputFormatError, match=r"row 2 \(qid '1', docno 'a'\): docno retrieved twice .*first at row 0"
-                                               r".*duplicates='first'"):
+    with pytest.raises(
+        InputFormatError,
+        match=r"row 2 \(qid '1', docno 'a'\): docno retrieved twice .*first at row 0"
+        r".*duplicates='first'",
+    ):
         irscale.evaluate(qrels, dup)
     (kept,) = runs_from_frame(dup, duplicates="first")
     assert kept.docno.tolist() == [b"c", b"a"] and kept.score.tolist() == [3.0, 1.0]  # the first 'a' kept
@@ -263,11 +269,17 @@ QF = frame(QRELS, ("query_id", "doc_id", "relevance"))
 
 
 def test_missing_column_lists_the_accepted_sets():
-    with pytest.raises(InputFormatError, match=r"<DataFrame>: a run frame needs the columns \(query_id, doc_id, "
-                                               r"score\) or \(qid, docno, score\).*missing column 'score'"):
+    with pytest.raises(
+        InputFormatError,
+        match=r"<DataFrame>: a run frame needs the columns \(query_id, doc_id, "
+        r"score\) or \(qid, docno, score\).*missing column 'score'",
+    ):
         irscale.evaluate(QF, frame(RUNS["lm"], ("qid", "docno", "sim")))
-    with pytest.raises(InputFormatError, match=r"a qrels frame needs the columns \(query_id, doc_id, relevance\) or "
-                                               r"\(qid, docno, label\).*missing column 'label'"):
+    with pytest.raises(
+        InputFormatError,
+        match=r"a qrels frame needs the columns \(query_id, doc_id, relevance\) or "
+        r"\(qid, docno, label\).*missing column 'label'",
+    ):
         qrels_from_frame(frame(QRELS, ("qid", "docno", "grade")))
     both = frame(RUNS["lm"], ("qid", "docno", "score"), query_id="1", doc_id="x")
     with pytest.raises(InputFormatError, match="both .* columns.*drop the other"):
@@ -283,8 +295,11 @@ def test_nan_or_non_numeric_score_names_the_row():
     with pytest.raises(InputFormatError, match=r"qid '1', docno 'b': score is missing or NaN"):
         irscale.evaluate(QF, {"1": {"a": 1.0, "b": float("nan")}})
     obj = frame([("1", "a", 1.0), ("1", "b", "2.5")])
-    with pytest.raises(InputFormatError, match=r"row 1 \(qid '1', docno 'b'\): score must be a number, found str "
-                                               r"'2.5' \(convert the column with pandas.to_numeric\)"):
+    with pytest.raises(
+        InputFormatError,
+        match=r"row 1 \(qid '1', docno 'b'\): score must be a number, found str "
+        r"'2.5' \(convert the column with pandas.to_numeric\)",
+    ):
         irscale.evaluate(QF, obj)
     with pytest.raises(InputFormatError, match=r"item 0 \(qid '1', docno 'a'\): score is missing \(None\)"):
         run_from_records([ScoredDoc("1", "a", None)])
@@ -330,11 +345,17 @@ def test_empty_inputs():
 def test_bad_qids_and_docnos_name_the_row():
     with pytest.raises(InputFormatError, match=r"row 1: docno is missing \(nan\); every record needs a docno"):
         runs_from_frame(frame([("1", "a", 1.0), ("1", None, 2.0)]))
-    with pytest.raises(InputFormatError, match=r"row 0: qid must be a string or an integer, found float 1.0 \(a float "
-                                               r"column: were missing values filled with NaN"):
+    with pytest.raises(
+        InputFormatError,
+        match=r"row 0: qid must be a string or an integer, found float 1.0 \(a float "
+        r"column: were missing values filled with NaN",
+    ):
         runs_from_frame(frame([(1, "a", 1.0), (None, "b", 2.0)]))  # pandas makes the qids floats: 1.0, NaN
-    with pytest.raises(InputFormatError, match=r"row 0: docno 'a ' holds a space; qids and docnos cannot hold "
-                                               "whitespace"):
+    with pytest.raises(
+        InputFormatError,
+        match=r"row 0: docno 'a ' holds a space; qids and docnos cannot hold "
+        "whitespace",
+    ):
         runs_from_frame(frame([("1", "a ", 1.0)]))
     with pytest.raises(InputFormatError, match=r"docno 'a\\u200b' holds the invisible character U\+200B"):
         runs_from_frame(frame([("1", "b", 1.0), ("1", "a\u200b", 1.0)]))
@@ -347,12 +368,18 @@ def test_bad_qids_and_docnos_name_the_row():
 
 
 def test_wrong_objects_list_the_accepted_inputs():
-    with pytest.raises(ArgumentError, match=r"qrels must be a qrels file path .*a pandas DataFrame \(query_id, doc_id, "
-                                            r"relevance or qid, docno, label\), a dict \{qid: \{docno: grade\}\}, "
-                                            "ir_measures Qrel tuples, a ranx Qrels"):
+    with pytest.raises(
+        ArgumentError,
+        match=r"qrels must be a qrels file path .*a pandas DataFrame \(query_id, doc_id, "
+        r"relevance or qid, docno, label\), a dict \{qid: \{docno: grade\}\}, "
+        "ir_measures Qrel tuples, a ranx Qrels",
+    ):
         irscale.evaluate([1, 2], frame(RUNS["lm"]))
-    with pytest.raises(ArgumentError, match=r"each run must be a path .*a pandas DataFrame .*ir_measures ScoredDoc "
-                                            "tuples, a ranx Run"):
+    with pytest.raises(
+        ArgumentError,
+        match=r"each run must be a path .*a pandas DataFrame .*ir_measures ScoredDoc "
+        "tuples, a ranx Run",
+    ):
         irscale.evaluate(QF, [frame(RUNS["lm"]), 3.5])
     with pytest.raises(ArgumentError, match="renames a single run, but the frame holds 2 runs"):
         runs_from_frame(frame(RUNS["lm"], name=["a", "b", "a", "b", "a"]), name="x")
@@ -368,6 +395,7 @@ def test_importing_irscale_imports_none_of_the_input_libraries():
 
 
 # -- real data: every in-memory type gives exactly the scores of the files --------------------------
+
 
 def read_trec(path: Path, fields: int) -> list[list[str]]:
     raw = path.read_bytes()
@@ -392,16 +420,25 @@ def as_type(kind: str, qrels, runs, tmp_path: Path):
     names = list(runs)
     if kind == "frame, ir_measures columns, run column":
         rows = [(q, d, s, n) for n, rs in runs.items() for q, d, s in rs]
-        return (frame(qrels, ("query_id", "doc_id", "relevance")),
-                frame(rows, ("query_id", "doc_id", "score", "run")), names)
+        return (
+            frame(qrels, ("query_id", "doc_id", "relevance")),
+            frame(rows, ("query_id", "doc_id", "score", "run")),
+            names,
+        )
     if kind == "frames, PyTerrier columns":
-        return (frame(qrels, ("qid", "docno", "label")),
-                [frame(rs, ("qid", "docno", "score"), name=n) for n, rs in runs.items()], names)
+        return (
+            frame(qrels, ("qid", "docno", "label")),
+            [frame(rs, ("qid", "docno", "score"), name=n) for n, rs in runs.items()],
+            names,
+        )
     if kind == "pytrec_eval dicts":
         return nested(qrels), {n: nested(rs) for n, rs in runs.items()}, names
     if kind == "namedtuples":
-        return ([Qrel(*r) for r in qrels], [[ScoredDoc(*r) for r in rs] for rs in runs.values()],
-                [f"run{k}" for k in range(1, len(runs) + 1)])
+        return (
+            [Qrel(*r) for r in qrels],
+            [[ScoredDoc(*r) for r in rs] for rs in runs.values()],
+            [f"run{k}" for k in range(1, len(runs) + 1)],
+        )
     if kind == "ranx":  # two runs: ranx's objects are slow to build and read from Python (numba typed dicts)
         ranx = pytest.importorskip("ranx", reason="ranx is in the test extra")
         return ranx.Qrels(nested(qrels)), [ranx.Run(nested(runs[n]), name=n) for n in names[:2]], names[:2]
@@ -416,8 +453,14 @@ def as_type(kind: str, qrels, runs, tmp_path: Path):
     raise AssertionError(kind)
 
 
-KINDS = ["frame, ir_measures columns, run column", "frames, PyTerrier columns", "pytrec_eval dicts", "namedtuples",
-         "ranx", "parquet"]
+KINDS = [
+    "frame, ir_measures columns, run column",
+    "frames, PyTerrier columns",
+    "pytrec_eval dicts",
+    "namedtuples",
+    "ranx",
+    "parquet",
+]
 
 
 @pytest.fixture(scope="module")
@@ -475,5 +518,6 @@ def test_dl19_dicts_equal_pytrec_eval_with_float32_scores(dl19_data):
         res = ev.evaluate(rd[name])
         for te, ours in names.items():
             ref = [res[t][te] for t in table.topics]
-            np.testing.assert_allclose(table.values[table.index(ours), s], ref, rtol=0, atol=1e-9,
-                                       err_msg=f"{name} {ours}")
+            np.testing.assert_allclose(
+                table.values[table.index(ours), s], ref, rtol=0, atol=1e-9, err_msg=f"{name} {ours}"
+            )

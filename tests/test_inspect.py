@@ -72,7 +72,7 @@ def test_balancing_index():
     for n in (5, 10, 50, 100, 200):
         ap, nd = I.balancing_index("AP", n), I.balancing_index("nDCG(base=2)", n)
         assert ap == I.balancing_analytic("AP", n)
-        assert ap >= n - 2 * n ** 0.5 and nd >= n - 2 * n ** 0.5  # close to n (2015 Figure 1a)
+        assert ap >= n - 2 * n**0.5 and nd >= n - 2 * n**0.5  # close to n (2015 Figure 1a)
         ratios.append(ap / n)
     assert ratios == sorted(ratios) and ratios[-1] > 0.9  # B(n)/n -> 1
 
@@ -95,6 +95,7 @@ def test_checks_are_fast():
 
 
 # -- meaningfulness: the 2021 paper's Examples 5-8 -------------------------------------------------
+
 
 def test_example_5_nominal():
     data = {"people": np.array([1, 1, 1, 1, 1, 4, 4, 4, 3, 2]), "spain": np.array([1])}
@@ -121,31 +122,32 @@ def test_example_6_ordinal():
 
 
 def test_example_7_interval():
-    paris, rome = np.array([2, 2, 4, 8, 36.]), np.array([1, 2, 4, 15, 34.])
+    paris, rome = np.array([2, 2, 4, 8, 36.0]), np.array([1, 2, 4, 15, 34.0])
     d = {"paris": paris, "rome": rome}
     assert meaningful(lambda d: np.median(d["paris"]) == np.median(d["rome"]), d, "interval")
     assert meaningful(lambda d: d["paris"].mean() < d["rome"].mean(), d, "interval")
     gm = lambda a: np.exp(np.log(a).mean())  # noqa: E731
     r = meaningful(lambda d: gm(d["paris"]) > gm(d["rome"]), d, "interval")
     assert not r and r.truth
-    diffs = {"today": np.array([20., 10.]), "month_ago": np.array([12., 7.])}
+    diffs = {"today": np.array([20.0, 10.0]), "month_ago": np.array([12.0, 7.0])}
     twice = lambda d: np.isclose(d["today"][0] - d["today"][1], 2 * (d["month_ago"][0] - d["month_ago"][1]))  # noqa: E731
     assert meaningful(twice, diffs, "interval")
 
 
 def test_example_8_ratio():
-    d = {"rome_padua": np.array([400.]), "rome_oslo": np.array([2000.])}
+    d = {"rome_padua": np.array([400.0]), "rome_oslo": np.array([2000.0])}
     assert meaningful(lambda d: np.isclose(d["rome_oslo"][0], 5 * d["rome_padua"][0]), d, "ratio")
-    x, y = np.array([2, 2, 4, 8, 36.]), np.array([1, 2, 4, 15, 34.])
+    x, y = np.array([2, 2, 4, 8, 36.0]), np.array([1, 2, 4, 15, 34.0])
     gm = lambda a: np.exp(np.log(a).mean())  # noqa: E731
     assert meaningful(lambda d: gm(d["x"]) > gm(d["y"]), {"x": x, "y": y}, "ratio")
-    kelvin = {"a": np.array([273.]), "b": np.array([546.])}
+    kelvin = {"a": np.array([273.0]), "b": np.array([546.0])}
     twice_as_hot = lambda d: np.isclose(d["b"][0], 2 * d["a"][0])  # noqa: E731
     assert meaningful(twice_as_hot, kelvin, "ratio")
     assert not meaningful(twice_as_hot, kelvin, "interval")  # Celsius/Fahrenheit break it
 
 
 # -- pictures and the CLI ------------------------------------------------------------------------------
+
 
 def test_cli_inspect_with_plots(tmp_path):
     cli = CliRunner()
@@ -161,9 +163,8 @@ def test_cli_inspect_with_plots(tmp_path):
 
 def test_cli_inspect_user_measure(tmp_path, monkeypatch):
     (tmp_path / "mymeasures.py").write_text(
-        "import numpy as np\n"
-        "def hits_top3(runs, c):\n"
-        "    return (np.asarray(runs)[:, :3] > 0).sum(axis=1)\n")
+        "import numpy as np\ndef hits_top3(runs, c):\n    return (np.asarray(runs)[:, :3] > 0).sum(axis=1)\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     res = CliRunner().invoke(app, ["inspect", "mymeasures:hits_top3", "-N", "5", "--order", "weak"])
     assert res.exit_code == 0, res.output
@@ -188,7 +189,7 @@ def test_maximal_chains_of_the_weak_order():
 
 
 def test_a_test_decision_as_a_statement():
-    """"x and y differ significantly" by a t-test is not meaningful on an ordinal scale,
+    """ "x and y differ significantly" by a t-test is not meaningful on an ordinal scale,
     by the sign test it is (it only compares within pairs)."""
     from irscale import stats
 

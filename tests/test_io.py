@@ -17,8 +17,7 @@ sep = st.sampled_from([" ", "\t", "  ", " \t "])
 
 
 @settings(max_examples=200, deadline=None)
-@given(lines=st.lists(line, min_size=1, max_size=40, unique_by=lambda x: (x[0], x[1])), s=sep,
-       f32=st.booleans())
+@given(lines=st.lists(line, min_size=1, max_size=40, unique_by=lambda x: (x[0], x[1])), s=sep, f32=st.booleans())
 def test_order_equals_naive_sort(lines, s, f32):
     text = "".join(s.join([q, "Q0", d, "0", repr(sc), "tag"]) + "\n" for q, d, sc in lines)
     run = parse_run(text.encode(), "x", score_precision="float32" if f32 else "float64")
@@ -34,15 +33,19 @@ def test_trailing_text_without_newline_and_crlf():
     assert [d.decode() for d in run.docno] == ["b", "a"]
 
 
-_DEC = st.builds(lambda sign, i, f, e: f"{sign}{i}{f}{e}",
-                 st.sampled_from(["", "-", "+"]), st.from_regex(r"[0-9]{0,20}", fullmatch=True),
-                 st.one_of(st.just(""), st.from_regex(r"\.[0-9]{0,20}", fullmatch=True)),
-                 st.one_of(st.just(""), st.from_regex(r"[eE][+-]?[0-9]{1,3}", fullmatch=True)))
+_DEC = st.builds(
+    lambda sign, i, f, e: f"{sign}{i}{f}{e}",
+    st.sampled_from(["", "-", "+"]),
+    st.from_regex(r"[0-9]{0,20}", fullmatch=True),
+    st.one_of(st.just(""), st.from_regex(r"\.[0-9]{0,20}", fullmatch=True)),
+    st.one_of(st.just(""), st.from_regex(r"[eE][+-]?[0-9]{1,3}", fullmatch=True)),
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_DEC.filter(lambda s: any(ch.isdigit() for ch in s.split("e")[0].split("E")[0])), min_size=1,
-                max_size=60))
+@given(
+    st.lists(_DEC.filter(lambda s: any(ch.isdigit() for ch in s.split("e")[0].split("E")[0])), min_size=1, max_size=60)
+)
 @pytest.mark.slow
 def test_scores_are_read_exactly_like_float(scores):
     """The compiled decimal reader (Clinger's fast path, the rest by float()) gives the
@@ -105,8 +108,11 @@ def test_compiled_row_hash_equals_the_numpy_polynomial():
 
 
 @settings(max_examples=200, deadline=None)
-@given(keys=st.sets(st.tuples(st.integers(0, 5), st.text(alphabet="ab\u00e9-0", min_size=1, max_size=12)),
-                    min_size=1, max_size=60))
+@given(
+    keys=st.sets(
+        st.tuples(st.integers(0, 5), st.text(alphabet="ab\u00e9-0", min_size=1, max_size=12)), min_size=1, max_size=60
+    )
+)
 def test_qrels_order_equals_a_lexsort_on_bytes(keys):
     """by_topic_and_docno (big-endian 8-byte chunks) orders like np.lexsort on the bytes,
     docnos of one chunk or several, and says None only for records already in order."""
@@ -131,8 +137,13 @@ def test_grades_read_by_the_compiled_and_the_numpy_path():
     compiled = T._kernels()
     if compiled is None:
         pytest.skip("numba is not installed: only the numpy path runs")
-    texts = [b"1 0 a +3\n1 0 b -0\n1 0 c 007\n2 0 a -1\n", b"1 0 a 1\n1 0 b 99999999999999999999\n",
-             b"1 0 a 1\n1 0 b 1-\n", b"1 0 a 1\n1 0 b +\n", b"1 0 a 40000\n"]
+    texts = [
+        b"1 0 a +3\n1 0 b -0\n1 0 c 007\n2 0 a -1\n",
+        b"1 0 a 1\n1 0 b 99999999999999999999\n",
+        b"1 0 a 1\n1 0 b 1-\n",
+        b"1 0 a 1\n1 0 b +\n",
+        b"1 0 a 40000\n",
+    ]
     for text in texts:
         out = []
         for numpy_path in (False, True):

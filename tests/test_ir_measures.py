@@ -35,8 +35,10 @@ RUN = {"1": {"a": 3.0, "b": 2.0, "c": 1.0}, "2": {"e": 5.0, "x": 4.0, "d": 1.0},
 
 def irscale_inputs(qrels: dict, runs: dict[str, dict]):
     q = Qrels.from_records([(t, d, g) for t, ds in qrels.items() for d, g in ds.items()])
-    rs = [Run.from_records([(t, d, s) for t, ds in run.items() for d, s in ds.items()], name=name)
-          for name, run in runs.items()]
+    rs = [
+        Run.from_records([(t, d, s) for t, ds in run.items() for d, s in ds.items()], name=name)
+        for name, run in runs.items()
+    ]
     return q, rs
 
 
@@ -56,6 +58,7 @@ def per_query(measure, qrels, run) -> dict[str, float]:
 
 # -- item 4 on a toy collection ----------------------------------------------------------------
 
+
 def test_toy_plain_measures_are_irscales_own():
     q, (r,) = irscale_inputs(QRELS, {"r": RUN})
     table = quiet_evaluate(q, [r], PLAIN + ["nDCG@3"])
@@ -69,8 +72,11 @@ def test_toy_plain_measures_are_irscales_own():
 def test_toy_ranked_measures_are_irscales_own():
     q, (r,) = irscale_inputs(QRELS, {"r": RUN})
     table = quiet_evaluate(q, [r], ["AP"])
-    for name, rel, ties, norm in [("AP", "lenient", "unq", False), ("nDCG", "graded", "mid", True),
-                                  ("RBP(p=0.5)", "graded", "unq", False)]:
+    for name, rel, ties, norm in [
+        ("AP", "lenient", "unq", False),
+        ("nDCG", "graded", "mid", True),
+        ("RBP(p=0.5)", "graded", "unq", False),
+    ]:
         t = irscale.transform(table, [name], depth=3, relevance=rel, ties=ties, normalize=norm)
         want = dict(zip(t.topics, t.values[1, 0].tolist()))
         got = per_query(ranked(name, N=3, relevance=rel, ties=ties, normalize=norm), QRELS, RUN)
@@ -124,8 +130,10 @@ def test_toy_run_with_no_qrels_topic_scores_the_default():
 def test_names_are_distinct_and_canonical():
     assert str(irscale_measure("ndcg@10")) == "irscale(nDCG@10)"
     assert str(irscale_measure("AP", score_precision="float32")) == "irscale(AP, score_precision=float32)"
-    assert str(ranked("AP", N=30, levels=2, relevance="lenient", ties="mid", normalize=True)) == \
-        "irscale(ranked(AP@30, ties=mid, normalized), relevance=lenient, levels=2)"
+    assert (
+        str(ranked("AP", N=30, levels=2, relevance="lenient", ties="mid", normalize=True))
+        == "irscale(ranked(AP@30, ties=mid, normalized), relevance=lenient, levels=2)"
+    )
     assert irscale_measure("AP") == irscale_measure("AP") and irscale_measure("AP") != ir_measures.AP
     res = ir_measures.calc_aggregate([ir_measures.AP, irscale_measure("AP")], QRELS, RUN)
     assert len(res) == 2 and res[ir_measures.AP] == pytest.approx(res[irscale_measure("AP")], abs=1e-12)
@@ -147,6 +155,7 @@ def test_bad_arguments_fail_when_the_measure_is_made():
 
 
 # -- item 3: records and aggregate -------------------------------------------------------------
+
 
 def test_records_and_aggregate_of_one_system():
     q, (r,) = irscale_inputs(QRELS, {"r": RUN})
@@ -189,6 +198,7 @@ def test_records_leave_out_dropped_topics_and_carry_ranked_columns():
 
 
 # -- real data: TREC-8 and TREC DL 2019 passages -----------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def trec8_data():
@@ -238,8 +248,9 @@ def test_trec8_records_match_pytrec_eval(trec8_data):
     name = TREC8_RUNS[0]
     table = quiet_evaluate(root / "qrels.trec8.txt", [root / "runs" / name], PLAIN, score_precision="float32")
     theirs = {m: ir_measures.parse_measure(m) for m in PLAIN}
-    ref = {(x.query_id, str(x.measure)): x.value
-           for x in ir_measures.iter_calc(list(theirs.values()), qrels, runs[name])}
+    ref = {
+        (x.query_id, str(x.measure)): x.value for x in ir_measures.iter_calc(list(theirs.values()), qrels, runs[name])
+    }
     recs = records(table)
     assert len(recs) == len(ref) == 50 * len(PLAIN)
     for q, m, v in recs:
@@ -264,8 +275,9 @@ def test_dl19_ranked_ndcg10_four_levels(dl19_data):
 def test_dl19_records_match_pytrec_eval(dl19_data):
     root, qrels, runs = dl19_data
     name = DL19_RUNS[0]
-    table = quiet_evaluate(root / "qrels.dl19-passage.txt", [root / "runs" / name], ["nDCG@10"],
-                           score_precision="float32")
+    table = quiet_evaluate(
+        root / "qrels.dl19-passage.txt", [root / "runs" / name], ["nDCG@10"], score_precision="float32"
+    )
     ref = per_query(ir_measures.nDCG @ 10, qrels, runs[name])
     got = {q: v for q, _, v in records(table)}
     assert got.keys() == ref.keys() and len(got) == 43
@@ -282,8 +294,10 @@ def test_pyterrier_experiment_reports_irscale_measures(dl19_data):
 
     root, qrels, runs = dl19_data
     qrels_frame = pd.DataFrame([(q.query_id, q.doc_id, q.relevance) for q in qrels], columns=["qid", "docno", "label"])
-    frames = [pd.DataFrame([(d.query_id, d.doc_id, d.score) for d in runs[n]], columns=["qid", "docno", "score"])
-              for n in runs]
+    frames = [
+        pd.DataFrame([(d.query_id, d.doc_id, d.score) for d in runs[n]], columns=["qid", "docno", "score"])
+        for n in runs
+    ]
     topics = pd.DataFrame({"qid": sorted(qrels_frame.qid.unique()), "query": "unused"})
     measures = [irscale_measure("nDCG@10"), ranked("nDCG", N=10), irscale_measure("AP"), ir_measures.nDCG @ 10]
     res = pt.Experiment(frames, topics, qrels_frame, eval_metrics=measures, names=list(runs))

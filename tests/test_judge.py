@@ -34,10 +34,14 @@ def _judge(run, qrels, depth, compiled: bool, spread: int = 1):
 
 
 @settings(max_examples=300, deadline=None)
-@given(judged=st.dictionaries(st.tuples(TOPIC, DOCNO), st.integers(-1, 3), min_size=1, max_size=40),
-       retrieved=st.lists(st.tuples(TOPIC, DOCNO), min_size=1, max_size=60, unique=True),
-       pad=st.integers(0, 6), long=st.sampled_from(["run", "qrels", "both", "neither"]),
-       depth=st.one_of(st.none(), st.integers(1, 5)), spread=st.sampled_from([1, 8]))
+@given(
+    judged=st.dictionaries(st.tuples(TOPIC, DOCNO), st.integers(-1, 3), min_size=1, max_size=40),
+    retrieved=st.lists(st.tuples(TOPIC, DOCNO), min_size=1, max_size=60, unique=True),
+    pad=st.integers(0, 6),
+    long=st.sampled_from(["run", "qrels", "both", "neither"]),
+    depth=st.one_of(st.none(), st.integers(1, 5)),
+    spread=st.sampled_from([1, 8]),
+)
 def test_compiled_and_numpy_judging_equal_a_dictionary(judged, retrieved, pad, long, depth, spread):
     # a long docno on one side only changes the widths of the fixed-width arrays; one
     # that starts with a short one tests the exclusion of judgements wider than the run's
@@ -60,23 +64,25 @@ def test_compiled_and_numpy_judging_equal_a_dictionary(judged, retrieved, pad, l
         if t not in set(topics):
             continue
         row = grades[topics.index(t)]
-        docs = run.docno[run.offsets[k]:run.offsets[k + 1]][:depth]
+        docs = run.docno[run.offsets[k] : run.offsets[k + 1]][:depth]
         expect = [want.get((t, d), D.UNJUDGED) for d in docs]
-        assert row[:len(docs)].tolist() == expect
-        assert (row[len(docs):] == D.PAD).all()
+        assert row[: len(docs)].tolist() == expect
+        assert (row[len(docs) :] == D.PAD).all()
 
 
 def test_judging_a_wide_docno_against_narrow_qrels_and_back():
     """A judged docno longer than any retrieved one matches nothing, and a retrieved docno
     longer than any judged one matches nothing, whichever side is wider."""
     qrels = parse_qrels(b"1 0 abc 2\n1 0 abcdefghij 1\n2 0 x 3\n")
-    for text, want in ((b"1 Q0 abc 1 3 r\n1 Q0 abcdefghij 2 2 r\n1 Q0 ab 3 1 r\n", [2, 1, D.UNJUDGED]),
-                       (b"1 Q0 abcdefghijk 1 3 r\n1 Q0 abc 2 2 r\n2 Q0 x 1 1 r\n", [D.UNJUDGED, 2]),
-                       (b"1 Q0 abc 1 3 r\n2 Q0 xy 1 1 r\n", [2])):
+    for text, want in (
+        (b"1 Q0 abc 1 3 r\n1 Q0 abcdefghij 2 2 r\n1 Q0 ab 3 1 r\n", [2, 1, D.UNJUDGED]),
+        (b"1 Q0 abcdefghijk 1 3 r\n1 Q0 abc 2 2 r\n2 Q0 x 1 1 r\n", [D.UNJUDGED, 2]),
+        (b"1 Q0 abc 1 3 r\n2 Q0 xy 1 1 r\n", [2]),
+    ):
         run = parse_run(text)
         for compiled, spread in ((True, 1), (True, 8), (False, 8)):
             grades, _, _ = _judge(run, qrels, None, compiled, spread)
-            assert grades[0, :len(want)].tolist() == want, (text, compiled, spread)
+            assert grades[0, : len(want)].tolist() == want, (text, compiled, spread)
     # the run's docno is a judged docno cut to the run's width: not judged
     run = parse_run(b"1 Q0 abc 1 3 r\n")
     for compiled, spread in ((True, 1), (True, 8), (False, 8)):

@@ -35,6 +35,9 @@ def test_every_compiled_loop_of_the_package_goes_through_it():
     import irscale
 
     root = Path(irscale.__file__).parent
-    own = [str(f.relative_to(root)) for f in root.rglob("*.py")
-           if f.name != "kernels.py" and ("_KERNELS" in f.read_text() or "import numba\n" in f.read_text())]
+    own = [
+        str(f.relative_to(root))
+        for f in root.rglob("*.py")
+        if f.name != "kernels.py" and ("_KERNELS" in f.read_text() or "import numba\n" in f.read_text())
+    ]
     assert own == [], own

@@ -28,8 +28,11 @@ from irscale.report.latex import WIDTHS, latex_escape, latex_report, latex_table
 from irscale.study import compare
 
 PDFLATEX = shutil.which("pdflatex")
-needs_tex = pytest.mark.skipif(PDFLATEX is None, reason="pdflatex is not installed (texlive-latex-base and "
-                               "texlive-latex-recommended give it, booktabs and graphicx)")
+needs_tex = pytest.mark.skipif(
+    PDFLATEX is None,
+    reason="pdflatex is not installed (texlive-latex-base and "
+    "texlive-latex-recommended give it, booktabs and graphicx)",
+)
 OVERFULL = re.compile(r"Overfull \\hbox \(([\d.]+)pt too wide\)")
 
 
@@ -38,10 +41,16 @@ def compile_tex(path: Path) -> str:
     tables are set in; the log, after checking what every compile must satisfy."""
     text = path.read_text(encoding="utf-8")
     assert text.count(r"\begin{document}") == 1
-    path.write_text(text.replace(r"\begin{document}", r"\begin{document}\typeout{IRSCALE-WIDTH=\the\linewidth}"),
-                    encoding="utf-8")
-    res = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", path.name], cwd=path.parent,
-                         capture_output=True, text=True, timeout=300)
+    path.write_text(
+        text.replace(r"\begin{document}", r"\begin{document}\typeout{IRSCALE-WIDTH=\the\linewidth}"), encoding="utf-8"
+    )
+    res = subprocess.run(
+        [PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", path.name],
+        cwd=path.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     log = path.with_suffix(".log").read_text(errors="replace")
     assert res.returncode == 0, log[-3000:]
     over = [float(x) for x in OVERFULL.findall(log)]
@@ -67,6 +76,7 @@ def headers_shown(table, tex: str) -> None:
 
 # -- real studies: TREC-8 -------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def studies():
     """Two studies of the first six TREC-8 runs: (a) N = 10, five measures with long names, all
@@ -74,14 +84,27 @@ def studies():
     columns, 16 significance marks); (b) N = 20, four other measures, two tests, one baseline,
     no correction, measure-free off."""
     runs = sorted((need(TREC8) / "runs").glob("*.gz"))[:6]
-    tags = [r.name[len("input."):-len(".gz")] for r in runs]
+    tags = [r.name[len("input.") : -len(".gz")] for r in runs]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table = irscale.evaluate(TREC8 / "qrels.trec8.txt", runs, ["P"], depth=30)
-        a = compare(table, ["P", "AP", "RBP(p=0.8)", "nDCG(base=10)", "DCG(base=2)"], depth=10, correction="holm",
-                    baselines=tags[:2], n_resamples=200)
-        b = compare(table, ["RR", "RBP(p=0.5)", "nDCG(base=2)", "R"], depth=20, tests=["sign", "ttest"],
-                    baselines=tags[3:4], n_resamples=200, measure_free=False)
+        a = compare(
+            table,
+            ["P", "AP", "RBP(p=0.8)", "nDCG(base=10)", "DCG(base=2)"],
+            depth=10,
+            correction="holm",
+            baselines=tags[:2],
+            n_resamples=200,
+        )
+        b = compare(
+            table,
+            ["RR", "RBP(p=0.5)", "nDCG(base=2)", "R"],
+            depth=20,
+            tests=["sign", "ttest"],
+            baselines=tags[3:4],
+            n_resamples=200,
+            measure_free=False,
+        )
     return {"a": a, "b": b}
 
 
@@ -128,14 +151,17 @@ def test_real_reports_fit_two_columns(tmp_path, studies, which):
 
 # -- fabricated studies at the extremes -----------------------------------------------------------------
 
+
 def big_means(rows: int = 220) -> rs.ReportTable:
     """The fake study's means table grown to ``rows`` rows: 4 measures x 55 systems with long
     names, every system marked against the baseline."""
     st = fake_study(changes_extra=True)
     means = [t for t in rs.report_tables(st) if t.key == "means"][0]
     per = rows // 4
-    frame = pd.concat([means.frame[means.frame.measure == m].iloc[[i % 4 for i in range(per)]]
-                       for m in means.frame.measure.unique()], ignore_index=True)
+    frame = pd.concat(
+        [means.frame[means.frame.measure == m].iloc[[i % 4 for i in range(per)]] for m in means.frame.measure.unique()],
+        ignore_index=True,
+    )
     frame["system"] = [f"a_rather_long_run_name_{i % per:03d}" for i in range(len(frame))]
     marks = {(i, "mean_original"): "†‡" for i in range(0, len(frame), 3)}
     return dataclasses.replace(means, frame=frame, marks=marks, max_rows=None)
@@ -177,8 +203,12 @@ def test_report_with_figures(tmp_path):
     plt.close(fig)
     tables = rs.report_tables(fake_study())
     for width in ("onecolumn", "twocolumn"):
-        tex = latex_report(tables, [("figure1_means_N10.pdf", "Means & 95% intervals, τ_ap of run_1")],
-                           title="Report & N = 10", width=width)
+        tex = latex_report(
+            tables,
+            [("figure1_means_N10.pdf", "Means & 95% intervals, τ_ap of run_1")],
+            title="Report & N = 10",
+            width=width,
+        )
         assert r"\usepackage{graphicx}" in tex and r"\includegraphics" in tex and r"95\% intervals" in tex
         path = tmp_path / f"doc_{width}.tex"
         path.write_text(tex, encoding="utf-8")
@@ -193,9 +223,15 @@ def test_report_with_figures(tmp_path):
 def test_width_estimates_follow_the_font_metrics():
     """tex_width against widths pdfTeX measured (T1 Computer Modern, 10pt): never 1% under,
     at most 3% over (a subscript takes away a letter's italic correction, not counted)."""
-    measured = {"DCG(base=2)@10": 79.96658, "nDCG(base=10)@10": 90.51956, "0.6183": 27.771,
-                r"$\tau_{ap}$ (unq)": 40.82481, r"$-$0.5540 [$-$0.6307, $-$0.4753]": 121.64273,
-                "Measure": 36.46332, "RB-dep.": 36.1023}
+    measured = {
+        "DCG(base=2)@10": 79.96658,
+        "nDCG(base=10)@10": 90.51956,
+        "0.6183": 27.771,
+        r"$\tau_{ap}$ (unq)": 40.82481,
+        r"$-$0.5540 [$-$0.6307, $-$0.4753]": 121.64273,
+        "Measure": 36.46332,
+        "RB-dep.": 36.1023,
+    }
     for src, pt in measured.items():
         assert 0.99 * pt <= tex_width(src) <= 1.03 * pt, src
     assert tex_width(r"\textbf{0.6183}") > tex_width("0.6183")

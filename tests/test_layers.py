@@ -11,10 +11,22 @@ import irscale
 ROOT = Path(irscale.__file__).parent
 
 # bottom to top; equal ranks may import each other's modules only within a package
-LAYERS = [("_version", "errors", "validate", "examples", "kernels"), ("parallel",), ("io",), ("data",), ("measures",),
-          ("scales",), ("stats", "effects", "measurefree"), ("experiment",), ("study",), ("inspect", "meaning"),
-          ("report",),
-          ("integrations",), ("cli", "__main__"), ("__init__",)]
+LAYERS = [
+    ("_version", "errors", "validate", "examples", "kernels"),
+    ("parallel",),
+    ("io",),
+    ("data",),
+    ("measures",),
+    ("scales",),
+    ("stats", "effects", "measurefree"),
+    ("experiment",),
+    ("study",),
+    ("inspect", "meaning"),
+    ("report",),
+    ("integrations",),
+    ("cli", "__main__"),
+    ("__init__",),
+]
 RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 
 # the upward calls: Study.write / Study.markdown and ScoreTable.records / .aggregate are

@@ -18,6 +18,10 @@ def test_ruff_finds_nothing():
     except ImportError:
         if shutil.which("ruff") is None:
             pytest.skip("ruff is not installed: python3 -m pip install -e '.[test]' brings it")
-    res = subprocess.run([sys.executable, "-m", "ruff", "check", "src", "tests", "bench", "scripts"], cwd=ROOT,
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "src", "tests", "bench", "scripts"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]

@@ -25,6 +25,7 @@ from irscale.scales.spaces import all_runs
 
 # -- references --------------------------------------------------------------------------------
 
+
 def reachable(n: int, lo, hi) -> np.ndarray:
     """reach[u, v]: v is reachable from u along the edges lo -> hi (u itself included)."""
     succ = [[] for _ in range(n)]
@@ -66,7 +67,7 @@ def replacement_and_swap(N: int, c: int):
         for i in range(N):
             for g in range(r[i] + 1, c + 1):
                 lo.append(k)
-                hi.append(index[tuple(r[:i] + [g] + r[i + 1:])])
+                hi.append(index[tuple(r[:i] + [g] + r[i + 1 :])])
             for j in range(i + 1, N):
                 if r[i] < r[j]:
                     s = list(r)
@@ -101,7 +102,7 @@ def measures(run: list[int], R: int) -> dict[str, float]:
         "P": sum(g >= 1 for g in run) / len(run),
         "AP": ap / R,
         "RR": rr,
-        "DCG": sum((2 ** g - 1) / math.log2(k + 1) for k, g in enumerate(run, 1)),
+        "DCG": sum((2**g - 1) / math.log2(k + 1) for k, g in enumerate(run, 1)),
         "RBP": sum(g * 0.8 ** (k - 1) for k, g in enumerate(run, 1)),
         "P_2": sum(g >= 2 for g in run) / len(run),
         "cumgain": sum(g for g in run),
@@ -109,6 +110,7 @@ def measures(run: list[int], R: int) -> dict[str, float]:
 
 
 # -- weak_compare ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("N", [1, 2, 3, 4])
 def test_binary_weak_compare_is_the_closure_of_weak_moves(N):
@@ -163,8 +165,11 @@ def test_weak_compare_shapes_and_errors():
 
 runs_pair = st.integers(1, 9).flatmap(
     lambda n: st.integers(1, 3).flatmap(
-        lambda c: st.tuples(st.lists(st.integers(0, c), min_size=n, max_size=n),
-                            st.lists(st.integers(0, c), min_size=n, max_size=n))))
+        lambda c: st.tuples(
+            st.lists(st.integers(0, c), min_size=n, max_size=n), st.lists(st.integers(0, c), min_size=n, max_size=n)
+        )
+    )
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -189,12 +194,13 @@ def test_weak_compare_properties(ab):
 @given(runs_pair, st.lists(st.integers(0, 3), min_size=9, max_size=9))
 def test_weak_compare_is_transitive(ab, third):
     a, b = ab
-    c = third[:len(a)]
+    c = third[: len(a)]
     if mf.weak_compare(a, b) == 1 and mf.weak_compare(b, c) == 1:
         assert mf.weak_compare(a, c) == 1
 
 
 # -- judged runs -------------------------------------------------------------------------------
+
 
 def test_weak_grades_maps_sentinels_cuts_and_pads():
     g = np.array([[PAD, UNJUDGED, -1, 2, 1, 0, 3]], dtype=np.int16)
@@ -234,8 +240,14 @@ def test_unjudged_and_pad_are_non_relevant():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 6), st.integers(1, 4), st.integers(1, 7), st.integers(1, 3), st.integers(1, 5000),
-       st.integers(0, 2 ** 32 - 1))
+@given(
+    st.integers(1, 6),
+    st.integers(1, 4),
+    st.integers(1, 7),
+    st.integers(1, 3),
+    st.integers(1, 5000),
+    st.integers(0, 2**32 - 1),
+)
 def test_topic_comparisons_match_pairwise_compare(S, T, D, c, max_elements, seed):
     rng = np.random.default_rng(seed)
     choices = np.array([PAD, UNJUDGED, -1] + list(range(c + 1)), dtype=np.int16)
@@ -264,17 +276,30 @@ def test_pair_order_is_stats_pair_index():
 
 # -- pair_summary --------------------------------------------------------------------------------
 
+
 def test_pair_summary_counts_and_sign_test():
     rng = np.random.default_rng(7)
     S, T = 5, 23
-    codes = rng.choice(np.array([1, -1, 0, 2], dtype=np.int8), size=(S * (S - 1) // 2, T), p=[.5, .2, .05, .25])
+    codes = rng.choice(np.array([1, -1, 0, 2], dtype=np.int8), size=(S * (S - 1) // 2, T), p=[0.5, 0.2, 0.05, 0.25])
     codes[3] = 2  # nothing comparable
     codes[4] = 0  # all equal
     names = [f"sys{k}" for k in range(S)]
     df = mf.pair_summary(codes, names)
-    assert list(df.columns) == ["system_1", "system_2", "topics", "better", "worse", "equal", "incomparable",
-                                "comparable", "incomparable_share", "sign_n", "sign_p", "sign_significant",
-                                "direction"]
+    assert list(df.columns) == [
+        "system_1",
+        "system_2",
+        "topics",
+        "better",
+        "worse",
+        "equal",
+        "incomparable",
+        "comparable",
+        "incomparable_share",
+        "sign_n",
+        "sign_p",
+        "sign_significant",
+        "direction",
+    ]
     i, j = np.triu_indices(S, k=1)
     assert df.system_1.tolist() == [names[a] for a in i] and df.system_2.tolist() == [names[b] for b in j]
     for row, c in zip(df.itertuples(), codes):
@@ -291,8 +316,9 @@ def test_pair_summary_counts_and_sign_test():
     sq = np.zeros((S, S, T), dtype=np.int8)
     sq[i, j] = codes
     sq[j, i] = np.where(codes == 2, 2, -codes)
-    assert mf.pair_summary(sq, S).drop(columns=["system_1", "system_2"]).equals(
-        df.drop(columns=["system_1", "system_2"]))
+    assert (
+        mf.pair_summary(sq, S).drop(columns=["system_1", "system_2"]).equals(df.drop(columns=["system_1", "system_2"]))
+    )
     with pytest.raises(ArgumentError):
         mf.pair_summary(codes, names[:3])
     with pytest.raises(ArgumentError):
@@ -306,15 +332,12 @@ def test_sign_p_edge_cases():
 
 # -- resting on incomparable topics -------------------------------------------------------------
 
+
 def test_flag_rule_on_a_hand_made_example():
     # pair 0: the difference is mostly on incomparable topics (0.3 + 0.3 of 0.8)
     # pair 1: mostly on comparable ones (0.1 of 0.7); pair 2: no difference at all
-    codes = np.array([[2, 2, 1, 1, 0],
-                      [2, 1, 1, -1, 0],
-                      [2, 2, 2, 2, 2]], dtype=np.int8)
-    d = np.array([[0.3, 0.3, 0.1, 0.1, 0.0],
-                  [0.1, 0.4, 0.2, 0.0, 0.0],
-                  [0.0, 0.0, 0.0, 0.0, 0.0]])
+    codes = np.array([[2, 2, 1, 1, 0], [2, 1, 1, -1, 0], [2, 2, 2, 2, 2]], dtype=np.int8)
+    d = np.array([[0.3, 0.3, 0.1, 0.1, 0.0], [0.1, 0.4, 0.2, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]])
     mass = mf.incomparable_share(codes, d)
     np.testing.assert_allclose(mass[:2], [0.6 / 0.8, 0.1 / 0.7])
     assert math.isnan(mass[2])
@@ -339,9 +362,14 @@ def test_flag_significant_frame():
     import pandas as pd
 
     # three systems, four topics; scores chosen to agree with the codes below
-    g = np.array([[[1, 0, 0], [1, 0, 0], [0, 1, 0], [1, 0, 1]],
-                  [[0, 1, 0], [0, 0, 1], [1, 0, 0], [1, 0, 1]],
-                  [[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]]], dtype=np.int16)
+    g = np.array(
+        [
+            [[1, 0, 0], [1, 0, 0], [0, 1, 0], [1, 0, 1]],
+            [[0, 1, 0], [0, 0, 1], [1, 0, 0], [1, 0, 1]],
+            [[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]],
+        ],
+        dtype=np.int16,
+    )
     codes = mf.topic_comparisons(g)
     assert codes.tolist() == [[1, 1, -1, 0], [1, 1, 1, 1], [1, 1, 1, 1]]
     rr = np.array([[measures(list(run), 1)["RR"] for run in system] for system in g]).T  # topics x systems
@@ -368,6 +396,7 @@ def test_pair_differences_orientation():
 
 
 # -- on real runs ----------------------------------------------------------------------------
+
 
 def test_trec8_measures_never_contradict_the_order(trec8):
     from irscale.experiment import load_runs

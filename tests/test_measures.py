@@ -12,16 +12,70 @@ from hypothesis import strategies as st
 from irscale.data import PAD, UNJUDGED, TopicStats
 from irscale.measures import REGISTRY, parse_measure
 
-ALL = ["P@5", "P", "R@5", "R", "F@5", "F", "Success@3", "NumRet", "NumRel", "NumRelRet", "AP", "AP@5",
-       "RR", "RR@3", "Rprec", "bpref", "DCG@5", "DCG(base=2)@6", "DCG(base=10)@6", "nDCG", "nDCG@5",
-       "nDCG(base=2)@5", "nDCG(rel=2)@5", "RBP(p=0.8)@6", "RBP(p=0.5)", "RBP(p=0.8,rel=1)@6", "ERR@6",
-       "ERR(rel=2)", "gP@5", "gR@5", "gR", "SBTO@5", "SBTO(rel=1)@5", "RBTO@5", "RBTO(rel=1)@4",
-       "P(rel=2)@5", "AP(rel=2)", "bpref(rel=2)"]
+ALL = [
+    "P@5",
+    "P",
+    "R@5",
+    "R",
+    "F@5",
+    "F",
+    "Success@3",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "AP",
+    "AP@5",
+    "RR",
+    "RR@3",
+    "Rprec",
+    "bpref",
+    "DCG@5",
+    "DCG(base=2)@6",
+    "DCG(base=10)@6",
+    "nDCG",
+    "nDCG@5",
+    "nDCG(base=2)@5",
+    "nDCG(rel=2)@5",
+    "RBP(p=0.8)@6",
+    "RBP(p=0.5)",
+    "RBP(p=0.8,rel=1)@6",
+    "ERR@6",
+    "ERR(rel=2)",
+    "gP@5",
+    "gR@5",
+    "gR",
+    "SBTO@5",
+    "SBTO(rel=1)@5",
+    "RBTO@5",
+    "RBTO(rel=1)@4",
+    "P(rel=2)@5",
+    "AP(rel=2)",
+    "bpref(rel=2)",
+]
 
 # Utility measures that satisfy swap and replacement (2015 paper, Theorem 5.2)
-UTILITY = ["P@5", "R@5", "F@5", "AP", "AP@5", "RR", "DCG@5", "DCG(base=2)@6", "nDCG@5", "nDCG(base=10)@6",
-           "RBP(p=0.8)@6", "RBP(p=0.3)@6", "ERR@6", "gP@5", "gR@5", "SBTO@5", "RBTO@5", "Success@3",
-           "Rprec", "NumRelRet"]
+UTILITY = [
+    "P@5",
+    "R@5",
+    "F@5",
+    "AP",
+    "AP@5",
+    "RR",
+    "DCG@5",
+    "DCG(base=2)@6",
+    "nDCG@5",
+    "nDCG(base=10)@6",
+    "RBP(p=0.8)@6",
+    "RBP(p=0.3)@6",
+    "ERR@6",
+    "gP@5",
+    "gR@5",
+    "SBTO@5",
+    "RBTO@5",
+    "Success@3",
+    "Rprec",
+    "NumRelRet",
+]
 
 
 def test_every_registered_measure_is_covered():
@@ -64,7 +118,7 @@ def test_batch_many_runs_equals_loop():
     lengths = rng.integers(0, D + 1, size=(S, T))
     for s in range(S):
         for t in range(T):
-            g[s, t, lengths[s, t]:] = PAD
+            g[s, t, lengths[s, t] :] = PAD
     lc = rng.integers(5, 30, size=(T, 3))
     topics = TopicStats(tuple(map(str, range(T))), lc, 2)
     for name in ALL:
@@ -99,7 +153,7 @@ def _swap_or_replace_pairs(n, levels=(0, 1, 2)):
         for i in range(n):
             for b in levels:
                 if b > r[i]:
-                    yield r, r[:i] + [b] + r[i + 1:]
+                    yield r, r[:i] + [b] + r[i + 1 :]
             for j in range(i + 1, n):
                 if r[j] > r[i]:
                     s = r.copy()
@@ -137,13 +191,31 @@ def test_renaming_docnos_without_ties_changes_nothing():
     run = [(t, d, float(s)) for t in ("1", "2") for d, s in zip(docs, rng.permutation(60))]
     rename = {d: f"x{(i * 37) % 997:04d}" for i, d in enumerate(docs)}
     a = irscale.evaluate(Qrels.from_records(qrels), [Run.from_records(run)], ALL)
-    b = irscale.evaluate(Qrels.from_records([(t, rename[d], g) for t, d, g in qrels]),
-                         [Run.from_records([(t, rename[d], s) for t, d, s in run])], ALL)
+    b = irscale.evaluate(
+        Qrels.from_records([(t, rename[d], g) for t, d, g in qrels]),
+        [Run.from_records([(t, rename[d], s) for t, d, s in run])],
+        ALL,
+    )
     np.testing.assert_array_equal(a.values, b.values)
 
 
-@pytest.mark.parametrize("name", ["P@10", "R@10", "AP@10", "nDCG@10", "RBP(p=0.8)@10", "ERR@10", "RR@10",
-                                  "SBTO@10", "RBTO@10", "gP@10", "DCG(base=2)@10", "F@10"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "P@10",
+        "R@10",
+        "AP@10",
+        "nDCG@10",
+        "RBP(p=0.8)@10",
+        "ERR@10",
+        "RR@10",
+        "SBTO@10",
+        "RBTO@10",
+        "gP@10",
+        "DCG(base=2)@10",
+        "F@10",
+    ],
+)
 def test_short_run_equals_run_padded_with_nonrelevant(name):
     m = parse_measure(name)
     topic = TopicStats.single([20, 5, 2])

@@ -57,8 +57,9 @@ def here(tmp_path, monkeypatch):
     Path("runs/s.txt").write_text(RUN_S)
     Path("t.txt").write_text(RUN_T)
     Path("big.txt").write_text(QRELS + "1 0 g 1000\n")  # one outlier grade
-    Path("swapped.txt").write_text("".join(f"{q} Q0 {d} {5 - k}.5 {k} x\n" for q in "124"
-                                           for k, d in enumerate("acdefgh", 1)))
+    Path("swapped.txt").write_text(
+        "".join(f"{q} Q0 {d} {5 - k}.5 {k} x\n" for q in "124" for k, d in enumerate("acdefgh", 1))
+    )
     Path("bom.txt").write_bytes("\ufeff".encode() + QRELS.encode())
     Path("withsub").mkdir()
     Path("withsub/r.txt").write_text(RUN)
@@ -95,15 +96,60 @@ WARNINGS = [
     (["evaluate"], ["q.txt", "swapped.txt", "-m", "P@2"], "rank and score columns swapped?"),
     (["transform"], ["q.txt", "runs", "-m", "nDCG", "-N", "3"], "graded qrels"),
     (["transform"], ["q.txt", "runs", "-m", "P", "-N", "5", "--relevance", "graded"], "longer than every run"),
-    (["transform"], ["q.txt", "runs", "-m", "RBP(p=0.8)", "-N", "100", "--approx", "1e-4", "--relevance",
-                     "lenient"], "normalised"),
-    (["compare"], ["q.txt", "runs", "t.txt", "-m", "AP", "-m", "P", "-N", "3", "-t", "ttest",
-                   "--missing-topics", "drop", "--relevance", "lenient"], "no means with intervals"),
-    (["compare"], ["q.txt", "runs", "-m", "P", "-m", "P@3", "-N", "3", "-t", "sign", "--relevance", "lenient"],
-     "named more than once"),
+    (
+        ["transform"],
+        ["q.txt", "runs", "-m", "RBP(p=0.8)", "-N", "100", "--approx", "1e-4", "--relevance", "lenient"],
+        "normalised",
+    ),
+    (
+        ["compare"],
+        [
+            "q.txt",
+            "runs",
+            "t.txt",
+            "-m",
+            "AP",
+            "-m",
+            "P",
+            "-N",
+            "3",
+            "-t",
+            "ttest",
+            "--missing-topics",
+            "drop",
+            "--relevance",
+            "lenient",
+        ],
+        "no means with intervals",
+    ),
+    (
+        ["compare"],
+        ["q.txt", "runs", "-m", "P", "-m", "P@3", "-N", "3", "-t", "sign", "--relevance", "lenient"],
+        "named more than once",
+    ),
     (["compare"], ["q.txt", "runs", "-N", "3", "-t", "sign", "--no-measure-free"], "graded qrels: RBP(p=0.3)"),
-    (["compare"], ["q.txt", "runs", "-m", "AP", "-m", "RR", "-m", "P", "-N", "3", "-t", "ttest", "-t", "sign",
-                   "--relevance", "lenient"], "is not meaningful at N = 3 (not interval); on ranked versions they are"),
+    (
+        ["compare"],
+        [
+            "q.txt",
+            "runs",
+            "-m",
+            "AP",
+            "-m",
+            "RR",
+            "-m",
+            "P",
+            "-N",
+            "3",
+            "-t",
+            "ttest",
+            "-t",
+            "sign",
+            "--relevance",
+            "lenient",
+        ],
+        "is not meaningful at N = 3 (not interval); on ranked versions they are",
+    ),
 ]
 
 
@@ -124,17 +170,46 @@ def test_each_warning_is_one_line_naming_the_guide_once_with_options_that_exist(
 def test_the_guide_explains_every_warning():
     """The section the lines name exists and speaks of each warning (a fragment of each)."""
     section = " ".join(GUIDE.split("\n## Warnings\n", 1)[1].split("\n## ", 1)[0].split())
-    for fragment in ["no results for", "absent from the qrels", "have no relevant document", "no document of grade",
-                     "no topic has a document of grade", "top grade 1000", "above --max-grade", "byte-order mark",
-                     "subdirectories are not read", "not a valid run", "not meaningful", "graded qrels",
-                     "longer than every run", "normalised", "no means with intervals", "named more than once",
-                     "no confidence intervals", "cache", "--no-warnings", "rank and score columns swapped"]:
+    for fragment in [
+        "no results for",
+        "absent from the qrels",
+        "have no relevant document",
+        "no document of grade",
+        "no topic has a document of grade",
+        "top grade 1000",
+        "above --max-grade",
+        "byte-order mark",
+        "subdirectories are not read",
+        "not a valid run",
+        "not meaningful",
+        "graded qrels",
+        "longer than every run",
+        "normalised",
+        "no means with intervals",
+        "named more than once",
+        "no confidence intervals",
+        "cache",
+        "--no-warnings",
+        "rank and score columns swapped",
+    ]:
         assert fragment in section, fragment
 
 
 def test_a_study_says_the_not_meaningful_warning_once_for_all_its_N(here):
-    res, warns, _ = said(["study", "trec8-like", "q.txt", "runs", "--depths", "3,4", "--relevance", "lenient",
-                          "--no-measure-free", "--no-effects"])
+    res, warns, _ = said(
+        [
+            "study",
+            "trec8-like",
+            "q.txt",
+            "runs",
+            "--depths",
+            "3,4",
+            "--relevance",
+            "lenient",
+            "--no-measure-free",
+            "--no-effects",
+        ]
+    )
     assert res.exit_code == 0, res.output
     meaningful = [w for w in warns if "not meaningful" in w]
     assert len(meaningful) == 1 and "at N = 3, 4 (not interval)" in meaningful[0], warns
@@ -151,6 +226,7 @@ def test_no_warnings_silences_them_and_only_them(here):
 
 
 # -- the advice, typed ------------------------------------------------------------------------------
+
 
 def test_typed_advice_of_warnings_does_what_it_says(here):
     _, warns, _ = said(["transform", "q.txt", "runs", "-m", "nDCG", "-N", "3"])
@@ -174,10 +250,16 @@ def test_typed_advice_of_warnings_does_what_it_says(here):
 # -- refusals ------------------------------------------------------------------------------------------
 
 REFUSALS = [
-    (["compare"], ["q.txt", "runs", "-m", "xx", "-m", "nDGC", "-m", "AP(p=3)", "-N", "3"],
-     ["'xx'", "'nDGC'", "AP(p=3)"]),
-    (["transform"], ["q.txt", "runs", "-m", "AP", "-m", "ERR", "-m", "RBP(p=0.8)", "-m", "RR", "-N", "50"],
-     ["AP@50", "ERR@50", "RBP(p=0.8)@50"]),
+    (
+        ["compare"],
+        ["q.txt", "runs", "-m", "xx", "-m", "nDGC", "-m", "AP(p=3)", "-N", "3"],
+        ["'xx'", "'nDGC'", "AP(p=3)"],
+    ),
+    (
+        ["transform"],
+        ["q.txt", "runs", "-m", "AP", "-m", "ERR", "-m", "RBP(p=0.8)", "-m", "RR", "-N", "50"],
+        ["AP@50", "ERR@50", "RBP(p=0.8)@50"],
+    ),
     (["compare"], ["q.txt", "runs", "-m", "AP", "-m", "ERR", "-m", "nDCG", "-N", "50"], ["AP@50", "ERR@50", "nDCG@50"]),
     (["study", "trec8-like"], ["q.txt", "runs", "--depths", "5,40,50"], ["AP", "N = 40, 50"]),
     (["compare"], ["q.txt", "runs", "-m", "ERR", "-N", "25"], ["ERR@25"]),
@@ -206,13 +288,15 @@ def test_each_refusal_names_everything_at_once_with_options_that_exist(here, ver
 def test_typed_advice_of_refusals_does_what_it_says(here):
     _, _, errors = said(["transform", "q.txt", "runs", "-m", "RBP(p=0.8)", "-m", "nDCG", "-N", "50"])
     assert "--approx 1e-4" in errors[0]
-    res, _, errors = said(["transform", "q.txt", "runs", "-m", "RBP(p=0.8)", "-m", "nDCG", "-N", "50",
-                           "--approx", "1e-4"])
+    res, _, errors = said(
+        ["transform", "q.txt", "runs", "-m", "RBP(p=0.8)", "-m", "nDCG", "-N", "50", "--approx", "1e-4"]
+    )
     assert res.exit_code == 0 and not errors
     _, _, errors = said(["compare", "q.txt", "runs", "-m", "ERR", "-N", "25"])
     reach = re.search(r"use (-N) (\d+) or less", errors[0]).groups()
-    res, _, errors = said(["compare", "q.txt", "runs", "-m", "ERR", reach[0], "6", "-t", "sign", "--no-effects",
-                           "--no-measure-free"])  # within the reach (6 of the 22 named: quick)
+    res, _, errors = said(
+        ["compare", "q.txt", "runs", "-m", "ERR", reach[0], "6", "-t", "sign", "--no-effects", "--no-measure-free"]
+    )  # within the reach (6 of the 22 named: quick)
     assert res.exit_code == 0 and not errors and int(reach[1]) >= 6
 
 
@@ -262,8 +346,9 @@ def test_warnings_of_runs_read_in_forked_processes_reach_the_caller_in_order(her
 
     files = []
     for tag in "abc":  # scores rising down every topic (rank and score swapped)
-        Path(f"{tag}.txt").write_text("".join(f"{q} Q0 {d} {k}.5 {k} {tag}\n" for q in "124"
-                                              for k, d in enumerate("acdefgh", 1)))
+        Path(f"{tag}.txt").write_text(
+            "".join(f"{q} Q0 {d} {k}.5 {k} {tag}\n" for q in "124" for k, d in enumerate("acdefgh", 1))
+        )
         files.append(f"{tag}.txt")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -28,9 +28,22 @@ def fresh(tmp_path, monkeypatch):
     permissible._exhaustive.cache_clear()
 
 
-@pytest.mark.parametrize("measure,N,levels", [("P", 10, 2), ("RBP(p=0.5)", 10, 2), ("RBP(p=0.5)", 5, 3), ("AP", 10, 2),
-                                              ("RR", 8, 2), ("DCG(base=2)", 2, 2), ("DCG(base=2)", 6, 2),
-                                              ("nDCG", 5, 3), ("SBTO", 6, 3), ("RBTO", 6, 3), ("gP", 5, 3)])
+@pytest.mark.parametrize(
+    "measure,N,levels",
+    [
+        ("P", 10, 2),
+        ("RBP(p=0.5)", 10, 2),
+        ("RBP(p=0.5)", 5, 3),
+        ("AP", 10, 2),
+        ("RR", 8, 2),
+        ("DCG(base=2)", 2, 2),
+        ("DCG(base=2)", 6, 2),
+        ("nDCG", 5, 3),
+        ("SBTO", 6, 3),
+        ("RBTO", 6, 3),
+        ("gP", 5, 3),
+    ],
+)
 def test_checks_agree_with_the_papers_under_their_order(fresh, measure, N, levels):
     said = statement(measure, N, levels)
     assert permissible.scale_types(measure, N, levels)[said.order] == said.original_scale
@@ -40,8 +53,9 @@ def test_answers_are_cached_on_disk(fresh, monkeypatch):
     first = permissible.scale_types("AP", 8)
     assert first == {"set": "not ordinal", "strong": "not ordinal", "weak": "ordinal"}
     data = json.loads((fresh / "scale-types-v2.json").read_text())
-    assert {k.split("|")[3]: v[0] for k, v in data.items() if k.startswith("AP@8|N=8|levels=2")} == \
-        {f"order={o}": s for o, s in first.items()}
+    assert {k.split("|")[3]: v[0] for k, v in data.items() if k.startswith("AP@8|N=8|levels=2")} == {
+        f"order={o}": s for o, s in first.items()
+    }
     permissible._exhaustive.cache_clear()
 
     def no_check(*a, **k):

@@ -66,26 +66,27 @@ def _runs(N: int, seed: int, n_random: int = 4) -> np.ndarray:
 def test_oracle_against_brute_force():
     """The oracle itself, on every run at N = 10 (sorting all 2^10 exact RBP values)."""
     N, p = 10, 0.95
-    runs = [[(i >> (N - 1 - k)) & 1 for k in range(N)] for i in range(2 ** N)]
+    runs = [[(i >> (N - 1 - k)) & 1 for k in range(N)] for i in range(2**N)]
     vals = [sum(Fraction(str(p)) ** k for k, x in enumerate(r) if x) for r in runs]
     order = sorted(vals)
-    assert len(set(vals)) == 2 ** N
+    assert len(set(vals)) == 2**N
     assert oracle_phi(p, N, runs) == [bisect.bisect_right(order, v) for v in vals]
 
 
 CASES = [(p, N) for p in (0.8, 0.9, 0.95, 0.99) for N in (16, 17, 19, 20, 21, 24, 29, 30, 31, 32)]
 
 
-@pytest.mark.parametrize("p,N", [pytest.param(p, N, marks=pytest.mark.slow) if (p, N) == (0.8, 24) else (p, N)
-                                 for p, N in CASES])
+@pytest.mark.parametrize(
+    "p,N", [pytest.param(p, N, marks=pytest.mark.slow) if (p, N) == (0.8, 24) else (p, N) for p, N in CASES]
+)
 @pytest.mark.slow
 def test_rbp_phi_is_exact(p, N):
     runs = _runs(N, seed=1000 * N + int(p * 100))
     rm = build(f"RBP(p={p})", N, cache=False)
-    assert rm.size == 2 ** N
+    assert rm.size == 2**N
     expected = oracle_phi(p, N, runs.tolist())
     assert rm.phi_runs(runs).tolist() == expected
-    assert expected[4] == 1 and expected[5] == 2 ** N  # all-zero, all-one
+    assert expected[4] == 1 and expected[5] == 2**N  # all-zero, all-one
     # every run has its own value: min = max = mid = phi (runs at or below = phi)
     for ties in ("min", "max", "mid"):
         assert rm.phi_runs(runs, ties=ties).tolist() == [float(e) for e in expected]
@@ -114,7 +115,7 @@ def test_count_engine_equals_the_oracle_on_every_run_beyond_int64():
     rm = build("RBP(p=0.99)", 12, cache=False)
     assert rm.engine == "count" and not rm.space.int64
     truth = build("RBP(p=0.99)", 12, engine="oracle", cache=False)
-    assert truth.size == 2 ** 12
+    assert truth.size == 2**12
     assert np.array_equal(rm.phi_runs(g), truth.phi_runs(g))
     assert rm.phi_runs(g).tolist() == oracle_phi(0.99, 12, g.tolist())
 
@@ -150,15 +151,15 @@ def test_positional_rbp_beyond_int64():
     run's phi is 2^63, which int64 wrapped to -2^63 before the fix."""
     rm = build("RBP(p=0.5)", 63, cache=False)
     g = np.array([[1] * 63, [0] * 63, [0] * 62 + [1]], dtype=np.int8)
-    assert rm.phi_runs(g).tolist() == [2 ** 63, 1, 2]
-    assert rm.phi_runs(g, ties="max").tolist() == [float(2 ** 63), 1.0, 2.0]
+    assert rm.phi_runs(g).tolist() == [2**63, 1, 2]
+    assert rm.phi_runs(g, ties="max").tolist() == [float(2**63), 1.0, 2.0]
 
 
 def test_err_beyond_int64_is_exact():
     """ERR on 32 levels at N = 3: keys reach 6 * 2^93 (int64 wrapped them before); the
     oracle works on Python ints, checked against exact fractions."""
     c, N = 31, 3
-    R = [Fraction(2 ** g - 1, 2 ** c) for g in range(c + 1)]
+    R = [Fraction(2**g - 1, 2**c) for g in range(c + 1)]
 
     def err(run):
         v, reach = Fraction(0), Fraction(1)
@@ -178,10 +179,17 @@ def test_err_beyond_int64_is_exact():
     assert rm.phi_runs(g[sel]).tolist() == [bisect.bisect_right(order, vals[i]) for i in sel]
 
 
-@pytest.mark.parametrize("measure,N,levels,engine", [
-    ("RBP(p=0.95)", 20, 2, "split"), ("RBP(p=0.95)", 20, 2, "enumerate"), ("RBP(p=0.99)", 12, 2, "split"),
-    ("AP", 41, 2, "split"), ("AP", 41, 2, "enumerate"), ("ERR", 3, 21, "enumerate"),
-])
+@pytest.mark.parametrize(
+    "measure,N,levels,engine",
+    [
+        ("RBP(p=0.95)", 20, 2, "split"),
+        ("RBP(p=0.95)", 20, 2, "enumerate"),
+        ("RBP(p=0.99)", 12, 2, "split"),
+        ("AP", 41, 2, "split"),
+        ("AP", 41, 2, "enumerate"),
+        ("ERR", 3, 21, "enumerate"),
+    ],
+)
 def test_engines_adding_int64_keys_refuse_wider_keys(measure, N, levels, engine):
     with pytest.raises(IrscaleError, match="below 2\\^62"):
         build(measure, N, levels, engine=engine, cache=False)
@@ -213,15 +221,21 @@ def test_user_exact_key_is_never_wrapped():
 
     sp = GenericSpace(parse_measure("AP"), 4, 1)
     assert sp._hook_keys(np.array([1, 2], dtype=np.uint8)).dtype == np.int64
-    for bad in (np.array([0.5, 1.5]), np.array([2 ** 63], dtype=np.uint64), np.array([2 ** 70], dtype=object)):
+    for bad in (np.array([0.5, 1.5]), np.array([2**63], dtype=np.uint64), np.array([2**70], dtype=object)):
         with pytest.raises(IrscaleError, match="exact_key"):
             sp._hook_keys(bad)
 
 
-@pytest.mark.parametrize("measure,N,levels", [
-    ("RBP(p=0.5)", 9, 3), ("RBP(p=0.5)", 7, 5), ("RBP(p=1/3)", 8, 4), ("RBP(p=0.25)", 7, 5),
-    ("RBP(p=0.5,gains=0:0,1:2,2:4)", 9, 3),
-])
+@pytest.mark.parametrize(
+    "measure,N,levels",
+    [
+        ("RBP(p=0.5)", 9, 3),
+        ("RBP(p=0.5)", 7, 5),
+        ("RBP(p=1/3)", 8, 4),
+        ("RBP(p=0.25)", 7, 5),
+        ("RBP(p=0.5,gains=0:0,1:2,2:4)", 9, 3),
+    ],
+)
 def test_graded_rbp_with_p_one_over_b_is_closed_and_equals_the_oracle(measure, N, levels):
     """p = 1/b with b <= c: the values are every integer 0..c (b^N - 1) / (b - 1); phi is
     the key + 1 and runs at or below are counted digit by digit, as the oracle lists them."""

@@ -39,8 +39,13 @@ from irscale.io.trec import GRADE_MAX, GRADE_MIN
 PATH = "fuzz.txt"
 BOM = b"\xef\xbb\xbf"
 EXAMPLES = os.environ.get("IRSCALE_FUZZ_EXAMPLES")  # a longer, random (not derandomized) search
-FUZZ = settings(max_examples=int(EXAMPLES or 150), deadline=None, derandomize=EXAMPLES is None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=int(EXAMPLES or 150),
+    deadline=None,
+    derandomize=EXAMPLES is None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 # --- the reference reader ------------------------------------------------------------------
 
@@ -105,8 +110,9 @@ def ref_qrels(data: bytes):
     return sorted((q, d, g) for (q, d), g in judged.items())
 
 
-def ref_runs(data: bytes, *, split_tags=False, name=None, score_precision="float64", extra_fields="error",
-             duplicates="error"):
+def ref_runs(
+    data: bytes, *, split_tags=False, name=None, score_precision="float64", extra_fields="error", duplicates="error"
+):
     rows = []
     for _, (q, _, d, _, s, tag) in ref_records(data, 6, extra_fields == "ignore"):
         if not SCORE.fullmatch(s.decode()):
@@ -144,7 +150,7 @@ def as_records(run):
     assert run.topics.tolist() == sorted(set(run.qid.tolist()))
     assert run.offsets[0] == 0 and run.offsets[-1] == len(run)
     for k, t in enumerate(run.topics):
-        assert (run.qid[run.offsets[k]:run.offsets[k + 1]] == t).all()
+        assert (run.qid[run.offsets[k] : run.offsets[k + 1]] == t).all()
     return run.name, list(zip(run.qid.tolist(), run.docno.tolist(), run.score.tolist()))
 
 
@@ -185,12 +191,38 @@ docnos = st.text(alphabet="ABab019-_.#é文", min_size=1, max_size=5).map(str.en
 plain_scores = st.one_of(
     st.floats(allow_nan=False, width=64).map(lambda x: repr(x).encode()),
     st.floats(min_value=-1e3, max_value=1e3).map(lambda x: f"{x:.3f}".encode()),
-    st.integers(-(10 ** 25), 10 ** 25).map(lambda x: str(x).encode()),
+    st.integers(-(10**25), 10**25).map(lambda x: str(x).encode()),
 )
-odd_numbers = st.sampled_from([b"1_000", b"1_0", b"1e400", b"-1e400", b"9" * 400, b"inf", b"-Infinity", b"nan", b"NaN",
-                     b"5.", b".5", b"+.5e-3", b"1e", b"--1", b"0x10", b"1,5", b"1.2.3", b"e5", b"-0", b"-0.0",
-                     b"32000", b"-32000", b"32001", b"99999999999999999999", "\u0661".encode(),
-                     "\uff11".encode()])
+odd_numbers = st.sampled_from(
+    [
+        b"1_000",
+        b"1_0",
+        b"1e400",
+        b"-1e400",
+        b"9" * 400,
+        b"inf",
+        b"-Infinity",
+        b"nan",
+        b"NaN",
+        b"5.",
+        b".5",
+        b"+.5e-3",
+        b"1e",
+        b"--1",
+        b"0x10",
+        b"1,5",
+        b"1.2.3",
+        b"e5",
+        b"-0",
+        b"-0.0",
+        b"32000",
+        b"-32000",
+        b"32001",
+        b"99999999999999999999",
+        "\u0661".encode(),
+        "\uff11".encode(),
+    ]
+)
 
 
 def mostly(usual, odd, one_in):
@@ -202,11 +234,48 @@ numbers = mostly(plain_scores, odd_numbers, 5)
 grades = mostly(st.integers(-3, 4).map(lambda x: str(x).encode()), odd_numbers, 10)
 separators = st.sampled_from([b" ", b"\t", b"  ", b" \t ", b"\x0b", b"\x0c", b"\r"])
 line_ends = st.sampled_from([b"\n", b"\r\n", b" \n", b"\t\r\n"])
-INSERTS = [BOM, b"\x00", b"\x01", b"\x1b", b"\x1f", b"\x7f", b"\r", b"\x0b", b"\x0c", "\u00a0".encode(),
-           "\u2003".encode(), "\u3000".encode(), "\u200b".encode(), "\u200d".encode(), "\u2060".encode(),
-           "\u2028".encode(), "\x85".encode(), "\x9f".encode(), "é".encode(), "\U0001f600".encode(),
-           b"\xff", b"\xc3", b"\xe2\x80", b"\xed\xa0\x80", b"_", b"#", b"\n", b"\r\n", b" ", b"\t", b"1", b"e",
-           b"-", b".", b"nan", b"inf", b"9" * 25, b"\n# comment\n", b"\n\n", b"\n \t \n"]
+INSERTS = [
+    BOM,
+    b"\x00",
+    b"\x01",
+    b"\x1b",
+    b"\x1f",
+    b"\x7f",
+    b"\r",
+    b"\x0b",
+    b"\x0c",
+    "\u00a0".encode(),
+    "\u2003".encode(),
+    "\u3000".encode(),
+    "\u200b".encode(),
+    "\u200d".encode(),
+    "\u2060".encode(),
+    "\u2028".encode(),
+    "\x85".encode(),
+    "\x9f".encode(),
+    "é".encode(),
+    "\U0001f600".encode(),
+    b"\xff",
+    b"\xc3",
+    b"\xe2\x80",
+    b"\xed\xa0\x80",
+    b"_",
+    b"#",
+    b"\n",
+    b"\r\n",
+    b" ",
+    b"\t",
+    b"1",
+    b"e",
+    b"-",
+    b".",
+    b"nan",
+    b"inf",
+    b"9" * 25,
+    b"\n# comment\n",
+    b"\n\n",
+    b"\n \t \n",
+]
 
 
 @st.composite
@@ -246,7 +315,7 @@ def mutated(draw, valid):
         if what == "insert":
             data = data[:at] + draw(st.sampled_from(INSERTS)) + data[at:]
         elif what == "delete":
-            data = data[:at] + data[at + draw(st.integers(1, 4)):]
+            data = data[:at] + data[at + draw(st.integers(1, 4)) :]
         elif what == "truncate":
             data = data[:at]
         else:
@@ -254,26 +323,57 @@ def mutated(draw, valid):
     return data
 
 
-run_fields = st.builds(lambda q, d, r, s, t: [q, b"Q0", d, r, s, t], qids, docnos,
-                       st.sampled_from([b"1", b"0", b"17"]), numbers,
-                       st.sampled_from([b"r", b"r", b"r", b"s", b"run_1"]))
-qrels_fields = st.builds(lambda q, i, d, g: [q, i, d, g], qids, st.sampled_from([b"0", b"Q0", b"iter"]), docnos,
-                         grades)
-run_options = st.fixed_dictionaries({
-    "split_tags": st.booleans(),
-    "score_precision": st.sampled_from(["float64", "float32"]),
-    "extra_fields": st.sampled_from(["error", "ignore"]),
-    "duplicates": st.sampled_from(["error", "first"]),
-})
+run_fields = st.builds(
+    lambda q, d, r, s, t: [q, b"Q0", d, r, s, t],
+    qids,
+    docnos,
+    st.sampled_from([b"1", b"0", b"17"]),
+    numbers,
+    st.sampled_from([b"r", b"r", b"r", b"s", b"run_1"]),
+)
+qrels_fields = st.builds(lambda q, i, d, g: [q, i, d, g], qids, st.sampled_from([b"0", b"Q0", b"iter"]), docnos, grades)
+run_options = st.fixed_dictionaries(
+    {
+        "split_tags": st.booleans(),
+        "score_precision": st.sampled_from(["float64", "float32"]),
+        "extra_fields": st.sampled_from(["error", "ignore"]),
+        "duplicates": st.sampled_from(["error", "first"]),
+    }
+)
 # bytes that make up run and qrels files, for random files that are sometimes valid
-alphabet_bytes = st.lists(st.sampled_from([b"1", b"2", b"Q0", b"a", b"b", b"0", b".", b"5", b"e", b"-", b"r", b"s",
-                                           b"#", b" ", b" ", b"\t", b"\n", b"\n", b"\r"] + INSERTS),
-                          max_size=60).map(b"".join)
+alphabet_bytes = st.lists(
+    st.sampled_from(
+        [
+            b"1",
+            b"2",
+            b"Q0",
+            b"a",
+            b"b",
+            b"0",
+            b".",
+            b"5",
+            b"e",
+            b"-",
+            b"r",
+            b"s",
+            b"#",
+            b" ",
+            b" ",
+            b"\t",
+            b"\n",
+            b"\n",
+            b"\r",
+        ]
+        + INSERTS
+    ),
+    max_size=60,
+).map(b"".join)
 
 
 def read_runs_as_records(options):
     def read(data):
         return [as_records(r) for r in parse_runs(data, PATH, **options)]
+
     return read
 
 
@@ -286,6 +386,7 @@ def check_qrels(data):
         q = parse_qrels(d, PATH)
         assert q.path == PATH and q.topics.tolist() == sorted(set(q.qid.tolist()))
         return list(zip(q.qid.tolist(), q.docno.tolist(), q.grade.tolist()))
+
     check(data, read, ref_qrels)
 
 
@@ -316,6 +417,7 @@ def test_readers_on_random_bytes(data, options):
 def test_parse_run_is_parse_runs_without_split(data, name):
     def read(d):
         return [as_records(parse_run(d, PATH, name=name))]
+
     check(data, read, lambda d: ref_runs(d, name=name))
 
 
@@ -369,10 +471,20 @@ def outcome(read):
             return (e.line, e.reason, e.text), []
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(data=mutated(lines_of(run_fields)), options=run_options, size=st.integers(1, 40),
-       members=st.integers(1, 3), gz=st.booleans())
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    data=mutated(lines_of(run_fields)),
+    options=run_options,
+    size=st.integers(1, 40),
+    members=st.integers(1, 3),
+    gz=st.booleans(),
+)
 def test_files_read_in_pieces_equal_bytes_read_whole(tmp_path, data, options, size, members, gz):
     # read_runs streams the file (gzip decompressed piece by piece, concatenated members
     # included) and finds an offending line's text again in the file. A file is refused
@@ -404,8 +516,11 @@ def test_truncated_and_corrupt_gzip_streamed(tmp_path):
 
     text = b"".join(b"1 Q0 d%d 1 %d r\n" % (i, 1000 - i) for i in range(500))
     good = gzip.compress(text)
-    for name, raw in [("truncated", good[:-20]), ("corrupt", good[:40] + b"\xff" * 8 + good[48:]),
-                      ("trailing junk", good + b"junk")]:
+    for name, raw in [
+        ("truncated", good[:-20]),
+        ("corrupt", good[:40] + b"\xff" * 8 + good[48:]),
+        ("trailing junk", good + b"junk"),
+    ]:
         (tmp_path / name).write_bytes(raw)
         with pieces_of(64):
             try:

@@ -52,8 +52,9 @@ def test_bom_at_start_of_run_is_dropped_with_one_warning(tmp_path, compress):
     p.write_bytes(gzip.compress(BOM + RUN) if compress else BOM + RUN)
     with pytest.warns(IrscaleWarning) as rec:
         run = read_run(p)
-    assert [str(w.message) for w in rec] == [f"{p}: ignoring the UTF-8 byte-order mark at the start of the file "
-                                             "(guide: Warnings)"]
+    assert [str(w.message) for w in rec] == [
+        f"{p}: ignoring the UTF-8 byte-order mark at the start of the file (guide: Warnings)"
+    ]
     assert run.topic_names == ["1", "2"]
     assert ap(read_qrels(tmp_path / "q"), run) == pytest.approx({"1": 5 / 6, "2": 1.0})
 
@@ -68,11 +69,14 @@ def test_bom_at_start_of_qrels_is_dropped(tmp_path):
     assert ap(qrels, parse_run(RUN, "r")) == pytest.approx({"1": 5 / 6, "2": 1.0})
 
 
-@pytest.mark.parametrize("data, line", [
-    (RUN + BOM + RUN, 5),                  # two files with BOMs concatenated
-    (b"1 Q0 a" + BOM + b" 1 3 r\n", 1),     # inside a field
-    (RUN[:13] + BOM + RUN[13:], 2),         # at the start of a later line
-])
+@pytest.mark.parametrize(
+    "data, line",
+    [
+        (RUN + BOM + RUN, 5),  # two files with BOMs concatenated
+        (b"1 Q0 a" + BOM + b" 1 3 r\n", 1),  # inside a field
+        (RUN[:13] + BOM + RUN[13:], 2),  # at the start of a later line
+    ],
+)
 def test_bom_elsewhere_is_an_error_naming_the_line(data, line):
     with pytest.raises(InputFormatError, match="byte-order mark") as e:
         parse_run(data, "r.txt")
@@ -88,13 +92,16 @@ def test_bom_starting_a_second_gzip_member_is_an_error(tmp_path):
     assert e.value.line == 5
 
 
-@pytest.mark.parametrize("char, name", [
-    ("\u00a0", "non-breaking space (U+00A0)"),
-    ("\u2003", "em space (U+2003)"),
-    ("\u3000", "ideographic space (U+3000)"),
-    ("\u202f", "narrow non-breaking space (U+202F)"),
-    ("\u2028", "line separator (U+2028)"),
-])
+@pytest.mark.parametrize(
+    "char, name",
+    [
+        ("\u00a0", "non-breaking space (U+00A0)"),
+        ("\u2003", "em space (U+2003)"),
+        ("\u3000", "ideographic space (U+3000)"),
+        ("\u202f", "narrow non-breaking space (U+202F)"),
+        ("\u2028", "line separator (U+2028)"),
+    ],
+)
 def test_unicode_space_in_a_field_is_an_error(char, name):
     # before: 'a\u00a0x' was read as one docno, silently different from 'a'
     data = b"1 Q0 b 1 2 r\n1 Q0 a" + char.encode() + b"x 2 1 r\n"
@@ -106,12 +113,15 @@ def test_unicode_space_in_a_field_is_an_error(char, name):
     assert visible(msg) and show(char) in msg
 
 
-@pytest.mark.parametrize("char, fragment", [
-    ("\u200b", "zero-width space (U+200B)"),
-    ("\u2060", "word joiner (U+2060)"),
-    ("\x85", "next-line control character (U+0085)"),
-    ("\x9b", "control character (U+009B)"),
-])
+@pytest.mark.parametrize(
+    "char, fragment",
+    [
+        ("\u200b", "zero-width space (U+200B)"),
+        ("\u2060", "word joiner (U+2060)"),
+        ("\x85", "next-line control character (U+0085)"),
+        ("\x9b", "control character (U+009B)"),
+    ],
+)
 def test_zero_width_and_c1_control_characters_are_errors(char, fragment):
     with pytest.raises(InputFormatError, match=re.escape(fragment)) as e:
         parse_qrels(b"1 0 a 1\n1 0 b" + char.encode() + b" 0\n", "q.txt")
@@ -131,8 +141,10 @@ def test_other_non_ascii_text_is_kept():
 
 
 def test_show_escapes_exactly_the_invisible_characters():
-    assert show("a b\tc\u00a0d\u200be\ufefff\x00g\x7fh\u2028i\U000e0001") == \
-        "a b\\tc\\xa0d\\u200be\\ufefff\\x00g\\x7fh\\u2028i\\U000e0001"
+    assert (
+        show("a b\tc\u00a0d\u200be\ufefff\x00g\x7fh\u2028i\U000e0001")
+        == "a b\\tc\\xa0d\\u200be\\ufefff\\x00g\\x7fh\\u2028i\\U000e0001"
+    )
     assert show("café, 文書 \\ ' \"") == "café, 文書 \\ ' \""
     every = "".join(map(chr, range(0x3100)))
     assert visible(show(every))
@@ -157,9 +169,11 @@ def test_several_tags_are_an_error_even_with_a_name(tmp_path, name):
     with pytest.raises(InputFormatError) as e:
         read_run(p, name=name)
     assert e.value.line == 2
-    assert ("run tag 's' differs from the first line's 'r'; a run file must hold one run: to read one run per "
-            "tag use irscale.io.read_runs(path, split_tags=True), evaluate(..., split_tags=True) or the CLI's "
-            "--split-tags") in str(e.value)
+    assert (
+        "run tag 's' differs from the first line's 'r'; a run file must hold one run: to read one run per "
+        "tag use irscale.io.read_runs(path, split_tags=True), evaluate(..., split_tags=True) or the CLI's "
+        "--split-tags"
+    ) in str(e.value)
     assert "--name" not in str(e.value)
     with pytest.raises(InputFormatError, match="split_tags=True"):
         read_runs(p)
@@ -169,8 +183,13 @@ def test_split_tags_gives_one_run_per_tag_in_order_of_appearance(tmp_path):
     p = tmp_path / "two"
     p.write_bytes(TWO_TAGS)
     r, s = read_runs(p, split_tags=True)
-    assert (r.name, r.path, r.topic_names, r.docno.tolist(), r.score.tolist()) == \
-        ("r", str(p), ["1"], [b"a", b"b"], [2.0, 1.5])
+    assert (r.name, r.path, r.topic_names, r.docno.tolist(), r.score.tolist()) == (
+        "r",
+        str(p),
+        ["1"],
+        [b"a", b"b"],
+        [2.0, 1.5],
+    )
     assert (s.name, s.topic_names, s.docno.tolist(), s.offsets.tolist()) == ("s", ["1", "2"], [b"a", b"b"], [0, 1, 2])
     # same as reading each run from a file of its own
     alone = parse_run(b"".join(x for x in TWO_TAGS.splitlines(keepends=True) if x.endswith(b" s\n")), str(p))
@@ -190,8 +209,9 @@ def test_name_renames_a_single_run_and_conflicts_with_several():
     (only,) = parse_runs(RUN, "x", split_tags=True, name="bm25")
     assert only.name == "bm25"
     assert [r.name for r in parse_runs(RUN, "x")] == ["r"]
-    with pytest.raises(ArgumentError,
-                       match=r"x: name='n' renames a single run, but the file holds 2 runs \(tags 'r', 's'\)"):
+    with pytest.raises(
+        ArgumentError, match=r"x: name='n' renames a single run, but the file holds 2 runs \(tags 'r', 's'\)"
+    ):
         parse_runs(TWO_TAGS, "x", split_tags=True, name="n")
 
 
@@ -203,13 +223,20 @@ def test_read_runs_is_exported():
 # --- 3. option keywords --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("option, value, message", [
-    ("duplicates", "last", "duplicates must be one of 'error', 'first', not 'last'"),
-    ("duplicates", "frist", "duplicates must be one of 'error', 'first', not 'frist'; did you mean 'first'?"),
-    ("extra_fields", "ignored", "extra_fields must be one of 'error', 'ignore', not 'ignored'; did you mean 'ignore'?"),
-    ("score_precision", "Float32", "did you mean 'float32'?"),
-    ("score_precision", None, "score_precision must be one of 'float64', 'float32', not None"),
-])
+@pytest.mark.parametrize(
+    "option, value, message",
+    [
+        ("duplicates", "last", "duplicates must be one of 'error', 'first', not 'last'"),
+        ("duplicates", "frist", "duplicates must be one of 'error', 'first', not 'frist'; did you mean 'first'?"),
+        (
+            "extra_fields",
+            "ignored",
+            "extra_fields must be one of 'error', 'ignore', not 'ignored'; did you mean 'ignore'?",
+        ),
+        ("score_precision", "Float32", "did you mean 'float32'?"),
+        ("score_precision", None, "score_precision must be one of 'float64', 'float32', not None"),
+    ],
+)
 def test_unknown_option_values_are_refused(tmp_path, option, value, message):
     # before: duplicates='last' (or any typo) behaved as 'first'
     p = tmp_path / "r"
@@ -243,13 +270,48 @@ def _strtod():
         end = ctypes.c_char_p()
         v = libc.strtod(buf, ctypes.byref(end))
         return v, ctypes.cast(end, ctypes.c_void_p).value - ctypes.addressof(buf)
+
     return strtod
 
 
-GOOD_SCORES = [b"12.5", b"-3", b"+0.25", b"5.", b".5", b"1e5", b"1.2E-3", b"-1e+2", b"007", b"1e400", b"-1e-400",
-               b"inf", b"-Infinity", b"+INF", b"0.30000000000000004", b"1" * 30]
-BAD_SCORES = [b"1_000", b"1_0.5", b"1e", b"--1", b"+-1", b"1.2.3", b".", b"e5", b"1,5", b"infi", b"nanx",
-              "\u0661".encode(), "\uff11".encode(), "\u00b2".encode(), b"1d5", b"1j", b"1e5.0", b"inf1"]
+GOOD_SCORES = [
+    b"12.5",
+    b"-3",
+    b"+0.25",
+    b"5.",
+    b".5",
+    b"1e5",
+    b"1.2E-3",
+    b"-1e+2",
+    b"007",
+    b"1e400",
+    b"-1e-400",
+    b"inf",
+    b"-Infinity",
+    b"+INF",
+    b"0.30000000000000004",
+    b"1" * 30,
+]
+BAD_SCORES = [
+    b"1_000",
+    b"1_0.5",
+    b"1e",
+    b"--1",
+    b"+-1",
+    b"1.2.3",
+    b".",
+    b"e5",
+    b"1,5",
+    b"infi",
+    b"nanx",
+    "\u0661".encode(),
+    "\uff11".encode(),
+    "\u00b2".encode(),
+    b"1d5",
+    b"1j",
+    b"1e5.0",
+    b"inf1",
+]
 
 
 @pytest.mark.parametrize("s", GOOD_SCORES, ids=[x.decode() for x in GOOD_SCORES])
@@ -267,8 +329,9 @@ def test_other_number_spellings_are_errors_naming_the_line(s):
     with pytest.raises(InputFormatError) as e:
         parse_run(b"1 Q0 b 1 2 r\n1 Q0 a 1 " + s + b" r\n", "x")
     assert e.value.line == 2
-    assert (f"score (5th field) must be a number, found {s.decode()!r}; "
-            "write a plain decimal number like 12.5 or 1.2e-3") in str(e.value)
+    assert (
+        f"score (5th field) must be a number, found {s.decode()!r}; write a plain decimal number like 12.5 or 1.2e-3"
+    ) in str(e.value)
 
 
 @pytest.mark.parametrize("s", [b"0x10", b"0x1.8p1", b"nan(1)"])
@@ -286,8 +349,9 @@ def test_nan_score_is_still_refused_as_nan():
             parse_run(b"1 Q0 a 1 " + s + b" r\n", "x")
 
 
-@pytest.mark.parametrize("g, value", [(b"2", 2), (b"+1", 1), (b"-1", -1), (b"0003", 3), (b"32000", 32000),
-                                      (b"-32000", -32000)])
+@pytest.mark.parametrize(
+    "g, value", [(b"2", 2), (b"+1", 1), (b"-1", -1), (b"0003", 3), (b"32000", 32000), (b"-32000", -32000)]
+)
 def test_plain_grades(g, value):
     assert parse_qrels(b"1 0 a " + g + b"\n", "q").grade.tolist() == [value]
 
@@ -305,8 +369,16 @@ def test_other_grade_spellings_are_errors(g):
 # --- 5. grades out of range ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("g", [b"99999999999999999999", b"-99999999999999999999", b"9223372036854775808",
-                               str(GRADE_MAX + 1).encode(), str(GRADE_MIN - 1).encode()])
+@pytest.mark.parametrize(
+    "g",
+    [
+        b"99999999999999999999",
+        b"-99999999999999999999",
+        b"9223372036854775808",
+        str(GRADE_MAX + 1).encode(),
+        str(GRADE_MIN - 1).encode(),
+    ],
+)
 def test_grade_out_of_range_names_the_line(g):
     # before: 20 digits raised a bare OverflowError
     with pytest.raises(InputFormatError) as e:
@@ -370,7 +442,7 @@ def test_hidden_character_set_is_exactly_the_unicode_definition():
 
     chars = [chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c <= 0xDFFF]
     data = "|".join(chars).encode()
-    found = {data[p:p + 4].decode("utf-8", "ignore")[0] for p in hidden_characters(np.frombuffer(data, np.uint8))}
+    found = {data[p : p + 4].decode("utf-8", "ignore")[0] for p in hidden_characters(np.frombuffer(data, np.uint8))}
     expected = {c for c in chars if c.isspace() or unicodedata.category(c) == "Cc" or c in "\u200b\u2060\ufeff"}
     assert found == expected
 

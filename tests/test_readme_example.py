@@ -40,8 +40,7 @@ def test_the_example_runs_as_printed_on_binary_qrels(tmp_path):
     assert len(BLOCKS) >= 2, "README.md lost its Python examples"
     runs = _runs_dir(tmp_path, sorted((need(TREC8) / "runs").glob("*.gz"))[:6])
     scope = _run(BLOCKS[0], TREC8 / "qrels.trec8.txt", runs)
-    assert list(scope["ranked"].mean().columns) == ["AP@30", "RBP(p=0.8)@30", "ranked(AP@30)",
-                                                    "ranked(RBP(p=0.8)@30)"]
+    assert list(scope["ranked"].mean().columns) == ["AP@30", "RBP(p=0.8)@30", "ranked(AP@30)", "ranked(RBP(p=0.8)@30)"]
     assert len(scope["study"].table2) == 11
 
 
@@ -59,9 +58,17 @@ def test_the_example_runs_on_a_4_level_collection_with_what_the_readme_adds(tmp_
     lenient = re.sub(r"(irscale\.(?:transform|compare)\(.*?)\)(\s*#|\n)", r'\1, relevance="lenient")\2', BLOCKS[0])
     assert lenient.count('relevance="lenient"') == 2  # added to transform and compare, as the README says
     scope = _run(lenient, qrels, runs)
-    assert list(scope["ranked"].mean().columns) == ["AP@30", "RBP(p=0.8,rel=1)@30", "ranked(AP@30)",
-                                                    "ranked(RBP(p=0.8,rel=1)@30)"]
+    assert list(scope["ranked"].mean().columns) == [
+        "AP@30",
+        "RBP(p=0.8,rel=1)@30",
+        "ranked(AP@30)",
+        "ranked(RBP(p=0.8,rel=1)@30)",
+    ]
     assert len(scope["study"].table2) == 11
     scope = _run(BLOCKS[0].split("ranked =")[0] + said, qrels, runs)  # the README's graded lines
-    assert list(scope["graded"].mean().columns) == ["nDCG@10", "RBP(p=0.8)@10", "ranked(nDCG@10)",
-                                                    "ranked(RBP(p=0.8)@10)"]
+    assert list(scope["graded"].mean().columns) == [
+        "nDCG@10",
+        "RBP(p=0.8)@10",
+        "ranked(nDCG@10)",
+        "ranked(RBP(p=0.8)@10)",
+    ]

@@ -123,7 +123,23 @@ def test_cli_transform_takes_several_strategies():
 
     from irscale.cli import app
 
-    res = CliRunner().invoke(app, ["transform", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "AP", "-N", "5",
-                                   "--ties", "unq", "--ties", "mid", "-f", "tsv"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "transform",
+            str(TOY / "qrels.txt"),
+            str(TOY / "runs"),
+            "-m",
+            "AP",
+            "-N",
+            "5",
+            "--ties",
+            "unq",
+            "--ties",
+            "mid",
+            "-f",
+            "tsv",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "ranked(AP@5)\t" in res.stdout and "ranked(AP@5, ties=mid)\t" in res.stdout

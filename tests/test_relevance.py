@@ -23,8 +23,9 @@ def _notes(fn):
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         out = fn()
-    return out, [str(w.message) for w in seen if issubclass(w.category, IrscaleWarning)
-                 and "graded qrels" in str(w.message)]
+    return out, [
+        str(w.message) for w in seen if issubclass(w.category, IrscaleWarning) and "graded qrels" in str(w.message)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +62,7 @@ def test_graded_qrels_and_graded_measures_get_one_note_unless_the_protocol_is_na
 
 
 def test_compare_records_the_protocol_and_the_report_prints_it(table, tmp_path):
-    study, notes = _notes(lambda: irscale.compare(table, ["nDCG", "P"], depth=5, tests=["sign"],
-                                                  relevance="lenient"))
+    study, notes = _notes(lambda: irscale.compare(table, ["nDCG", "P"], depth=5, tests=["sign"], relevance="lenient"))
     assert not notes and study.provenance["relevance"] == "lenient"
     assert "relevance lenient" in study.markdown()
     with pytest.raises(PolicyError, match="relevance must be one of 'graded', 'lenient'"):
@@ -70,13 +70,29 @@ def test_compare_records_the_protocol_and_the_report_prints_it(table, tmp_path):
 
 
 def test_cli_relevance_option():
-    res = CliRunner().invoke(app, ["transform", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "nDCG", "-N", "5",
-                                   "--relevance", "lenient", "-f", "json"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "transform",
+            str(TOY / "qrels.txt"),
+            str(TOY / "runs"),
+            "-m",
+            "nDCG",
+            "-N",
+            "5",
+            "--relevance",
+            "lenient",
+            "-f",
+            "json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert '"relevance": "lenient"' in res.stdout and "graded qrels" not in res.stderr
-    res = CliRunner().invoke(app, ["transform", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "nDCG", "-N", "5",
-                                   "-f", "tsv"])
+    res = CliRunner().invoke(
+        app, ["transform", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "nDCG", "-N", "5", "-f", "tsv"]
+    )
     assert res.exit_code == 0 and "--relevance lenient" in res.stderr
-    res = CliRunner().invoke(app, ["transform", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "nDCG",
-                                   "--relevance", "loose"])
+    res = CliRunner().invoke(
+        app, ["transform", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "nDCG", "--relevance", "loose"]
+    )
     assert res.exit_code == 2

@@ -51,13 +51,17 @@ def one_error_line(res) -> str:
 
 # -- 3. every policy keyword is validated ---------------------------------------------------------
 
-@pytest.mark.parametrize("kw, bad, allowed", [
-    ("duplicates", "last", "'error', 'first'"),
-    ("duplicates", "frist", "did you mean 'first'"),
-    ("missing_topics", "zeros", "did you mean 'zero'"),
-    ("extra_fields", "skip", "'error', 'ignore'"),
-    ("score_precision", "float16", "'float64', 'float32'"),
-])
+
+@pytest.mark.parametrize(
+    "kw, bad, allowed",
+    [
+        ("duplicates", "last", "'error', 'first'"),
+        ("duplicates", "frist", "did you mean 'first'"),
+        ("missing_topics", "zeros", "did you mean 'zero'"),
+        ("extra_fields", "skip", "'error', 'ignore'"),
+        ("score_precision", "float16", "'float64', 'float32'"),
+    ],
+)
 def test_evaluate_policies_are_validated(files, kw, bad, allowed):
     q, runs = files
     with pytest.raises(PolicyError, match=kw) as ei:
@@ -79,6 +83,7 @@ def test_other_policies_are_validated(files):
 
 
 # -- 4. one outlier grade rescales every topic: warned, and settable ------------------------------
+
 
 def test_outlier_grade_is_named_and_max_grade_fixes_the_scale(tmp_path):
     q = tmp_path / "qrels.txt"
@@ -114,8 +119,11 @@ def test_no_outlier_warning_on_real_graded_scales(te_test):
 
 def test_outlier_rule_gap_above_10(tmp_path):
     q = tmp_path / "q.txt"
-    q.write_text("".join(f"1 0 d{i} {i % 3}\n" for i in range(300)) + "1 0 x 14\n" * 1 + "".join(
-        f"2 0 e{i} 14\n" for i in range(10)))
+    q.write_text(
+        "".join(f"1 0 d{i} {i % 3}\n" for i in range(300))
+        + "1 0 x 14\n" * 1
+        + "".join(f"2 0 e{i} 14\n" for i in range(10))
+    )
     from irscale.data import grade_scale
 
     with pytest.warns(IrscaleWarning, match=r"12 above the next \(2\)"):  # 3.6% use it, but 14 vs 2
@@ -124,10 +132,11 @@ def test_outlier_rule_gap_above_10(tmp_path):
 
 # -- 8. ERR at any grade scale -------------------------------------------------------------------
 
+
 def _err_exact(grades, c):
     total, reach = Fraction(0), Fraction(1)
     for i, g in enumerate(grades):
-        r = Fraction(2 ** g - 1, 2 ** c)
+        r = Fraction(2**g - 1, 2**c)
         total += reach * r / (i + 1)
         reach *= 1 - r
     return float(total)
@@ -163,10 +172,11 @@ def test_err_stop_probability_is_unchanged_for_small_scales():
 
     g = np.arange(0, 5)
     for c in range(1, 5):
-        np.testing.assert_array_equal(ERR._stop(g[: c + 1], c), (2.0 ** g[: c + 1] - 1) / 2.0 ** c)
+        np.testing.assert_array_equal(ERR._stop(g[: c + 1], c), (2.0 ** g[: c + 1] - 1) / 2.0**c)
 
 
 # -- 10. feasibility before heavy work; finished parts kept --------------------------------------
+
 
 def test_infeasible_rank_map_fails_before_the_runs_are_read(tmp_path):
     """A graded rank map beyond the engines (graded ERR at N=23 on 3 levels, more pairs
@@ -178,9 +188,11 @@ def test_infeasible_rank_map_fails_before_the_runs_are_read(tmp_path):
     q.write_text(QRELS)
     broken = tmp_path / "broken.txt"
     broken.write_text("not a run\n")
-    for verb, N in ((["compare", q, broken, "-m", "P", "-m", "ERR", "-N", "23"], 23),
-                    (["transform", q, broken, "-m", "ERR", "-N", "23"], 23),
-                    (["study", "trec8-like", q, broken, "--depths", "5,40"], 40)):
+    for verb, N in (
+        (["compare", q, broken, "-m", "P", "-m", "ERR", "-N", "23"], 23),
+        (["transform", q, broken, "-m", "ERR", "-N", "23"], 23),
+        (["study", "trec8-like", q, broken, "--depths", "5,40"], 40),
+    ):
         msg = one_error_line(cli(*verb))
         assert re.search(rf"N ?= ?{N}\b", msg) and "broken.txt" not in msg, msg
 
@@ -190,8 +202,11 @@ def test_misspelt_measure_fails_before_the_runs_are_read(tmp_path):
     q.write_text(QRELS)
     broken = tmp_path / "broken.txt"
     broken.write_text("not a run\n")
-    for verb in (["evaluate", q, broken, "-m", "nDGC@10"], ["transform", q, broken, "-m", "nDGC"],
-                 ["compare", q, broken, "-m", "nDGC"]):
+    for verb in (
+        ["evaluate", q, broken, "-m", "nDGC@10"],
+        ["transform", q, broken, "-m", "nDGC"],
+        ["compare", q, broken, "-m", "nDGC"],
+    ):
         msg = one_error_line(cli(*verb))
         assert "unknown measure 'nDGC" in msg and "broken.txt" not in msg
     with pytest.raises(MeasureError, match="unknown measure"):
@@ -235,6 +250,7 @@ def test_transform_checks_every_measure_before_building(files, monkeypatch):
 
 # -- 11. arguments validated ---------------------------------------------------------------------
 
+
 def test_api_misuse_gives_clear_errors(files):
     q, runs = files
     t = irscale.evaluate(q, runs, "AP")
@@ -246,8 +262,10 @@ def test_api_misuse_gives_clear_errors(files):
         (lambda: irscale.evaluate(q, [3.5]), "each run must be a path"),
         (lambda: irscale.transform(str(q), ["AP"], depth=3), "evaluate the runs first"),
         (lambda: irscale.transform(t.values, ["AP"]), "evaluate the runs first"),
-        (lambda: irscale.transform(irscale.ScoreTable(t.measures, t.systems, t.topics, t.values), ["AP"]),
-         "carries no grades"),
+        (
+            lambda: irscale.transform(irscale.ScoreTable(t.measures, t.systems, t.topics, t.values), ["AP"]),
+            "carries no grades",
+        ),
         (lambda: irscale.transform(t.judged, None, depth=3), "name the measures to transform"),
         (lambda: irscale.meaningful("bogus", {"a": [1.0]}), "statement must be a function"),
         (lambda: irscale.meaningful(lambda d: True, [1, 2]), "data must be a non-empty dict"),
@@ -283,6 +301,7 @@ def test_compare_needs_two_systems(files):
 
 
 # -- 12. every piece of advice works when typed ---------------------------------------------------
+
 
 def test_advice_missing_topics(tmp_path):
     q = tmp_path / "q.txt"
@@ -373,12 +392,32 @@ def test_measures_without_ranked_version_say_so(files, m):
 
 # -- 13. measure names are case-insensitive --------------------------------------------------------
 
-@pytest.mark.parametrize("name, canonical", [
-    ("ap", "AP"), ("AP", "AP"), ("Ap@10", "AP@10"), ("MAP", "AP"), ("map", "AP"), ("ndcg@10", "nDCG@10"),
-    ("NDCG@10", "nDCG@10"), ("nDCG@10", "nDCG@10"), ("rbp(p=0.8)@10", "RBP(p=0.8)@10"), ("err@20", "ERR@20"),
-    ("p_10", "P@10"), ("P_10", "P@10"), ("NDCG_CUT_10", "nDCG@10"), ("rr", "RR"), ("mrr", "RR"), ("rprec", "Rprec"),
-    ("BPREF", "bpref"), ("gp@5", "gP@5"), ("sbto@5", "SBTO@5"), ("recip_rank", "RR"),
-])
+
+@pytest.mark.parametrize(
+    "name, canonical",
+    [
+        ("ap", "AP"),
+        ("AP", "AP"),
+        ("Ap@10", "AP@10"),
+        ("MAP", "AP"),
+        ("map", "AP"),
+        ("ndcg@10", "nDCG@10"),
+        ("NDCG@10", "nDCG@10"),
+        ("nDCG@10", "nDCG@10"),
+        ("rbp(p=0.8)@10", "RBP(p=0.8)@10"),
+        ("err@20", "ERR@20"),
+        ("p_10", "P@10"),
+        ("P_10", "P@10"),
+        ("NDCG_CUT_10", "nDCG@10"),
+        ("rr", "RR"),
+        ("mrr", "RR"),
+        ("rprec", "Rprec"),
+        ("BPREF", "bpref"),
+        ("gp@5", "gP@5"),
+        ("sbto@5", "SBTO@5"),
+        ("recip_rank", "RR"),
+    ],
+)
 def test_measure_names_are_case_insensitive(name, canonical):
     assert str(parse_measure(name)) == canonical
 
@@ -392,11 +431,13 @@ def test_case_insensitive_on_the_cli(files):
 def test_inspect_arguments_are_validated():
     from irscale import inspect as ins
 
-    for call, fragment in [(lambda: ins.is_ordinal("AP", "strong", 0, 2), "N must be at least 1"),
-                           (lambda: ins.is_ordinal("AP", "strong", 4, 1), "levels must be at least 2"),
-                           (lambda: ins.is_interval("AP", "strong", True, 2), "N must be an integer"),
-                           (lambda: ins.balancing_index("AP", 2.5), "n must be an integer"),
-                           (lambda: ins.is_ordinal("AP", "strong", 40, 2), "too many to enumerate")]:
+    for call, fragment in [
+        (lambda: ins.is_ordinal("AP", "strong", 0, 2), "N must be at least 1"),
+        (lambda: ins.is_ordinal("AP", "strong", 4, 1), "levels must be at least 2"),
+        (lambda: ins.is_interval("AP", "strong", True, 2), "N must be an integer"),
+        (lambda: ins.balancing_index("AP", 2.5), "n must be an integer"),
+        (lambda: ins.is_ordinal("AP", "strong", 40, 2), "too many to enumerate"),
+    ]:
         with pytest.raises(IrscaleError, match=fragment):
             call()
     with pytest.raises(PolicyError, match="order must be one of 'set', 'strong', 'weak', 'induced'"):
@@ -416,21 +457,26 @@ def test_cli_messages_show_invisible_characters_and_brackets_literally(tmp_path)
 
 # -- reader items through the CLI (the API side is in test_reader_reliability.py) ------------------
 
+
 def test_cli_bom_is_stripped_with_one_warning(tmp_path):
     q = _write(tmp_path, "q.txt", "\ufeff" + QRELS)
     r = _write(tmp_path, "r.txt", "\ufeff" + RUN)
     res = cli("evaluate", q, r, "-m", "AP", "-q", "-f", "tsv")
-    clean = cli("evaluate", _write(tmp_path, "q2.txt", QRELS), _write(tmp_path, "r2.txt", RUN), "-m", "AP", "-q",
-                "-f", "tsv")
+    clean = cli(
+        "evaluate", _write(tmp_path, "q2.txt", QRELS), _write(tmp_path, "r2.txt", RUN), "-m", "AP", "-q", "-f", "tsv"
+    )
     assert res.exit_code == 0 and res.stdout == clean.stdout
     assert res.stderr.count("byte-order mark") == 2 and "\ufeff" not in res.stderr
 
 
-@pytest.mark.parametrize("which, text, line, fragment", [
-    ("run", RUN.replace("1 Q0 b 2 2 r", "1 Q0 b 2 1_000 r"), 2, "found '1_000'"),
-    ("qrels", QRELS.replace("1 0 c 2", "1 0 c 12345678901234567890"), 3, "out of the supported range"),
-    ("run", RUN.replace("1 Q0 b 2 2 r", "1 Q0 b 2 \u0662 r"), 2, "score (5th field)"),
-])
+@pytest.mark.parametrize(
+    "which, text, line, fragment",
+    [
+        ("run", RUN.replace("1 Q0 b 2 2 r", "1 Q0 b 2 1_000 r"), 2, "found '1_000'"),
+        ("qrels", QRELS.replace("1 0 c 2", "1 0 c 12345678901234567890"), 3, "out of the supported range"),
+        ("run", RUN.replace("1 Q0 b 2 2 r", "1 Q0 b 2 \u0662 r"), 2, "score (5th field)"),
+    ],
+)
 def test_cli_python_syntax_numbers_are_errors(tmp_path, which, text, line, fragment):
     q = _write(tmp_path, "q.txt", text if which == "qrels" else QRELS)
     r = _write(tmp_path, "r.txt", text if which == "run" else RUN)
@@ -480,6 +526,7 @@ def test_api_messages_show_invisible_characters_escaped(tmp_path):
 
 
 # -- found in review: engine limits up front, remaining raw errors, advice ----------------------------
+
 
 def test_count_engine_limits_fail_before_the_runs_are_read(tmp_path):
     from irscale.experiment import plan_rank_maps
@@ -564,8 +611,9 @@ def test_same_file_twice_is_named(files):
 def test_max_grade_warning_names_the_first_line_in_file_order(tmp_path):
     q = _write(tmp_path, "q.txt", "2 0 a 9\n1 0 b 7\n1 0 c 1\n")
     r = _write(tmp_path, "r.txt", "1 Q0 b 1 2 r\n2 Q0 a 1 2 r\n")
-    with pytest.warns(IrscaleWarning,
-                      match=r"q.txt:1: 2 judgement\(s\) have a grade above --max-grade 3 \(the first: 9\)"):
+    with pytest.warns(
+        IrscaleWarning, match=r"q.txt:1: 2 judgement\(s\) have a grade above --max-grade 3 \(the first: 9\)"
+    ):
         irscale.evaluate(q, r, "ERR", max_grade=3)
     qb = _write(tmp_path, "qb.txt", "\ufeff1 0 z 1000\n" + QRELS)
     with pytest.warns(IrscaleWarning, match=r"qb.txt:1: top grade 1000"):
@@ -574,14 +622,25 @@ def test_max_grade_warning_names_the_first_line_in_file_order(tmp_path):
 
 # -- issue 10's first two bugs (found while testing this one) --------------------------------------
 
+
 def test_compare_takes_recall_base_dependence_from_the_measure(files):
     q, runs = files
     t = irscale.evaluate(q, runs, "AP")
-    st = irscale.compare(t, ["nDCG", "nDCG(base=2,rel=1)", "AP(rel=2)", "P", "RBP(p=0.8)"], depth=3,
-                         tests=["ranksum", "ttest"], mid=False)
+    st = irscale.compare(
+        t,
+        ["nDCG", "nDCG(base=2,rel=1)", "AP(rel=2)", "P", "RBP(p=0.8)"],
+        depth=3,
+        tests=["ranksum", "ttest"],
+        mid=False,
+    )
     rb = dict(zip(st.table2["measure"], st.table2["rb_dependent"]))
-    assert rb == {"nDCG@3": True, "nDCG(base=2,rel=1)@3": True, "AP(rel=2)@3": True, "P@3": False,
-                  "RBP(p=0.8)@3": False}
+    assert rb == {
+        "nDCG@3": True,
+        "nDCG(base=2,rel=1)@3": True,
+        "AP(rel=2)@3": True,
+        "P@3": False,
+        "RBP(p=0.8)@3": False,
+    }
     ch = st.changes.set_index("measure")
     for m in ("nDCG@3", "nDCG(base=2,rel=1)@3", "AP(rel=2)@3"):  # pooled or summed across topics: not meaningful
         assert not ch.loc[m, "meaningful"].any() and not ch.loc[m, "meaningful_ranked"].any()

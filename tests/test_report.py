@@ -35,34 +35,71 @@ def fake_study(extras: bool = True, changes_extra: bool = False, n_free: int | N
     """A small study built by hand: Tables 2-6 as compare() makes them, and with ``extras``
     the parts the integrator adds (means, pairs against the baseline bm25, measure-free)."""
     rng = np.random.default_rng(7)
-    t2 = pd.DataFrame({"measure": LABELS, "tau_unq": [1.0, 0.8219, 0.9999999999999999, 0.9759],
-                       "tau_ap_unq": [1.0, 0.7, 1.0, 0.95], "tau_mid": [1.0, 0.83, 1.0, 0.97],
-                       "topic_tau_min": [1.0, 0.9999999999999998, 1.0, 1.0], "topic_tau_max": [1.0] * 4,
-                       "rb_dependent": [RB[m] for m in LABELS]})
+    t2 = pd.DataFrame(
+        {
+            "measure": LABELS,
+            "tau_unq": [1.0, 0.8219, 0.9999999999999999, 0.9759],
+            "tau_ap_unq": [1.0, 0.7, 1.0, 0.95],
+            "tau_mid": [1.0, 0.83, 1.0, 0.97],
+            "topic_tau_min": [1.0, 0.9999999999999998, 1.0, 1.0],
+            "topic_tau_max": [1.0] * 4,
+            "rb_dependent": [RB[m] for m in LABELS],
+        }
+    )
     rows = []
     for a, b in combinations(LABELS, 2):
         t, r = rng.uniform(0.6, 1), rng.uniform(0.6, 1)
-        rows.append({"measure_1": a, "measure_2": b, "tau": t, "tau_ranked": r, "delta_pct": 100 * (r - t) / t,
-                     "tau_ap": t - 0.1, "tau_ap_ranked": r - 0.1})
+        rows.append(
+            {
+                "measure_1": a,
+                "measure_2": b,
+                "tau": t,
+                "tau_ranked": r,
+                "delta_pct": 100 * (r - t) / t,
+                "tau_ap": t - 0.1,
+                "tau_ap_ranked": r - 0.1,
+            }
+        )
     t4 = pd.DataFrame(rows)
     rows = []
     for m in LABELS:
         for test, ordinal in zip(TESTS, (True, False)):
             sig, s2ns, ns2s = 4, int(rng.integers(0, 2)), int(rng.integers(0, 2))
-            row = {"measure": m, "test": test, "ordinal": ordinal, "sig": sig, "s2ns": s2ns,
-                   "s2ns_pct": 100 * s2ns / sig, "ns2s": ns2s, "ns2s_pct": 100 * ns2s / sig,
-                   "delta_pct": 100 * (s2ns + ns2s) / sig, "sig_ranked": sig - s2ns + ns2s,
-                   "meaningful": ordinal or m == "P", "meaningful_ranked": not (RB[m] and not ordinal)}
+            row = {
+                "measure": m,
+                "test": test,
+                "ordinal": ordinal,
+                "sig": sig,
+                "s2ns": s2ns,
+                "s2ns_pct": 100 * s2ns / sig,
+                "ns2s": ns2s,
+                "ns2s_pct": 100 * ns2s / sig,
+                "delta_pct": 100 * (s2ns + ns2s) / sig,
+                "sig_ranked": sig - s2ns + ns2s,
+                "meaningful": ordinal or m == "P",
+                "meaningful_ranked": not (RB[m] and not ordinal),
+            }
             if changes_extra:
                 row.update({"correction": "holm", "sig_adjusted": sig - 1, "flagged_incomparable": 1})
             rows.append(row)
     changes = pd.DataFrame(rows)
-    prov = {"irscale_version": "0.1.0", "N": 10, "relevance": "graded", "measures": list(MEASURES),
-            "tests": ["sign", "ttest"], "alpha": 0.05, "systems": len(SYSTEMS),
-            "topics": [str(t) for t in range(401, 411)],
-            "theory": {"P": {"text": "P@10 (2 levels): interval scale under the set order"}},
-            "qrels": {"path": "/data/qrels.txt", "sha256": "ab" * 32}, "runs": list(SYSTEMS),
-            "seconds": 1.5e-05, "note": "yes", "empty": {}, "nothing": None}
+    prov = {
+        "irscale_version": "0.1.0",
+        "N": 10,
+        "relevance": "graded",
+        "measures": list(MEASURES),
+        "tests": ["sign", "ttest"],
+        "alpha": 0.05,
+        "systems": len(SYSTEMS),
+        "topics": [str(t) for t in range(401, 411)],
+        "theory": {"P": {"text": "P@10 (2 levels): interval scale under the set order"}},
+        "qrels": {"path": "/data/qrels.txt", "sha256": "ab" * 32},
+        "runs": list(SYSTEMS),
+        "seconds": 1.5e-05,
+        "note": "yes",
+        "empty": {},
+        "nothing": None,
+    }
     st = Study(10, MEASURES, SYSTEMS, tuple(str(t) for t in range(401, 411)), t2, t4, changes, prov)
     if extras:
         means = []
@@ -70,19 +107,35 @@ def fake_study(extras: bool = True, changes_extra: bool = False, n_free: int | N
             for scale in ("original", "ranked"):
                 for s in SYSTEMS:
                     mu = rng.uniform(0.1, 0.6) * (1 if scale == "original" else 1000)
-                    means.append({"measure": m, "scale": scale, "system": s, "mean": mu,
-                                  "ci_low": mu * 0.9, "ci_high": mu * 1.1})
+                    means.append(
+                        {"measure": m, "scale": scale, "system": s, "mean": mu, "ci_low": mu * 0.9, "ci_high": mu * 1.1}
+                    )
         st.means = pd.DataFrame(means)
         pairs = []
         for m in LABELS:  # labels here: the renderer names them canonically
             for scale in ("original", "ranked"):
                 for s in SYSTEMS[1:]:
                     p = float(rng.uniform(0, 0.1))
-                    pairs.append({"measure": m, "scale": scale, "test": "ttest", "system_1": "bm25", "system_2": s,
-                                  "diff": rng.normal(0, 0.05), "ci_low": -0.1, "ci_high": 0.1, "d_z": 0.3,
-                                  "rank_biserial": -0.2, "p_value": p / 3, "p_adjusted": p,
-                                  "significant": p < 0.05, "meaningful": scale == "ranked" or m == "P",
-                                  "incomparable_share": 0.3, "rests_on_incomparable": p < 0.02})
+                    pairs.append(
+                        {
+                            "measure": m,
+                            "scale": scale,
+                            "test": "ttest",
+                            "system_1": "bm25",
+                            "system_2": s,
+                            "diff": rng.normal(0, 0.05),
+                            "ci_low": -0.1,
+                            "ci_high": 0.1,
+                            "d_z": 0.3,
+                            "rank_biserial": -0.2,
+                            "p_value": p / 3,
+                            "p_adjusted": p,
+                            "significant": p < 0.05,
+                            "meaningful": scale == "ranked" or m == "P",
+                            "incomparable_share": 0.3,
+                            "rests_on_incomparable": p < 0.02,
+                        }
+                    )
         pairs[0].update({"p_value": 1e-9, "p_adjusted": 3e-9, "significant": True})
         st.pairs = pd.DataFrame(pairs)
         n = n_free or len(SYSTEMS)
@@ -92,8 +145,18 @@ def fake_study(extras: bool = True, changes_extra: bool = False, n_free: int | N
             inc = int(rng.integers(0, 11))
             bet = int(rng.integers(0, 11 - inc))
             wor = int(rng.integers(0, 11 - inc - bet))
-            free.append({"system_1": a, "system_2": b, "better": bet, "worse": wor, "equal": 10 - inc - bet - wor,
-                         "incomparable": inc, "incomparable_share": inc / 10, "sign_p": float(rng.uniform())})
+            free.append(
+                {
+                    "system_1": a,
+                    "system_2": b,
+                    "better": bet,
+                    "worse": wor,
+                    "equal": 10 - inc - bet - wor,
+                    "incomparable": inc,
+                    "incomparable_share": inc / 10,
+                    "sign_p": float(rng.uniform()),
+                }
+            )
         st.measure_free = pd.DataFrame(free)
     return st
 
@@ -103,6 +166,7 @@ def keys(tables):
 
 
 # -- the tables --------------------------------------------------------------------------------------
+
 
 def test_tables_without_the_new_parts():
     st = fake_study(extras=False)
@@ -115,8 +179,17 @@ def test_tables_without_the_new_parts():
 def test_every_table_has_a_title_caption_and_explained_columns():
     for st in (fake_study(), fake_study(changes_extra=True)):
         tables = rs.report_tables(st)
-        assert keys(tables) == ["means", "table2", "table4", "table5", "table6", "pairs", "measure_free_summary",
-                                "measure_free_histogram", "measure_free_top"]
+        assert keys(tables) == [
+            "means",
+            "table2",
+            "table4",
+            "table5",
+            "table6",
+            "pairs",
+            "measure_free_summary",
+            "measure_free_histogram",
+            "measure_free_top",
+        ]
         for t in tables:
             assert t.title and t.caption and "_" not in t.title, t.key
             assert t.label.startswith("tab:irscale-") and t.label.endswith("N10")
@@ -222,6 +295,7 @@ def test_long_tables_say_what_they_leave_out():
 
 # -- LaTeX ------------------------------------------------------------------------------------------
 
+
 def test_latex_is_booktabs_captioned_labelled_and_right_aligned():
     st = fake_study()
     tables = {t.key: t for t in rs.report_tables(st)}
@@ -231,8 +305,10 @@ def test_latex_is_booktabs_captioned_labelled_and_right_aligned():
     assert r"\begin{tabular}{lrrrrrc}" in tex and r"\hline" not in tex
     assert "True" not in tex and "False" not in tex and "yes" in tex and "no" in tex
     assert "RBP(p=0.5) & 1.0000" in tex and "0.9999" not in tex
-    assert r"\textit{Columns.} \textbf{Measure}: the measure" in tex and "Recall-base dependent" not in tex.split(
-        r"\textit{Columns.}")[0]  # the header is short (RB-dep.), the note says what it means
+    assert (
+        r"\textit{Columns.} \textbf{Measure}: the measure" in tex
+        and "Recall-base dependent" not in tex.split(r"\textit{Columns.}")[0]
+    )  # the header is short (RB-dep.), the note says what it means
     means = latex_table(tables["means"])
     assert r"\textbf{" in means and r"$^{\dagger}$" in means and r"$^{\dagger}$ significantly different" in means
     assert r"dfr\_b\&c" in means and r"ql\_dir\%" in means and r"neural\#1" in means
@@ -241,8 +317,10 @@ def test_latex_is_booktabs_captioned_labelled_and_right_aligned():
 
 
 def test_latex_escape():
-    assert latex_escape(r"a_b&c%d$e#f{g}h~i^j\k") == (r"a\_b\&c\%d\$e\#f\{g\}h\textasciitilde{}i"
-                                                     r"\textasciicircum{}j\textbackslash{}k")
+    assert latex_escape(r"a_b&c%d$e#f{g}h~i^j\k") == (
+        r"a\_b\&c\%d\$e\#f\{g\}h\textasciitilde{}i"
+        r"\textasciicircum{}j\textbackslash{}k"
+    )
     assert latex_escape("τ → Δ% “x” – α") == r"$\tau$ $\rightarrow$ $\Delta$\% ``x'' -- $\alpha$"
 
 
@@ -256,20 +334,28 @@ def test_long_latex_tables_continue_with_the_same_number():
     assert "(continued)" in tex
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed (texlive-latex-base and "
-                    "texlive-latex-recommended give it and booktabs)")
+@pytest.mark.skipif(
+    shutil.which("pdflatex") is None,
+    reason="pdflatex is not installed (texlive-latex-base and texlive-latex-recommended give it and booktabs)",
+)
 def test_latex_compiles(tmp_path):
     st = fake_study(changes_extra=True)
     st.pairs = pd.concat([st.pairs] * 3, ignore_index=True)
     (tmp_path / "doc.tex").write_text(latex_standalone(rs.report_tables(st) + rs.tau_report_tables([st])))
-    res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout[-3000:]
     log = (tmp_path / "doc.log").read_text(errors="replace")
     assert "Float too large" not in log and "Missing character" not in log
 
 
 # -- CSV, JSON, YAML ------------------------------------------------------------------------------
+
 
 def test_csv_has_exact_and_display_values(tmp_path):
     rs.write_report(fake_study(), tmp_path)
@@ -287,6 +373,7 @@ def test_json_has_explanations_provenance_and_no_nan(tmp_path):
     st = fake_study()
     st.table2.loc[0, "tau_mid"] = np.nan
     rs.write_report(st, tmp_path)
+
     def no_nan(c):
         pytest.fail(f"{c} is not JSON")
 
@@ -301,15 +388,63 @@ def test_json_has_explanations_provenance_and_no_nan(tmp_path):
 
 def test_yaml_emitter_round_trips():
     yaml = pytest.importorskip("yaml")  # PyYAML is a test oracle only: irscale writes YAML itself
-    data = {"command": "irscale compare q.txt runs/ -N 5 --out 'x y'", "strings": ["yes", "No", "null", "1e-05", "0x1F",
-            "a: b", "#x", "", " lead", "- x", "[x]", "{x}", "tab\there", "line\nbreak", "ünï ✓", "@x", "`x`",
+    data = {
+        "command": "irscale compare q.txt runs/ -N 5 --out 'x y'",
+        "strings": [
+            "yes",
+            "No",
+            "null",
+            "1e-05",
+            "0x1F",
+            "a: b",
+            "#x",
+            "",
+            " lead",
+            "- x",
+            "[x]",
+            "{x}",
+            "tab\there",
+            "line\nbreak",
+            "ünï ✓",
+            "@x",
+            "`x`",
             "x #y",
-            "~", "2024-01-01", "3.0", "RBP(p=0.5)@5", "*ref", "&anchor", "!tag", "%x", "'q'", '"dq"', "?", "|", ">",
-            "/data/qrels.txt", ".5", ".nan", "nel\x85x", "ls\u2028ps\u2029", "del\x7f", "bom\ufeff", "emoji 😀",
-            "back\\slash", "N", "n", "Off", "=", "a,b", "C:\\x"],
-            "numbers": [0, -3, 1.5, 1e-05, 1e16, -2.5e-300, 123456789.123], "flags": [True, False, None],
-            "nested": {"a": {"b": [1, {"c": "d"}, []], "e": {}}, "list of lists": [[1, 2], ["x"]]},
-            "np": [np.int64(3), np.float64(0.25), np.bool_(True)], "weird key: here": 1, "yes": "key"}
+            "~",
+            "2024-01-01",
+            "3.0",
+            "RBP(p=0.5)@5",
+            "*ref",
+            "&anchor",
+            "!tag",
+            "%x",
+            "'q'",
+            '"dq"',
+            "?",
+            "|",
+            ">",
+            "/data/qrels.txt",
+            ".5",
+            ".nan",
+            "nel\x85x",
+            "ls\u2028ps\u2029",
+            "del\x7f",
+            "bom\ufeff",
+            "emoji 😀",
+            "back\\slash",
+            "N",
+            "n",
+            "Off",
+            "=",
+            "a,b",
+            "C:\\x",
+        ],
+        "numbers": [0, -3, 1.5, 1e-05, 1e16, -2.5e-300, 123456789.123],
+        "flags": [True, False, None],
+        "nested": {"a": {"b": [1, {"c": "d"}, []], "e": {}}, "list of lists": [[1, 2], ["x"]]},
+        "np": [np.int64(3), np.float64(0.25), np.bool_(True)],
+        "weird key: here": 1,
+        "yes": "key",
+    }
     back = yaml.safe_load(rs.to_yaml(data))
     want = json.loads(json.dumps(data, default=lambda o: o.item()))
     assert back == want
@@ -331,20 +466,30 @@ def test_provenance_yaml_renders_whatever_the_provenance_holds():
 
 # -- the files --------------------------------------------------------------------------------------
 
-SVG = ('<?xml version="1.0" encoding="utf-8" standalone="no"?>\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" '
-       '"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n<svg xmlns:xlink="http://www.w3.org/1999/xlink" '
-       'width="300pt" height="120pt" viewBox="0 0 300 120" xmlns="http://www.w3.org/2000/svg" version="1.1">'
-       '<defs><clipPath id="p1"><rect x="0" y="0" width="300" height="120"/></clipPath>'
-       '<path id="m1" d="M 0 0 L 4 4" style="stroke:#000"/></defs>'
-       '<g clip-path="url(#p1)"><rect x="10" y="10" width="{w}" height="100" style="fill:{c}"/>'
-       '<use xlink:href="#m1" x="50" y="50"/></g><text x="20" y="30">{label}</text></svg>')
+SVG = (
+    '<?xml version="1.0" encoding="utf-8" standalone="no"?>\n<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" '
+    '"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n<svg xmlns:xlink="http://www.w3.org/1999/xlink" '
+    'width="300pt" height="120pt" viewBox="0 0 300 120" xmlns="http://www.w3.org/2000/svg" version="1.1">'
+    '<defs><clipPath id="p1"><rect x="0" y="0" width="300" height="120"/></clipPath>'
+    '<path id="m1" d="M 0 0 L 4 4" style="stroke:#000"/></defs>'
+    '<g clip-path="url(#p1)"><rect x="10" y="10" width="{w}" height="100" style="fill:{c}"/>'
+    '<use xlink:href="#m1" x="50" y="50"/></g><text x="20" y="30">{label}</text></svg>'
+)
 
 
 def figures():
-    return [("Spacing of AP's values", SVG.replace("{w}", "120").replace("{c}", "#1f77b4").replace("{label}", "AP"),
-             "All runs of length 5 ordered by AP."),
-            ("Spacing of RBP(p=0.5)'s values", SVG.replace("{w}", "250").replace("{c}", "#ff7f0e")
-             .replace("{label}", "RBP"), "Equi-spaced: RBP(p=0.5) is an interval scale.")]
+    return [
+        (
+            "Spacing of AP's values",
+            SVG.replace("{w}", "120").replace("{c}", "#1f77b4").replace("{label}", "AP"),
+            "All runs of length 5 ordered by AP.",
+        ),
+        (
+            "Spacing of RBP(p=0.5)'s values",
+            SVG.replace("{w}", "250").replace("{c}", "#ff7f0e").replace("{label}", "RBP"),
+            "Equi-spaced: RBP(p=0.5) is an interval scale.",
+        ),
+    ]
 
 
 def mpl_figures():
@@ -358,8 +503,12 @@ def mpl_figures():
     for _, p in enumerate((0.5, 0.8)):
         fig, ax = plt.subplots(figsize=(4, 2.5))
         x = np.arange(1, 33) / 32
-        ax.plot(x, np.sort((p ** np.arange(5)[None, :] * (np.arange(32)[:, None] >> np.arange(5) & 1)).sum(1)),
-                ".", markersize=4)
+        ax.plot(
+            x,
+            np.sort((p ** np.arange(5)[None, :] * (np.arange(32)[:, None] >> np.arange(5) & 1)).sum(1)),
+            ".",
+            markersize=4,
+        )
         ax.set_title(f"RBP(p={p}), N = 5")
         buf = io.StringIO()
         fig.savefig(buf, format="svg", bbox_inches="tight")
@@ -374,27 +523,45 @@ def test_write_report_returns_every_file_it_writes(tmp_path):
     assert len(files) == len(set(files)) and all(f.exists() and f.stat().st_size > 0 for f in files)
     assert sorted(files) == sorted((tmp_path / "out").iterdir())
     names = {f.name for f in files}
-    assert {"report_N10.html", "report_N10.md", "report_N10.tex", "provenance_N10.yaml",
-            "means_original_vs_ranked_N10.csv", "comparisons_with_baselines_N10.tex",
-            "tables5_6_significance_changes_N10.tex", "measure_free_pairs_N10.csv",
-            "measure_free_summary_N10.tex"} <= names
+    assert {
+        "report_N10.html",
+        "report_N10.md",
+        "report_N10.tex",
+        "provenance_N10.yaml",
+        "means_original_vs_ranked_N10.csv",
+        "comparisons_with_baselines_N10.tex",
+        "tables5_6_significance_changes_N10.tex",
+        "measure_free_pairs_N10.csv",
+        "measure_free_summary_N10.tex",
+    } <= names
     assert "measure_free_pairs_N10.json" not in names  # every pair: CSV only
     assert files[0].name == "report_N10.html"
     tex = (tmp_path / "out" / "tables5_6_significance_changes_N10.tex").read_text()
     assert r"\label{tab:irscale-table5-N10}" in tex and r"\label{tab:irscale-table6-N10}" in tex
     plain = rs.write_report(fake_study(extras=False), tmp_path / "plain")
     assert sorted(f.name for f in plain) == sorted(
-        ["report_N10.html", "report_N10.md", "report_N10.tex", "provenance_N10.yaml"] +
-        [f"{s}_N10.{e}" for s in ("table2_tau_measure_vs_ranked", "table4_tau_between_measures",
-                                  "tables5_6_significance_changes") for e in ("csv", "json", "tex")])
+        ["report_N10.html", "report_N10.md", "report_N10.tex", "provenance_N10.yaml"]
+        + [
+            f"{s}_N10.{e}"
+            for s in ("table2_tau_measure_vs_ranked", "table4_tau_between_measures", "tables5_6_significance_changes")
+            for e in ("csv", "json", "tex")
+        ]
+    )
 
 
 def test_markdown_report_explains_every_column(tmp_path):
     st = fake_study()
-    md = rs.study_markdown(st, links={"table2": "table2_tau_measure_vs_ranked_N10"}, figures=figures(),
-                           command="irscale compare q r")
-    for col in ("Scale assumed", "Meaningful (original)", "Meaningful (ranked)", "Recall-base dependent",
-                "Rests on incomparable", "Incomparable share"):
+    md = rs.study_markdown(
+        st, links={"table2": "table2_tau_measure_vs_ranked_N10"}, figures=figures(), command="irscale compare q r"
+    )
+    for col in (
+        "Scale assumed",
+        "Meaningful (original)",
+        "Meaningful (ranked)",
+        "Recall-base dependent",
+        "Rests on incomparable",
+        "Incomparable share",
+    ):
         assert f"- **{col}**: " in md, col
     assert "## What “meaningful” means" in md and "permissible transformation" in md
     assert "[table2_tau_measure_vs_ranked_N10.csv](table2_tau_measure_vs_ranked_N10.csv)" in md
@@ -409,8 +576,19 @@ def test_html_is_self_contained(tmp_path):
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
     assert not re.search(r"url\((?!#)", html)  # CSS loads nothing; url(#id) are the figures' own references
     assert html.count("<svg") == 2 and "<?xml" not in html and "DOCTYPE svg" not in html
-    for sec in ("meaningful", "means", "table2", "table4", "table5", "table6", "pairs", "measure_free_summary",
-                "theory", "figures", "provenance"):
+    for sec in (
+        "meaningful",
+        "means",
+        "table2",
+        "table4",
+        "table5",
+        "table6",
+        "pairs",
+        "measure_free_summary",
+        "theory",
+        "figures",
+        "provenance",
+    ):
         assert f'<section id="{sec}"' in html, sec
     assert html.count('<dl class="columns">') == 9
     assert "&lt;0.0001" in html and 'bm25 <span class="ci">(baseline)</span>' in html and "<sup>†</sup>" in html
@@ -418,9 +596,9 @@ def test_html_is_self_contained(tmp_path):
 
 def test_inline_svg_keeps_figures_apart():
     a, b = (inline_svg(svg, f"fig{k}-") for k, (_, svg, _) in enumerate(figures(), 1))
-    assert 'id="fig1-p1"' in a and 'url(#fig1-p1)' in a and 'href="#fig1-m1"' in a
+    assert 'id="fig1-p1"' in a and "url(#fig1-p1)" in a and 'href="#fig1-m1"' in a
     assert 'id="fig2-p1"' in b and "fig1" not in b and a.startswith("<svg")
-    assert "<script" not in inline_svg('<svg><script>alert(1)</script><g/></svg>', "x-")
+    assert "<script" not in inline_svg("<svg><script>alert(1)</script><g/></svg>", "x-")
 
 
 def test_tau_tables_over_run_lengths(tmp_path):
@@ -431,8 +609,12 @@ def test_tau_tables_over_run_lengths(tmp_path):
     assert list(df.columns) == ["N", "P", "RBP(p=0.5)", "AP", "nDCG(base=2)"]  # the paper's order first
     assert list(df["N"]) == [10, 20]
     files = rs.write_tau_tables([a, b], tmp_path)
-    assert sorted(f.name for f in files) == ["table2_tau_unq.csv", "table2_tau_unq.tex", "table3_tau_mid.csv",
-                                             "table3_tau_mid.tex"]
+    assert sorted(f.name for f in files) == [
+        "table2_tau_unq.csv",
+        "table2_tau_unq.tex",
+        "table3_tau_mid.csv",
+        "table3_tau_mid.tex",
+    ]
     csv_text = (tmp_path / "table2_tau_unq.csv").read_text()
     assert csv_text.splitlines()[0].startswith("N,P,P_display,RBP(p=0.5)") and "track" not in csv_text
     assert r"\label{tab:irscale-table2-tau_unq}" in (tmp_path / "table2_tau_unq.tex").read_text()
@@ -447,6 +629,7 @@ def test_write_study_and_the_study_methods_give_the_report(tmp_path):
 
 # -- in a real browser ------------------------------------------------------------------------------
 
+
 def _chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
         path = shutil.which(name)
@@ -456,19 +639,41 @@ def _chromium() -> str | None:
 
 
 BROWSER = _chromium()
-needs_browser = pytest.mark.skipif(BROWSER is None, reason="no Chromium binary (chromium, chromium-browser, "
-                                   "google-chrome) on PATH: install Debian's `chromium` package (.ci/run does)")
+needs_browser = pytest.mark.skipif(
+    BROWSER is None,
+    reason="no Chromium binary (chromium, chromium-browser, "
+    "google-chrome) on PATH: install Debian's `chromium` package (.ci/run does)",
+)
 
 
 def _browse(page, tmp_path, *args):
     """Chromium headless on ``page``: (stdout, console lines of its log)."""
-    res = subprocess.run([BROWSER, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                          "--no-first-run", "--disable-extensions", "--hide-scrollbars",
-                          f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-                          *args, page.as_uri()], capture_output=True, text=True, timeout=180)
+    res = subprocess.run(
+        [
+            BROWSER,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--disable-extensions",
+            "--hide-scrollbars",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--enable-logging=stderr",
+            "--v=0",
+            *args,
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
-    problems = [line for line in res.stderr.splitlines()
-                if ":CONSOLE" in line or "Uncaught" in line or "Content Security Policy" in line]
+    problems = [
+        line
+        for line in res.stderr.splitlines()
+        if ":CONSOLE" in line or "Uncaught" in line or "Content Security Policy" in line
+    ]
     return res.stdout, problems
 
 
@@ -476,9 +681,11 @@ def _browse(page, tmp_path, *args):
 def test_the_console_check_catches_errors(tmp_path):
     """The log scan below sees a script error and a blocked request when there is one."""
     bad = tmp_path / "bad.html"
-    bad.write_text('<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" '
-                   'content="default-src \'none\'; img-src data:"></head><body><img src="https://example.org/x.png">'
-                   "<p>x</p></body></html>")
+    bad.write_text(
+        '<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" '
+        'content="default-src \'none\'; img-src data:"></head><body><img src="https://example.org/x.png">'
+        "<p>x</p></body></html>"
+    )
     _, problems = _browse(bad, tmp_path, "--dump-dom")
     assert any("example.org" in p for p in problems), problems
 
@@ -493,8 +700,17 @@ def test_report_in_headless_chromium(tmp_path):
     assert page in files
     dom, problems = _browse(page, tmp_path, "--dump-dom")
     assert problems == [], problems
-    for sec in ("means", "table2", "table4", "table5", "table6", "pairs", "measure_free_summary", "figures",
-                "provenance"):
+    for sec in (
+        "means",
+        "table2",
+        "table4",
+        "table5",
+        "table6",
+        "pairs",
+        "measure_free_summary",
+        "figures",
+        "provenance",
+    ):
         assert re.search(rf'<section id="{sec}"', dom), sec
     assert dom.count("<svg") == 4 and "Spacing of RBP(p=0.5)'s values" in dom
     assert "Figure 4: Spacing of RBP(p=0.8)" in dom
@@ -547,9 +763,28 @@ def test_dl19_study_report_in_headless_chromium(tmp_path):
     root = need(DATA / "dl19")
     runs = sorted((root / "runs").glob("*.gz"))[::4]  # 10 of the 37 runs
     out = tmp_path / "dl19"
-    args = ["compare", str(root / "qrels.dl19-passage.txt"), *map(str, runs), "-N", "10", "-m", "nDCG", "-m", "P",
-            "-m", "RBP(p=0.8)", "--relevance", "graded", "--correction", "holm", "-b", runs[0].name[6:-3],
-            "--figures", "--out", str(out)]
+    args = [
+        "compare",
+        str(root / "qrels.dl19-passage.txt"),
+        *map(str, runs),
+        "-N",
+        "10",
+        "-m",
+        "nDCG",
+        "-m",
+        "P",
+        "-m",
+        "RBP(p=0.8)",
+        "--relevance",
+        "graded",
+        "--correction",
+        "holm",
+        "-b",
+        runs[0].name[6:-3],
+        "--figures",
+        "--out",
+        str(out),
+    ]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     dom = check_real_report(out / "report_N10.html", tmp_path, "report_dl19_N10", figures=4)  # two tau, changes, means
@@ -561,10 +796,17 @@ def test_vectorised_display_equals_format_value():
     from hypothesis import strategies as st
 
     @settings(max_examples=200, deadline=None, derandomize=True)
-    @given(st.lists(st.floats(min_value=-1e12, max_value=1e12) | st.sampled_from(
-        [float("nan"), float("inf"), -float("inf"), -0.0, -0.00001, 0.00004999, 0.00005, -0.004999, 1e-300]),
-        min_size=1, max_size=20),
-        st.sampled_from(["float", "p", "pct", "share", "signed_pct", "bool"]))
+    @given(
+        st.lists(
+            st.floats(min_value=-1e12, max_value=1e12)
+            | st.sampled_from(
+                [float("nan"), float("inf"), -float("inf"), -0.0, -0.00001, 0.00004999, 0.00005, -0.004999, 1e-300]
+            ),
+            min_size=1,
+            max_size=20,
+        ),
+        st.sampled_from(["float", "p", "pct", "share", "signed_pct", "bool"]),
+    )
     def check(values, kind):
         v = np.array(values, dtype=np.float64)
         assert rs._display(v, kind) == ["" if x != x else rs.format_value(x, kind) for x in v.tolist()]

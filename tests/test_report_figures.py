@@ -26,8 +26,26 @@ EXPECTED = ["figure1_tau_original", "figure2_tau_ranked", "figure3_significance_
 def _compare(out: Path, *extra: str):
     root = need(TREC8)
     runs = sorted((root / "runs").glob("*.gz"))[:8]
-    args = ["compare", str(root / "qrels.trec8.txt"), *map(str, runs), "-N", "10", "-m", "P", "-m", "AP",
-            "-m", "RBP(p=0.8)", "-t", "sign", "-t", "ttest", "--out", str(out), *extra]
+    args = [
+        "compare",
+        str(root / "qrels.trec8.txt"),
+        *map(str, runs),
+        "-N",
+        "10",
+        "-m",
+        "P",
+        "-m",
+        "AP",
+        "-m",
+        "RBP(p=0.8)",
+        "-t",
+        "sign",
+        "-t",
+        "ttest",
+        "--out",
+        str(out),
+        *extra,
+    ]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     return res
@@ -54,8 +72,9 @@ def test_figures_are_drawn_by_default_and_written_as_svg_and_pdf(report):
         assert len(pages) == 1
         box = pages[0].mediabox
         assert float(box.width) > 100 and float(box.height) > 100  # a figure, not an empty page
-    assert sorted(p.name for p in out.glob("figure*")) == sorted(f"{s}_N10.{e}" for s in EXPECTED
-                                                                  for e in ("svg", "pdf"))
+    assert sorted(p.name for p in out.glob("figure*")) == sorted(
+        f"{s}_N10.{e}" for s in EXPECTED for e in ("svg", "pdf")
+    )
     assert "4 figures as SVG and PDF files" in " ".join(output.split())
 
 

@@ -67,11 +67,18 @@ def _md_cells(table: rs.ReportTable, head: str) -> dict[tuple[str, str], str]:
 
 # -- item 3: tiny means --------------------------------------------------------------------------
 
+
 def test_float_text_keeps_tiny_values_apart_and_the_rest_at_four_decimals():
     f = rs.float_text
     assert [f(v) for v in (1e-98, 3e-60, 1e-43, 1.61e-42, -3e-60)] == ["1e-98", "3e-60", "1e-43", "1.61e-42", "-3e-60"]
-    assert [f(v) for v in (0.0, 0.25, 0.6750123, 1.0, 0.00005, 12.5)] == ["0.0000", "0.2500", "0.6750", "1.0000",
-                                                                        "0.0001", "12.5000"]
+    assert [f(v) for v in (0.0, 0.25, 0.6750123, 1.0, 0.00005, 12.5)] == [
+        "0.0000",
+        "0.2500",
+        "0.6750",
+        "1.0000",
+        "0.0001",
+        "12.5000",
+    ]
     assert rs.format_value(1e-43, "float") == "1e-43" and rs.format_value(-0.0, "float") == "0.0000"
     assert number_cell(4.2e-24) == "4.2e-24" and number_cell(0.5) == "0.5000"  # the console: the same owner
     vals = np.array([1e-98, 3e-60, 1e-43, 0.25, -0.0, np.nan, -2e-7])
@@ -82,9 +89,13 @@ def test_tiny_ranked_means_are_distinct_and_only_the_largest_is_bold(toy_study):
     means = _means(toy_study)
     md = _md_cells(means, "Mean (ranked)")
     ap = {s: md[("AP", s)] for s in TINY}
-    assert ap == {"bm25": "1e-98 [5e-99, 2e-98]", "lm-dirichlet": "3e-60 [1.5e-60, 6e-60]",
-                  "neural-rerank": "**1e-43** [5e-44, 2e-43]", "random": "1.5e-60 [7.5e-61, 3e-60]",
-                  "tied-scores": "7e-99 [3.5e-99, 1.4e-98]"}
+    assert ap == {
+        "bm25": "1e-98 [5e-99, 2e-98]",
+        "lm-dirichlet": "3e-60 [1.5e-60, 6e-60]",
+        "neural-rerank": "**1e-43** [5e-44, 2e-43]",
+        "random": "1.5e-60 [7.5e-61, 3e-60]",
+        "tied-scores": "7e-99 [3.5e-99, 1.4e-98]",
+    }
     # bold: the best of the measure by exact value, the same rows the rank column puts first
     best = rs.best_cells(means)
     rows = means.rows.reset_index(drop=True)
@@ -113,8 +124,9 @@ def test_every_renderer_shows_the_display_columns_digits(toy_study):
             assert value == frame.loc[i, f"{col.key}_display"] == data[i][f"{col.key}_display"], (i, col.key)
             lo, hi = col.ci or (None, None)
             if lo:
-                assert f"[{frame.loc[i, f'{lo}_display']}, {frame.loc[i, f'{hi}_display']}]" in \
-                    rs.cell_text(means, col, row)
+                assert f"[{frame.loc[i, f'{lo}_display']}, {frame.loc[i, f'{hi}_display']}]" in rs.cell_text(
+                    means, col, row
+                )
         ranked = frame.loc[i, "mean_ranked_display"]
         assert md[(row["measure"].split("@")[0], row["system"])].strip("*").startswith(ranked.lstrip("*"))
         assert ranked in tex and ranked in html
@@ -134,6 +146,7 @@ def test_normal_means_keep_four_decimals_and_ties_for_best_are_all_bold(toy_stud
 
 # -- item 6: counts beyond a float ---------------------------------------------------------------
 
+
 def test_count_text():
     assert count_text(12345) == "12,345" and count_text(12345, sep="") == "12345"
     assert count_text(4**1000, 4) == "4^1000" and count_text(2**1000, 2) == "2^1000"
@@ -151,8 +164,11 @@ def test_the_cache_listing_and_the_refusals_write_huge_counts():
     from irscale.report.console import cache_listing
     from irscale.scales.bounds import phi_bounds
 
-    info = {"dir": "/c", "bytes": 0, "entries": [{"identity": "nDCG@1000 (4 levels)", "size": 4**1000 + 1,
-                                                   "bytes": 10**6}]}
+    info = {
+        "dir": "/c",
+        "bytes": 0,
+        "entries": [{"identity": "nDCG@1000 (4 levels)", "size": 4**1000 + 1, "bytes": 10**6}],
+    }
     assert "nDCG@1000 (4 levels): ≈1.15e+602 values" in cache_listing(info)
     with pytest.raises(MeasureError, match=r"ERR at N = 1000: no certified bounds\. Its 4\^1000 runs"):
         phi_bounds("ERR", 1000, np.zeros((1, 1000), dtype=np.int64), levels=4)
@@ -173,11 +189,26 @@ def test_dl19_graded_depth_1000_approx_transform_through_the_cli():
     from irscale.scales.spaces import space_for
 
     dl19 = need(DATA / "dl19")
-    res = CliRunner().invoke(app, ["transform", str(dl19 / "qrels.dl19-passage.txt"), str(dl19 / "runs"),
-                                   "-m", "nDCG", "-N", "1000", "--approx", "1e-4", "--normalize", "-f", "json"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "transform",
+            str(dl19 / "qrels.dl19-passage.txt"),
+            str(dl19 / "runs"),
+            "-m",
+            "nDCG",
+            "-N",
+            "1000",
+            "--approx",
+            "1e-4",
+            "--normalize",
+            "-f",
+            "json",
+        ],
+    )
     assert res.exit_code == 0, res.output[-2000:]
     out = res.stdout
-    bounds = json.loads(out[out.index("{"):])["provenance"]["transform"]["bounds"]["nDCG@1000"]
+    bounds = json.loads(out[out.index("{") :])["provenance"]["transform"]["bounds"]["nDCG@1000"]
     assert bounds["method"] == "lattice convolution"
     assert bounds["size"] == str(space_for("nDCG", 1000, 3).n_values)  # every digit, not through a float
     assert len(bounds["size"]) > 309  # beyond a float

@@ -44,6 +44,7 @@ def _print_css() -> str:
 
 # -- static checks of the style sheet ----------------------------------------------------------------
 
+
 def test_print_css_shows_every_row():
     """Printed, no scroll box: every row shows, the header row repeats on each page, a row is
     never cut by a page break, and the YAML is not clipped either."""
@@ -77,6 +78,7 @@ def test_css_hides_no_column_statically():
 
 
 # -- a real study, printed and at 1280 px ----------------------------------------------------------------
+
 
 class _Tables(HTMLParser):
     """Each table of a report: (section id, header cells, body rows as lists of cell text)."""
@@ -167,9 +169,31 @@ def dl19_report(tmp_path_factory):
     root = need(DATA / "dl19")
     runs = sorted((root / "runs").glob("*.gz"))[::4]
     out = tmp_path_factory.mktemp("dl19") / "report"
-    res = CliRunner().invoke(app, ["compare", str(root / "qrels.dl19-passage.txt"), *map(str, runs), "-N", "10",
-                                   "-m", "nDCG", "-m", "P", "-m", "RBP(p=0.8)", "--relevance", "graded",
-                                   "--correction", "holm", "-b", runs[0].name[6:-3], "--no-figures", "--out", str(out)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            str(root / "qrels.dl19-passage.txt"),
+            *map(str, runs),
+            "-N",
+            "10",
+            "-m",
+            "nDCG",
+            "-m",
+            "P",
+            "-m",
+            "RBP(p=0.8)",
+            "--relevance",
+            "graded",
+            "--correction",
+            "holm",
+            "-b",
+            runs[0].name[6:-3],
+            "--no-figures",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     return out / "report_N10.html"
 
@@ -182,16 +206,32 @@ def test_printed_report_has_every_row_of_every_table(dl19_report, tmp_path):
     html = dl19_report.read_text(encoding="utf-8")
     tables = {section: body for section, _, body in _tables(html)}
     assert len(tables["pairs"]) == 480 and len(tables["means"]) == 33  # longer than the screen's scroll box
-    assert {"means", "table2", "table4", "table5", "table6", "pairs", "measure_free_summary",
-            "measure_free_histogram", "measure_free_top"} <= set(tables)
+    assert {
+        "means",
+        "table2",
+        "table4",
+        "table5",
+        "table6",
+        "pairs",
+        "measure_free_summary",
+        "measure_free_histogram",
+        "measure_free_top",
+    } <= set(tables)
     text, pages = _pdf_text(_print(dl19_report, tmp_path, tmp_path / "report.pdf"))
     assert _missing_cells(html, text) == {}  # every header and every cell of every row, in order
     assert 20 <= pages <= 60, pages  # landscape, about 35 rows a page
 
     # the control: the same page printed with the old scroll boxes loses rows, and the check sees it
     old = dl19_report.with_name("old_boxes.html")
-    old.write_text(html.replace("</head>", "<style>@media print { .box.tall { max-height: 34em !important; "
-                                          "overflow: auto !important; } }</style></head>", 1), encoding="utf-8")
+    old.write_text(
+        html.replace(
+            "</head>",
+            "<style>@media print { .box.tall { max-height: 34em !important; "
+            "overflow: auto !important; } }</style></head>",
+            1,
+        ),
+        encoding="utf-8",
+    )
     text, _ = _pdf_text(_print(old, tmp_path, tmp_path / "old.pdf"))
     lost = _missing_cells(html, text)
     assert set(lost) <= {"means", "pairs"} and len({i for i, _ in lost.get("pairs", ())}) > 400, lost.keys()
@@ -204,9 +244,15 @@ def _ink_right_of_content(page, tmp_path, name: str) -> tuple[int, int]:
     from PIL import Image
 
     probe = page.with_name(f"{name}_probe.html")
-    probe.write_text(page.read_text(encoding="utf-8").replace(
-        "</head>", "<style>.box { overflow: visible !important; max-height: none !important; border: 0 !important; } "
-                   "header { border: 0 !important; }</style></head>", 1), encoding="utf-8")
+    probe.write_text(
+        page.read_text(encoding="utf-8").replace(
+            "</head>",
+            "<style>.box { overflow: visible !important; max-height: none !important; border: 0 !important; } "
+            "header { border: 0 !important; }</style></head>",
+            1,
+        ),
+        encoding="utf-8",
+    )
     height = 30000
     shot = tmp_path / f"{name}.png"
     _, problems = _browse(probe, tmp_path, f"--screenshot={shot}", f"--window-size={WINDOW},{height}")
@@ -217,7 +263,7 @@ def _ink_right_of_content(page, tmp_path, name: str) -> tuple[int, int]:
     inked = (img < 250).any(axis=1)
     last = int(np.nonzero(inked)[0].max())
     assert last < height - 50, "the page is taller than the screenshot: raise its height"
-    return int((img[:, right + 2:] < 250).any(axis=1).sum()), last
+    return int((img[:, right + 2 :] < 250).any(axis=1).sum()), last
 
 
 @pytest.mark.slow
@@ -236,9 +282,33 @@ def test_no_column_hidden_at_1280px_trec8(tmp_path):
     root = need(DATA / "trec8")
     runs = sorted((root / "runs").glob("*.gz"))[::5]
     out = tmp_path / "t8"
-    res = CliRunner().invoke(app, ["compare", str(root / "qrels.trec8.txt"), *map(str, runs), "-N", "10",
-                                   "-m", "AP", "-m", "P", "-m", "RBP(p=0.8)", "-m", "nDCG", "--correction", "holm",
-                                   "-b", "1", "-b", "CL99SDopt2", "--no-figures", "--out", str(out)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            str(root / "qrels.trec8.txt"),
+            *map(str, runs),
+            "-N",
+            "10",
+            "-m",
+            "AP",
+            "-m",
+            "P",
+            "-m",
+            "RBP(p=0.8)",
+            "-m",
+            "nDCG",
+            "--correction",
+            "holm",
+            "-b",
+            "1",
+            "-b",
+            "CL99SDopt2",
+            "--no-figures",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     wide, _ = _ink_right_of_content(out / "report_N10.html", tmp_path, "t8")
     assert wide == 0, f"{wide} pixel rows of some table lie right of the content column at {WINDOW} px"
@@ -246,20 +316,39 @@ def test_no_column_hidden_at_1280px_trec8(tmp_path):
 
 # -- the index page of a study over several run lengths ------------------------------------------------
 
+
 def test_study_writes_an_index_of_its_run_lengths(tmp_path):
     from importlib import resources
 
     toy = resources.files("irscale") / "examples" / "toy"
     out = tmp_path / "s"
-    res = CliRunner().invoke(app, ["study", "trec8-like", str(toy / "qrels.txt"), str(toy / "runs"),
-                                   "--depths", "5,10", "--no-figures", "--out", str(out)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "study",
+            "trec8-like",
+            str(toy / "qrels.txt"),
+            str(toy / "runs"),
+            "--depths",
+            "5,10",
+            "--no-figures",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "index.html" in res.stderr
     page = (out / INDEX).read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in page and "<script" not in page
     links = re.findall(r'href="([^"#][^"]*)"', page)
-    assert {"report_N5.html", "report_N10.html", "table2_tau_unq.csv", "table2_tau_unq.tex", "table3_tau_mid.csv",
-            "table3_tau_mid.tex"} <= set(links)
+    assert {
+        "report_N5.html",
+        "report_N10.html",
+        "table2_tau_unq.csv",
+        "table2_tau_unq.tex",
+        "table3_tau_mid.csv",
+        "table3_tau_mid.tex",
+    } <= set(links)
     assert all((out / x).is_file() for x in links), [x for x in links if not (out / x).is_file()]
     # the tables across run lengths, one row per N, the numbers of their CSV files
     tables = {section: (head, body) for section, head, body in _tables(page)}

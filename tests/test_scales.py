@@ -20,6 +20,7 @@ from irscale.scales.engines import Buckets, Table, enumerate_engine, split_engin
 
 # -- the independent oracle --------------------------------------------------------------------
 
+
 def exact_value(name: str, run: tuple, c: int, N: int):
     """The RB-free core of the measure on one run, exactly."""
     rel = [g > 0 for g in run]
@@ -37,11 +38,11 @@ def exact_value(name: str, run: tuple, c: int, N: int):
     if name.startswith("RBP"):
         p = Fraction(name[6:-1])
         gains = [Fraction(min(g, c), c) for g in run] if c > 1 else [Fraction(int(r)) for r in rel]
-        return (1 - p) * sum(g * p ** k for k, g in enumerate(gains))
+        return (1 - p) * sum(g * p**k for k, g in enumerate(gains))
     if name == "ERR":
         total, reach = Fraction(0), Fraction(1)
         for k, g in enumerate(run):
-            R = Fraction(2 ** g - 1, 2 ** c)
+            R = Fraction(2**g - 1, 2**c)
             total += reach * R / (k + 1)
             reach *= 1 - R
         return total
@@ -69,8 +70,10 @@ def _dcg_weights(name, N):
     if (name, N) not in _WEIGHTS:
         base = None if "(" not in name else int(name.split("=")[1][:-1])
         with mpmath.workdps(60):
-            _WEIGHTS[name, N] = [1 / mpmath.log(k + 1, 2) if base is None else
-                                 (mpmath.mpf(1) if k <= base else 1 / mpmath.log(k, base)) for k in range(1, N + 1)]
+            _WEIGHTS[name, N] = [
+                1 / mpmath.log(k + 1, 2) if base is None else (mpmath.mpf(1) if k <= base else 1 / mpmath.log(k, base))
+                for k in range(1, N + 1)
+            ]
     return _WEIGHTS[name, N]
 
 
@@ -86,20 +89,23 @@ def all_values(name: str, N: int, c: int) -> list:
         step = lambda s, k, g: s if s is not None or not rel[g] else Fraction(1, k + 1)  # noqa: E731
         start, end = None, (lambda s: Fraction(0) if s is None else s)
     elif name == "AP":
+
         def step(s, k, g):
             total, hits = s
             return (total + Fraction(hits + 1, k + 1), hits + 1) if rel[g] else s
+
         start, end = (Fraction(0), 0), (lambda s: s[0])
     elif name.startswith("RBP"):
         p = Fraction(name[6:-1])
         gains = [Fraction(min(g, c), c) for g in range(c + 1)] if c > 1 else [Fraction(int(r)) for r in rel]
-        step, start, end = (lambda s, k, g: s + gains[g] * p ** k), 0, (lambda s: (1 - p) * s)
+        step, start, end = (lambda s, k, g: s + gains[g] * p**k), 0, (lambda s: (1 - p) * s)
     elif name == "ERR":
-        Rg = [Fraction(2 ** g - 1, 2 ** c) for g in range(c + 1)]
+        Rg = [Fraction(2**g - 1, 2**c) for g in range(c + 1)]
 
         def step(s, k, g):
             total, reach = s
             return total + reach * Rg[g] / (k + 1), reach * (1 - Rg[g])
+
         start, end = (Fraction(0), Fraction(1)), (lambda s: s[0])
     elif name.startswith(("DCG", "nDCG")):
         import mpmath
@@ -135,12 +141,30 @@ def brute_force(name, N, c):
     for v in distinct:
         acc += count[v]
         le[v] = acc
-    return (runs, np.array([phi[v] for v in vals]), np.array([le[v] - count[v] + 1 for v in vals]),
-            np.array([le[v] for v in vals]), len(distinct))
+    return (
+        runs,
+        np.array([phi[v] for v in vals]),
+        np.array([le[v] - count[v] + 1 for v in vals]),
+        np.array([le[v] for v in vals]),
+        len(distinct),
+    )
 
 
-BINARY = ["P", "R", "RR", "AP", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "ERR", "DCG(base=2)",
-          "DCG(base=10)", "nDCG(base=2)", "nDCG(base=10)", "DCG"]
+BINARY = [
+    "P",
+    "R",
+    "RR",
+    "AP",
+    "RBP(p=0.3)",
+    "RBP(p=0.5)",
+    "RBP(p=0.8)",
+    "ERR",
+    "DCG(base=2)",
+    "DCG(base=10)",
+    "nDCG(base=2)",
+    "nDCG(base=10)",
+    "DCG",
+]
 
 
 def _check_against(rm, name, N, c):
@@ -182,8 +206,18 @@ def test_every_engine_equals_oracle_at_N16(name):
         assert np.array_equal(rm.phi_runs(g, "mid"), (lo + hi) / 2), e
 
 
-@pytest.mark.parametrize("name,N", [("DCG(base=2)", 6), ("nDCG(base=2)", 5), ("DCG", 5), ("RBP(p=0.8)", 6),
-                                    ("RBP(p=0.5)", 5), ("ERR", 6), ("DCG(base=10)", 5)])
+@pytest.mark.parametrize(
+    "name,N",
+    [
+        ("DCG(base=2)", 6),
+        ("nDCG(base=2)", 5),
+        ("DCG", 5),
+        ("RBP(p=0.8)", 6),
+        ("RBP(p=0.5)", 5),
+        ("ERR", 6),
+        ("DCG(base=10)", 5),
+    ],
+)
 def test_graded_three_levels_equal_oracle(name, N):
     _check_against(build(name, N, levels=3, cache=False), name, N, 2)
 
@@ -212,6 +246,7 @@ def test_split_buckets_equal_oracle():
 
 # -- reference facts (SPEC section 3, the 2021 paper) --------------------------------------------
 
+
 @pytest.mark.parametrize("N,size", [(5, 24), (10, 768), (15, 24576)])
 def test_dcg_base2_sizes(N, size):
     assert build("DCG(base=2)", N, cache=False).size == size == 3 * 2 ** (N - 2)
@@ -226,8 +261,8 @@ def test_rr_has_n_plus_1_values(N):
 
 @pytest.mark.parametrize("p", ["0.3", "0.5", "0.8", "0.9", "0.25"])
 def test_rational_rbp_has_2_to_the_n_values(p):
-    assert build(f"RBP(p={p})", 14, cache=False).size == 2 ** 14
-    assert build(f"RBP(p={p})", 20, cache=False).size == 2 ** 20
+    assert build(f"RBP(p={p})", 14, cache=False).size == 2**14
+    assert build(f"RBP(p={p})", 20, cache=False).size == 2**20
 
 
 def test_ap_sizes_at_10_and_20():
@@ -238,8 +273,9 @@ def test_ap_sizes_at_10_and_20():
 def test_example_12_dcg_log2_N4():
     rm = build("DCG(base=2)", 4, cache=False)
     assert rm.size == 12
-    phi = rm.phi_runs(np.array([[1, 1, 1, 1], [1, 1, 1, 0], [1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 1],
-                                [0, 0, 0, 1], [0, 0, 0, 0]]))
+    phi = rm.phi_runs(
+        np.array([[1, 1, 1, 1], [1, 1, 1, 0], [1, 1, 0, 1], [1, 0, 1, 1], [0, 1, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]])
+    )
     assert phi.tolist() == [12, 11, 10, 9, 9, 2, 1]
     assert rm.values(last=1)[0] == pytest.approx(3.131, abs=5e-4)
 
@@ -260,9 +296,12 @@ def test_closed_forms_are_instant_at_n_1000():
 
 # -- properties ---------------------------------------------------------------------------------
 
+
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 1), min_size=14, max_size=14), min_size=2, max_size=30),
-       st.sampled_from(["AP", "RBP(p=0.8)", "ERR", "DCG(base=2)", "RR", "P"]))
+@given(
+    st.lists(st.lists(st.integers(0, 1), min_size=14, max_size=14), min_size=2, max_size=30),
+    st.sampled_from(["AP", "RBP(p=0.8)", "ERR", "DCG(base=2)", "RR", "P"]),
+)
 def test_phi_strictly_increasing_in_the_value(runs, name):
     rm = build(name, 14, cache=True)
     g = np.array(runs, dtype=np.int8)
@@ -297,6 +336,7 @@ def test_phi_is_affine_in_p_and_rbp_half(name):
 
 # -- exactness ------------------------------------------------------------------------------------
 
+
 def test_rounding_to_8_decimals_would_merge_values_at_18():
     """SPEC section 3: at N = 18 rounding AP (with RB = N, the paper's run space) or
     RBP(0.8) to 8 decimals merges distinct values; irscale's exact keys do not."""
@@ -313,11 +353,12 @@ def test_rounding_to_8_decimals_would_merge_values_at_18():
 
     rbp = build("RBP(p=0.8)", 18, cache=False)
     vals = rbp.space.key_values(rbp.summary.keys)
-    assert rbp.size == 2 ** 18 == len(np.unique(rbp.summary.keys))
+    assert rbp.size == 2**18 == len(np.unique(rbp.summary.keys))
     assert len(np.unique(np.round(vals, 8))) < rbp.size
 
 
 # -- cache ------------------------------------------------------------------------------------------
+
 
 def test_cache_round_trip(tmp_path, monkeypatch):
     monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
@@ -354,13 +395,16 @@ def test_bucket_summary_and_answers_persist(tmp_path, monkeypatch):
 
 # -- Dask ----------------------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_enumeration_on_a_local_dask_cluster_equals_single_process():
     distributed = pytest.importorskip("distributed", reason="dask[distributed] is in the test extra")
     sp = space_for("ERR", 14)
     single = enumerate_engine(sp, chunk=2**11)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         many = enumerate_engine(sp, chunk=2**11, scheduler=client)
         split = split_engine(space_for("AP", 14), bucket_pairs=512, scheduler=client)
         # the count engine's queries, its halves scattered once to the workers
@@ -375,6 +419,7 @@ def test_enumeration_on_a_local_dask_cluster_equals_single_process():
 
 
 # -- user-defined measures: the plain enumeration engine ---------------------------------------------
+
 
 def test_user_defined_measures_enumerate_exactly():
     from dataclasses import dataclass

@@ -79,8 +79,13 @@ def test_anova2_equals_statsmodels():
     import pandas as pd
 
     T, S = TIE_FREE.shape
-    df = pd.DataFrame({"y": TIE_FREE.reshape(-1), "topic": np.repeat(np.arange(T), S).astype(str),
-                       "system": np.tile(np.arange(S), T).astype(str)})
+    df = pd.DataFrame(
+        {
+            "y": TIE_FREE.reshape(-1),
+            "topic": np.repeat(np.arange(T), S).astype(str),
+            "system": np.tile(np.arange(S), T).astype(str),
+        }
+    )
     fit = smf.ols("y ~ C(topic) + C(system)", data=df).fit()
     table = sm.stats.anova_lm(fit, typ=2)
     res = stats.anova2(TIE_FREE)
@@ -133,7 +138,7 @@ def test_kendall_and_tau_ap():
 
 def test_change_counts():
     a = stats.t_test(X)
-    b = stats.t_test(X ** 3)
+    b = stats.t_test(X**3)
     ch = stats.change(a, b)
     assert ch.sig == a.n_significant and ch.sig_ranked == b.n_significant
     assert ch.sig - ch.s2ns + ch.ns2s == ch.sig_ranked
@@ -147,11 +152,29 @@ PAPER_T2 = {  # Table 2, T08 rows: P RBP_p05 RR RBP_p03 RBP_p08 DCG_b02 DCG_b10 
     20: [1.0000, 1.0000, 0.7677, 0.9498, 0.9498, 0.9334, 0.9537, 0.7943, 0.8197, 0.9285, 0.9452],
     30: [1.0000, 1.0000, 0.7329, 0.9498, 0.9508, 0.9128, 0.9261, 0.7948, 0.8377, 0.9072, 0.9147],
 }
-ORDER = ["P", "RBP(p=0.5)", "RR", "RBP(p=0.3)", "RBP(p=0.8)", "DCG(base=2)", "DCG(base=10)", "R", "AP",
-         "nDCG(base=2)", "nDCG(base=10)"]
-PAPER_P_SIG = {"Sign Test": 5153, "Wilcoxon Rank Sum Test": 4276, "Wilcoxon Signed Rank Test": 5644,
-               "Student's t Test": 5633, "One-way ANOVA": 1923, "Kruskal-Wallis Test": 1740,
-               "Two-way ANOVA": 3362, "Friedman Test": 2595}
+ORDER = [
+    "P",
+    "RBP(p=0.5)",
+    "RR",
+    "RBP(p=0.3)",
+    "RBP(p=0.8)",
+    "DCG(base=2)",
+    "DCG(base=10)",
+    "R",
+    "AP",
+    "nDCG(base=2)",
+    "nDCG(base=10)",
+]
+PAPER_P_SIG = {
+    "Sign Test": 5153,
+    "Wilcoxon Rank Sum Test": 4276,
+    "Wilcoxon Signed Rank Test": 5644,
+    "Student's t Test": 5633,
+    "One-way ANOVA": 1923,
+    "Kruskal-Wallis Test": 1740,
+    "Two-way ANOVA": 3362,
+    "Friedman Test": 2595,
+}
 
 
 @pytest.fixture(scope="module")

@@ -23,8 +23,11 @@ def _files(tmp_path, n, depth=150, topics=4, seed=3):
     paths = []
     for i in range(n):
         size = int(rng.integers(depth // 2, depth + 1))  # runs of different lengths
-        rows = [f"{t} Q0 d{d} {k} {1000 - k} r{i}" for t in range(1, topics + 1)
-                for k, d in enumerate(rng.permutation(400)[:size])]
+        rows = [
+            f"{t} Q0 d{d} {k} {1000 - k} r{i}"
+            for t in range(1, topics + 1)
+            for k, d in enumerate(rng.permutation(400)[:size])
+        ]
         if i == 5:  # one run lacks topic 2
             rows = [r for r in rows if not r.startswith("2 ")]
         p = tmp_path / f"r{i}.txt"
@@ -59,8 +62,11 @@ def test_kept_grades_serve_transform_and_refuse_deeper(tmp_path):
     got = transform(table, ["P", "RR"], depth=30)
     want = transform(full, ["P", "RR"], depth=30)
     assert np.array_equal(got.values, want.values)
-    with pytest.raises(ArgumentError, match=r"transform at run length N = 31 needs the first 31 ranks.*"
-                                            r"keep_depth=31"):
+    with pytest.raises(
+        ArgumentError,
+        match=r"transform at run length N = 31 needs the first 31 ranks.*"
+        r"keep_depth=31",
+    ):
         transform(table, ["P"], depth=31)
     with pytest.raises(ArgumentError, match=r"measure AP needs every rank.*keep_depth=None"):
         score(table.judged, ["AP"])

@@ -49,16 +49,43 @@ def test_compare_api_tables_and_files(tmp_path):
 @pytest.mark.slow
 def test_cli_compare_and_study(tmp_path):
     cli = CliRunner()
-    res = cli.invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-N", "5", "-m", "AP", "-m", "P",
-                           "-t", "ttest", "--out", str(tmp_path / "c")])
+    res = cli.invoke(
+        app,
+        [
+            "compare",
+            str(TOY / "qrels.txt"),
+            str(TOY / "runs"),
+            "-N",
+            "5",
+            "-m",
+            "AP",
+            "-m",
+            "P",
+            "-t",
+            "ttest",
+            "--out",
+            str(tmp_path / "c"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "Table 2/3" in res.stdout and "Student's t Test" in res.stdout
     assert (tmp_path / "c" / "report_N5.md").exists() and (tmp_path / "c" / "report_N5.html").exists()
     assert f"wrote {len(list((tmp_path / 'c').iterdir()))} files" in res.stderr  # counts what it wrote
     res = cli.invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-t", "bogus"])
     assert res.exit_code == 2 and "--test must be one of" in res.stderr
-    res = cli.invoke(app, ["study", "trec8-like", str(TOY / "qrels.txt"), str(TOY / "runs"), "--depths", "5,10",
-                           "--out", str(tmp_path / "s")])
+    res = cli.invoke(
+        app,
+        [
+            "study",
+            "trec8-like",
+            str(TOY / "qrels.txt"),
+            str(TOY / "runs"),
+            "--depths",
+            "5,10",
+            "--out",
+            str(tmp_path / "s"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "Table 2 (unq)" in res.stdout and "Table 3 (mid)" in res.stdout
     assert (tmp_path / "s" / "report_N10.md").exists() and (tmp_path / "s" / "report_N5.md").exists()

@@ -50,18 +50,54 @@ def _specs() -> dict[str, StudySpec]:
     q8, qd = TREC8 / "qrels.trec8.txt", DL19 / DL19_QRELS
     graded3 = ["nDCG", "RBP(p=0.8)", "ERR"]
     return {
-        "trec8_N30": StudySpec("trec8_N30", q8, _trec8_runs(20), 30, ["P", "AP", "RBP(p=0.8)", "nDCG"],
-                               ["P@30", "AP@30", "RBP(p=0.8)@30", "nDCG@30"], baselines=["CL99SD"],
-                               correction="holm"),
-        "dl19_N10_graded": StudySpec("dl19_N10_graded", qd, [DL19 / "runs"], 10, graded3,
-                                     ["nDCG@10", "RBP(p=0.8)@10", "ERR@10"], relevance="graded"),
-        "dl19_N20_graded": StudySpec("dl19_N20_graded", qd, [DL19 / "runs"], 20, ["nDCG", "RBP(p=0.8)"],
-                                     ["nDCG@20", "RBP(p=0.8)@20"], relevance="graded"),
-        "dl19_N10_lenient": StudySpec("dl19_N10_lenient", qd, [DL19 / "runs"], 10, graded3,
-                                      ["nDCG(rel=1)@10", "RBP(p=0.8,rel=1)@10", "ERR(rel=1)@10"],
-                                      relevance="lenient"),
-        "trec8_N1000_approx": StudySpec("trec8_N1000_approx", q8, _trec8_runs(10), 1000, ["P", "nDCG"],
-                                        ["P@1000", "nDCG@1000"], baselines=["CL99SD"], approx=1e-4, mid=False),
+        "trec8_N30": StudySpec(
+            "trec8_N30",
+            q8,
+            _trec8_runs(20),
+            30,
+            ["P", "AP", "RBP(p=0.8)", "nDCG"],
+            ["P@30", "AP@30", "RBP(p=0.8)@30", "nDCG@30"],
+            baselines=["CL99SD"],
+            correction="holm",
+        ),
+        "dl19_N10_graded": StudySpec(
+            "dl19_N10_graded",
+            qd,
+            [DL19 / "runs"],
+            10,
+            graded3,
+            ["nDCG@10", "RBP(p=0.8)@10", "ERR@10"],
+            relevance="graded",
+        ),
+        "dl19_N20_graded": StudySpec(
+            "dl19_N20_graded",
+            qd,
+            [DL19 / "runs"],
+            20,
+            ["nDCG", "RBP(p=0.8)"],
+            ["nDCG@20", "RBP(p=0.8)@20"],
+            relevance="graded",
+        ),
+        "dl19_N10_lenient": StudySpec(
+            "dl19_N10_lenient",
+            qd,
+            [DL19 / "runs"],
+            10,
+            graded3,
+            ["nDCG(rel=1)@10", "RBP(p=0.8,rel=1)@10", "ERR(rel=1)@10"],
+            relevance="lenient",
+        ),
+        "trec8_N1000_approx": StudySpec(
+            "trec8_N1000_approx",
+            q8,
+            _trec8_runs(10),
+            1000,
+            ["P", "nDCG"],
+            ["P@1000", "nDCG@1000"],
+            baselines=["CL99SD"],
+            approx=1e-4,
+            mid=False,
+        ),
     }
 
 
@@ -74,8 +110,7 @@ def _cli(args: list[str], log: Path) -> subprocess.Popen:
     nobody reads yet would stall it once full). The cache: conftest's private one."""
     env = dict(os.environ, PYTHONWARNINGS="ignore", COLUMNS="200")
     with open(log, "w") as f:
-        return subprocess.Popen([sys.executable, "-m", "irscale", *args], stdout=f, stderr=subprocess.STDOUT,
-                                env=env)
+        return subprocess.Popen([sys.executable, "-m", "irscale", *args], stdout=f, stderr=subprocess.STDOUT, env=env)
 
 
 class Studies:
@@ -86,15 +121,21 @@ class Studies:
         self.runs = {}
         for name in names:
             out = root / name
-            self.runs[name] = (_cli(self.specs[name].argv(out), root / f"{name}.log"), out, root / f"{name}.log",
-                               time.perf_counter())
+            self.runs[name] = (
+                _cli(self.specs[name].argv(out), root / f"{name}.log"),
+                out,
+                root / f"{name}.log",
+                time.perf_counter(),
+            )
 
     def get(self, name: str):
         proc, out, log, t0 = self.runs[name]
         proc.wait()
         seconds = time.perf_counter() - t0
-        assert proc.returncode == 0, f"irscale {' '.join(self.specs[name].argv(out))} failed " \
-                                     f"(exit {proc.returncode}):\n{log.read_text()[-4000:]}"
+        assert proc.returncode == 0, (
+            f"irscale {' '.join(self.specs[name].argv(out))} failed "
+            f"(exit {proc.returncode}):\n{log.read_text()[-4000:]}"
+        )
         return self.specs[name], out, seconds
 
     def close(self):
@@ -108,8 +149,11 @@ class Studies:
 def studies(request, tmp_path_factory):
     need(TREC8)
     need(DL19)
-    wanted = [item.callspec.params["name"] for item in request.session.items
-              if item.module is request.module and hasattr(item, "callspec") and "name" in item.callspec.params]
+    wanted = [
+        item.callspec.params["name"]
+        for item in request.session.items
+        if item.module is request.module and hasattr(item, "callspec") and "name" in item.callspec.params
+    ]
     s = Studies([n for n in NAMES if n in wanted] or NAMES, tmp_path_factory.mktemp("study-audit"))
     yield s
     s.close()
@@ -122,8 +166,10 @@ def test_study_audit(name, studies, capsys):
     t0 = time.perf_counter()
     audit = Audit(spec, out).run()
     with capsys.disabled():
-        print(f"\n{name}: study {seconds:.1f} s (started with the others), audit {time.perf_counter() - t0:.1f} s, "
-              f"{sum(audit.checked.values())} values checked, {len(audit.mismatches)} mismatches")
+        print(
+            f"\n{name}: study {seconds:.1f} s (started with the others), audit {time.perf_counter() - t0:.1f} s, "
+            f"{sum(audit.checked.values())} values checked, {len(audit.mismatches)} mismatches"
+        )
         for note in audit.notes:
             print(f"  not re-derived: {note}")
         if audit.inexact_summary():
@@ -138,8 +184,22 @@ def test_dl19_err_at_20_graded_is_refused(tmp_path):
     how far it is exact and what to change) before reading a run."""
     need(DL19)
     log = tmp_path / "err20.log"
-    proc = _cli(["compare", str(DL19 / DL19_QRELS), str(DL19 / "runs"), "-N", "20", "-m", "ERR",
-                 "--relevance", "graded", "--no-effects", "--no-measure-free"], log)
+    proc = _cli(
+        [
+            "compare",
+            str(DL19 / DL19_QRELS),
+            str(DL19 / "runs"),
+            "-N",
+            "20",
+            "-m",
+            "ERR",
+            "--relevance",
+            "graded",
+            "--no-effects",
+            "--no-measure-free",
+        ],
+        log,
+    )
     proc.wait(timeout=120)
     text = log.read_text()
     assert proc.returncode == 2, text[-2000:]

@@ -44,7 +44,7 @@ def columns(table):
         warnings.simplefilter("ignore")
         t = irscale.transform(table, MEASURES, depth=N, exact_values=True)
     M = len(MEASURES)
-    return t.values[:M], t.values[M:2 * M]
+    return t.values[:M], t.values[M : 2 * M]
 
 
 @pytest.mark.slow
@@ -67,8 +67,16 @@ def test_corrected_counts_equal_statsmodels(study, columns):
 def test_correction_across_measures_is_one_family(table, columns):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        st = compare(table, MEASURES, N, tests=["ttest"], correction="bonferroni", across_measures=True,
-                     effects=False, measure_free=False)
+        st = compare(
+            table,
+            MEASURES,
+            N,
+            tests=["ttest"],
+            correction="bonferroni",
+            across_measures=True,
+            effects=False,
+            measure_free=False,
+        )
     orig, _ = columns
     p = np.concatenate([stats.run_test("ttest", orig[m].T).pvalue for m in range(len(MEASURES))])
     joint = multipletests(p, method="bonferroni")[1] < 0.05
@@ -85,8 +93,9 @@ def test_means_with_intervals(study, columns):
             got = study.means[(study.means.measure == f"{name}@{N}") & (study.means.scale == scale)]
             want = effects.system_means(values[m].T, names=study.systems, n_resamples=500, seed=0)
             assert got["system"].tolist() == want["system"].tolist()
-            np.testing.assert_allclose(got[["mean", "ci_low", "ci_high"]].to_numpy(),
-                                       want[["mean", "ci_low", "ci_high"]].to_numpy())
+            np.testing.assert_allclose(
+                got[["mean", "ci_low", "ci_high"]].to_numpy(), want[["mean", "ci_low", "ci_high"]].to_numpy()
+            )
             np.testing.assert_allclose(got["mean"], values[m].mean(axis=1))
 
 
@@ -130,12 +139,15 @@ def test_measure_free_view_and_flags(study, table, columns):
                 d = mf.pair_differences(values[m].T)
                 assert int(row[col].iloc[0]) == int(mf.rests_on_incomparable(codes, d, significant=sig).sum())
     # the baselines' share of incomparable topics is the pair's share in the measure-free table
-    pairs = study.pairs[(study.pairs.measure == f"AP@{N}") & (study.pairs.scale == "original")
-                        & (study.pairs.test == "Sign Test")]
+    pairs = study.pairs[
+        (study.pairs.measure == f"AP@{N}") & (study.pairs.scale == "original") & (study.pairs.test == "Sign Test")
+    ]
     mft = mf.pair_summary(binary, table.systems)
     for _, r in pairs.iterrows():
-        hit = mft[((mft.system_1 == "bm25") & (mft.system_2 == r.system_2))
-                  | ((mft.system_2 == "bm25") & (mft.system_1 == r.system_2))]
+        hit = mft[
+            ((mft.system_1 == "bm25") & (mft.system_2 == r.system_2))
+            | ((mft.system_2 == "bm25") & (mft.system_1 == r.system_2))
+        ]
         assert r.incomparable_share == pytest.approx(float(hit.incomparable_share.iloc[0]))
 
 
@@ -144,22 +156,47 @@ def test_bad_options_are_refused(table):
         compare(table, ["P"], N, baselines=["nope"])
     with pytest.raises(PolicyError, match="correction"):
         compare(table, ["P"], N, correction="fdr")
-    res = CliRunner().invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-N", "5", "-m", "P",
-                                   "--correction", "hochberg"])
+    res = CliRunner().invoke(
+        app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-N", "5", "-m", "P", "--correction", "hochberg"]
+    )
     assert res.exit_code == 2 and "error:" in res.stderr and "holm" in res.stderr
 
 
 @pytest.mark.slow
 def test_cli_report_has_the_parts_and_figures(tmp_path):
     out = tmp_path / "out"
-    res = CliRunner().invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-N", "5", "-m", "AP",
-                                   "-m", "P", "--correction", "holm", "-b", "bm25", "--out", str(out), "--figures",
-                                   "--spacing"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            str(TOY / "qrels.txt"),
+            str(TOY / "runs"),
+            "-N",
+            "5",
+            "-m",
+            "AP",
+            "-m",
+            "P",
+            "--correction",
+            "holm",
+            "-b",
+            "bm25",
+            "--out",
+            str(out),
+            "--figures",
+            "--spacing",
+        ],
+    )
     assert res.exit_code == 0, res.output
     html = (out / "report_N5.html").read_text()
-    for part in ("Mean scores on the original", "Comparisons with the baseline", "Measure-free comparison",
-                 "Kendall's tau between the measures", "Significance decisions changed",
-                 "Values of AP, P over all runs of length N"):
+    for part in (
+        "Mean scores on the original",
+        "Comparisons with the baseline",
+        "Measure-free comparison",
+        "Kendall's tau between the measures",
+        "Significance decisions changed",
+        "Values of AP, P over all runs of length N",
+    ):
         assert part.lower() in html.lower(), part
     assert html.count("<svg") >= 5  # two heatmaps, the changes, the means (one panel per measure), the spacing plot
     assert "does not describe" not in html  # every column is explained

@@ -88,8 +88,13 @@ def study(measures: tuple[str, ...], systems: tuple[str, ...], baselines: tuple[
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return irscale.compare(_table(systems), list(measures), depth=N, correction=correction,
-                                   baselines=list(baselines) if baselines else None)
+            return irscale.compare(
+                _table(systems),
+                list(measures),
+                depth=N,
+                correction=correction,
+                baselines=list(baselines) if baselines else None,
+            )
     finally:
         gc.unfreeze()
 
@@ -109,8 +114,9 @@ def _close(a: pd.DataFrame, b: pd.DataFrame, rtol: float, what: str):
 def _same(a: pd.DataFrame, b: pd.DataFrame, what: str, columns=None):
     if columns is not None:
         a, b = a[list(columns)], b[list(columns)]
-    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True), check_exact=True,
-                                  check_dtype=False, obj=what)
+    pd.testing.assert_frame_equal(
+        a.reset_index(drop=True), b.reset_index(drop=True), check_exact=True, check_dtype=False, obj=what
+    )
 
 
 @cache
@@ -163,9 +169,11 @@ def test_numbers_do_not_depend_on_the_other_measures_systems_and_baselines(setup
         # -- baselines: no baselines, and each baseline alone ---------------------------------
         if baselines:
             plain = study((given_name,), systems, None, correction)
-            _same(means[m].drop(columns=[c for c in ("baseline",) if c in means[m]]),
-                  plain.means.drop(columns=[c for c in ("baseline",) if c in plain.means]),
-                  f"means of {m}: with baselines {baselines} vs none")
+            _same(
+                means[m].drop(columns=[c for c in ("baseline",) if c in means[m]]),
+                plain.means.drop(columns=[c for c in ("baseline",) if c in plain.means]),
+                f"means of {m}: with baselines {baselines} vs none",
+            )
             _same(t2[m], plain.table2, f"Table 2 row of {m}: with baselines vs none")
             _same(ch[m], plain.changes, f"Tables 5/6 rows of {m}: with baselines vs none")
             for b in baselines:
@@ -174,8 +182,12 @@ def test_numbers_do_not_depend_on_the_other_measures_systems_and_baselines(setup
                 ref = one.pairs.merge(mine[["scale", "test", "system_2"]], on=["scale", "test", "system_2"])
                 assert len(ref) == len(mine)
                 for test, part in mine.groupby("test", sort=False):
-                    keep = [c for c in mine.columns if c not in ("ci_low", "ci_high") and (
-                        correction == "none" or test not in PAIRWISE_TESTS or c not in FAMILY)]
+                    keep = [
+                        c
+                        for c in mine.columns
+                        if c not in ("ci_low", "ci_high")
+                        and (correction == "none" or test not in PAIRWISE_TESTS or c not in FAMILY)
+                    ]
                     other = ref[ref["test"] == test]
                     what = f"comparisons of {m} with baseline {b} ({test}): baselines {baselines} vs {b} alone"
                     _same(part[keep], other[keep], what)
@@ -188,8 +200,12 @@ def test_numbers_do_not_depend_on_the_other_measures_systems_and_baselines(setup
                 a = means[m][means[m]["scale"] == scale].set_index("system")
                 f = full.means[full.means["scale"] == scale].set_index("system").loc[list(systems)]
                 _same(a[["mean"]], f[["mean"]], f"{scale} means of {m}: systems {systems} vs all")
-                _close(a[["ci_low", "ci_high"]], f[["ci_low", "ci_high"]], CI_RTOL,
-                       f"{scale} intervals of {m}: systems {systems} vs all")
+                _close(
+                    a[["ci_low", "ci_high"]],
+                    f[["ci_low", "ci_high"]],
+                    CI_RTOL,
+                    f"{scale} intervals of {m}: systems {systems} vs all",
+                )
             if baselines:
                 keys = ["scale", "test", "system_1", "system_2"]
                 mine = pairs[m][pairs[m]["test"].isin(PAIRWISE_TESTS)]
@@ -197,28 +213,52 @@ def test_numbers_do_not_depend_on_the_other_measures_systems_and_baselines(setup
                 assert len(ref) == len(mine)
                 mine = mine.sort_values(keys, kind="stable").reset_index(drop=True)
                 ref = ref.sort_values(keys, kind="stable").reset_index(drop=True)
-                exact = ["measure", *keys, "mean_1", "mean_2", "diff", "d_z", "meaningful", "incomparable_share",
-                         "incomparable_mass"]
+                exact = [
+                    "measure",
+                    *keys,
+                    "mean_1",
+                    "mean_2",
+                    "diff",
+                    "d_z",
+                    "meaningful",
+                    "incomparable_share",
+                    "incomparable_mass",
+                ]
                 _same(mine[exact], ref[exact], f"comparisons of {m} with baselines: systems {systems} vs all")
-                _close(mine[["ci_low", "ci_high"]], ref[["ci_low", "ci_high"]], CI_RTOL,
-                       f"intervals of the comparisons of {m}: systems {systems} vs all")
+                _close(
+                    mine[["ci_low", "ci_high"]],
+                    ref[["ci_low", "ci_high"]],
+                    CI_RTOL,
+                    f"intervals of the comparisons of {m}: systems {systems} vs all",
+                )
                 sr = mine["test"] == "Wilcoxon Signed Rank Test"  # its tie grid: |d| / max|X| over all systems
                 _same(mine[~sr][["p_value"]], ref[~sr][["p_value"]], f"p-values of {m}: systems {systems} vs all")
                 if correction == "none":
-                    _same(mine[~sr][list(FAMILY)], ref[~sr][list(FAMILY)],
-                          f"uncorrected decisions of {m}: systems {systems} vs all")
+                    _same(
+                        mine[~sr][list(FAMILY)],
+                        ref[~sr][list(FAMILY)],
+                        f"uncorrected decisions of {m}: systems {systems} vs all",
+                    )
                 for scale in ("original", "ranked"):
                     rows = mine["scale"] == scale
                     grid = ["rank_biserial"]
                     if _scale(A, m, scale) == _scale(full, m, scale):
                         _same(mine[rows][grid], ref[rows][grid], f"{scale} r_rb of {m}: systems {systems} vs all")
-                        _same(mine[rows & sr][["p_value"]], ref[rows & sr][["p_value"]],
-                              f"{scale} signed-rank p of {m}: systems {systems} vs all (same matrix scale)")
+                        _same(
+                            mine[rows & sr][["p_value"]],
+                            ref[rows & sr][["p_value"]],
+                            f"{scale} signed-rank p of {m}: systems {systems} vs all (same matrix scale)",
+                        )
                     else:
-                        _close(mine[rows][grid], ref[rows][grid], 1e-9,
-                               f"{scale} r_rb of {m}: systems {systems} vs all")
-                        _close(mine[rows & sr][["p_value"]], ref[rows & sr][["p_value"]], 1e-9,
-                               f"{scale} signed-rank p of {m}: systems {systems} vs all")
+                        _close(
+                            mine[rows][grid], ref[rows][grid], 1e-9, f"{scale} r_rb of {m}: systems {systems} vs all"
+                        )
+                        _close(
+                            mine[rows & sr][["p_value"]],
+                            ref[rows & sr][["p_value"]],
+                            1e-9,
+                            f"{scale} signed-rank p of {m}: systems {systems} vs all",
+                        )
             # the measure-free view of each pair
             mf = full.measure_free.set_index(["system_1", "system_2"])
             sub = A.measure_free.set_index(["system_1", "system_2"])

@@ -27,10 +27,36 @@ def toy():
 def toy_files():
     return str(TOY / "qrels.txt"), str(TOY / "runs")
 
-MEASURES = ["P", "R", "F", "NumRelRet", "gP", "gR", "SBTO", "RBTO", "AP", "RR", "ERR", "ERR(rel=1)", "DCG",
-            "DCG(base=2)", "DCG(base=3)", "DCG(base=10)", "nDCG", "nDCG(base=2)", "nDCG(rel=2)", "RBP(p=0.2)",
-            "RBP(p=0.25)", "RBP(p=1/3)", "RBP(p=0.5)", "RBP(p=0.6)", "RBP(p=0.8)", "RBP(p=0.95)"]
-GRID = [(levels, N) for levels in (2, 3, 4) for N in range(1, 8) if levels ** N <= 5000]
+
+MEASURES = [
+    "P",
+    "R",
+    "F",
+    "NumRelRet",
+    "gP",
+    "gR",
+    "SBTO",
+    "RBTO",
+    "AP",
+    "RR",
+    "ERR",
+    "ERR(rel=1)",
+    "DCG",
+    "DCG(base=2)",
+    "DCG(base=3)",
+    "DCG(base=10)",
+    "nDCG",
+    "nDCG(base=2)",
+    "nDCG(rel=2)",
+    "RBP(p=0.2)",
+    "RBP(p=0.25)",
+    "RBP(p=1/3)",
+    "RBP(p=0.5)",
+    "RBP(p=0.6)",
+    "RBP(p=0.8)",
+    "RBP(p=0.95)",
+]
+GRID = [(levels, N) for levels in (2, 3, 4) for N in range(1, 8) if levels**N <= 5000]
 
 
 @pytest.mark.parametrize("measure", MEASURES)

@@ -24,8 +24,14 @@ def _toy():
 def test_transform_columns_and_values():
     q, runs = _toy()
     t = irscale.transform(irscale.evaluate(q, runs, ["AP"]), ["AP", "P", "nDCG(base=2)"], depth=4)
-    assert [str(m) for m in t.measures] == ["AP@4", "P@4", "nDCG(base=2)@4", "ranked(AP@4)", "ranked(P@4)",
-                                           "ranked(nDCG(base=2)@4)"]
+    assert [str(m) for m in t.measures] == [
+        "AP@4",
+        "P@4",
+        "nDCG(base=2)@4",
+        "ranked(AP@4)",
+        "ranked(P@4)",
+        "ranked(nDCG(base=2)@4)",
+    ]
     # P@4 ranks like the number of relevant retrieved, plus one
     assert np.array_equal(t.values[4], t.values[1] * 4 + 1)
     # phi of each run equals the rank map applied to its padded binary vector
@@ -71,8 +77,8 @@ def test_trec8_at_30_ranked_order_agrees_with_the_measure(trec8):
                 assert np.array_equal(np.sign(b[far] - b[i]), np.sign(r[far] - r[i])), (t.measures[m], k)
                 assert (np.abs(b[r == r[i]] - b[i]) <= 1e-9).all(), (t.measures[m], k)
     sizes = {k: v["size"] for k, v in t.provenance["transform"]["maps"].items()}
-    assert sizes["AP@30"] == 426_591_837 and sizes["RBP(p=0.8)@30"] == 2 ** 30
-    assert sizes["DCG(base=2)@30"] == 3 * 2 ** 28 and sizes["RR@30"] == 31
+    assert sizes["AP@30"] == 426_591_837 and sizes["RBP(p=0.8)@30"] == 2**30
+    assert sizes["DCG(base=2)@30"] == 3 * 2**28 and sizes["RR@30"] == 31
 
 
 def test_cli_transform_rankmap_and_cache(tmp_path, monkeypatch):
@@ -81,8 +87,10 @@ def test_cli_transform_rankmap_and_cache(tmp_path, monkeypatch):
     (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 0\n1 0 c 1\n2 0 a 2\n2 0 d 1\n")
     (tmp_path / "run").write_text("1 Q0 a 1 3 r1\n1 Q0 b 2 2 r1\n1 Q0 c 3 1 r1\n2 Q0 d 1 1 r1\n")
     cli = CliRunner()
-    res = cli.invoke(app, ["transform", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "AP", "-N", "4",
-                           "--format", "json", "-q"])
+    res = cli.invoke(
+        app,
+        ["transform", str(tmp_path / "qrels"), str(tmp_path / "run"), "-m", "AP", "-N", "4", "--format", "json", "-q"],
+    )
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)["scores"]
     got = {(r["measure"], r["topic"]): r["value"] for r in rows}

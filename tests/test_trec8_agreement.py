@@ -11,9 +11,19 @@ import irscale
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is in the test extra")
 
-MEASURES = {"map": "AP", "P_5": "P@5", "P_10": "P@10", "P_30": "P@30", "recall_100": "R@100",
-            "recall_1000": "R@1000", "recip_rank": "RR", "Rprec": "Rprec", "bpref": "bpref",
-            "ndcg_cut_10": "nDCG@10", "ndcg_cut_30": "nDCG@30"}
+MEASURES = {
+    "map": "AP",
+    "P_5": "P@5",
+    "P_10": "P@10",
+    "P_30": "P@30",
+    "recall_100": "R@100",
+    "recall_1000": "R@1000",
+    "recip_rank": "RR",
+    "Rprec": "Rprec",
+    "bpref": "bpref",
+    "ndcg_cut_10": "nDCG@10",
+    "ndcg_cut_30": "nDCG@30",
+}
 
 
 @pytest.mark.slow
@@ -24,8 +34,7 @@ def test_all_trec8_runs_match_pytrec_eval(trec8):
         qrels.setdefault(q, {})[d] = int(g)
     files = sorted((trec8 / "runs").glob("*.gz"))
     assert len(files) == 129
-    table = irscale.evaluate(trec8 / "qrels.trec8.txt", files, list(MEASURES.values()),
-                             score_precision="float32")
+    table = irscale.evaluate(trec8 / "qrels.trec8.txt", files, list(MEASURES.values()), score_precision="float32")
     assert len(table.topics) == 50
     ev = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P", "recall", "recip_rank", "Rprec", "bpref", "ndcg_cut"})
     worst = 0.0

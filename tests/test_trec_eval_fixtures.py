@@ -6,7 +6,6 @@ results.test > out.test.aq``. Values are printed with 4 decimals; every irscale 
 a measure irscale implements must print identically.
 """
 
-
 import numpy as np
 import pytest
 
@@ -23,8 +22,20 @@ def parse_out(path):
     return out
 
 
-CORE = {"map", "P_10", "recall_1000", "ndcg", "ndcg_cut_10", "Rprec", "bpref", "recip_rank",
-        "map_cut_10", "set_F", "success_10", "num_rel_ret"}
+CORE = {
+    "map",
+    "P_10",
+    "recall_1000",
+    "ndcg",
+    "ndcg_cut_10",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "map_cut_10",
+    "set_F",
+    "success_10",
+    "num_rel_ret",
+}
 
 
 def compare(expected, table):
@@ -60,11 +71,14 @@ def measures_in(expected, rel=None):
     return ms
 
 
-@pytest.mark.parametrize("out_name, results, kwargs", [
-    ("out.test", "results.test", {}),
-    ("out.test.a", "results.test", {}),
-    ("out.test.aq", "results.test", {}),
-])
+@pytest.mark.parametrize(
+    "out_name, results, kwargs",
+    [
+        ("out.test", "results.test", {}),
+        ("out.test.a", "results.test", {}),
+        ("out.test.aq", "results.test", {}),
+    ],
+)
 def test_full_results(te_test, out_name, results, kwargs):
     expected = parse_out(te_test / out_name)
     ms = measures_in(expected)
@@ -83,8 +97,9 @@ def test_truncated_results_with_c(te_test):
     expected = parse_out(te_test / "out.test.aqc")
     ms = measures_in(expected)
     with pytest.warns(irscale.errors.IrscaleWarning, match="no results for 1 qrels topic"):
-        table = irscale.evaluate(te_test / "qrels.test", [te_test / "results.trunc"], ms,
-                                 extra_fields="ignore", missing_topics="zero")
+        table = irscale.evaluate(
+            te_test / "qrels.test", [te_test / "results.trunc"], ms, extra_fields="ignore", missing_topics="zero"
+        )
     checked = compare(expected, table)
     assert CORE <= {n for n, _ in checked} and len(checked) > 190
 

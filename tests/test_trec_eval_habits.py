@@ -26,8 +26,12 @@ QRELS = "qrels.dl19-passage.txt"
 
 def test_trec_eval_spelling_parses():
     assert trec_eval_names("ndcg_cut.10,20") == ["ndcg_cut_10", "ndcg_cut_20"]
-    got = [str(m) for m in parse_measures(["P.10", "ndcg_cut.10,20", "map_cut.10", "recall.100", "success.10",
-                                           "P_10(rel=2)", "P.5(rel=3)", "map"])]
+    got = [
+        str(m)
+        for m in parse_measures(
+            ["P.10", "ndcg_cut.10,20", "map_cut.10", "recall.100", "success.10", "P_10(rel=2)", "P.5(rel=3)", "map"]
+        )
+    ]
     assert got == ["P@10", "nDCG@10", "nDCG@20", "AP@10", "R@100", "Success@10", "P(rel=2)@10", "P(rel=3)@5", "AP"]
     assert str(parse_measure("ndcg_cut.5")) == "nDCG@5"
     with pytest.raises(MeasureError, match="names 2 measures"):
@@ -69,8 +73,7 @@ def test_cli_speaks_trec_eval_like_pytrec_eval(dl19, level):
     files = sorted((dl19 / "runs").glob("*.gz"))[::9]
     qrels, runs = _read(dl19, files)
     spelled = ["map", "recip_rank", "P.10", "recall.100", "ndcg_cut.10,20", "bpref", "map_cut.10", "success.10"]
-    te = ["map", "recip_rank", "P_10", "recall_100", "ndcg_cut_10", "ndcg_cut_20", "bpref", "map_cut_10",
-          "success_10"]
+    te = ["map", "recip_rank", "P_10", "recall_100", "ndcg_cut_10", "ndcg_cut_20", "bpref", "map_cut_10", "success_10"]
     args = ["evaluate", str(dl19 / QRELS), *map(str, files), "--float32-scores", "-q", "--trec-eval"]
     for m in spelled:
         args += ["-m", m]
@@ -102,10 +105,12 @@ def test_cli_speaks_trec_eval_like_pytrec_eval(dl19, level):
 
 def test_rel_level_equals_explicit_rel(dl19):
     files = [str(f) for f in sorted((dl19 / "runs").glob("*.gz"))[:3]]
-    a = runner.invoke(app, ["evaluate", str(dl19 / QRELS), *files, "-l", "2", "-m", "P.10", "-m", "map", "-q", "-f",
-                            "csv"])
-    b = runner.invoke(app, ["evaluate", str(dl19 / QRELS), *files, "-m", "P_10(rel=2)", "-m", "AP(rel=2)", "-q", "-f",
-                            "csv"])
+    a = runner.invoke(
+        app, ["evaluate", str(dl19 / QRELS), *files, "-l", "2", "-m", "P.10", "-m", "map", "-q", "-f", "csv"]
+    )
+    b = runner.invoke(
+        app, ["evaluate", str(dl19 / QRELS), *files, "-m", "P_10(rel=2)", "-m", "AP(rel=2)", "-q", "-f", "csv"]
+    )
     assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
     rows_a = [(r["measure"], r["system"], r["topic"], r["value"]) for r in csv.DictReader(a.stdout.splitlines())]
     rows_b = [(r["measure"], r["system"], r["topic"], r["value"]) for r in csv.DictReader(b.stdout.splitlines())]
@@ -117,6 +122,7 @@ def test_rel_level_equals_explicit_rel(dl19):
 
 # -- issue 24, item 4: one name per measure in the console, the CSV and the HTML ----------------------
 
+
 @pytest.mark.slow
 def test_one_name_per_measure_everywhere(tmp_path):
     import re
@@ -125,11 +131,25 @@ def test_one_name_per_measure_everywhere(tmp_path):
     import irscale
 
     toy = Path(irscale.__file__).parent / "examples" / "toy"
-    res = runner.invoke(app, ["compare", str(toy / "qrels.txt"), str(toy / "runs"), "-N", "5", "-t", "sign",
-                              "--out", str(tmp_path)], env={"COLUMNS": "250"})
+    res = runner.invoke(
+        app,
+        ["compare", str(toy / "qrels.txt"), str(toy / "runs"), "-N", "5", "-t", "sign", "--out", str(tmp_path)],
+        env={"COLUMNS": "250"},
+    )
     assert res.exit_code == 0, res.output
-    names = ["P@5", "R@5", "RR@5", "AP@5", "RBP(p=0.3)@5", "RBP(p=0.5)@5", "RBP(p=0.8)@5", "DCG(base=2)@5",
-             "DCG(base=10)@5", "nDCG(base=2)@5", "nDCG(base=10)@5"]
+    names = [
+        "P@5",
+        "R@5",
+        "RR@5",
+        "AP@5",
+        "RBP(p=0.3)@5",
+        "RBP(p=0.5)@5",
+        "RBP(p=0.8)@5",
+        "DCG(base=2)@5",
+        "DCG(base=10)@5",
+        "nDCG(base=2)@5",
+        "nDCG(base=10)@5",
+    ]
     labels = re.compile(r"\b(RBP_p\d+|n?DCG_b\d+)\b")  # the paper's short labels
     assert not labels.search(res.stdout), labels.search(res.stdout)
     t2 = list(csv.DictReader((tmp_path / "table2_tau_measure_vs_ranked_N5.csv").read_text().splitlines()))
@@ -142,6 +162,7 @@ def test_one_name_per_measure_everywhere(tmp_path):
 
 
 # -- issue 24, item 8 (part): small frictions ---------------------------------------------------------
+
 
 def _toy():
     from pathlib import Path
@@ -181,6 +202,7 @@ def test_subdirectories_and_padding_are_said(tmp_path):
 
 # -- issue 24, item 5 (part): the recipes of "Reproducing official TREC numbers" (docs/guide.md) --------
 
+
 def test_dl_recipes_equal_trec_eval_on_their_qrels(dl19):
     """The guide's two TREC DL recipes, each against pytrec-eval-terrier on the qrels that
     recipe stands for: (1) graded nDCG@10 on the qrels as they are (grade = gain); (2) the
@@ -190,21 +212,41 @@ def test_dl_recipes_equal_trec_eval_on_their_qrels(dl19):
     files = sorted((dl19 / "runs").glob("*.gz"))[::12]
     qrels, runs = _read(dl19, files)
     recipe2 = ["-l", "2", "-m", "map", "-m", "recip_rank", "-m", "P.10", "-m", "nDCG(gains=1:0)@10"]
-    res = runner.invoke(app, ["evaluate", str(dl19 / QRELS), *map(str, files), "--float32-scores", "-q", "-f", "csv",
-                              "-m", "ndcg_cut.10", *recipe2])
+    res = runner.invoke(
+        app,
+        [
+            "evaluate",
+            str(dl19 / QRELS),
+            *map(str, files),
+            "--float32-scores",
+            "-q",
+            "-f",
+            "csv",
+            "-m",
+            "ndcg_cut.10",
+            *recipe2,
+        ],
+    )
     assert res.exit_code == 0, res.output
     got = {(r["measure"], r["system"], r["topic"]): float(r["value"]) for r in csv.DictReader(res.stdout.splitlines())}
     no_grade_1 = {q: {d: (0 if g == 1 else g) for d, g in docs.items()} for q, docs in qrels.items()}
-    checks = [(qrels, 1, "ndcg_cut_10", "nDCG@10"), (qrels, 2, "map", "AP(rel=2)"),
-              (qrels, 2, "recip_rank", "RR(rel=2)"), (qrels, 2, "P_10", "P(rel=2)@10"),
-              (no_grade_1, 2, "ndcg_cut_10", "nDCG(gains=1:0)@10")]
+    checks = [
+        (qrels, 1, "ndcg_cut_10", "nDCG@10"),
+        (qrels, 2, "map", "AP(rel=2)"),
+        (qrels, 2, "recip_rank", "RR(rel=2)"),
+        (qrels, 2, "P_10", "P(rel=2)@10"),
+        (no_grade_1, 2, "ndcg_cut_10", "nDCG(gains=1:0)@10"),
+    ]
     for q, level, te, ours in checks:
         ev = pytrec_eval.RelevanceEvaluator(q, {te}, relevance_level=level)
         for tag, run in runs.items():
             ref = ev.evaluate(run)
             for topic in qrels:
-                assert got[ours, tag, topic] == pytest.approx(ref.get(topic, {}).get(te, 0.0), abs=1e-9), \
-                    (ours, tag, topic)
+                assert got[ours, tag, topic] == pytest.approx(ref.get(topic, {}).get(te, 0.0), abs=1e-9), (
+                    ours,
+                    tag,
+                    topic,
+                )
     differ = [got["nDCG@10", t, q] != got["nDCG(gains=1:0)@10", t, q] for t in runs for q in qrels]
     assert any(differ)  # the two nDCGs are not the same number
 

@@ -31,8 +31,9 @@ from irscale.measures.base import REGISTRY, cut, graded_gain
 TOY = Path(irscale.__file__).parent / "examples" / "toy"
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TREC8 = DATA / "trec8"
-needs_trec8 = pytest.mark.skipif(not (TREC8 / "qrels.trec8.txt").is_file(),
-                                 reason=f"TREC-8 data not found at {TREC8} (../shared/data)")
+needs_trec8 = pytest.mark.skipif(
+    not (TREC8 / "qrels.trec8.txt").is_file(), reason=f"TREC-8 data not found at {TREC8} (../shared/data)"
+)
 
 
 def _toy(measures=("AP",)):
@@ -48,6 +49,7 @@ def _quiet_compare(*args, **kw):
 
 
 # -- 1. intervals: each column's statistics depend on that column alone ---------------------------
+
 
 @needs_trec8
 @pytest.mark.slow
@@ -70,10 +72,12 @@ def test_means_intervals_do_not_collapse_when_measures_meet():
 
 # -- 2. lenient scores carry the names of what was computed ---------------------------------------
 
+
 def test_lenient_names_what_was_computed(tmp_path):
     table = _toy()
-    st = _quiet_compare(table, ["nDCG", "RBP(p=0.8)", "ERR", "AP"], depth=5, relevance="lenient",
-                        tests=["sign"], baselines=["bm25"])
+    st = _quiet_compare(
+        table, ["nDCG", "RBP(p=0.8)", "ERR", "AP"], depth=5, relevance="lenient", tests=["sign"], baselines=["bm25"]
+    )
     names = ["nDCG(rel=1)@5", "RBP(p=0.8,rel=1)@5", "ERR(rel=1)@5", "AP@5"]
     assert list(st.measures) == names
     for frame in (st.table2, st.changes, st.means, st.pairs, st.scores):
@@ -91,8 +95,22 @@ def test_lenient_names_what_was_computed(tmp_path):
 
 def test_transform_lenient_names_in_every_format():
     for fmt in ("tsv", "json"):
-        res = CliRunner().invoke(app, ["transform", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "nDCG", "-N", "5",
-                                       "--relevance", "lenient", "--format", fmt])
+        res = CliRunner().invoke(
+            app,
+            [
+                "transform",
+                str(TOY / "qrels.txt"),
+                str(TOY / "runs"),
+                "-m",
+                "nDCG",
+                "-N",
+                "5",
+                "--relevance",
+                "lenient",
+                "--format",
+                fmt,
+            ],
+        )
         assert res.exit_code == 0, res.output
         assert "nDCG(rel=1)@5" in res.stdout and "nDCG@5" not in res.stdout.replace("nDCG(rel=1)@5", "")
 
@@ -105,6 +123,7 @@ def test_lenient_refuses_what_it_cannot_name():
 
 
 # -- 4. a warning at every relevance level ----------------------------------------------------------
+
 
 def _graded_qrels():
     rows = [("1", "a", 3), ("1", "b", 1), ("2", "c", 1), ("2", "d", 2), ("3", "e", 1)]  # topics 2, 3: no grade 3
@@ -125,12 +144,12 @@ def test_topics_without_relevant_documents_at_the_measures_own_rel():
     assert any("AP(rel=3): 2 qrels topic(s) have no document of grade >= 3" in s and "2, 3" in s for s in said)
     assert any("P(rel=2)@5: 1 qrels topic(s) have no document of grade >= 2" in s for s in said)
     said = _messages(lambda: irscale.evaluate(q, [run], ["AP(rel=4)"]))
-    assert any("AP(rel=4): no topic has a document of grade >= 4" in s and "scores 0 everywhere" in s
-               for s in said)
+    assert any("AP(rel=4): no topic has a document of grade >= 4" in s and "scores 0 everywhere" in s for s in said)
     assert not any("grade >= 1)" in s for s in _messages(lambda: irscale.evaluate(q, [run], ["AP"])))
 
 
 # -- 5 and 9. one owner of scale and meaningfulness, whatever the path ----------------------------
+
 
 @pytest.fixture
 def lcg():
@@ -175,8 +194,10 @@ def test_compare_accepts_what_transform_accepts():
     assert list(st.measures) == ["gP@5"]
 
 
-@pytest.mark.parametrize("measures,relevance", [(["P", "AP", "RBP(p=0.5)", "nDCG(base=2)", "RR"], "graded"),
-                                                (["nDCG", "ERR", "RBP(p=0.3)"], "lenient")])
+@pytest.mark.parametrize(
+    "measures,relevance",
+    [(["P", "AP", "RBP(p=0.5)", "nDCG(base=2)", "RR"], "graded"), (["nDCG", "ERR", "RBP(p=0.3)"], "lenient")],
+)
 def test_every_caller_asks_the_owner(monkeypatch, measures, relevance):
     from irscale.scales.permissible import meaningful_test, scale_of
 
@@ -184,8 +205,15 @@ def test_every_caller_asks_the_owner(monkeypatch, measures, relevance):
     table = _toy()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        st = irscale.compare(table, measures, depth=5, relevance=relevance, tests=["ttest", "ranksum"],
-                             baselines=["bm25"], measure_free=False)
+        st = irscale.compare(
+            table,
+            measures,
+            depth=5,
+            relevance=relevance,
+            tests=["ttest", "ranksum"],
+            baselines=["bm25"],
+            measure_free=False,
+        )
     levels = st.provenance["levels"]
     verdict = {m: scale_of(m, 5, levels) for m in st.measures}
     assert st.provenance["theory"] == {m: v.as_dict() for m, v in verdict.items()}
@@ -200,8 +228,9 @@ def test_every_caller_asks_the_owner(monkeypatch, measures, relevance):
     for row in st.changes.itertuples():
         assert row.meaningful == meaningful_test(codes[row.test], verdict[row.measure], rb[row.measure])
     for row in st.pairs.itertuples():
-        expect = meaningful_test(codes[row.test], True if row.scale == "ranked" else verdict[row.measure],
-                                 rb[row.measure])
+        expect = meaningful_test(
+            codes[row.test], True if row.scale == "ranked" else verdict[row.measure], rb[row.measure]
+        )
         assert row.meaningful == expect
 
 
@@ -232,14 +261,16 @@ def test_public_door_and_deprecated_names():
 
 # -- 7. the report's destination is checked before any work ---------------------------------------
 
+
 @pytest.mark.parametrize("where", ["file", "under-file", "proc"])
 def test_out_that_cannot_be_written_fails_before_reading(tmp_path, where):
     blocker = tmp_path / "afile"
     blocker.write_text("x")
     out = {"file": blocker, "under-file": blocker / "sub", "proc": Path("/proc/irscale-report")}[where]
     # runs that do not exist: the destination's error comes first, before any file is read
-    res = CliRunner().invoke(app, ["compare", str(TOY / "qrels.txt"), str(tmp_path / "no-runs"), "-m", "P", "-N", "5",
-                                   "--out", str(out)])
+    res = CliRunner().invoke(
+        app, ["compare", str(TOY / "qrels.txt"), str(tmp_path / "no-runs"), "-m", "P", "-N", "5", "--out", str(out)]
+    )
     assert res.exit_code == 2, res.output
     assert "--out" in res.output and "Traceback" not in res.output and "no-runs" not in res.output
     assert len([line for line in res.output.splitlines() if line.strip()]) == 1
@@ -261,13 +292,21 @@ def test_write_refuses_a_read_only_place(tmp_path, monkeypatch):
 
 # -- 10. compare as named steps, validated once ---------------------------------------------------
 
+
 def test_plan_is_validated_before_any_data():
     from irscale.study import plan_study
 
     plan = plan_study(["P", "nDCG"], 10, ["sign"], relevance="lenient", baselines="bm25")
     assert plan.names == ["P@10", "nDCG(rel=1)@10"] and plan.baselines == ("bm25",)
-    for bad in (dict(tests=["tt"]), dict(correction="holmes"), dict(measures=["NoSuch"]), dict(alpha=2.0),
-                dict(relevance="strict"), dict(n_resamples=5), dict(approx=3.0)):
+    for bad in (
+        dict(tests=["tt"]),
+        dict(correction="holmes"),
+        dict(measures=["NoSuch"]),
+        dict(alpha=2.0),
+        dict(relevance="strict"),
+        dict(n_resamples=5),
+        dict(approx=3.0),
+    ):
         with pytest.raises(irscale.errors.IrscaleError):
             plan_study(**bad)
 
@@ -280,8 +319,11 @@ def test_study_layer_functions_are_short():
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             lines = node.end_lineno - node.lineno + 1
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value,
-                                                                                                      str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 lines -= first.end_lineno - first.lineno + 1  # the docstring
             if lines > 80:
                 long.append(f"{node.name}: {lines} lines")
@@ -302,6 +344,7 @@ def test_compare_addresses_columns_by_name_not_position():
 
 
 # -- from the review of this issue's change -----------------------------------------------------
+
 
 def test_a_users_measure_is_checked_again_not_read_from_disk(monkeypatch, tmp_path):
     """A user's measure may change under the same name: its verdict is never cached on disk
@@ -336,15 +379,16 @@ def test_measure_free_flags_use_the_runs_the_measure_sees():
     from irscale import measurefree as mf
 
     table = _toy()
-    st = _quiet_compare(table, ["nDCG(rel=2)", "nDCG"], depth=5, relevance="graded", tests=["sign"],
-                        baselines=["bm25"])
+    st = _quiet_compare(table, ["nDCG(rel=2)", "nDCG"], depth=5, relevance="graded", tests=["sign"], baselines=["bm25"])
     judged = table.judged
     for name, rel in (("nDCG(rel=2)@5", 2), ("nDCG@5", None)):
         want = mf.pair_summary(mf.topic_comparisons(judged, depth=5, rel=rel), judged.systems)
         rows = st.pairs[(st.pairs.measure == name) & (st.pairs.scale == "original")]
         for r in rows.itertuples():
-            hit = want[((want.system_1 == "bm25") & (want.system_2 == r.system_2))
-                       | ((want.system_2 == "bm25") & (want.system_1 == r.system_2))]
+            hit = want[
+                ((want.system_1 == "bm25") & (want.system_2 == r.system_2))
+                | ((want.system_2 == "bm25") & (want.system_1 == r.system_2))
+            ]
             assert r.incomparable_share == pytest.approx(float(hit.incomparable_share.iloc[0])), (name, r.system_2)
 
 
@@ -356,11 +400,24 @@ def test_plan_refuses_what_would_fail_late():
     plan_study(["P(rel=0)"], 5, measure_free=False)
     with pytest.raises(ArgumentError, match="at least one test"):
         plan_study(["P"], 5, tests=[], baselines=["bm25"])
-    res = CliRunner().invoke(app, ["compare", str(TOY / "qrels.txt"), "/nonexistent/runs", "-m", "nDCG(rel=2)",
-                                   "-N", "5", "--relevance", "lenient"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            str(TOY / "qrels.txt"),
+            "/nonexistent/runs",
+            "-m",
+            "nDCG(rel=2)",
+            "-N",
+            "5",
+            "--relevance",
+            "lenient",
+        ],
+    )
     assert res.exit_code == 2 and "rel=2" in res.output and "nonexistent" not in res.output
-    res = CliRunner().invoke(app, ["transform", str(TOY / "qrels.txt"), "/nonexistent/runs", "-m", "gP", "-N", "5",
-                                   "--relevance", "lenient"])
+    res = CliRunner().invoke(
+        app, ["transform", str(TOY / "qrels.txt"), "/nonexistent/runs", "-m", "gP", "-N", "5", "--relevance", "lenient"]
+    )
     assert res.exit_code == 2 and "name P instead" in res.output
 
 
@@ -371,8 +428,9 @@ def test_lenient_asks_a_users_graded_measure_for_a_rel(lcg):
 
 def test_out_check_creates_nothing_before_the_work(tmp_path):
     out = tmp_path / "a" / "b" / "c"
-    res = CliRunner().invoke(app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "Success", "-N", "5",
-                                   "--out", str(out)])
+    res = CliRunner().invoke(
+        app, ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "Success", "-N", "5", "--out", str(out)]
+    )
     assert res.exit_code == 2 and not (tmp_path / "a").exists()
 
 

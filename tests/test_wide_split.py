@@ -139,8 +139,10 @@ _big = st.integers(min_value=0, max_value=2**99)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(_big, st.floats(min_value=-1, max_value=1)), min_size=1, max_size=40),
-       st.lists(st.integers(min_value=-3, max_value=3), max_size=40))
+@given(
+    st.lists(st.tuples(_big, st.floats(min_value=-1, max_value=1)), min_size=1, max_size=40),
+    st.lists(st.integers(min_value=-3, max_value=3), max_size=40),
+)
 def test_wide_is_exact_under_its_error_bound(xs, shifts):
     # near neighbours (x + small) share approximations up to the error bound
     ints = [x for x, _ in xs] + [max(0, xs[0][0] + d) for d in shifts]

@@ -10,9 +10,17 @@ the command line start without loading pandas, scipy and the study.
 from irscale._version import __version__
 
 _LAZY = {
-    "evaluate": "irscale.experiment", "transform": "irscale.experiment", "ScoreTable": "irscale.experiment",
-    "read_qrels": "irscale.io", "read_run": "irscale.io", "read_runs": "irscale.io", "Qrels": "irscale.io",
-    "Run": "irscale.io", "parse_measure": "irscale.measures", "compare": "irscale.study", "Study": "irscale.study",
+    "evaluate": "irscale.experiment",
+    "transform": "irscale.experiment",
+    "ScoreTable": "irscale.experiment",
+    "read_qrels": "irscale.io",
+    "read_run": "irscale.io",
+    "read_runs": "irscale.io",
+    "Qrels": "irscale.io",
+    "Run": "irscale.io",
+    "parse_measure": "irscale.measures",
+    "compare": "irscale.study",
+    "Study": "irscale.study",
     "meaningful": "irscale.meaning",
 }
 

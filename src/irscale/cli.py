@@ -23,9 +23,14 @@ from irscale.errors import IrscaleError, IrscaleWarning, count_text
 # console, progress and tables, numpy and every other irscale module are imported by the
 # verbs that use them.
 # rich_markup_mode=None: plain help (typer's rich help loads rich.markdown and pygments, 0.25 s per start)
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
-                  help="Measurement-theoretic evaluation of IR systems (trec_eval-exact scores, "
-                       "interval scales, meaningful statistics).")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Measurement-theoretic evaluation of IR systems (trec_eval-exact scores, "
+    "interval scales, meaningful statistics).",
+)
 
 
 class _Stderr:
@@ -136,11 +141,17 @@ def _print_version(value: bool) -> None:
 
 
 @app.callback()
-def _main(no_warnings: Annotated[bool, typer.Option(
-        "--no-warnings", help="say no warning (each is one line; the guide's section Warnings explains them all)")]
-        = False,
-        version: Annotated[bool, typer.Option("--version", help="print irscale's version and exit", is_eager=True,
-                                              callback=_print_version)] = False):
+def _main(
+    no_warnings: Annotated[
+        bool,
+        typer.Option(
+            "--no-warnings", help="say no warning (each is one line; the guide's section Warnings explains them all)"
+        ),
+    ] = False,
+    version: Annotated[
+        bool, typer.Option("--version", help="print irscale's version and exit", is_eager=True, callback=_print_version)
+    ] = False,
+):
     """Measurement-theoretic evaluation of IR systems (trec_eval-exact scores, interval
     scales, meaningful statistics)."""
     _SAID.clear()
@@ -218,10 +229,18 @@ class _Feedback:
                 TimeElapsedColumn,
             )
 
-            self.bar = Progress(TextColumn(self.what), BarColumn(), TaskProgressColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), TextColumn("ETA {task.fields[eta]}"),
-                                TextColumn("{task.description}"), console=err.console, transient=True,
-                                auto_refresh=False)  # refreshed by ticks and the heartbeat (fork-safe: _SAY_LOCK)
+            self.bar = Progress(
+                TextColumn(self.what),
+                BarColumn(),
+                TaskProgressColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("ETA {task.fields[eta]}"),
+                TextColumn("{task.description}"),
+                console=err.console,
+                transient=True,
+                auto_refresh=False,
+            )  # refreshed by ticks and the heartbeat (fork-safe: _SAY_LOCK)
             self.bar.__enter__()
             self.task = self.bar.add_task("", total=None, eta="...")
         else:
@@ -260,8 +279,13 @@ class _Feedback:
         left = _eta(self.first, now, done, total)
         with _SAY_LOCK:
             if self.bar is not None:
-                self.bar.update(self.task, completed=done, total=total, description=_plain(description),
-                                eta="..." if left is None else _duration(left))
+                self.bar.update(
+                    self.task,
+                    completed=done,
+                    total=total,
+                    description=_plain(description),
+                    eta="..." if left is None else _duration(left),
+                )
                 self.bar.refresh()
                 return
             if now - self.last < PLAIN_EVERY:
@@ -298,21 +322,38 @@ def _duration(seconds: float) -> str:
 
 
 # options every verb that reads runs shares (one definition, one help text)
-Float32Opt = Annotated[bool, typer.Option(
-    "--float32-scores", help="round scores to float32 before ordering (trec_eval <= 9.0.8, pytrec_eval)")]
-MissingOpt = Annotated[MissingTopicsOpt, typer.Option(
-    help="qrels topics a run lacks: score 0 (like trec_eval -c), drop from that run, or error")]
-ExtraOpt = Annotated[bool, typer.Option(
-    "--ignore-extra-fields", help="accept run lines with more than 6 fields (ignore the rest, like trec_eval)")]
-DupOpt = Annotated[DuplicatesOpt, typer.Option(
-    help="a docno retrieved twice for a topic: error, or keep the first line")]
-SplitOpt = Annotated[bool, typer.Option(
-    "--split-tags", help="read a file holding several run tags as one run per tag")]
-SkipOpt = Annotated[bool, typer.Option(
-    "--skip-invalid", help="skip, with a warning, files that are not runs (a README in a run directory)")]
-MaxGradeOpt = Annotated[Optional[int], typer.Option(
-    "--max-grade", min=1, max=32000, help="top grade c of the relevance scale for graded measures (default: the qrels' "
-                               "highest); higher grades count as c")]
+Float32Opt = Annotated[
+    bool,
+    typer.Option("--float32-scores", help="round scores to float32 before ordering (trec_eval <= 9.0.8, pytrec_eval)"),
+]
+MissingOpt = Annotated[
+    MissingTopicsOpt,
+    typer.Option(help="qrels topics a run lacks: score 0 (like trec_eval -c), drop from that run, or error"),
+]
+ExtraOpt = Annotated[
+    bool,
+    typer.Option(
+        "--ignore-extra-fields", help="accept run lines with more than 6 fields (ignore the rest, like trec_eval)"
+    ),
+]
+DupOpt = Annotated[
+    DuplicatesOpt, typer.Option(help="a docno retrieved twice for a topic: error, or keep the first line")
+]
+SplitOpt = Annotated[bool, typer.Option("--split-tags", help="read a file holding several run tags as one run per tag")]
+SkipOpt = Annotated[
+    bool,
+    typer.Option("--skip-invalid", help="skip, with a warning, files that are not runs (a README in a run directory)"),
+]
+MaxGradeOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--max-grade",
+        min=1,
+        max=32000,
+        help="top grade c of the relevance scale for graded measures (default: the qrels' "
+        "highest); higher grades count as c",
+    ),
+]
 
 
 @dataclass
@@ -328,9 +369,15 @@ class ReadOpts:
     max_grade: Optional[int] = None
 
     def kwargs(self) -> dict:
-        return dict(missing_topics=self.missing.value, score_precision="float32" if self.float32 else "float64",
-                    extra_fields="ignore" if self.ignore_extra else "error", duplicates=self.duplicates.value,
-                    split_tags=self.split_tags, skip_invalid=self.skip_invalid, max_grade=self.max_grade)
+        return dict(
+            missing_topics=self.missing.value,
+            score_precision="float32" if self.float32 else "float64",
+            extra_fields="ignore" if self.ignore_extra else "error",
+            duplicates=self.duplicates.value,
+            split_tags=self.split_tags,
+            skip_invalid=self.skip_invalid,
+            max_grade=self.max_grade,
+        )
 
 
 def _reading(fn):
@@ -369,8 +416,10 @@ def _judge(qrels, runs, opts: ReadOpts, plan=None):
 def _check_layout(fmt, trec_eval: bool) -> None:
     """--trec-eval is a layout of its own: with --format csv/tsv/json it is refused, not ignored."""
     if trec_eval and fmt is not Format.table:
-        raise IrscaleError(f"--trec-eval prints trec_eval's own layout (tab-separated: measure, topic, value), so "
-                           f"it takes no --format {fmt.value}; drop one of them")
+        raise IrscaleError(
+            f"--trec-eval prints trec_eval's own layout (tab-separated: measure, topic, value), so "
+            f"it takes no --format {fmt.value}; drop one of them"
+        )
 
 
 def _print(table, per_topic, fmt, trec_eval=False):
@@ -395,14 +444,21 @@ def _print(table, per_topic, fmt, trec_eval=False):
 def evaluate(
     qrels: Annotated[Path, typer.Argument(help="qrels file: qid iter docno grade (plain or .gz)")],
     runs: Annotated[list[str], typer.Argument(help="run files, directories of runs, or glob patterns")],
-    measure: Annotated[Optional[list[str]], typer.Option(
-        "--measure", "-m", help="measure, e.g. AP, P@10, nDCG@10, 'RBP(p=0.8)@30' (repeatable; "
-                                "default AP P@10 nDCG@10 RR Rprec bpref)")] = None,
+    measure: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--measure",
+            "-m",
+            help="measure, e.g. AP, P@10, nDCG@10, 'RBP(p=0.8)@30' (repeatable; "
+            "default AP P@10 nDCG@10 RR Rprec bpref)",
+        ),
+    ] = None,
     per_topic: Annotated[bool, typer.Option("--per-topic", "-q", help="one row per topic as well")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
     trec_eval: Annotated[bool, typer.Option("--trec-eval", help="print trec_eval's own layout")] = False,
-    depth: Annotated[Optional[int], typer.Option("--depth", "-M", min=1,
-                                                 help="keep the first N documents of each topic")] = None,
+    depth: Annotated[
+        Optional[int], typer.Option("--depth", "-M", min=1, help="keep the first N documents of each topic")
+    ] = None,
     float32_scores: Float32Opt = False,
     missing_topics: MissingOpt = MissingTopicsOpt.zero,
     ignore_extra_fields: ExtraOpt = False,
@@ -410,14 +466,22 @@ def evaluate(
     split_tags: SplitOpt = False,
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
-    rel_level: Annotated[Optional[int], typer.Option(
-        "--rel-level", "-l", min=1, help="trec_eval's -l: binary measures (P, R, AP, RR, bpref, ...) count grade >= "
-                                        "this as relevant; graded ones (nDCG, ERR, RBP) keep the grades")] = None,
+    rel_level: Annotated[
+        Optional[int],
+        typer.Option(
+            "--rel-level",
+            "-l",
+            min=1,
+            help="trec_eval's -l: binary measures (P, R, AP, RR, bpref, ...) count grade >= "
+            "this as relevant; graded ones (nDCG, ERR, RBP) keep the grades",
+        ),
+    ] = None,
 ):
     """Score runs against qrels, exactly like trec_eval (its measure names work too: map, P_10, P.10,
     ndcg_cut.10,20, recall.100, P_10(rel=2))."""
-    opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
-                    max_grade)
+    opts = ReadOpts(
+        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade
+    )
     try:
         _check_layout(fmt, trec_eval)
         table = _evaluate(qrels, runs, measure, depth, opts, rel_level)
@@ -439,15 +503,21 @@ def demo(
         from irscale.experiment import transform as do_transform
 
         try:
-            table = _evaluate(path / "qrels.txt", [str(path / "runs")],
-                              ["AP", "P@10", "nDCG@10", "RR", "RBP(p=0.8)@10", "ERR@10", "bpref"],
-                              None, ReadOpts())
+            table = _evaluate(
+                path / "qrels.txt",
+                [str(path / "runs")],
+                ["AP", "P@10", "nDCG@10", "RR", "RBP(p=0.8)@10", "ERR@10", "bpref"],
+                None,
+                ReadOpts(),
+            )
             ranked = do_transform(table.judged, ["AP", "nDCG(base=2)", "RBP(p=0.8)", "RR"], 10, relevance="graded")
         except IrscaleError as e:
             _fail(e)
         _print(table, False, fmt)
-        err.print("[bold]interval scales[/] at N = 10: each measure and its ranked version (phi, SPEC section 3); "
-                  "graded relevance (nDCG and RBP on the 3-level run space; --relevance lenient binarises)")
+        err.print(
+            "[bold]interval scales[/] at N = 10: each measure and its ranked version (phi, SPEC section 3); "
+            "graded relevance (nDCG and RBP on the 3-level run space; --relevance lenient binarises)"
+        )
         _print(ranked, False, fmt)
 
 
@@ -467,9 +537,13 @@ class RelevanceOpt(str, Enum):
     lenient = "lenient"
 
 
-RelevanceArg = Annotated[Optional[RelevanceOpt], typer.Option(
-    help="graded: graded measures on the graded run space; lenient: binarised qrels (grade >= 1 relevant), "
-         "the 2021 paper's protocol for graded collections; default graded, with a note on graded qrels")]
+RelevanceArg = Annotated[
+    Optional[RelevanceOpt],
+    typer.Option(
+        help="graded: graded measures on the graded run space; lenient: binarised qrels (grade >= 1 relevant), "
+        "the 2021 paper's protocol for graded collections; default graded, with a note on graded qrels"
+    ),
+]
 
 
 def _levels(levels: int, relevance) -> int:
@@ -493,31 +567,60 @@ class EngineOpt(str, Enum):
     oracle = "oracle"
 
 
-MaxPairsOpt = Annotated[Optional[int], typer.Option(
-    "--max-pairs", min=1, help="let the split engine produce up to this many (prefix, suffix) pairs (default "
-                               "2^35 = 34359738368, about ten minutes on 2 cores; binary AP at N = 36 needs "
-                               "68719476736): memory stays bounded, the time grows with the pairs")]
-ApproxOpt = Annotated[Optional[float], typer.Option(
-    "--approx", metavar="TOL", help="where no exact engine reaches N (RBP, DCG, nDCG at N = 100, 1000): rank by the "
-                                    "midpoint of certified bounds on the normalised phi, at most TOL wide (e.g. 1e-4), "
-                                    "with a half-width column (those columns are normalised: phi / the number of "
-                                    "distinct values)")]
+MaxPairsOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--max-pairs",
+        min=1,
+        help="let the split engine produce up to this many (prefix, suffix) pairs (default "
+        "2^35 = 34359738368, about ten minutes on 2 cores; binary AP at N = 36 needs "
+        "68719476736): memory stays bounded, the time grows with the pairs",
+    ),
+]
+ApproxOpt = Annotated[
+    Optional[float],
+    typer.Option(
+        "--approx",
+        metavar="TOL",
+        help="where no exact engine reaches N (RBP, DCG, nDCG at N = 100, 1000): rank by the "
+        "midpoint of certified bounds on the normalised phi, at most TOL wide (e.g. 1e-4), "
+        "with a half-width column (those columns are normalised: phi / the number of "
+        "distinct values)",
+    ),
+]
 
 
 @app.command()
 def transform(
     qrels: Annotated[Path, typer.Argument(help="qrels file: qid iter docno grade (plain or .gz)")],
     runs: Annotated[list[str], typer.Argument(help="run files, directories of runs, or glob patterns")],
-    measure: Annotated[Optional[list[str]], typer.Option(
-        "--measure", "-m", help="measure without cutoff, e.g. AP, P, 'RBP(p=0.8)', 'nDCG(base=2)' "
-                                "(repeatable; default: AP P RR)")] = None,
-    N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N: runs are cut at N and "
-                                   "padded with non-relevant documents")] = 30,
-    ties: Annotated[Optional[list[TiesOpt]], typer.Option(
-        help="unq: ranks of distinct values (interval scale); min/max/mid: over all runs (analysis "
-             "only); repeat for several ranked columns from one pass (--ties unq --ties mid)")] = None,
-    normalize: Annotated[bool, typer.Option("--normalize", help="divide ranks by the number of distinct values "
-                                            "(unq) or of runs (min/max/mid)")] = False,
+    measure: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--measure",
+            "-m",
+            help="measure without cutoff, e.g. AP, P, 'RBP(p=0.8)', 'nDCG(base=2)' (repeatable; default: AP P RR)",
+        ),
+    ] = None,
+    N: Annotated[
+        int,
+        typer.Option(
+            "-N", "--depth", min=1, help="run length N: runs are cut at N and padded with non-relevant documents"
+        ),
+    ] = 30,
+    ties: Annotated[
+        Optional[list[TiesOpt]],
+        typer.Option(
+            help="unq: ranks of distinct values (interval scale); min/max/mid: over all runs (analysis "
+            "only); repeat for several ranked columns from one pass (--ties unq --ties mid)"
+        ),
+    ] = None,
+    normalize: Annotated[
+        bool,
+        typer.Option(
+            "--normalize", help="divide ranks by the number of distinct values (unq) or of runs (min/max/mid)"
+        ),
+    ] = False,
     per_topic: Annotated[bool, typer.Option("--per-topic", "-q", help="one row per topic as well")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="output format")] = Format.table,
     trec_eval: Annotated[bool, typer.Option("--trec-eval", help="print trec_eval's own layout")] = False,
@@ -528,8 +631,10 @@ def transform(
     split_tags: SplitOpt = False,
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
-    scheduler: Annotated[Optional[str], typer.Option(
-        help="Dask scheduler address (tcp://host:8786) for building rank maps; default: local threads")] = None,
+    scheduler: Annotated[
+        Optional[str],
+        typer.Option(help="Dask scheduler address (tcp://host:8786) for building rank maps; default: local threads"),
+    ] = None,
     relevance: RelevanceArg = None,
     approx: ApproxOpt = None,
     max_pairs: MaxPairsOpt = None,
@@ -538,22 +643,38 @@ def transform(
     from irscale.experiment import plan_rank_maps
     from irscale.experiment import transform as do_transform
 
-    opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
-                    max_grade)
+    opts = ReadOpts(
+        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade
+    )
     measures = measure or ["AP", "P", "RR"]
     try:
         _check_layout(fmt, trec_eval)
-        judged = _judge(qrels, runs, opts,
-                        plan=lambda levels: plan_rank_maps(measures, N, _levels(levels, relevance), approx,
-                                                           max_pairs, relevance and relevance.value))
+        judged = _judge(
+            qrels,
+            runs,
+            opts,
+            plan=lambda levels: plan_rank_maps(
+                measures, N, _levels(levels, relevance), approx, max_pairs, relevance and relevance.value
+            ),
+        )
         with _Feedback("rank maps (cached after the first time)") as tick:
+
             def step(what, done, total):
                 tick(done, total, what)
 
             strategies = [t.value for t in ties] if ties else ["unq"]
-            out = do_transform(judged, measures, N, strategies if len(strategies) > 1 else strategies[0],
-                               normalize, scheduler=scheduler, relevance=relevance and relevance.value, steps=step,
-                               approx=approx, max_pairs=max_pairs)
+            out = do_transform(
+                judged,
+                measures,
+                N,
+                strategies if len(strategies) > 1 else strategies[0],
+                normalize,
+                scheduler=scheduler,
+                relevance=relevance and relevance.value,
+                steps=step,
+                approx=approx,
+                max_pairs=max_pairs,
+            )
     except IrscaleError as e:
         _fail(e)
     _print(out, per_topic, fmt, trec_eval)
@@ -570,8 +691,9 @@ def transform(
 def rankmap(
     measure: Annotated[str, typer.Argument(help="measure without cutoff, e.g. AP, 'RBP(p=0.8)', 'DCG(base=2)'")],
     N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N")] = 30,
-    levels: Annotated[int, typer.Option(min=2, help="relevance degrees (2 = binary) for graded measures, "
-                                                     "at most 128")] = 2,
+    levels: Annotated[
+        int, typer.Option(min=2, help="relevance degrees (2 = binary) for graded measures, at most 128")
+    ] = 2,
     engine: Annotated[EngineOpt, typer.Option(help="engine (all exact); auto picks the fastest")] = EngineOpt.auto,
     show: Annotated[int, typer.Option(min=0, help="how many of the first and last values to print")] = 5,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="build afresh, do not read or write the cache")] = False,
@@ -588,8 +710,16 @@ def rankmap(
     try:
         check_levels(levels, "--levels")
         with _Feedback(f"rank map {measure} N={N}") as tick:
-            rm = build(measure, N, levels, engine=engine.value, scheduler=scheduler, progress=tick,
-                       cache=not no_cache, max_pairs=max_pairs)
+            rm = build(
+                measure,
+                N,
+                levels,
+                engine=engine.value,
+                scheduler=scheduler,
+                progress=tick,
+                cache=not no_cache,
+                max_pairs=max_pairs,
+            )
     except IrscaleError as e:
         _fail(e)
     seconds = time.perf_counter() - t
@@ -613,9 +743,18 @@ def _run_study(judged, measures, N, tests, alpha, mid, scheduler, relevance=None
     from irscale.study import compare as do_compare
 
     with _Feedback(f"study N={N}") as tick:
-        return do_compare(judged, measures, N, tests, alpha, mid=mid, scheduler=scheduler,
-                          progress=lambda what, done, total: tick(done, total, what),
-                          relevance=relevance and relevance.value, **(extra or {}))
+        return do_compare(
+            judged,
+            measures,
+            N,
+            tests,
+            alpha,
+            mid=mid,
+            scheduler=scheduler,
+            progress=lambda what, done, total: tick(done, total, what),
+            relevance=relevance and relevance.value,
+            **(extra or {}),
+        )
 
 
 @dataclass
@@ -630,25 +769,50 @@ class StudyOpts:
     spacing: bool = False
 
     def kwargs(self) -> dict:
-        return dict(correction=self.correction, across_measures=self.across_measures, baselines=self.baseline or None,
-                    effects=not self.no_effects, measure_free=not self.no_measure_free)
+        return dict(
+            correction=self.correction,
+            across_measures=self.across_measures,
+            baselines=self.baseline or None,
+            effects=not self.no_effects,
+            measure_free=not self.no_measure_free,
+        )
 
 
-CorrectionOpt = Annotated[str, typer.Option(
-    "--correction", help="multiple-comparison correction of each test's p-values over the system pairs: none (the "
-                         "paper), holm, bonferroni, bh (Benjamini-Hochberg)")]
+CorrectionOpt = Annotated[
+    str,
+    typer.Option(
+        "--correction",
+        help="multiple-comparison correction of each test's p-values over the system pairs: none (the "
+        "paper), holm, bonferroni, bh (Benjamini-Hochberg)",
+    ),
+]
 AcrossOpt = Annotated[bool, typer.Option("--across-measures", help="correct over all measures' pairs together")]
-BaselineOpt = Annotated[Optional[list[str]], typer.Option(
-    "--baseline", "-b", help="compare every system with this run (repeatable): differences with bootstrap CIs, "
-                             "effect sizes, raw and corrected p-values")]
+BaselineOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--baseline",
+        "-b",
+        help="compare every system with this run (repeatable): differences with bootstrap CIs, "
+        "effect sizes, raw and corrected p-values",
+    ),
+]
 NoEffectsOpt = Annotated[bool, typer.Option("--no-effects", help="skip each system's mean with its bootstrap CI")]
 NoFreeOpt = Annotated[bool, typer.Option("--no-measure-free", help="skip the measure-free (weak order) view")]
-SpacingOpt = Annotated[bool, typer.Option(
-    "--spacing", help="add spacing plots of every measure from its rank map to the report (seconds per measure)")]
-FiguresOpt = Annotated[bool, typer.Option(
-    "--figures/--no-figures", help="with --out: draw the report's figures (the two tau heatmaps, the significance "
-                                   "changes, the means original vs ranked), embedded in the HTML and written as SVG "
-                                   "and PDF files beside it (about 3 s)")]
+SpacingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--spacing", help="add spacing plots of every measure from its rank map to the report (seconds per measure)"
+    ),
+]
+FiguresOpt = Annotated[
+    bool,
+    typer.Option(
+        "--figures/--no-figures",
+        help="with --out: draw the report's figures (the two tau heatmaps, the significance "
+        "changes, the means original vs ranked), embedded in the HTML and written as SVG "
+        "and PDF files beside it (about 3 s)",
+    ),
+]
 
 
 def _report_figures(study, figures: bool, spacing: bool):
@@ -695,27 +859,43 @@ def _show_study(study, out, figures=None):
             figures = figures()
         files = study.write(out, figures=figures)  # every path written: HTML, Markdown, YAML, CSV, JSON, LaTeX
         drawn = f"; {len(figures)} figure{'s' if len(figures) > 1 else ''} as SVG and PDF files" if figures else ""
-        err.print(f"wrote {len(files)} files to {out} (open report_N{study.N}.html; report_N{study.N}.md "
-                  f"links the rest{drawn})")
+        err.print(
+            f"wrote {len(files)} files to {out} (open report_N{study.N}.html; report_N{study.N}.md "
+            f"links the rest{drawn})"
+        )
 
 
 @app.command()
 def compare(
     qrels: Annotated[Path, typer.Argument(help="qrels file: qid iter docno grade (plain or .gz)")],
     runs: Annotated[list[str], typer.Argument(help="run files, directories of runs, or glob patterns")],
-    measure: Annotated[Optional[list[str]], typer.Option(
-        "--measure", "-m",
-        help="measures (repeatable; a cutoff, if given, must be N; default: the paper's eleven)")] = None,
+    measure: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--measure", "-m", help="measures (repeatable; a cutoff, if given, must be N; default: the paper's eleven)"
+        ),
+    ] = None,
     N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N")] = 30,
-    test: Annotated[Optional[list[str]], typer.Option(
-        "--test", "-t",
-        help="sign, ranksum, signrank, ttest, anova1, kruskal, anova2, friedman (repeatable; default all)")] = None,
+    test: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--test",
+            "-t",
+            help="sign, ranksum, signrank, ttest, anova1, kruskal, anova2, friedman (repeatable; default all)",
+        ),
+    ] = None,
     alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="significance level")] = 0.05,
     no_mid: Annotated[bool, typer.Option("--no-mid", help="skip the mid tie strategy (Table 3)")] = False,
-    out: Annotated[Optional[Path], typer.Option(
-        "--out", "-o", help="write the report into this directory: one self-contained HTML file (report_N<N>.html), "
-                            "Markdown, LaTeX tables, CSV and JSON, the per-topic scores (scores_N<N>.csv) and the "
-                            "provenance")] = None,
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out",
+            "-o",
+            help="write the report into this directory: one self-contained HTML file (report_N<N>.html), "
+            "Markdown, LaTeX tables, CSV and JSON, the per-topic scores (scores_N<N>.csv) and the "
+            "provenance",
+        ),
+    ] = None,
     float32_scores: Float32Opt = False,
     missing_topics: MissingOpt = MissingTopicsOpt.zero,
     ignore_extra_fields: ExtraOpt = False,
@@ -739,8 +919,9 @@ def compare(
     corrections, effect sizes, confidence intervals and the measure-free view; --out writes the report."""
     from irscale.experiment import PAPER_MEASURES
 
-    opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
-                    max_grade)
+    opts = ReadOpts(
+        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade
+    )
     report = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing)
     measures = measure or list(PAPER_MEASURES)
     tests = test or _all_tests()
@@ -749,8 +930,17 @@ def compare(
         _check_correction(correction)
         from irscale.study import plan_study
 
-        plan = plan_study(measures, N, tests, alpha, mid=not no_mid, relevance=relevance and relevance.value,
-                          approx=approx, max_pairs=max_pairs, **report.kwargs())  # every option, before any file
+        plan = plan_study(
+            measures,
+            N,
+            tests,
+            alpha,
+            mid=not no_mid,
+            relevance=relevance and relevance.value,
+            approx=approx,
+            max_pairs=max_pairs,
+            **report.kwargs(),
+        )  # every option, before any file
         _check_out(out)
         judged = _judge(qrels, runs, opts, plan=lambda levels: plan.check_levels(_levels(levels, relevance)))
         study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, {"plan": plan})
@@ -831,22 +1021,30 @@ def study_trec8_like(
     from irscale.report import console as report
     from irscale.report.study import write_index, write_tau_tables
 
-    opts = ReadOpts(float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid,
-                    max_grade)
+    opts = ReadOpts(
+        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade
+    )
     try:
         Ns = [int(x) for x in depths.split(",") if x.strip()]
         if not Ns or min(Ns) < 1:
             raise ValueError
     except ValueError:
-        _fail(IrscaleError(f"--depths must be positive integers separated by commas (for example 5,10,20,30), "
-                           f"not {depths!r}"))
+        _fail(
+            IrscaleError(
+                f"--depths must be positive integers separated by commas (for example 5,10,20,30), not {depths!r}"
+            )
+        )
     measures = list(PAPER_MEASURES)
     extra = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing).kwargs()
     try:
         _check_correction(correction)
         _check_out(out)
-        judged = _judge(qrels, runs, opts, plan=lambda levels: _study_plan(measures, Ns, _levels(levels, relevance),
-                                                                           relevance and relevance.value))
+        judged = _judge(
+            qrels,
+            runs,
+            opts,
+            plan=lambda levels: _study_plan(measures, Ns, _levels(levels, relevance), relevance and relevance.value),
+        )
     except IrscaleError as e:
         _fail(e)
     studies = []
@@ -861,8 +1059,10 @@ def study_trec8_like(
                     files = st.write(out, figures=_report_figures(st, figures, spacing))
                     files += write_tau_tables(studies, out)  # Tables 2 and 3 over the N done so far (CSV, LaTeX)
                     files.append(write_index(studies, out))  # index.html: each N's report, Tables 2 and 3 over N
-                    err.print(f"N = {N}: wrote {len(files)} files to {out} (open index.html: it links the report of "
-                              f"each N and shows Tables 2 and 3 over N = {', '.join(str(x.N) for x in studies)})")
+                    err.print(
+                        f"N = {N}: wrote {len(files)} files to {out} (open index.html: it links the report of "
+                        f"each N and shows Tables 2 and 3 over N = {', '.join(str(x.N) for x in studies)})"
+                    )
             except IrscaleError as e:
                 once.flush()  # the warnings of the N done, before the error
                 if studies and out:
@@ -889,15 +1089,16 @@ def _study_plan(measures, Ns, levels: int, relevance) -> None:
         try:
             plan_rank_maps(measures, N, levels, relevance=relevance)
         except IrscaleError:
-            bad[N] = [m for m in parse_measures(measures, default_cutoff=N)
-                      if exact_reach(m, levels - 1, N + 1) < N]
+            bad[N] = [m for m in parse_measures(measures, default_cutoff=N) if exact_reach(m, levels - 1, N + 1) < N]
     if bad:
         names = list(dict.fromkeys(str(m).split("@")[0] for ms in bad.values() for m in ms))
         reach = min(exact_reach(m, levels - 1, min(bad) + 1) for ms in bad.values() for m in ms)
         graded = " (or binary relevance: --relevance lenient)" if levels > 2 else ""
-        raise IrscaleError(f"--depths: no exact engine ranks {', '.join(names)} at N = {', '.join(map(str, bad))} "
-                           f"on {levels} relevance levels; the study's measures are exact together up to N = "
-                           f"{reach}: use --depths with N of at most {reach}{graded}")
+        raise IrscaleError(
+            f"--depths: no exact engine ranks {', '.join(names)} at N = {', '.join(map(str, bad))} "
+            f"on {levels} relevance levels; the study's measures are exact together up to N = "
+            f"{reach}: use --depths with N of at most {reach}{graded}"
+        )
 
 
 class OrderOpt(str, Enum):
@@ -916,21 +1117,30 @@ def _load_user_measure(spec: str):
     try:
         return getattr(importlib.import_module(mod), fn)
     except (ImportError, AttributeError) as e:
-        raise IrscaleError(f"cannot load user measure {spec!r} ({e}); give it as module:function with the "
-                           "module importable (on PYTHONPATH)") from None
+        raise IrscaleError(
+            f"cannot load user measure {spec!r} ({e}); give it as module:function with the "
+            "module importable (on PYTHONPATH)"
+        ) from None
 
 
 @app.command()
 def inspect(
-    measure: Annotated[str, typer.Argument(
-        help="a measure name ('AP', 'RBP(p=0.8)') or a user function module:function")],
+    measure: Annotated[
+        str, typer.Argument(help="a measure name ('AP', 'RBP(p=0.8)') or a user function module:function")
+    ],
     N: Annotated[int, typer.Option("-N", "--depth", min=1, max=16, help="run length (all runs are enumerated)")] = 10,
     levels: Annotated[int, typer.Option(min=2, max=5, help="relevance degrees (2 = binary)")] = 2,
     order: Annotated[OrderOpt, typer.Option(help="order(s) to check the scale against")] = OrderOpt.all,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="write PNG and SVG pictures here")] = None,
-    theory: Annotated[bool, typer.Option("--theory", help="only what the 2019/2021 papers say about the measure "
-                                         "(the order under which it is interval, ordinal or neither), checked "
-                                         "over every run, with counterexample runs")] = False,
+    theory: Annotated[
+        bool,
+        typer.Option(
+            "--theory",
+            help="only what the 2019/2021 papers say about the measure "
+            "(the order under which it is interval, ordinal or neither), checked "
+            "over every run, with counterexample runs",
+        ),
+    ] = False,
 ):
     """On which scale is a measure, and why? Orders, swap/replacement, balancing, pictures."""
     from rich.console import Console
@@ -940,13 +1150,16 @@ def inspect(
 
     try:
         target = _load_user_measure(measure) if ":" in measure and "(" not in measure else measure
-        if levels > 2 and levels ** N > 3 ** 10:
-            raise IrscaleError(f"{levels} levels and N={N} make {count_text(levels ** N, levels)} runs; use N <= 10 "
-                               "for graded checks")
+        if levels > 2 and levels**N > 3**10:
+            raise IrscaleError(
+                f"{levels} levels and N={N} make {count_text(levels**N, levels)} runs; use N <= 10 for graded checks"
+            )
         if theory:
             if not isinstance(target, str):
-                raise IrscaleError(f"the papers make no statement about a user function ({measure}); drop --theory "
-                                   "for the checks of its scale")
+                raise IrscaleError(
+                    f"the papers make no statement about a user function ({measure}); drop --theory "
+                    "for the checks of its scale"
+                )
             check = ins.verify_theory(target, N, levels)
             Console(width=max(Console().width, 120)).print(theory_check_text(check), soft_wrap=True)
             return

@@ -54,11 +54,11 @@ class TopicStats:
 
     def num_rel(self, rel: int = 1) -> np.ndarray:
         """Recall base: judged documents with grade >= ``rel``, per topic."""
-        return self.level_counts[:, max(rel, 0):].sum(axis=1)
+        return self.level_counts[:, max(rel, 0) :].sum(axis=1)
 
     def num_nonrel(self, rel: int = 1) -> np.ndarray:
         """Judged non-relevant documents (0 <= grade < ``rel``), per topic."""
-        return self.level_counts[:, :max(rel, 0)].sum(axis=1)
+        return self.level_counts[:, : max(rel, 0)].sum(axis=1)
 
     def gain_base(self) -> np.ndarray:
         """Recall base in gain units, sum of the grades of all judged documents."""
@@ -145,7 +145,8 @@ class JudgedRuns:
                 "these "
                 f"runs keep their first {self.kept} (irscale.evaluate scores every rank it reads, then keeps "
                 f"keep_depth={self.kept} of them); evaluate the runs with keep_depth={needed or 'None'}, or score "
-                "it in the evaluate call itself")
+                "it in the evaluate call itself"
+            )
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -159,10 +160,11 @@ class JudgedRuns:
         sentinel = (g == PAD) | (g == UNJUDGED)
         out = np.where(sentinel, g, np.where(g >= rel, 1, 0)).astype(g.dtype)
         lc = self.topics.level_counts
-        counts = np.stack([lc[:, :max(rel, 0)].sum(axis=1), lc[:, max(rel, 0):].sum(axis=1)], axis=1)
+        counts = np.stack([lc[:, : max(rel, 0)].sum(axis=1), lc[:, max(rel, 0) :].sum(axis=1)], axis=1)
         topics = TopicStats(self.topics.names, counts, 1)
-        return JudgedRuns(self.systems, topics, out, self.missing, self.missing_topics, self.depth, self.kept,
-                          self.retrieved)
+        return JudgedRuns(
+            self.systems, topics, out, self.missing, self.missing_topics, self.depth, self.kept, self.retrieved
+        )
 
     @cached_property
     def num_ret(self) -> np.ndarray:
@@ -197,6 +199,8 @@ def _index(qrels: Qrels) -> _QrelsIndex:
 JUDGE_BLOCK = 1 << 21  # records looked up at a time: temporaries stay near 100 MB on any run
 
 JUDGE_SPREAD = 8  # the compiled pass's hash tables are at most 1/JUDGE_SPREAD full
+
+
 def _judge_kernels():
     """The judging pass compiled with numba, or None where numba is missing (the pandas
     hash index of :func:`_index` serves). One pass over the run's docnos and no temporary
@@ -317,8 +321,19 @@ def judge_run(run: Run, qrels: Qrels, depth: int | None = None) -> tuple[np.ndar
             qdocs = np.ascontiguousarray(qdocs[:, :w])
         elif W < w:
             qdocs = np.concatenate([qdocs, np.zeros((len(qdocs), w - W), dtype=np.uint8)], axis=1)
-        kernels(docs, run.offsets[:-1].astype(np.int64), sizes.astype(np.int64), pos_c.astype(np.int64), qdocs,
-                fits, _topic_starts(qrels), qrels.grade, out, UNJUDGED, JUDGE_SPREAD)
+        kernels(
+            docs,
+            run.offsets[:-1].astype(np.int64),
+            sizes.astype(np.int64),
+            pos_c.astype(np.int64),
+            qdocs,
+            fits,
+            _topic_starts(qrels),
+            qrels.grade,
+            out,
+            UNJUDGED,
+            JUDGE_SPREAD,
+        )
         return out, missing, extra
     # blocks of whole topics, about JUDGE_BLOCK records each (a topic larger than that alone)
     ends = np.cumsum(sizes)
@@ -383,8 +398,11 @@ def grade_scale(qrels: Qrels, max_grade: int | None = None) -> int:
         if len(above):
             line, grade = _first_line_above(qrels, max_grade)
             where = f"{qrels.path}:{line}" if line else qrels.path
-            warn(f"{where}: {len(above):,} judgement(s) have a grade above --max-grade {max_grade} (the first: "
-                 f"{grade}); they count as grade {max_grade}", stacklevel=3)
+            warn(
+                f"{where}: {len(above):,} judgement(s) have a grade above --max-grade {max_grade} (the first: "
+                f"{grade}); they count as grade {max_grade}",
+                stacklevel=3,
+            )
         return max_grade
     if len(grades) == 0:
         return 1
@@ -396,8 +414,11 @@ def grade_scale(qrels: Qrels, max_grade: int | None = None) -> int:
         if top - nxt > 10 or (share < 0.01 and top - nxt > 1):
             i = int(np.flatnonzero(qrels.grade == top)[0])
             many = "s" if counts[-1] != 1 else ""
-            warn(f"{_where(qrels, i)}: top grade {top} ({int(counts[-1]):,} judgement{many}) is {top - nxt} above the "
-                 f"next ({nxt}) and scales RBP, ERR, gP; a typo? else --max-grade {nxt} caps it", stacklevel=3)
+            warn(
+                f"{_where(qrels, i)}: top grade {top} ({int(counts[-1]):,} judgement{many}) is {top - nxt} above the "
+                f"next ({nxt}) and scales RBP, ERR, gP; a typo? else --max-grade {nxt} caps it",
+                stacklevel=3,
+            )
     return max(top, 1)
 
 
@@ -416,7 +437,7 @@ def _qrels_lines(qrels: Qrels):
     except (IrscaleError, OSError):
         return
     if data.startswith(BOM):
-        data = data[len(BOM):]
+        data = data[len(BOM) :]
     for n, line in enumerate(data.split(b"\n"), 1):
         f = line.split()
         if len(f) >= 4 and not f[0].startswith(b"#"):
@@ -467,8 +488,11 @@ def topic_stats(qrels: Qrels, max_grade: int | None = None) -> TopicStats:
     stats = TopicStats.from_qrels(qrels, grade_scale(qrels, max_grade))
     empty = [stats.names[t] for t in np.flatnonzero(stats.num_rel(1) == 0)]
     if empty:
-        warn(f"{len(empty)} qrels topic(s) have no relevant document; they score 0 on recall-based measures and "
-             f"count in means: {_short(empty, 3)}", stacklevel=3)
+        warn(
+            f"{len(empty)} qrels topic(s) have no relevant document; they score 0 on recall-based measures and "
+            f"count in means: {_short(empty, 3)}",
+            stacklevel=3,
+        )
     return stats
 
 
@@ -490,13 +514,17 @@ def warn_no_relevant(measures, stats: TopicStats) -> None:
             continue
         what = ", ".join(names)
         if len(empty) == len(stats.names):
-            warn(f"{what}: no topic has a document of grade >= {rel} (the top grade is {stats.max_grade}), so "
-                 f"{'they score' if len(names) > 1 else 'it scores'} 0 everywhere; use rel={stats.max_grade} or less",
-                 stacklevel=3)
+            warn(
+                f"{what}: no topic has a document of grade >= {rel} (the top grade is {stats.max_grade}), so "
+                f"{'they score' if len(names) > 1 else 'it scores'} 0 everywhere; use rel={stats.max_grade} or less",
+                stacklevel=3,
+            )
         else:
-            warn(f"{what}: {len(new)} qrels topic(s) have no document of grade >= {rel}; "
-                 f"{'they score' if len(names) > 1 else 'it scores'} 0 there, counted in means: {_short(new, 3)}",
-                 stacklevel=3)
+            warn(
+                f"{what}: {len(new)} qrels topic(s) have no document of grade >= {rel}; "
+                f"{'they score' if len(names) > 1 else 'it scores'} 0 there, counted in means: {_short(new, 3)}",
+                stacklevel=3,
+            )
 
 
 def _by_rel(measures) -> dict[int, list[str]]:
@@ -509,8 +537,9 @@ def _by_rel(measures) -> dict[int, list[str]]:
     return out
 
 
-def stack(judged, qrels: Qrels, stats: TopicStats, *, depth: int | None, missing_topics: str,
-          seen: dict[str, str]) -> JudgedRuns:
+def stack(
+    judged, qrels: Qrels, stats: TopicStats, *, depth: int | None, missing_topics: str, seen: dict[str, str]
+) -> JudgedRuns:
     """:func:`assemble` for some of the runs: each run checked (see there) and their
     grades stacked; ``seen`` maps the names of the runs before them to their files (and
     gains theirs), so names stay unique across calls."""
@@ -521,30 +550,40 @@ def stack(judged, qrels: Qrels, stats: TopicStats, *, depth: int | None, missing
         if name in seen:
             first = seen[name]
             if first == path:
-                raise PolicyError(f"{path} is given more than once (run names must be unique); name each run file "
-                                  "once")
-            raise PolicyError(f"two runs are named {name!r} ({first}, {path}); run names come from the tag column "
-                              "(6th field) and must be unique: change the tag in all but one of these files")
+                raise PolicyError(f"{path} is given more than once (run names must be unique); name each run file once")
+            raise PolicyError(
+                f"two runs are named {name!r} ({first}, {path}); run names come from the tag column "
+                "(6th field) and must be unique: change the tag in all but one of these files"
+            )
         seen[name] = path
         if len(miss) == len(qrels.topics):
-            raise InputFormatError(path, None, f"run {name!r} shares no topic with the qrels "
-                                               f"({qrels.path}); check that they belong to the same collection")
+            raise InputFormatError(
+                path,
+                None,
+                f"run {name!r} shares no topic with the qrels "
+                f"({qrels.path}); check that they belong to the same collection",
+            )
         if extra:
             extras[name] = extra
         if miss:
             if missing_topics == "error":
-                raise PolicyError(f"run {name!r} ({path}) has no results for qrels topic(s) "
-                                  f"{_short(miss)}; to score them 0 (trec_eval -c) pass missing_topics='zero' "
-                                  "(CLI --missing-topics zero), to leave them out pass 'drop' "
-                                  "(--missing-topics drop)")
+                raise PolicyError(
+                    f"run {name!r} ({path}) has no results for qrels topic(s) "
+                    f"{_short(miss)}; to score them 0 (trec_eval -c) pass missing_topics='zero' "
+                    "(CLI --missing-topics zero), to leave them out pass 'drop' "
+                    "(--missing-topics drop)"
+                )
             lacking[name] = miss
         mats.append(m)
         missing[name] = miss
         names.append(name)
     what = "scored 0" if missing_topics == "zero" else "left out of its scores"
     _warn_topics(extras, ": ignoring {k} topic(s) absent from the qrels", "have topics absent from the qrels (ignored)")
-    _warn_topics(lacking, " has no results for {k} qrels topic(s), " + what,
-                 "have no results for some qrels topics, " + what.replace("its", "their"))
+    _warn_topics(
+        lacking,
+        " has no results for {k} qrels topic(s), " + what,
+        "have no results for some qrels topics, " + what.replace("its", "their"),
+    )
     D = max(m.shape[1] for m in mats) if mats else 1
     grades = np.full((len(mats), len(qrels.topics), D), PAD, dtype=np.int16)
     for i, m in enumerate(mats):
@@ -559,7 +598,7 @@ def _warn_topics(by_run: dict[str, list[str]], one: str, several: str) -> None:
     if not by_run:
         return
     if len(by_run) == 1:
-        (name, topics), = by_run.items()
+        ((name, topics),) = by_run.items()
         warn(f"run {name!r}{one.format(k=len(topics))}: {_short(topics, 3)}", stacklevel=4)
         return
     shown = ", ".join(f"{n} ({len(t)})" for n, t in list(by_run.items())[:3])

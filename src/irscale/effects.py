@@ -102,36 +102,51 @@ from irscale.errors import ArgumentError, check_choice, warn
 from irscale.stats import MULTI, PAIRWISE, TESTS, _as_matrix, pair_index, run_test
 from irscale.validate import flag, integer, level
 
-__all__ = ["CORRECTIONS", "SnappedMean", "correct", "correct_families", "d_z", "pairwise", "rank_biserial",
-           "system_means"]
+__all__ = [
+    "CORRECTIONS",
+    "SnappedMean",
+    "correct",
+    "correct_families",
+    "d_z",
+    "pairwise",
+    "rank_biserial",
+    "system_means",
+]
 
 CORRECTIONS = ("none", "holm", "bonferroni", "bh")
 _STATSMODELS = {"holm": "holm", "bonferroni": "bonferroni", "bh": "fdr_bh"}
-CORRECTION_NAMES = {"none": "no correction", "holm": "Holm (family-wise error rate)",
-                    "bonferroni": "Bonferroni (family-wise error rate)",
-                    "bh": "Benjamini-Hochberg (false discovery rate)"}
+CORRECTION_NAMES = {
+    "none": "no correction",
+    "holm": "Holm (family-wise error rate)",
+    "bonferroni": "Bonferroni (family-wise error rate)",
+    "bh": "Benjamini-Hochberg (false discovery rate)",
+}
 
 N_RESAMPLES = 9999  # scipy.stats.bootstrap's default
 CI_AUTO_MAX = 2000  # ci=None computes intervals for at most this many comparisons
 MEAN_DECIMALS = 12  # bootstrap means are rounded to 1e-12 of the score scale (see SnappedMean)
 CONSTANT_TOL = 1e-9  # differences with sd <= CONSTANT_TOL * max|X| are constant (float noise)
-_CHUNK_BYTES = 256 * 2 ** 20  # the (chunk, n_resamples, topics) resample array of one scipy call
+_CHUNK_BYTES = 256 * 2**20  # the (chunk, n_resamples, topics) resample array of one scipy call
 
 
 # -- multiple-comparison corrections -----------------------------------------------------------------
+
 
 def _pvalues(pvalues, name: str = "pvalues") -> np.ndarray:
     """``pvalues`` as a float64 array of values in [0, 1] or NaN."""
     try:
         p = np.array(pvalues, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ArgumentError(f"{name} must be an array of p-values (numbers in [0, 1] or NaN), "
-                            f"not {type(pvalues).__name__}") from None
+        raise ArgumentError(
+            f"{name} must be an array of p-values (numbers in [0, 1] or NaN), not {type(pvalues).__name__}"
+        ) from None
     bad = ~np.isnan(p) & ~((p >= 0) & (p <= 1))
     if bad.any():
         where = tuple(int(k) for k in np.argwhere(bad)[0]) if p.ndim else ()
-        raise ArgumentError(f"{name} must hold p-values in [0, 1] (or NaN for a test not run); "
-                            f"{int(bad.sum())} are not, the first {float(p[bad][0])!r} at index {where}")
+        raise ArgumentError(
+            f"{name} must hold p-values in [0, 1] (or NaN for a test not run); "
+            f"{int(bad.sum())} are not, the first {float(p[bad][0])!r} at index {where}"
+        )
     return p
 
 
@@ -182,17 +197,21 @@ def correct_families(families, method: str = "holm", alpha: float = 0.05):
     if isinstance(families, Mapping):
         keys, families = list(families), list(families.values())
     elif isinstance(families, np.ndarray) or not isinstance(families, Sequence) or isinstance(families, str):
-        raise ArgumentError("families must be a list of p-value arrays (one per family) or a dict "
-                            f"name -> p-value array, not {type(families).__name__}; "
-                            "for a single family use correct()")
-    arrays = [_pvalues(p, f"families[{k!r}]" if keys else f"families[{n}]")
-              for n, (k, p) in enumerate(zip(keys or range(len(families)), families))]
+        raise ArgumentError(
+            "families must be a list of p-value arrays (one per family) or a dict "
+            f"name -> p-value array, not {type(families).__name__}; "
+            "for a single family use correct()"
+        )
+    arrays = [
+        _pvalues(p, f"families[{k!r}]" if keys else f"families[{n}]")
+        for n, (k, p) in enumerate(zip(keys or range(len(families)), families))
+    ]
     flat = np.concatenate([a.ravel() for a in arrays]) if arrays else np.empty(0)
     adj, rej = correct(flat, method, alpha)
     out_adj, out_rej, start = [], [], 0
     for a in arrays:
-        out_adj.append(adj[start:start + a.size].reshape(a.shape))
-        out_rej.append(rej[start:start + a.size].reshape(a.shape))
+        out_adj.append(adj[start : start + a.size].reshape(a.shape))
+        out_rej.append(rej[start : start + a.size].reshape(a.shape))
         start += a.size
     if keys is not None:
         return dict(zip(keys, out_adj)), dict(zip(keys, out_rej))
@@ -200,6 +219,7 @@ def correct_families(families, method: str = "holm", alpha: float = 0.05):
 
 
 # -- effect sizes ------------------------------------------------------------------------------------
+
 
 def _constant(d: np.ndarray, scale) -> tuple[np.ndarray, np.ndarray]:
     """Per column of d (topics x K): whether the values are constant up to float noise, and
@@ -253,6 +273,7 @@ def rank_biserial(d, scale: float | None = None) -> np.ndarray:
 
 
 # -- bootstrap confidence intervals ----------------------------------------------------------------
+
 
 class SnappedMean:
     """The bootstrap statistic: ``np.mean`` along ``axis``, rounded to 12 decimals below the
@@ -312,9 +333,17 @@ def _bca(series: np.ndarray, scale, confidence: float, n_resamples: int, seed: i
     step = max(1, _CHUNK_BYTES // (n_resamples * T * 8))
     statistic = SnappedMean(1.0)
     for s in range(0, len(todo), step):
-        rows = todo[s:s + step]
-        res = sps.bootstrap((scaled[rows],), statistic, n_resamples=n_resamples, vectorized=True, axis=-1,
-                            confidence_level=confidence, method="BCa", rng=np.random.default_rng(seed))
+        rows = todo[s : s + step]
+        res = sps.bootstrap(
+            (scaled[rows],),
+            statistic,
+            n_resamples=n_resamples,
+            vectorized=True,
+            axis=-1,
+            confidence_level=confidence,
+            method="BCa",
+            rng=np.random.default_rng(seed),
+        )
         lo[rows], hi[rows] = res.confidence_interval
         lo[rows] *= unit[rows]
         hi[rows] *= unit[rows]
@@ -322,6 +351,7 @@ def _bca(series: np.ndarray, scale, confidence: float, n_resamples: int, seed: i
 
 
 # -- argument checks -----------------------------------------------------------------------------------
+
 
 def _named_matrix(X, names) -> tuple[np.ndarray, tuple[str, ...]]:
     """A complete topics x systems float matrix (two topics and two systems at least) and
@@ -335,11 +365,15 @@ def _named_matrix(X, names) -> tuple[np.ndarray, tuple[str, ...]]:
             raise ArgumentError(f"names must be a list of {S} system names, not {type(names).__name__}")
         names = tuple(names)
         if not all(isinstance(n, str) for n in names):
-            raise ArgumentError("names must be strings (system names), got "
-                                f"{next(type(n).__name__ for n in names if not isinstance(n, str))}")
+            raise ArgumentError(
+                "names must be strings (system names), got "
+                f"{next(type(n).__name__ for n in names if not isinstance(n, str))}"
+            )
         if hasattr(X, "columns") and names != own:
-            raise ArgumentError("names= is for a 2-D array; a DataFrame's columns name its systems "
-                                "(rename the columns instead, or pass X.to_numpy() with names=)")
+            raise ArgumentError(
+                "names= is for a 2-D array; a DataFrame's columns name its systems "
+                "(rename the columns instead, or pass X.to_numpy() with names=)"
+            )
         if len(names) != S:
             raise ArgumentError(f"names must name the {S} systems (columns of X), got {len(names)} names")
     if len(set(names)) != len(names):
@@ -348,19 +382,23 @@ def _named_matrix(X, names) -> tuple[np.ndarray, tuple[str, ...]]:
     bad = ~np.isfinite(M)
     if bad.any():
         t, s = np.argwhere(bad)[0]
-        raise ArgumentError(f"X must be a complete matrix of finite scores; {int(bad.sum())} entries are NaN or "
-                            f"infinite, the first at topic row {int(t)}, system {names[s]!r}. Drop the incomplete "
-                            "topics (X.dropna()) or score missing runs as 0 (trec_eval -c) first")
+        raise ArgumentError(
+            f"X must be a complete matrix of finite scores; {int(bad.sum())} entries are NaN or "
+            f"infinite, the first at topic row {int(t)}, system {names[s]!r}. Drop the incomplete "
+            "topics (X.dropna()) or score missing runs as 0 (trec_eval -c) first"
+        )
     if M.shape[0] < 2:
-        raise ArgumentError(f"X needs at least two topics (rows) for a standard deviation and a bootstrap, "
-                            f"got {M.shape[0]}")
+        raise ArgumentError(
+            f"X needs at least two topics (rows) for a standard deviation and a bootstrap, got {M.shape[0]}"
+        )
     return M, names
 
 
 def _resampling(confidence, n_resamples, seed) -> tuple[float, int, int]:
     if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) or not 0 < float(confidence) < 1:
-        raise ArgumentError(f"confidence must be a number strictly between 0 and 1 (for example 0.95), "
-                            f"not {confidence!r}")
+        raise ArgumentError(
+            f"confidence must be a number strictly between 0 and 1 (for example 0.95), not {confidence!r}"
+        )
     n_resamples = integer("n_resamples", n_resamples, minimum=1)
     seed = integer("seed", seed, minimum=0, none=True)
     if seed is None:  # fresh entropy, recorded so that the result can be reproduced
@@ -398,9 +436,19 @@ def _comparisons(names: tuple[str, ...], baselines) -> tuple[np.ndarray, np.ndar
 
 # -- pairwise comparisons ------------------------------------------------------------------------------
 
-def pairwise(X, test: str = "ttest", alpha: float = 0.05, correction: str = "none", baselines=None,
-             names=None, confidence: float = 0.95, n_resamples: int = N_RESAMPLES, seed: int | None = 0,
-             ci: bool | None = None):
+
+def pairwise(
+    X,
+    test: str = "ttest",
+    alpha: float = 0.05,
+    correction: str = "none",
+    baselines=None,
+    names=None,
+    confidence: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    seed: int | None = 0,
+    ci: bool | None = None,
+):
     """Compare systems pair by pair on a topics x systems matrix ``X``: one row per pair.
 
     ``baselines=None`` compares every pair ``i < j`` (``stats.pair_index`` order). A list
@@ -453,10 +501,12 @@ def pairwise(X, test: str = "ttest", alpha: float = 0.05, correction: str = "non
     alpha = level("alpha", alpha)
     correction = check_choice("correction", correction, CORRECTIONS)
     if test in MULTI and correction != "none":
-        raise ArgumentError(f"test {test!r} is a Tukey-type multiple comparison: its p-values are already "
-                            f"adjusted over all pairs of systems (studentized range), so correction must be "
-                            f"'none', not {correction!r}; for a Holm or BH correction use a pairwise test "
-                            f"({', '.join(repr(t) for t in PAIRWISE)})")
+        raise ArgumentError(
+            f"test {test!r} is a Tukey-type multiple comparison: its p-values are already "
+            f"adjusted over all pairs of systems (studentized range), so correction must be "
+            f"'none', not {correction!r}; for a Holm or BH correction use a pairwise test "
+            f"({', '.join(repr(t) for t in PAIRWISE)})"
+        )
     confidence, n_resamples, seed = _resampling(confidence, n_resamples, seed)
     if ci is not None:
         ci = flag("ci", ci)
@@ -465,8 +515,11 @@ def pairwise(X, test: str = "ttest", alpha: float = 0.05, correction: str = "non
     if ci is None:
         ci = P <= CI_AUTO_MAX
         if not ci:
-            warn(f"pairwise: no confidence intervals for {P:,} comparisons (more than {CI_AUTO_MAX:,}): ci_low and "
-                 "ci_high are NaN; ci=True computes them, ci=False skips them silently", stacklevel=2)
+            warn(
+                f"pairwise: no confidence intervals for {P:,} comparisons (more than {CI_AUTO_MAX:,}): ci_low and "
+                "ci_high are NaN; ci=True computes them, ci=False skips them silently",
+                stacklevel=2,
+            )
 
     S = M.shape[1]
     scale = float(np.max(np.abs(M))) or 1.0  # the signed-rank tie grid of stats.run_test (and rank_biserial)
@@ -491,20 +544,40 @@ def pairwise(X, test: str = "ttest", alpha: float = 0.05, correction: str = "non
     if ci:
         lo, hi = _bca(Dt, own, confidence, n_resamples, seed)
 
-    df = pd.DataFrame({
-        "system_1": [names[x] for x in a], "system_2": [names[x] for x in b],
-        "mean_1": means[a], "mean_2": means[b], "diff": Dt.mean(axis=1),
-        "ci_low": lo, "ci_high": hi,
-        "d_z": d_z(D, np.where(own > 0, own, 1.0)), "rank_biserial": rank_biserial(D, scale),
-        "statistic": stat, "p_value": p, "p_adjusted": p_adj, "significant": sig,
-    })
-    df.attrs.update({"test": test, "method": res.method, "correction": correction,
-                     "correction_method": CORRECTION_NAMES[correction], "alpha": alpha,
-                     "baselines": None if baselines is None else list([baselines] if isinstance(baselines, str)
-                                                                      else baselines),
-                     "ci": bool(ci), "confidence": confidence, "n_resamples": n_resamples, "seed": seed,
-                     "ci_method": "paired BCa bootstrap of the mean difference (scipy.stats.bootstrap), topics "
-                                  "resampled", "n_topics": int(M.shape[0]), "irscale_version": __version__})
+    df = pd.DataFrame(
+        {
+            "system_1": [names[x] for x in a],
+            "system_2": [names[x] for x in b],
+            "mean_1": means[a],
+            "mean_2": means[b],
+            "diff": Dt.mean(axis=1),
+            "ci_low": lo,
+            "ci_high": hi,
+            "d_z": d_z(D, np.where(own > 0, own, 1.0)),
+            "rank_biserial": rank_biserial(D, scale),
+            "statistic": stat,
+            "p_value": p,
+            "p_adjusted": p_adj,
+            "significant": sig,
+        }
+    )
+    df.attrs.update(
+        {
+            "test": test,
+            "method": res.method,
+            "correction": correction,
+            "correction_method": CORRECTION_NAMES[correction],
+            "alpha": alpha,
+            "baselines": None if baselines is None else list([baselines] if isinstance(baselines, str) else baselines),
+            "ci": bool(ci),
+            "confidence": confidence,
+            "n_resamples": n_resamples,
+            "seed": seed,
+            "ci_method": "paired BCa bootstrap of the mean difference (scipy.stats.bootstrap), topics resampled",
+            "n_topics": int(M.shape[0]),
+            "irscale_version": __version__,
+        }
+    )
     return df
 
 
@@ -527,7 +600,14 @@ def system_means(X, names=None, confidence: float = 0.95, n_resamples: int = N_R
     confidence, n_resamples, seed = _resampling(confidence, n_resamples, seed)
     lo, hi = _bca(M.T, np.abs(M).max(axis=0), confidence, n_resamples, seed)
     df = pd.DataFrame({"system": list(names), "mean": M.mean(axis=0), "ci_low": lo, "ci_high": hi})
-    df.attrs.update({"confidence": confidence, "n_resamples": n_resamples, "seed": seed,
-                     "ci_method": "BCa bootstrap of the mean (scipy.stats.bootstrap), topics resampled",
-                     "n_topics": int(M.shape[0]), "irscale_version": __version__})
+    df.attrs.update(
+        {
+            "confidence": confidence,
+            "n_resamples": n_resamples,
+            "seed": seed,
+            "ci_method": "BCa bootstrap of the mean (scipy.stats.bootstrap), topics resampled",
+            "n_topics": int(M.shape[0]),
+            "irscale_version": __version__,
+        }
+    )
     return df

@@ -15,9 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = [
-    "IrscaleError", "InputFormatError", "MeasureError", "UnknownMeasureError", "PolicyError",
-    "IrscaleWarning", "GUIDE", "warn", "show", "check_choice",
+    "IrscaleError",
+    "InputFormatError",
+    "MeasureError",
+    "UnknownMeasureError",
+    "PolicyError",
+    "IrscaleWarning",
+    "GUIDE",
+    "warn",
+    "show",
+    "check_choice",
 ]
+
 
 class IrscaleError(Exception):
     """Base class of every error that irscale reports to a user (bad input, bad option).
@@ -225,8 +234,11 @@ def check_choice(name: str, value, allowed: Sequence[str]) -> str:
     msg = f"{name} must be one of {choices}, not {show(repr(value))}"
     if isinstance(value, str):
         lowered = {a.lower(): a for a in allowed}
-        close = [lowered[value.lower()]] if value.lower() in lowered else \
-            difflib.get_close_matches(value, list(allowed), n=1, cutoff=0.6)
+        close = (
+            [lowered[value.lower()]]
+            if value.lower() in lowered
+            else difflib.get_close_matches(value, list(allowed), n=1, cutoff=0.6)
+        )
         if close:
             msg += f"; did you mean {close[0]!r}?"
     raise PolicyError(msg)

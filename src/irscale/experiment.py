@@ -90,12 +90,18 @@ class ScoreTable:
         import pandas as pd
 
         M, S, T = self.values.shape
-        return pd.DataFrame({
-            "system": np.repeat(np.array(self.systems, dtype=object), T).tolist() * M,
-            "topic": list(self.topics) * (S * M),
-            "measure": np.repeat(np.array([str(m) for m in self.measures], dtype=object), S * T),
-            "value": self.values.reshape(-1),
-        }).dropna(subset=["value"]).reset_index(drop=True)
+        return (
+            pd.DataFrame(
+                {
+                    "system": np.repeat(np.array(self.systems, dtype=object), T).tolist() * M,
+                    "topic": list(self.topics) * (S * M),
+                    "measure": np.repeat(np.array([str(m) for m in self.measures], dtype=object), S * T),
+                    "value": self.values.reshape(-1),
+                }
+            )
+            .dropna(subset=["value"])
+            .reset_index(drop=True)
+        )
 
     def mean(self):
         """Mean over topics: DataFrame indexed by system, one column per measure
@@ -111,8 +117,9 @@ class ScoreTable:
 
         with np.errstate(invalid="ignore"):
             means = np.nanmean(self.values, axis=2) if np.isnan(self.values).any() else self.values.mean(axis=2)
-        return pd.DataFrame(means.T, index=pd.Index(self.systems, name="system"),
-                            columns=[str(m) for m in self.measures])
+        return pd.DataFrame(
+            means.T, index=pd.Index(self.systems, name="system"), columns=[str(m) for m in self.measures]
+        )
 
     def records(self, system: str | None = None):
         """Per-topic values of one system as ir_measures-style ``Metric(query_id, measure,
@@ -134,8 +141,9 @@ class ScoreTable:
         import pandas as pd
 
         m = self.index(measure)
-        return pd.DataFrame(self.values[m].T, index=pd.Index(self.topics, name="topic"),
-                            columns=pd.Index(self.systems, name="system"))
+        return pd.DataFrame(
+            self.values[m].T, index=pd.Index(self.topics, name="topic"), columns=pd.Index(self.systems, name="system")
+        )
 
     def index(self, measure: str | Measure) -> int:
         from irscale.measures import parse_measure
@@ -153,7 +161,7 @@ class ScoreTable:
 _WARNED_NOT_INTERVAL: set[str] = set()
 
 
-WARN_CHECK_RUNS = 2 ** 12  # runs the warnings check a measure without a statement on at most (cheap)
+WARN_CHECK_RUNS = 2**12  # runs the warnings check a measure without a statement on at most (cheap)
 
 
 def not_interval(table: ScoreTable) -> dict[str, tuple[int, object]]:
@@ -220,8 +228,9 @@ class NotMeaningfulWarning(IrscaleWarning):
 
         Ns = sorted({n for v in self.at.values() for n in v})
         some = "some of " if any(v != Ns for v in self.at.values()) else ""  # not every measure at every N
-        where = (f"on runs of up to {self.longest} documents" if self.longest else
-                 f"at {some}N = " + ", ".join(map(str, Ns)))
+        where = (
+            f"on runs of up to {self.longest} documents" if self.longest else f"at {some}N = " + ", ".join(map(str, Ns))
+        )
         plural = self.what.endswith("s") or "/" in self.what  # means, ttest/anova1 (the verb agrees with them)
         head = f"{self.what} of "
         tail = f" {'are' if plural else 'is'} not meaningful {where} (not interval); {self.advice} ({GUIDE})"
@@ -241,8 +250,7 @@ def _transform_advice(measures, N: int, table: ScoreTable) -> str:
 
     def reach(n: int, lv: int) -> bool:
         try:
-            plan_rank_maps([dataclasses.replace(m, cutoff=n) if hasattr(m, "cutoff") else m for m in measures], n,
-                           lv)
+            plan_rank_maps([dataclasses.replace(m, cutoff=n) if hasattr(m, "cutoff") else m for m in measures], n, lv)
         except (IrscaleError, TypeError, ValueError):
             return False
         return True
@@ -255,22 +263,22 @@ def _transform_advice(measures, N: int, table: ScoreTable) -> str:
     return "ranked versions: see the guide's Long runs"
 
 
-def warn_not_interval(table: ScoreTable, what: str, names=None, advice: str | None = None,
-                      stacklevel: int = 3) -> None:
+def warn_not_interval(table: ScoreTable, what: str, names=None, advice: str | None = None, stacklevel: int = 3) -> None:
     """Warn, once per measure and process, that ``what`` (means, t tests, ANOVA) of the
     measures of ``table`` that are not interval scales are not meaningful, in one line
     (:class:`NotMeaningfulWarning`): the measures by name without their cutoff, the N
     (the cutoff; the longest run where a measure has none) and ``advice`` (default: the
     command that gives their ranked versions). ``names``: only these measures."""
-    bad = {k: v for k, v in not_interval(table).items()
-           if k not in _WARNED_NOT_INTERVAL and (names is None or k in names)}
+    bad = {
+        k: v for k, v in not_interval(table).items() if k not in _WARNED_NOT_INTERVAL and (names is None or k in names)
+    }
     if not bad:
         return
     _WARNED_NOT_INTERVAL.update(bad)
     cut = all(name.endswith(f"@{N}") for name, (N, _) in bad.items())  # every one named at its cutoff N
     at: dict[str, list[int]] = {}
     for name, (N, _said) in bad.items():  # at their cutoffs: named without it (N is said); else as they are
-        at.setdefault(name[:-len(f"@{N}")] if cut else name, []).append(N)
+        at.setdefault(name[: -len(f"@{N}")] if cut else name, []).append(N)
     N = max(n for n, _ in bad.values())
     longest = 0 if cut else max(n for name, (n, _) in bad.items() if not name.endswith(f"@{n}"))
     advice = advice or _transform_advice([m for m in table.measures if str(m) in bad], N, table)
@@ -304,8 +312,16 @@ KEEP_DEPTH = 100  # ranks of each run a ScoreTable keeps for transform and compa
 STREAM_RUNS = 16  # runs scored together as they are read
 
 
-def _score_stream(stream, qrels: Qrels, ms: list, *, depth: int | None, missing_topics: str,
-                  max_grade: int | None, keep_depth: int | None) -> ScoreTable:
+def _score_stream(
+    stream,
+    qrels: Qrels,
+    ms: list,
+    *,
+    depth: int | None,
+    missing_topics: str,
+    max_grade: int | None,
+    keep_depth: int | None,
+) -> ScoreTable:
     """Score judged runs ``STREAM_RUNS`` at a time as they arrive, keeping of each run its
     scores, its first ``keep_depth`` grades and its number of documents retrieved: memory
     grows with one run's size (times ``STREAM_RUNS``) and the kept grades, not with every
@@ -331,13 +347,22 @@ def _score_stream(stream, qrels: Qrels, ms: list, *, depth: int | None, missing_
     grades = np.full((len(names), len(stats), width), PAD, dtype=np.int16)
     s = 0
     for k in kept:
-        grades[s:s + len(k), :, :k.shape[2]] = k
+        grades[s : s + len(k), :, : k.shape[2]] = k
         s += len(k)
     cut = keep_depth is not None and deepest > keep_depth
-    judged = JudgedRuns(tuple(names), stats, grades, missing, missing_topics, depth,
-                        keep_depth if cut else None, np.concatenate(retrieved) if cut else None)
-    return ScoreTable(tuple(ms), judged.systems, stats.names, np.concatenate(values, axis=1),
-                      _provenance(judged, ms), judged)
+    judged = JudgedRuns(
+        tuple(names),
+        stats,
+        grades,
+        missing,
+        missing_topics,
+        depth,
+        keep_depth if cut else None,
+        np.concatenate(retrieved) if cut else None,
+    )
+    return ScoreTable(
+        tuple(ms), judged.systems, stats.names, np.concatenate(values, axis=1), _provenance(judged, ms), judged
+    )
 
 
 def _with_end(stream):
@@ -355,11 +380,16 @@ def expand_run_paths(items: Sequence[str | os.PathLike]) -> list[Path]:
             files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
             subdirs = sorted(f.name for f in p.iterdir() if f.is_dir() and not f.name.startswith("."))
             if subdirs:
-                warn(f"{p}: subdirectories are not read ({', '.join(subdirs[:2])}{', ...' if len(subdirs) > 2 else ''}"
-                     f"); name them too to read their runs", stacklevel=3)
+                warn(
+                    f"{p}: subdirectories are not read ({', '.join(subdirs[:2])}{', ...' if len(subdirs) > 2 else ''}"
+                    f"); name them too to read their runs",
+                    stacklevel=3,
+                )
             if not files:
-                raise IrscaleError(f"{p}: directory holds no run files" + (" (only subdirectories, which are not "
-                                                                           "read)" if subdirs else ""))
+                raise IrscaleError(
+                    f"{p}: directory holds no run files"
+                    + (" (only subdirectories, which are not read)" if subdirs else "")
+                )
             out.extend(files)
         elif p.exists():
             out.append(p)
@@ -403,10 +433,21 @@ def load_runs(
     file and the reason, files that are not valid runs (a README or the qrels file in a
     directory of runs); otherwise the first such file is an error that names it.
     """
-    judged = list(iter_judged(runs, qrels, depth=depth, missing_topics=missing_topics,
-                              score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates,
-                              split_tags=split_tags, skip_invalid=skip_invalid, progress=progress,
-                              workers=workers))
+    judged = list(
+        iter_judged(
+            runs,
+            qrels,
+            depth=depth,
+            missing_topics=missing_topics,
+            score_precision=score_precision,
+            extra_fields=extra_fields,
+            duplicates=duplicates,
+            split_tags=split_tags,
+            skip_invalid=skip_invalid,
+            progress=progress,
+            workers=workers,
+        )
+    )
     return assemble(judged, qrels, depth=depth, missing_topics=missing_topics, max_grade=max_grade)
 
 
@@ -433,8 +474,9 @@ def iter_judged(
     split_tags = flag("split_tags", split_tags)
     skip_invalid = flag("skip_invalid", skip_invalid)
     if runs is None or isinstance(runs, (bytes, int, float)):
-        raise wrong_type("runs", runs, f"a run file, a directory, a glob pattern, a Run, {INPUTS_RUNS}, or a list "
-                                       "of them")
+        raise wrong_type(
+            "runs", runs, f"a run file, a directory, a glob pattern, a Run, {INPUTS_RUNS}, or a list of them"
+        )
     single, runs = one_run(runs)  # one DataFrame, dict, ranx Run or ScoredDoc iterable is one run, not a list
     if single or isinstance(runs, (str, os.PathLike, Run)):
         runs = [runs]
@@ -463,14 +505,22 @@ def iter_judged(
     _index(qrels)  # build the lookup index once, before workers share it
     total = len(items)
     forked = _can_fork() and min(workers or min(os.cpu_count() or 1, 8), total) > 1  # parallel_imap's choice
-    task = partial(_read_and_judge, qrels=qrels, depth=depth, opts=opts, split_tags=split_tags,
-                   skip_invalid=skip_invalid, said=forked)
+    task = partial(
+        _read_and_judge,
+        qrels=qrels,
+        depth=depth,
+        opts=opts,
+        split_tags=split_tags,
+        skip_invalid=skip_invalid,
+        said=forked,
+    )
     if progress:
         progress(0, total, "")
     valid = 0
     # forked processes where they can be (they inherit the task: the qrels are not pickled), else
     # threads; results arrive in order, so warnings and progress follow the input order
     if progress and (total == 1 or workers == 1):  # read here: report each file's progress as it is read
+
         def read(k, entry):
             label = entry[0].name if isinstance(entry[0], Run) else Path(entry[0]).name
             return task(entry, on_read=lambda f: progress(k + 0.95 * f, total, label))
@@ -514,8 +564,17 @@ class _Said:
     warnings: list
 
 
-def _read_and_judge(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_tags: bool = False,
-                    skip_invalid: bool = False, on_read=None, said: bool = False):
+def _read_and_judge(
+    entry,
+    *,
+    qrels: Qrels,
+    depth: int | None,
+    opts: dict,
+    split_tags: bool = False,
+    skip_invalid: bool = False,
+    on_read=None,
+    said: bool = False,
+):
     """Judged tuples ``(name, path, grades, missing, extra)`` of the run(s) in ``entry``
     (a Run or a path, and whether a directory or pattern named it); with
     ``skip_invalid`` a file that is not a valid run gives its error instead.
@@ -528,13 +587,19 @@ def _read_and_judge(entry, *, qrels: Qrels, depth: int | None, opts: dict, split
     with collecting() as kept, warnings.catch_warnings(record=True) if said else nullcontext() as caught:
         if said:
             warnings.simplefilter("always")
-        result = _judge_entry(entry, qrels=qrels, depth=depth, opts=opts, split_tags=split_tags,
-                              skip_invalid=skip_invalid, on_read=on_read)
+        result = _judge_entry(
+            entry,
+            qrels=qrels,
+            depth=depth,
+            opts=opts,
+            split_tags=split_tags,
+            skip_invalid=skip_invalid,
+            on_read=on_read,
+        )
     return _Said(result, kept + [w.message for w in caught or ()])
 
 
-def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_tags: bool, skip_invalid: bool,
-                 on_read):
+def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_tags: bool, skip_invalid: bool, on_read):
     """:func:`_read_and_judge`'s work: its result (warnings said as they come)."""
     item, listed = entry
     try:
@@ -543,9 +608,14 @@ def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_ta
         if skip_invalid:
             return e
         if listed and e.path == str(item) and "run tag" not in e.reason:
-            e = InputFormatError(e.path, e.line, e.reason + f"; if {Path(e.path).name} is not a run, move it out of "
-                                 "the directory or pass skip_invalid=True (CLI --skip-invalid) to skip files that "
-                                 "are not runs", e.text)
+            e = InputFormatError(
+                e.path,
+                e.line,
+                e.reason + f"; if {Path(e.path).name} is not a run, move it out of "
+                "the directory or pass skip_invalid=True (CLI --skip-invalid) to skip files that "
+                "are not runs",
+                e.text,
+            )
         raise e from None
     return [(run.name, run.path, *judge_run(run, qrels, depth)) for run in runs]
 
@@ -623,22 +693,52 @@ def evaluate(
     check_progress(progress)
     qrels = as_qrels(qrels)
     if isinstance(runs, JudgedRuns):
-        defaults = dict(depth=None, missing_topics="zero", split_tags=False, skip_invalid=False, max_grade=None,
-                        duplicates="error", extra_fields="error", score_precision="float64")
-        given = [k for k, v in dict(depth=depth, missing_topics=missing_topics, split_tags=split_tags,
-                                    skip_invalid=skip_invalid, max_grade=max_grade, duplicates=duplicates,
-                                    extra_fields=extra_fields, score_precision=score_precision).items()
-                 if v != defaults[k]]
+        defaults = dict(
+            depth=None,
+            missing_topics="zero",
+            split_tags=False,
+            skip_invalid=False,
+            max_grade=None,
+            duplicates="error",
+            extra_fields="error",
+            score_precision="float64",
+        )
+        given = [
+            k
+            for k, v in dict(
+                depth=depth,
+                missing_topics=missing_topics,
+                split_tags=split_tags,
+                skip_invalid=skip_invalid,
+                max_grade=max_grade,
+                duplicates=duplicates,
+                extra_fields=extra_fields,
+                score_precision=score_precision,
+            ).items()
+            if v != defaults[k]
+        ]
         if given:
-            raise ArgumentError(f"{', '.join(given)} apply when runs are read and judged; these runs are judged "
-                                "already (JudgedRuns): pass the run files instead, or judge them with those options")
+            raise ArgumentError(
+                f"{', '.join(given)} apply when runs are read and judged; these runs are judged "
+                "already (JudgedRuns): pass the run files instead, or judge them with those options"
+            )
         table = score(runs, ms)
     else:
-        stream = iter_judged(runs, qrels, depth=depth, missing_topics=missing_topics, score_precision=score_precision,
-                             extra_fields=extra_fields, duplicates=duplicates, split_tags=split_tags,
-                             skip_invalid=skip_invalid, progress=progress)
-        table = _score_stream(stream, qrels, ms, depth=depth, missing_topics=missing_topics, max_grade=max_grade,
-                              keep_depth=keep_depth)
+        stream = iter_judged(
+            runs,
+            qrels,
+            depth=depth,
+            missing_topics=missing_topics,
+            score_precision=score_precision,
+            extra_fields=extra_fields,
+            duplicates=duplicates,
+            split_tags=split_tags,
+            skip_invalid=skip_invalid,
+            progress=progress,
+        )
+        table = _score_stream(
+            stream, qrels, ms, depth=depth, missing_topics=missing_topics, max_grade=max_grade, keep_depth=keep_depth
+        )
     table.provenance.update({"qrels": qrels.path, "score_precision": score_precision})
     if table.judged is not None:
         warn_no_relevant(ms, table.judged.topics)  # each measure at its own rel
@@ -665,8 +765,19 @@ def as_qrels(qrels) -> Qrels:
 
 # -- transform ----------------------------------------------------------------------------------
 
-PAPER_MEASURES = ("P", "R", "RR", "AP", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "DCG(base=2)",
-                  "DCG(base=10)", "nDCG(base=2)", "nDCG(base=10)")
+PAPER_MEASURES = (
+    "P",
+    "R",
+    "RR",
+    "AP",
+    "RBP(p=0.3)",
+    "RBP(p=0.5)",
+    "RBP(p=0.8)",
+    "DCG(base=2)",
+    "DCG(base=10)",
+    "nDCG(base=2)",
+    "nDCG(base=10)",
+)
 
 
 @dataclass(frozen=True)
@@ -690,8 +801,13 @@ class Ranked:
     is_count = False
 
     def __str__(self):
-        opts = "".join([f", ties={self.ties}" if self.ties != "unq" else "",
-                        ", normalized" if self.normalized else "", ", midpoint" if self.midpoint else ""])
+        opts = "".join(
+            [
+                f", ties={self.ties}" if self.ties != "unq" else "",
+                ", normalized" if self.normalized else "",
+                ", midpoint" if self.midpoint else "",
+            ]
+        )
         return f"ranked({self.measure}{opts})"
 
     @property
@@ -722,8 +838,9 @@ class HalfWidth:
 RELEVANCE = ("graded", "lenient")
 
 
-def apply_relevance(judged: JudgedRuns, measures: Sequence[Measure], relevance: str | None = None
-                    ) -> tuple[JudgedRuns, str]:
+def apply_relevance(
+    judged: JudgedRuns, measures: Sequence[Measure], relevance: str | None = None
+) -> tuple[JudgedRuns, str]:
     """The judged runs under a relevance protocol, and the protocol's name.
 
     ``"graded"``: graded measures live on the graded run space ((c+1)^N runs, c the top
@@ -740,8 +857,10 @@ def apply_relevance(judged: JudgedRuns, measures: Sequence[Measure], relevance: 
     graded = [str(m) for m in measures if m.graded and getattr(m, "rel", None) is None]
     if relevance is None and c > 1 and graded:
         graded = list(dict.fromkeys(re.sub(r"@\d+$", "", g) for g in graded))  # the same at every N of a study
-        tail = (f" use{'s' if len(graded) == 1 else ''} all {c + 1} grades: --relevance lenient binarises (as the "
-                "2021 paper), graded silences this")
+        tail = (
+            f" use{'s' if len(graded) == 1 else ''} all {c + 1} grades: --relevance lenient binarises (as the "
+            "2021 paper), graded silences this"
+        )
         warn(f"graded qrels: {_fit(graded, LINE - 41 - len(tail))}{tail}", key="graded qrels", stacklevel=3)
     return judged, "graded"
 
@@ -756,33 +875,47 @@ def relevance_measures(measures: Sequence[Measure], relevance: str | None) -> li
         return list(measures)
     high = [str(m) for m in measures if (getattr(m, "rel", None) or 1) > 1]
     if high:
-        raise ArgumentError(f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so no document "
-                            f"reaches the level asked by {', '.join(high)}; use relevance='graded' (CLI "
-                            "--relevance graded) to keep the grades, or drop rel= from the measure")
+        raise ArgumentError(
+            f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so no document "
+            f"reaches the level asked by {', '.join(high)}; use relevance='graded' (CLI "
+            "--relevance graded) to keep the grades, or drop rel= from the measure"
+        )
     out = []
     for m in measures:
         if m.graded and not any(f.name == "rel" for f in dataclasses.fields(m)):  # no binary form to name
             binary = {"gP": "P", "gR": "R"}.get(type(m).NAME)
             if binary:
-                raise ArgumentError(f"relevance='lenient' binarises the qrels (grade >= 1 relevant), and {m} on "
-                                    f"binary grades is {binary}: name {binary} instead, or use relevance='graded' "
-                                    "(CLI --relevance graded) for the graded measure")
-            raise ArgumentError(f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so every measure is "
-                                f"named as the binary measure it becomes (nDCG(rel=1)); {m} has no rel parameter to "
-                                f"name that: give its class a field 'rel: int | None = None' (binary relevance, "
-                                f"grade >= rel, as nDCG has), or use relevance='graded' (CLI --relevance graded)")
+                raise ArgumentError(
+                    f"relevance='lenient' binarises the qrels (grade >= 1 relevant), and {m} on "
+                    f"binary grades is {binary}: name {binary} instead, or use relevance='graded' "
+                    "(CLI --relevance graded) for the graded measure"
+                )
+            raise ArgumentError(
+                f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so every measure is "
+                f"named as the binary measure it becomes (nDCG(rel=1)); {m} has no rel parameter to "
+                f"name that: give its class a field 'rel: int | None = None' (binary relevance, "
+                f"grade >= rel, as nDCG has), or use relevance='graded' (CLI --relevance graded)"
+            )
         if m.graded and getattr(m, "rel", None) is None:
             if getattr(m, "gains", None) is not None:
-                raise ArgumentError(f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so the gain map "
-                                    f"of {m} does not apply; drop gains= or use relevance='graded' (CLI --relevance "
-                                    "graded)")
+                raise ArgumentError(
+                    f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so the gain map "
+                    f"of {m} does not apply; drop gains= or use relevance='graded' (CLI --relevance "
+                    "graded)"
+                )
             m = dataclasses.replace(m, rel=1)
         out.append(m)
     return out
 
 
-def plan_rank_maps(measures, depth: int, levels: int, approx: float | None = None,
-                   max_pairs: int | None = None, relevance: str | None = None) -> list[Measure]:
+def plan_rank_maps(
+    measures,
+    depth: int,
+    levels: int,
+    approx: float | None = None,
+    max_pairs: int | None = None,
+    relevance: str | None = None,
+) -> list[Measure]:
     """The measures at run length ``depth``, each checked to have an exact engine for
     ``levels`` relevance levels, before any rank map is built (so a job fails in a
     second, not after minutes of building the others). With ``approx`` (see
@@ -796,8 +929,9 @@ def plan_rank_maps(measures, depth: int, levels: int, approx: float | None = Non
     return [m for m, _ in _plan(measures, depth, levels, approx, max_pairs)]
 
 
-def _plan(measures, depth: int, levels: int, approx: float | None,
-          max_pairs: int | None = None) -> list[tuple[Measure, bool]]:
+def _plan(
+    measures, depth: int, levels: int, approx: float | None, max_pairs: int | None = None
+) -> list[tuple[Measure, bool]]:
     """[(measure at depth, whether it is bounded: no exact engine, approx serves it)], in
     the order given (a measure named twice, as P and P@10 at depth 10, twice)."""
     from irscale.scales import space_for
@@ -834,8 +968,10 @@ def _approx(approx) -> float | None:
     if approx is None:
         return None
     if isinstance(approx, bool) or not isinstance(approx, numbers.Real) or not 0 < float(approx) < 1:
-        raise ArgumentError(f"approx must be a width strictly between 0 and 1 of the normalised phi (for "
-                            f"example 1e-4), or None for exact phi only, not {approx!r}")
+        raise ArgumentError(
+            f"approx must be a width strictly between 0 and 1 of the normalised phi (for "
+            f"example 1e-4), or None for exact phi only, not {approx!r}"
+        )
     return float(approx)
 
 
@@ -845,22 +981,38 @@ class NoEngineError(MeasureError):
     certified bounds exist (then ``--approx`` would), ``advice`` the run length to use
     instead, ``c`` its top grade. Several (:func:`_no_engines`): ``fails``, one each."""
 
-    def __init__(self, m, N: int, limit: str, bounded: bool, advice: str, c: int = 1, text: str | None = None,
-                 fails: tuple = ()):
+    def __init__(
+        self, m, N: int, limit: str, bounded: bool, advice: str, c: int = 1, text: str | None = None, fails: tuple = ()
+    ):
         self.m, self.N, self.limit, self.bounded, self.advice, self.c = m, N, limit, bounded, advice, c
         self.fails = tuple(fails) or (self,)
         if text is None and bounded:
-            text = (f"{m}: no exact engine reaches run length N = {N} ({limit}); certified bounds on its normalised "
-                    f"phi do: transform(..., approx=1e-4) (CLI --approx 1e-4) gives the midpoint and a half-width "
-                    f"column, or use a smaller N")
+            text = (
+                f"{m}: no exact engine reaches run length N = {N} ({limit}); certified bounds on its normalised "
+                f"phi do: transform(..., approx=1e-4) (CLI --approx 1e-4) gives the midpoint and a half-width "
+                f"column, or use a smaller N"
+            )
         elif text is None:
-            text = (f"{m}: no exact engine reaches run length N = {N} ({limit}), and {str(m).split('@')[0]} has no "
-                    f"certified bounds (guide: Long runs)" + (f"; use {advice}" if advice else ""))
+            text = (
+                f"{m}: no exact engine reaches run length N = {N} ({limit}), and {str(m).split('@')[0]} has no "
+                f"certified bounds (guide: Long runs)" + (f"; use {advice}" if advice else "")
+            )
         super().__init__(text)
 
     def __reduce__(self):
-        return (_no_engine_error, (self.m, self.N, self.limit, self.bounded, self.advice, self.c, str(self),
-                                   self.fails if self.fails != (self,) else ()))
+        return (
+            _no_engine_error,
+            (
+                self.m,
+                self.N,
+                self.limit,
+                self.bounded,
+                self.advice,
+                self.c,
+                str(self),
+                self.fails if self.fails != (self,) else (),
+            ),
+        )
 
 
 def _no_engine_error(*args):
@@ -882,13 +1034,19 @@ def _no_engines(fails: list) -> IrscaleError:
     if len(hard) == 1:
         parts.append(str(hard[0]))
     elif hard:
-        reach = "; ".join(f"{f.m} exact up to N = {exact_reach(f.m, f.c, N)}" + (f" on {f.c + 1} levels" if f.c > 1
-                                                                                else "") for f in hard)
-        parts.append(f"{', '.join(str(f.m) for f in hard)}: no exact engine at N = {N} and no certified bounds "
-                     f"({reach}); use a smaller run length -N (guide: Long runs)")
+        reach = "; ".join(
+            f"{f.m} exact up to N = {exact_reach(f.m, f.c, N)}" + (f" on {f.c + 1} levels" if f.c > 1 else "")
+            for f in hard
+        )
+        parts.append(
+            f"{', '.join(str(f.m) for f in hard)}: no exact engine at N = {N} and no certified bounds "
+            f"({reach}); use a smaller run length -N (guide: Long runs)"
+        )
     if soft:
-        parts.append(f"{', '.join(str(f.m) for f in soft)}: no exact engine reaches N = {N}; certified bounds do "
-                     f"(CLI --approx 1e-4, approx=1e-4), or use a smaller N")
+        parts.append(
+            f"{', '.join(str(f.m) for f in soft)}: no exact engine reaches N = {N}; certified bounds do "
+            f"(CLI --approx 1e-4, approx=1e-4), or use a smaller N"
+        )
     return NoEngineError(None, N, "", not hard, "", text=". Also ".join(parts), fails=tuple(fails))
 
 
@@ -923,8 +1081,9 @@ def _reason(e: IrscaleError) -> str:
 
 def _short(text: str) -> str:
     """An engine's refusal with its huge integers written as powers of ten."""
-    return re.sub(r"\d{1,3}(?:,\d{3}){5,}|\d{16,}", lambda x: count_text(int(x.group().replace(',', ''))),
-                  text.rstrip("."))
+    return re.sub(
+        r"\d{1,3}(?:,\d{3}){5,}|\d{16,}", lambda x: count_text(int(x.group().replace(",", ""))), text.rstrip(".")
+    )
 
 
 def transform(
@@ -1003,8 +1162,11 @@ def transform(
     judged.check_depth(depth, f"transform at run length N = {depth}")
     longest = int(np.max(judged.num_ret, initial=0))
     if depth > longest:
-        warn(f"N = {depth} is longer than every run (the longest has {longest} documents): runs are padded with "
-             "non-relevant documents to N", stacklevel=2)
+        warn(
+            f"N = {depth} is longer than every run (the longest has {longest} documents): runs are padded with "
+            "non-relevant documents to N",
+            stacklevel=2,
+        )
     if measures is None and isinstance(data, ScoreTable):
         measures = [m for m in data.measures]
     if measures is None:
@@ -1022,12 +1184,16 @@ def transform(
     bounded_ms = list(dict.fromkeys(ms[k] for k in bounded))
     tied = [m for m in bounded_ms if not _runs_distinct(space_for(m, depth, levels - 1))]
     if tie_list != ["unq"] and tied:
-        raise ArgumentError(f"{', '.join(map(str, tied))}: ties={tie_list} rank over all runs, but at N = {depth} "
-                            f"only bounds on phi over distinct values exist, and its runs tie (several runs share "
-                            f"a value); use ties='unq' (compare: mid=False, CLI --no-mid)")
+        raise ArgumentError(
+            f"{', '.join(map(str, tied))}: ties={tie_list} rank over all runs, but at N = {depth} "
+            f"only bounds on phi over distinct values exist, and its runs tie (several runs share "
+            f"a value); use ties='unq' (compare: mid=False, CLI --no-mid)"
+        )
     if bounded and not normalize:  # approx implies the normalised form for the columns it bounds
-        tail = (f": normalised (phi / number of values), as --approx bounds {'it' if len(bounded_ms) == 1 else 'them'}"
-                "; --normalize does the rest too")
+        tail = (
+            f": normalised (phi / number of values), as --approx bounds {'it' if len(bounded_ms) == 1 else 'them'}"
+            "; --normalize does the rest too"
+        )
         warn(f"ranked {_fit([str(m) for m in bounded_ms], LINE - 34 - len(tail))}{tail}", stacklevel=2)
     unique = list(dict.fromkeys(ms))  # a measure named twice (P and P@10 at depth 10) is scored once
     base = score(judged, [] if exact_values else unique)
@@ -1040,12 +1206,14 @@ def transform(
         space = space_for(m, depth, levels - 1)
         grades = space.grade_view(judged.grades).reshape(-1, depth)
         keys = space.keys(grades)
-        values[i] = (space.measure_values(keys.reshape(shape), judged.topics) if exact_values
-                     else base.values[unique.index(m)])
+        values[i] = (
+            space.measure_values(keys.reshape(shape), judged.topics) if exact_values else base.values[unique.index(m)]
+        )
         if plan[m]:
             if m not in bounds:  # a measure named twice is bounded once
-                bounds[m] = _bounded(m, depth, levels, _judged_view(judged.grades, depth, levels), approx, space,
-                                     step, cache, keys)
+                bounds[m] = _bounded(
+                    m, depth, levels, _judged_view(judged.grades, depth, levels), approx, space, step, cache, keys
+                )
                 ids[m] = np.unique(keys, return_inverse=True)[1].reshape(shape)
                 _warn_uncertain(m, bounds[m], ids[m].reshape(-1))
             b = bounds[m]
@@ -1056,8 +1224,9 @@ def transform(
                 values[len(ms) * (1 + k) + i] = mid.reshape(shape)
             values[len(ms) * (1 + len(tie_list)) + bounded.index(i)] = half.reshape(shape)
         else:
-            rm = build(m, depth, levels, scheduler=scheduler, cache=cache, progress=step, queries=keys,
-                       max_pairs=max_pairs)
+            rm = build(
+                m, depth, levels, scheduler=scheduler, cache=cache, progress=step, queries=keys, max_pairs=max_pairs
+            )
             maps.append(rm)
             ranks = rm.rank(keys, tie_list)
             for k, tie in enumerate(tie_list):  # columns in the order the strategies were asked
@@ -1072,24 +1241,42 @@ def transform(
     ranked = [Ranked(m, depth, t, normalize or plan[m], said[i], plan[m]) for t in tie_list for i, m in enumerate(ms)]
     cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded)
     prov = dict(base.provenance, measures=[str(m) for m in ms])
-    prov.update({"transform": {"N": depth, "relevance": relevance,
-                               "ties": ties if isinstance(ties, str) else tie_list,
-                               "normalized": normalize, "exact_values": exact_values,
-                               "maps": {str(rm.measure): {"size": rm.size, "engine": rm.engine,
-                                                          "levels": rm.space.c + 1} for rm in maps},
-                               "theory": {str(m): st.as_dict() for m, st in zip(ms, said) if st is not None}}})
+    prov.update(
+        {
+            "transform": {
+                "N": depth,
+                "relevance": relevance,
+                "ties": ties if isinstance(ties, str) else tie_list,
+                "normalized": normalize,
+                "exact_values": exact_values,
+                "maps": {
+                    str(rm.measure): {"size": rm.size, "engine": rm.engine, "levels": rm.space.c + 1} for rm in maps
+                },
+                "theory": {str(m): st.as_dict() for m, st in zip(ms, said) if st is not None},
+            }
+        }
+    )
     if approx is not None:
         from irscale.errors import count_text
 
         prov["transform"]["approx"] = approx
-        prov["transform"]["bounds"] = {str(m): {
-            "method": b.method, "resolution": b.resolution,  # the size exactly, never through a float (4^1000)
-            "size": count_text(b.size, space_for(m, depth, levels - 1).c + 1, exact=True, sep=""),
-            "confidence": b.confidence,
-            "assumptions": b.assumptions, "largest_half_width": b.width / 2, "table_max_width": b.max_width,
-            "seconds": round(b.seconds, 3), **{k: str(v) for k, v in b.details.items()}} for m, b in bounds.items()}
-    return ScoreTable(cols, base.systems, base.topics, values, prov, judged,
-                      {str(c): ids[c.measure] for c in ranked if c.midpoint})
+        prov["transform"]["bounds"] = {
+            str(m): {
+                "method": b.method,
+                "resolution": b.resolution,  # the size exactly, never through a float (4^1000)
+                "size": count_text(b.size, space_for(m, depth, levels - 1).c + 1, exact=True, sep=""),
+                "confidence": b.confidence,
+                "assumptions": b.assumptions,
+                "largest_half_width": b.width / 2,
+                "table_max_width": b.max_width,
+                "seconds": round(b.seconds, 3),
+                **{k: str(v) for k, v in b.details.items()},
+            }
+            for m, b in bounds.items()
+        }
+    return ScoreTable(
+        cols, base.systems, base.topics, values, prov, judged, {str(c): ids[c.measure] for c in ranked if c.midpoint}
+    )
 
 
 def _warn_uncertain(m: Measure, b, ids: np.ndarray) -> None:
@@ -1101,8 +1288,11 @@ def _warn_uncertain(m: Measure, b, ids: np.ndarray) -> None:
 
     share, n = unordered_share(b.lo, b.hi, ids), len(np.unique(ids))
     if share > 0.01:
-        warn(f"ranked({m}): the --approx bounds leave the order of {share:.0%} of the pairs of the runs' {n:,} "
-             "values uncertain; compare flags decisions that could flip (could_flip_ranked)", stacklevel=4)
+        warn(
+            f"ranked({m}): the --approx bounds leave the order of {share:.0%} of the pairs of the runs' {n:,} "
+            "values uncertain; compare flags decisions that could flip (could_flip_ranked)",
+            stacklevel=4,
+        )
 
 
 def _runs_distinct(space) -> bool:
@@ -1128,8 +1318,7 @@ def _judged_view(grades: np.ndarray, depth: int, levels: int) -> np.ndarray:
 BOUNDS_MEMORY = 4 * 2**30  # bytes the bounds tables of one measure may take (a retry beyond is refused)
 
 
-def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: float, space, step, cache: bool,
-             keys):
+def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: float, space, step, cache: bool, keys):
     """Certified bounds on the normalised phi of every run (``grades``: judged grades
     0..levels-1, one row per run; ``keys``: their exact keys) no wider than ``approx``: at a first resolution, then
     once at the resolution that should reach ``approx`` (widths shrink about as 1 /
@@ -1142,8 +1331,11 @@ def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: fl
         step(0, 1)
     # a first resolution that usually reaches approx (widths at N = 100-1000: about 2.5-5 /
     # resolution for RBP, 300-2,500 / grid points for DCG), capped at the defaults
-    first = (min(10**6, max(1000, math.ceil(8 / approx))) if isinstance(space, RBPSpace)
-             else min(10**7, max(10**4, math.ceil(2500 / approx))))
+    first = (
+        min(10**6, max(1000, math.ceil(8 / approx)))
+        if isinstance(space, RBPSpace)
+        else min(10**7, max(10**4, math.ceil(2500 / approx)))
+    )
     b = phi_bounds(m, depth, grades, levels, resolution=first, cache=cache, keys=keys)
     if b.width > approx:
         resolution = int(b.resolution * b.width / approx * 1.25) + 1
@@ -1153,20 +1345,26 @@ def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: fl
         largest = int(BOUNDS_MEMORY / (per_point * points))
         if resolution > largest:
             reach = b.width * b.resolution / largest
-            raise MeasureError(f"{m} at N = {depth}: the certified bounds are {b.width:.3g} wide at resolution "
-                               f"{b.resolution:,}, wider than approx={approx:g}; reaching it needs a resolution of "
-                               f"{resolution:,}, whose tables would take more than {BOUNDS_MEMORY / 2**30:.0f} GiB; "
-                               f"ask for approx={reach * 1.3:.2g} or more") from None
+            raise MeasureError(
+                f"{m} at N = {depth}: the certified bounds are {b.width:.3g} wide at resolution "
+                f"{b.resolution:,}, wider than approx={approx:g}; reaching it needs a resolution of "
+                f"{resolution:,}, whose tables would take more than {BOUNDS_MEMORY / 2**30:.0f} GiB; "
+                f"ask for approx={reach * 1.3:.2g} or more"
+            ) from None
         try:
             b = phi_bounds(m, depth, grades, levels, resolution=resolution, cache=cache, keys=keys)
         except IrscaleError as e:
-            raise MeasureError(f"{m} at N = {depth}: the certified bounds are {b.width:.3g} wide at resolution "
-                               f"{b.resolution:,}, wider than approx={approx:g}, and a resolution of {resolution:,} "
-                               f"is refused ({e}); ask for approx={b.width * 1.01:.2g} or more") from None
+            raise MeasureError(
+                f"{m} at N = {depth}: the certified bounds are {b.width:.3g} wide at resolution "
+                f"{b.resolution:,}, wider than approx={approx:g}, and a resolution of {resolution:,} "
+                f"is refused ({e}); ask for approx={b.width * 1.01:.2g} or more"
+            ) from None
         if b.width > approx:
-            raise MeasureError(f"{m} at N = {depth}: the certified bounds are {b.width:.3g} wide even at resolution "
-                               f"{b.resolution:,}, wider than approx={approx:g}; ask for approx={b.width * 1.01:.2g} "
-                               f"or more")
+            raise MeasureError(
+                f"{m} at N = {depth}: the certified bounds are {b.width:.3g} wide even at resolution "
+                f"{b.resolution:,}, wider than approx={approx:g}; ask for approx={b.width * 1.01:.2g} "
+                f"or more"
+            )
     if step:
         step(1, 1)
     return b
@@ -1177,13 +1375,18 @@ def judged_runs(data: ScoreTable | JudgedRuns) -> JudgedRuns:
     what transform and compare work on."""
     if isinstance(data, ScoreTable):
         if data.judged is None:
-            raise ArgumentError("this score table carries no grades (it was not made by irscale.evaluate); "
-                                "pass the JudgedRuns or evaluate the runs first")
+            raise ArgumentError(
+                "this score table carries no grades (it was not made by irscale.evaluate); "
+                "pass the JudgedRuns or evaluate the runs first"
+            )
         return data.judged
     if isinstance(data, JudgedRuns):
         return data
-    raise wrong_type("data", data, "the ScoreTable returned by irscale.evaluate(qrels, runs) (or JudgedRuns); "
-                                   "evaluate the runs first")
+    raise wrong_type(
+        "data",
+        data,
+        "the ScoreTable returned by irscale.evaluate(qrels, runs) (or JudgedRuns); evaluate the runs first",
+    )
 
 
 def _dropped(judged: JudgedRuns) -> np.ndarray:

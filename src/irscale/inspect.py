@@ -12,31 +12,51 @@
 
 from irscale.scales.balancing import balancing_analytic, balancing_index
 from irscale.scales.checks import (
-                                   MeasureFn,
-                                   Verdict,
-                                   as_measure,
-                                   intervalness,
-                                   is_interval,
-                                   is_ordinal,
-                                   replacement_holds,
-                                   swap_holds,
+    MeasureFn,
+    Verdict,
+    as_measure,
+    intervalness,
+    is_interval,
+    is_ordinal,
+    replacement_holds,
+    swap_holds,
 )
 from irscale.scales.orders import (
-                                   ORDERS,
-                                   maximal_chain,
-                                   positional_weights,
-                                   set_rank,
-                                   strong_rank,
-                                   weak_covers,
-                                   weak_level,
-                                   weak_moves,
+    ORDERS,
+    maximal_chain,
+    positional_weights,
+    set_rank,
+    strong_rank,
+    weak_covers,
+    weak_level,
+    weak_moves,
 )
 from irscale.scales.spaces import all_runs, sbto_rank, space_for  # noqa: F401  (names this module always had)
 from irscale.scales.theory import Statement, TheoryCheck
 from irscale.scales.theory import statement as theory_statement
 from irscale.scales.theory import verify as verify_theory
 
-__all__ = ["ORDERS", "MeasureFn", "Verdict", "as_measure", "balancing_analytic", "balancing_index",
-           "intervalness", "is_interval", "is_ordinal", "maximal_chain", "positional_weights", "replacement_holds",
-           "set_rank", "strong_rank", "swap_holds", "theory_statement", "verify_theory", "weak_covers", "weak_level",
-           "weak_moves", "Statement", "TheoryCheck"]
+__all__ = [
+    "ORDERS",
+    "MeasureFn",
+    "Verdict",
+    "as_measure",
+    "balancing_analytic",
+    "balancing_index",
+    "intervalness",
+    "is_interval",
+    "is_ordinal",
+    "maximal_chain",
+    "positional_weights",
+    "replacement_holds",
+    "set_rank",
+    "strong_rank",
+    "swap_holds",
+    "theory_statement",
+    "verify_theory",
+    "weak_covers",
+    "weak_level",
+    "weak_moves",
+    "Statement",
+    "TheoryCheck",
+]

@@ -80,6 +80,7 @@ MAX_ELEMENTS = 1 << 24  # prefix counts compared at a time (int16: 32 MB per tem
 
 # -- the order on two arrays -----------------------------------------------------------------
 
+
 def _levels(*arrays: np.ndarray) -> np.ndarray:
     """The grade thresholds g that matter: the positive grades present. (The count of
     grades >= g equals that of grades >= g' for the smallest present g' >= g, so the other
@@ -146,11 +147,15 @@ def weak_compare(a, b) -> np.ndarray:
     a, b = np.asarray(a), np.asarray(b)
     for name, x in (("a", a), ("b", b)):
         if x.ndim == 0 or not np.issubdtype(x.dtype, np.integer):
-            raise ArgumentError(f"{name} must be an integer array of grades with the rank as its last axis, "
-                                f"got {x.dtype} of shape {x.shape}")
+            raise ArgumentError(
+                f"{name} must be an integer array of grades with the rank as its last axis, "
+                f"got {x.dtype} of shape {x.shape}"
+            )
         if x.size and x.min() < 0:
-            raise ArgumentError(f"{name} holds negative grades: map judged runs with weak_grades() first "
-                                "(sentinels and negative grades are non-relevant, 0)")
+            raise ArgumentError(
+                f"{name} holds negative grades: map judged runs with weak_grades() first "
+                "(sentinels and negative grades are non-relevant, 0)"
+            )
     if a.shape[-1] != b.shape[-1]:
         raise ArgumentError(f"a and b must have the same run length (last axis), got {a.shape[-1]} and {b.shape[-1]}")
     levels = _levels(a, b)
@@ -162,8 +167,8 @@ def weak_compare(a, b) -> np.ndarray:
 
 # -- judged runs -> runs of length N ---------------------------------------------------------
 
-def weak_grades(grades, depth: int | None = None, rel: int | None = None,
-                max_grade: int | None = None) -> np.ndarray:
+
+def weak_grades(grades, depth: int | None = None, rel: int | None = None, max_grade: int | None = None) -> np.ndarray:
     """Judged grades mapped onto the runs the weak order compares.
 
     Parameters
@@ -196,8 +201,9 @@ def weak_grades(grades, depth: int | None = None, rel: int | None = None,
     else:
         g = np.asarray(grades)
         if g.ndim == 0 or not np.issubdtype(g.dtype, np.integer):
-            raise ArgumentError(f"grades must be a JudgedRuns or an integer array (..., depth), got {g.dtype} "
-                                f"of shape {g.shape}")
+            raise ArgumentError(
+                f"grades must be a JudgedRuns or an integer array (..., depth), got {g.dtype} of shape {g.shape}"
+            )
     depth = integer("depth", depth, minimum=1, none=True)
     rel = integer("rel", rel, minimum=1, none=True)
     max_grade = integer("max_grade", max_grade, minimum=1, none=True)
@@ -219,8 +225,16 @@ def weak_grades(grades, depth: int | None = None, rel: int | None = None,
 
 # -- every pair of systems -------------------------------------------------------------------
 
-def topic_comparisons(grades, depth: int | None = None, rel: int | None = None, *, max_grade: int | None = None,
-                      square: bool = False, max_elements: int = MAX_ELEMENTS) -> np.ndarray:
+
+def topic_comparisons(
+    grades,
+    depth: int | None = None,
+    rel: int | None = None,
+    *,
+    max_grade: int | None = None,
+    square: bool = False,
+    max_elements: int = MAX_ELEMENTS,
+) -> np.ndarray:
     """The weak-order comparison of every pair of systems on every topic.
 
     Parameters
@@ -286,7 +300,7 @@ def topic_comparisons(grades, depth: int | None = None, rel: int | None = None, 
                     up = (B < a).any(axis=-1)  # system i has more somewhere
                     down = (B > a).any(axis=-1)  # system j has more somewhere
                     p0 = pair_start[i] + (j0 - i - 1)
-                    out[p0:p0 + (j1 - j0), t0:t1] = _codes(up, down)
+                    out[p0 : p0 + (j1 - j0), t0:t1] = _codes(up, down)
     if not square:
         return out
     sq = np.zeros((S, S, T), dtype=np.int8)
@@ -301,8 +315,9 @@ def _pairs_codes(codes) -> np.ndarray:
         i, j = np.triu_indices(codes.shape[0], k=1)
         codes = codes[i, j]
     if codes.ndim != 2:
-        raise ArgumentError(f"codes must be a (pairs, topics) or (S, S, topics) array of topic_comparisons, "
-                            f"got shape {codes.shape}")
+        raise ArgumentError(
+            f"codes must be a (pairs, topics) or (S, S, topics) array of topic_comparisons, got shape {codes.shape}"
+        )
     bad = ~np.isin(codes, (ABOVE, BELOW, EQUAL, INCOMPARABLE))
     if bad.any():
         raise ArgumentError(f"codes must be -1, 0, 1 or 2 (topic_comparisons), found {codes[bad][0]!r}")
@@ -320,6 +335,7 @@ def _systems_for(n_pairs: int, names) -> tuple[str, ...]:
 
 
 # -- per pair: counts and the sign test ------------------------------------------------------
+
 
 def _sign_p(k: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Two-sided exact binomial p-value of k successes in n trials at p = 1/2 (what
@@ -382,18 +398,27 @@ def pair_summary(codes, names: Sequence[str] | int, alpha: float = 0.05):
     n = better + worse
     p = _sign_p(better, n)
     i, j = np.triu_indices(len(systems), k=1)
-    return pd.DataFrame({
-        "system_1": [systems[a] for a in i], "system_2": [systems[b] for b in j],
-        "topics": np.full(len(i), T, dtype=np.int64),
-        "better": better, "worse": worse, "equal": equal, "incomparable": inc,
-        "comparable": better + worse + equal,
-        "incomparable_share": inc / T if T else np.full(len(i), np.nan),
-        "sign_n": n, "sign_p": p, "sign_significant": np.nan_to_num(p, nan=1.0) < alpha,
-        "direction": np.sign(better - worse).astype(np.int8),
-    })
+    return pd.DataFrame(
+        {
+            "system_1": [systems[a] for a in i],
+            "system_2": [systems[b] for b in j],
+            "topics": np.full(len(i), T, dtype=np.int64),
+            "better": better,
+            "worse": worse,
+            "equal": equal,
+            "incomparable": inc,
+            "comparable": better + worse + equal,
+            "incomparable_share": inc / T if T else np.full(len(i), np.nan),
+            "sign_n": n,
+            "sign_p": p,
+            "sign_significant": np.nan_to_num(p, nan=1.0) < alpha,
+            "direction": np.sign(better - worse).astype(np.int8),
+        }
+    )
 
 
 # -- does a significant difference rest on incomparable topics? ------------------------------
+
 
 def pair_differences(scores) -> np.ndarray:
     """Per-topic score differences of every system pair: (pairs, T), row (i, j) is
@@ -412,8 +437,10 @@ def _check_pair(codes, differences) -> tuple[np.ndarray, np.ndarray]:
     codes = _pairs_codes(np.atleast_2d(codes))
     d = np.atleast_2d(np.asarray(differences, dtype=np.float64))
     if d.shape != codes.shape:
-        raise ArgumentError(f"differences {d.shape} and codes {codes.shape} must have the same (pairs, topics) shape "
-                            "(pair_differences(scores) gives the differences in the codes' pair order)")
+        raise ArgumentError(
+            f"differences {d.shape} and codes {codes.shape} must have the same (pairs, topics) shape "
+            "(pair_differences(scores) gives the differences in the codes' pair order)"
+        )
     return codes, d
 
 
@@ -452,8 +479,9 @@ def incomparable_share(codes, differences, by: Share = "mass", tol: float = TOL)
         return np.where(total > 0, part / np.where(total > 0, total, 1.0), np.nan)
 
 
-def rests_on_incomparable(codes, differences, threshold: float = 0.5, significant=None,
-                          by: Share = "mass", tol: float = TOL) -> np.ndarray:
+def rests_on_incomparable(
+    codes, differences, threshold: float = 0.5, significant=None, by: Share = "mass", tol: float = TOL
+) -> np.ndarray:
     """Flag the pairs whose score difference rests mostly on incomparable topics.
 
     Definition: a pair is flagged when ``incomparable_share(codes, differences, by) >
@@ -503,8 +531,15 @@ def rests_on_incomparable(codes, differences, threshold: float = 0.5, significan
     return out
 
 
-def flag_significant(codes, scores, significant, names: Sequence[str] | None = None,
-                     threshold: float = 0.5, by: Share = "mass", tol: float = TOL):
+def flag_significant(
+    codes,
+    scores,
+    significant,
+    names: Sequence[str] | None = None,
+    threshold: float = 0.5,
+    by: Share = "mass",
+    tol: float = TOL,
+):
     """The significant differences of one measure and test, each with how much of it rests
     on incomparable topics.
 
@@ -560,11 +595,18 @@ def flag_significant(codes, scores, significant, names: Sequence[str] | None = N
     flagged = rests_on_incomparable(codes, d, threshold, sig, by, tol)
     i, j = np.triu_indices(len(systems), k=1)
     k = np.flatnonzero(sig)
-    return pd.DataFrame({
-        "system_1": [systems[a] for a in i[k]], "system_2": [systems[b] for b in j[k]],
-        "mean_difference": d[k].mean(axis=1) if d.shape[1] else np.full(len(k), np.nan),
-        "better": (codes[k] == ABOVE).sum(axis=1), "worse": (codes[k] == BELOW).sum(axis=1),
-        "equal": (codes[k] == EQUAL).sum(axis=1), "incomparable": (codes[k] == INCOMPARABLE).sum(axis=1),
-        "mass_share": mass[k], "count_share": count[k], "contradictions": contra[k],
-        "rests_on_incomparable": flagged[k],
-    })
+    return pd.DataFrame(
+        {
+            "system_1": [systems[a] for a in i[k]],
+            "system_2": [systems[b] for b in j[k]],
+            "mean_difference": d[k].mean(axis=1) if d.shape[1] else np.full(len(k), np.nan),
+            "better": (codes[k] == ABOVE).sum(axis=1),
+            "worse": (codes[k] == BELOW).sum(axis=1),
+            "equal": (codes[k] == EQUAL).sum(axis=1),
+            "incomparable": (codes[k] == INCOMPARABLE).sum(axis=1),
+            "mass_share": mass[k],
+            "count_share": count[k],
+            "contradictions": contra[k],
+            "rests_on_incomparable": flagged[k],
+        }
+    )

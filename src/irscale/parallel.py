@@ -19,8 +19,15 @@ from irscale.errors import IrscaleError
 Progress = Callable[[int, int], None] | None
 
 
-def parallel_map(fn: Callable, items: Sequence, scheduler=None, progress: Progress = None,
-                 workers: int | None = None, processes: bool = False, shared: dict | None = None) -> list:
+def parallel_map(
+    fn: Callable,
+    items: Sequence,
+    scheduler=None,
+    progress: Progress = None,
+    workers: int | None = None,
+    processes: bool = False,
+    shared: dict | None = None,
+) -> list:
     """``[fn(x) for x in items]`` in parallel, results in order.
 
     ``shared``: large read-only arguments, passed to every call as ``fn(x, **shared)``;
@@ -49,8 +56,9 @@ def parallel_map(fn: Callable, items: Sequence, scheduler=None, progress: Progre
     try:
         import dask
     except ImportError:  # pragma: no cover - depends on the installation
-        raise IrscaleError("a Dask scheduler was requested but dask is not installed: "
-                           "pip install 'irscale[parallel]'") from None
+        raise IrscaleError(
+            "a Dask scheduler was requested but dask is not installed: pip install 'irscale[parallel]'"
+        ) from None
     if isinstance(scheduler, str) and scheduler in ("threads", "processes", "synchronous"):
         kw = {k: dask.delayed(v, traverse=False) for k, v in (shared or {}).items()}  # one node each
         tasks = [dask.delayed(fn)(x, **kw) for x in items]
@@ -72,8 +80,7 @@ def parallel_map(fn: Callable, items: Sequence, scheduler=None, progress: Progre
             client.close()
 
 
-def parallel_imap(fn: Callable, items: Sequence, *, workers: int | None = None,
-                  processes: bool = False) -> Iterator:
+def parallel_imap(fn: Callable, items: Sequence, *, workers: int | None = None, processes: bool = False) -> Iterator:
     """``fn(x) for x in items`` on this machine, yielded in order as they are ready.
 
     ``workers`` (default: one per CPU, at most 8; never more than there are items) run

@@ -51,9 +51,14 @@ PAIRWISE = ("sign", "ranksum", "signrank", "ttest")
 MULTI = ("anova1", "kruskal", "anova2", "friedman")
 TESTS = PAIRWISE + MULTI
 TEST_NAMES = {
-    "sign": "Sign Test", "ranksum": "Wilcoxon Rank Sum Test", "signrank": "Wilcoxon Signed Rank Test",
-    "ttest": "Student's t Test", "anova1": "One-way ANOVA", "kruskal": "Kruskal-Wallis Test",
-    "anova2": "Two-way ANOVA", "friedman": "Friedman Test",
+    "sign": "Sign Test",
+    "ranksum": "Wilcoxon Rank Sum Test",
+    "signrank": "Wilcoxon Signed Rank Test",
+    "ttest": "Student's t Test",
+    "anova1": "One-way ANOVA",
+    "kruskal": "Kruskal-Wallis Test",
+    "anova2": "Two-way ANOVA",
+    "friedman": "Friedman Test",
 }
 # tests assuming only an ordinal scale: whatever irscale.scales.permissible (the owner of
 # meaningfulness) says needs no interval scale
@@ -105,8 +110,15 @@ class TestResult:
         import pandas as pd
 
         i, j = pair_index(len(self.systems))
-        return pd.DataFrame({"system_1": [self.systems[a] for a in i], "system_2": [self.systems[b] for b in j],
-                             "statistic": self.statistic, "p_value": self.pvalue, "significant": self.significant})
+        return pd.DataFrame(
+            {
+                "system_1": [self.systems[a] for a in i],
+                "system_2": [self.systems[b] for b in j],
+                "statistic": self.statistic,
+                "p_value": self.pvalue,
+                "significant": self.significant,
+            }
+        )
 
     def pairs(self) -> list[tuple[str, str]]:
         """Names of the significantly different pairs."""
@@ -124,12 +136,15 @@ def _as_matrix(X) -> tuple[np.ndarray, tuple[str, ...]]:
         try:
             M = np.asarray(X, dtype=np.float64)
         except (TypeError, ValueError):
-            raise ArgumentError(f"expected a topics x systems matrix of numbers (a DataFrame like "
-                                f"ScoreTable.matrix('AP') or a 2-D array), not {type(X).__name__}") from None
+            raise ArgumentError(
+                f"expected a topics x systems matrix of numbers (a DataFrame like "
+                f"ScoreTable.matrix('AP') or a 2-D array), not {type(X).__name__}"
+            ) from None
         names = tuple(f"s{k}" for k in range(M.shape[1])) if M.ndim == 2 else ()
     if M.ndim != 2 or M.shape[0] < 1 or M.shape[1] < 2:
-        raise ArgumentError(f"expected a topics x systems matrix with at least one topic and two systems, "
-                            f"got shape {M.shape}")
+        raise ArgumentError(
+            f"expected a topics x systems matrix with at least one topic and two systems, got shape {M.shape}"
+        )
     return M, names
 
 
@@ -146,11 +161,12 @@ def _tie_sum(a: np.ndarray, axis: int) -> np.ndarray:
     new[:, 1:] = s[:, 1:] != s[:, :-1]
     starts = np.flatnonzero(new.ravel())
     lengths = np.diff(np.append(starts, s.size)).astype(np.float64)
-    out = np.bincount(starts // n, weights=lengths ** 3 - lengths, minlength=s.shape[0])
+    out = np.bincount(starts // n, weights=lengths**3 - lengths, minlength=s.shape[0])
     return out.reshape(shape)
 
 
 # -- pairwise tests -------------------------------------------------------------------------------
+
 
 def sign_test(X, alpha: float = 0.05) -> TestResult:
     X, names = _as_matrix(X)
@@ -161,8 +177,15 @@ def sign_test(X, alpha: float = 0.05) -> TestResult:
     n = pos + neg
     k = np.minimum(pos, neg)
     p = np.where(n > 0, np.minimum(1.0, 2 * sps.binom.cdf(k, n, 0.5)), 1.0)
-    return TestResult("sign", alpha, (pos - neg).astype(np.float64), p < alpha,
-                      "exact binomial, zero differences dropped", names, _pvalue=p)
+    return TestResult(
+        "sign",
+        alpha,
+        (pos - neg).astype(np.float64),
+        p < alpha,
+        "exact binomial, zero differences dropped",
+        names,
+        _pvalue=p,
+    )
 
 
 def ranksum_test(X, alpha: float = 0.05) -> TestResult:
@@ -180,8 +203,15 @@ def ranksum_test(X, alpha: float = 0.05) -> TestResult:
     dev = W - mean
     z = np.where(var > 0, (dev - 0.5 * np.sign(dev)) / np.sqrt(np.maximum(var, 1e-300)), 0.0)
     p = np.where(var > 0, 2 * sps.norm.sf(np.abs(z)), 1.0)
-    return TestResult("ranksum", alpha, z, p < alpha,
-                      "normal approximation, tie-corrected variance, continuity correction", names, _pvalue=p)
+    return TestResult(
+        "ranksum",
+        alpha,
+        z,
+        p < alpha,
+        "normal approximation, tie-corrected variance, continuity correction",
+        names,
+        _pvalue=p,
+    )
 
 
 def signrank_test(X, alpha: float = 0.05) -> TestResult:
@@ -204,9 +234,15 @@ def signrank_test(X, alpha: float = 0.05) -> TestResult:
     dev = Wp - mean
     z = np.where(var > 0, (dev - 0.5 * np.sign(dev)) / np.sqrt(np.maximum(var, 1e-300)), 0.0)
     p = np.where(var > 0, 2 * sps.norm.sf(np.abs(z)), 1.0)
-    return TestResult("signrank", alpha, z, p < alpha,
-                      "normal approximation, zero differences dropped, tie-corrected variance, "
-                      "continuity correction", names, _pvalue=p)
+    return TestResult(
+        "signrank",
+        alpha,
+        z,
+        p < alpha,
+        "normal approximation, zero differences dropped, tie-corrected variance, continuity correction",
+        names,
+        _pvalue=p,
+    )
 
 
 def t_test(X, alpha: float = 0.05) -> TestResult:
@@ -226,6 +262,7 @@ def t_test(X, alpha: float = 0.05) -> TestResult:
 
 # -- multi-system tests with Tukey-type comparisons --------------------------------------------
 
+
 @lru_cache(maxsize=64)
 def _q_critical(alpha: float, k: int, df: float) -> float:
     """The 1 - alpha quantile of the studentized range for k groups and df degrees of
@@ -241,8 +278,9 @@ def _tukey(test, alpha, means, se_pair, k, df, names, method, omnibus) -> TestRe
     i, j = pair_index(len(means))
     q = np.abs(means[i] - means[j]) / se_pair * math.sqrt(2)  # studentized range statistic
     crit = _q_critical(float(alpha), k, df)
-    return TestResult(test, alpha, q, q > crit, method, names, omnibus,
-                      {"q_critical": crit, "k": k, "df": df}, _range=(k, df))
+    return TestResult(
+        test, alpha, q, q > crit, method, names, omnibus, {"q_critical": crit, "k": k, "df": df}, _range=(k, df)
+    )
 
 
 def anova1(X, alpha: float = 0.05) -> TestResult:
@@ -256,8 +294,17 @@ def anova1(X, alpha: float = 0.05) -> TestResult:
     mse = ss_within / df_w
     F = (ss_between / df_b) / mse if mse > 0 else np.inf
     se = math.sqrt(mse * 2 / T)
-    return _tukey("anova1", alpha, means, se, S, df_w, names,
-                  "one-way ANOVA (systems), Tukey HSD on system means", (F, float(sps.f.sf(F, df_b, df_w))))
+    return _tukey(
+        "anova1",
+        alpha,
+        means,
+        se,
+        S,
+        df_w,
+        names,
+        "one-way ANOVA (systems), Tukey HSD on system means",
+        (F, float(sps.f.sf(F, df_b, df_w))),
+    )
 
 
 def anova2(X, alpha: float = 0.05) -> TestResult:
@@ -268,13 +315,21 @@ def anova2(X, alpha: float = 0.05) -> TestResult:
     top_m = X.mean(axis=1)
     resid = X - sys_m[None, :] - top_m[:, None] + grand
     df_e = (T - 1) * (S - 1)
-    mse = (resid ** 2).sum() / df_e
+    mse = (resid**2).sum() / df_e
     ss_sys = T * ((sys_m - grand) ** 2).sum()
     F = (ss_sys / (S - 1)) / mse if mse > 0 else np.inf
     se = math.sqrt(mse * 2 / T)
-    return _tukey("anova2", alpha, sys_m, se, S, df_e, names,
-                  "two-way ANOVA (topic + system, no interaction), Tukey HSD on system means",
-                  (F, float(sps.f.sf(F, S - 1, df_e))))
+    return _tukey(
+        "anova2",
+        alpha,
+        sys_m,
+        se,
+        S,
+        df_e,
+        names,
+        "two-way ANOVA (topic + system, no interaction), Tukey HSD on system means",
+        (F, float(sps.f.sf(F, S - 1, df_e))),
+    )
 
 
 def kruskal(X, alpha: float = 0.05) -> TestResult:
@@ -284,13 +339,21 @@ def kruskal(X, alpha: float = 0.05) -> TestResult:
     r = _midranks(X.reshape(-1), axis=0).reshape(T, S)
     mr = r.mean(axis=0)
     ties = float(_tie_sum(X.reshape(-1), axis=0))
-    H = (12 / (N * (N + 1)) * (T * (mr - (N + 1) / 2) ** 2).sum())
-    H /= 1 - ties / (N ** 3 - N) if ties < N ** 3 - N else 1
+    H = 12 / (N * (N + 1)) * (T * (mr - (N + 1) / 2) ** 2).sum()
+    H /= 1 - ties / (N**3 - N) if ties < N**3 - N else 1
     var = N * (N + 1) / 12 - ties / (12 * (N - 1))
     se = math.sqrt(var * 2 / T)
-    return _tukey("kruskal", alpha, mr, se, S, np.inf, names,
-                  "Kruskal-Wallis, Tukey-type comparisons of mean ranks (as Matlab multcompare)",
-                  (float(H), float(sps.chi2.sf(H, S - 1))))
+    return _tukey(
+        "kruskal",
+        alpha,
+        mr,
+        se,
+        S,
+        np.inf,
+        names,
+        "Kruskal-Wallis, Tukey-type comparisons of mean ranks (as Matlab multcompare)",
+        (float(H), float(sps.chi2.sf(H, S - 1))),
+    )
 
 
 def friedman(X, alpha: float = 0.05) -> TestResult:
@@ -303,13 +366,29 @@ def friedman(X, alpha: float = 0.05) -> TestResult:
     chi2 = 12 * T / (S * (S + 1)) * ((mr - (S + 1) / 2) ** 2).sum() / factor if factor > 0 else 0.0
     var = S * (S + 1) / 12 * factor
     se = math.sqrt(var * 2 / T)
-    return _tukey("friedman", alpha, mr, se, S, np.inf, names,
-                  "Friedman, Tukey-type comparisons of mean ranks (as Matlab multcompare)",
-                  (float(chi2), float(sps.chi2.sf(chi2, S - 1))))
+    return _tukey(
+        "friedman",
+        alpha,
+        mr,
+        se,
+        S,
+        np.inf,
+        names,
+        "Friedman, Tukey-type comparisons of mean ranks (as Matlab multcompare)",
+        (float(chi2), float(sps.chi2.sf(chi2, S - 1))),
+    )
 
 
-_FUNCS = {"sign": sign_test, "ranksum": ranksum_test, "signrank": signrank_test, "ttest": t_test,
-          "anova1": anova1, "kruskal": kruskal, "anova2": anova2, "friedman": friedman}
+_FUNCS = {
+    "sign": sign_test,
+    "ranksum": ranksum_test,
+    "signrank": signrank_test,
+    "ttest": t_test,
+    "anova1": anova1,
+    "kruskal": kruskal,
+    "anova2": anova2,
+    "friedman": friedman,
+}
 
 
 def run_test(name: str, X, alpha: float = 0.05, **provenance) -> TestResult:
@@ -325,6 +404,7 @@ def run_test(name: str, X, alpha: float = 0.05, **provenance) -> TestResult:
 
 
 # -- correlations ----------------------------------------------------------------------------------
+
 
 def kendall_tau(a, b) -> float:
     """Kendall's tau-b between two score vectors (one per system)."""
@@ -368,7 +448,7 @@ def _tau_b_rows(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     out = np.empty(R)
     step = max(1, 500_000 // tot)  # rows per chunk: at most about 16 MB of gathered pairs
     for r in range(0, R, step):
-        xi, xj, yi, yj = X[r:r + step, i], X[r:r + step, j], Y[r:r + step, i], Y[r:r + step, j]
+        xi, xj, yi, yj = X[r : r + step, i], X[r : r + step, j], Y[r : r + step, i], Y[r : r + step, j]
         xt, yt = xi == xj, yi == yj
         xtie, ytie = xt.sum(axis=1), yt.sum(axis=1)
         ntie = (xt & yt).sum(axis=1)
@@ -377,7 +457,7 @@ def _tau_b_rows(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
             tau = (tot - xtie - ytie + ntie - 2 * dis) / np.sqrt(tot - xtie) / np.sqrt(tot - ytie)
         tau = np.minimum(1.0, np.maximum(-1.0, tau))
         tau[(xtie == tot) | (ytie == tot)] = np.nan  # a constant row: undefined
-        out[r:r + step] = tau
+        out[r : r + step] = tau
     out[np.isnan(X).any(axis=1) | np.isnan(Y).any(axis=1)] = np.nan  # scipy's nan_policy="propagate"
     return out
 
@@ -402,6 +482,7 @@ def tau_ap(truth, estimate) -> float:
 
 # -- original vs ranked: how decisions change -------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Change:
     """Sig, S2NS, NS2S and Delta% of the paper (Section 7.3) for one measure and test."""
@@ -423,6 +504,7 @@ def change(original: TestResult, ranked: TestResult) -> Change:
 
 
 # -- decisions on bounded scores: could they flip? ----------------------------------------------------
+
 
 def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.ndarray:
     """Per pair of systems (combinations order): whether ``test``'s decision at ``alpha``,
@@ -540,9 +622,8 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
         W_hi = np.where(sure_pos | unsure, r_hi, 0).sum(0)
         mean = n * (n + 1) / 4
         # ties: at least the certain groups, at most groups of overlapping grid intervals
-        t_min = certain_ties - (zero_n ** 3 - zero_n)
-        t_max = np.maximum(t_min, [_overlap_tie_bound(L[nonzero[:, k], k], U[nonzero[:, k], k])
-                                   for k in range(len(i))])
+        t_min = certain_ties - (zero_n**3 - zero_n)
+        t_max = np.maximum(t_min, [_overlap_tie_bound(L[nonzero[:, k], k], U[nonzero[:, k], k]) for k in range(len(i))])
         base = n * (n + 1) * (2 * n + 1) / 24
         var_lo, var_hi = base - t_max / 48, base - t_min / 48
         dev_min = np.where((W_lo <= mean) & (mean <= W_hi), 0.0, np.minimum(np.abs(W_lo - mean), np.abs(W_hi - mean)))
@@ -555,7 +636,7 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
     if test == "ttest":
         d, w = X[:, i] - X[:, j], H[:, i] + H[:, j]
         m, s = d.mean(0), d.std(0, ddof=1) if T > 1 else np.zeros(len(i))
-        dm, ds = w.mean(0), np.sqrt((w ** 2).sum(0) / max(T - 1, 1))
+        dm, ds = w.mean(0), np.sqrt((w**2).sum(0) / max(T - 1, 1))
         crit = sps.t.isf(alpha / 2, max(T - 1, 1))
         with np.errstate(divide="ignore", invalid="ignore"):
             t_lo = np.nan_to_num(np.maximum(np.abs(m) - dm, 0) * math.sqrt(T) / (s + ds))
@@ -567,7 +648,7 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
         else:
             resid, df = X - X.mean(axis=0)[None, :] - X.mean(axis=1)[:, None] + X.mean(), (T - 1) * (S - 1)
         crit = _q_critical(float(alpha), S, df)
-        root, move = math.sqrt((resid ** 2).sum()), math.sqrt((H ** 2).sum())
+        root, move = math.sqrt((resid**2).sum()), math.sqrt((H**2).sum())
         means, hm = X.mean(axis=0), H.mean(axis=0)
         diff, dd = np.abs(means[i] - means[j]), hm[i] + hm[j]
         scale = math.sqrt(T * df)  # q = |difference| sqrt(T) / sqrt(SSE / df)
@@ -601,7 +682,7 @@ def _overlap_tie_bound(lo: np.ndarray, hi: np.ndarray) -> float:
     reach = np.maximum.accumulate(hi[order])
     starts = np.concatenate([[True], lo[order][1:] > reach[:-1]])  # a new group where no earlier one reaches
     sizes = np.diff(np.concatenate([np.flatnonzero(starts), [len(lo)]])).astype(np.float64)
-    return float((sizes ** 3 - sizes).sum())
+    return float((sizes**3 - sizes).sum())
 
 
 def _rank_bounds(lo, hi, ids):

@@ -27,8 +27,11 @@ def __getattr__(name: str):
     if name in ("LABELS", "RB_DEPENDENT"):
         import warnings
 
-        warnings.warn(f"irscale.study.{name} is deprecated: use Measure.label / Measure.needs_recall_base",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"irscale.study.{name} is deprecated: use Measure.label / Measure.needs_recall_base",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         paper = [parse_measure(m) for m in PAPER_MEASURES]
         if name == "LABELS":
             return {str(m): m.label for m in paper}
@@ -83,6 +86,7 @@ WITHIN_TOPIC = tuple(t for t, need in _permissible.TEST_NEEDS.items() if need ==
 
 # -- the plan: what to compute, validated once, before any file is read ------------------------------
 
+
 @dataclass(frozen=True)
 class StudyPlan:
     """What :func:`compare` computes, validated (:func:`plan_study`). ``measures``: each
@@ -118,26 +122,44 @@ class StudyPlan:
         ``levels`` relevance levels: checked before any rank map is built."""
         from irscale.experiment import plan_rank_maps
 
-        plan_rank_maps(self.measures, self.depth, 2 if self.relevance == "lenient" else levels, self.approx,
-                       self.max_pairs)
+        plan_rank_maps(
+            self.measures, self.depth, 2 if self.relevance == "lenient" else levels, self.approx, self.max_pairs
+        )
 
     def check_systems(self, systems: Sequence[str]) -> None:
         from irscale.errors import ArgumentError
 
         if len(systems) < 2:
-            raise ArgumentError(f"compare needs at least two systems to rank and test, got {len(systems)} "
-                                f"({', '.join(systems)})")
+            raise ArgumentError(
+                f"compare needs at least two systems to rank and test, got {len(systems)} ({', '.join(systems)})"
+            )
         unknown = [b for b in self.baselines or () if b not in systems]
         if unknown:
-            raise ArgumentError(f"baseline(s) {', '.join(map(repr, unknown))} not among the systems; "
-                                f"known: {', '.join(systems[:20])}" + (" ..." if len(systems) > 20 else ""))
+            raise ArgumentError(
+                f"baseline(s) {', '.join(map(repr, unknown))} not among the systems; "
+                f"known: {', '.join(systems[:20])}" + (" ..." if len(systems) > 20 else "")
+            )
 
 
-def plan_study(measures: Sequence[str] = PAPER_MEASURES, depth: int = 30, tests: Sequence[str] = st.TESTS,
-               alpha: float = 0.05, *, mid: bool = True, relevance: str | None = None, correction: str = "none",
-               across_measures: bool = False, baselines: Sequence[str] | str | None = None, effects: bool = True,
-               measure_free: bool = True, n_resamples: int = 1000, seed: int = 0, approx: float | None = None,
-               max_pairs: int | None = None, progress=None) -> StudyPlan:
+def plan_study(
+    measures: Sequence[str] = PAPER_MEASURES,
+    depth: int = 30,
+    tests: Sequence[str] = st.TESTS,
+    alpha: float = 0.05,
+    *,
+    mid: bool = True,
+    relevance: str | None = None,
+    correction: str = "none",
+    across_measures: bool = False,
+    baselines: Sequence[str] | str | None = None,
+    effects: bool = True,
+    measure_free: bool = True,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    approx: float | None = None,
+    max_pairs: int | None = None,
+    progress=None,
+) -> StudyPlan:
     """Validate :func:`compare`'s options (see there) without reading any data: the
     measures at N under the relevance protocol, the tests, the correction, the bootstrap,
     the baselines' form. The CLI calls it before reading the runs."""
@@ -151,8 +173,10 @@ def plan_study(measures: Sequence[str] = PAPER_MEASURES, depth: int = 30, tests:
     if isinstance(tests, str):
         tests = [tests]
     if tests is None or not hasattr(tests, "__iter__"):
-        raise ArgumentError(f"tests must be a test name or a list of them (an empty list for correlations only), "
-                            f"not {tests!r}; known: {', '.join(st.TESTS)}")
+        raise ArgumentError(
+            f"tests must be a test name or a list of them (an empty list for correlations only), "
+            f"not {tests!r}; known: {', '.join(st.TESTS)}"
+        )
     if progress is not None and not callable(progress):
         raise wrong_type("progress", progress, "a function progress(what, done, total) or None")
     if relevance is not None:
@@ -165,28 +189,45 @@ def plan_study(measures: Sequence[str] = PAPER_MEASURES, depth: int = 30, tests:
     ms = relevance_measures(ms, relevance)
     low = [str(m) for m in ms if isinstance(getattr(m, "rel", None), int) and m.rel < 1]
     if low and flag("measure_free", measure_free):
-        raise ArgumentError(f"{', '.join(low)}: rel below 1 counts judged non-relevant documents as relevant, and the "
-                            "measure-free view (the weak order on runs binarised at rel) needs rel >= 1; pass "
-                            "measure_free=False (CLI --no-measure-free) or rel=1 or more")
+        raise ArgumentError(
+            f"{', '.join(low)}: rel below 1 counts judged non-relevant documents as relevant, and the "
+            "measure-free view (the weak order on runs binarised at rel) needs rel >= 1; pass "
+            "measure_free=False (CLI --no-measure-free) or rel=1 or more"
+        )
     if baselines is not None and not list(tests):
-        raise ArgumentError("comparisons with baselines need at least one test (tests=, CLI -t): each row is a "
-                            "test's decision on a pair")
+        raise ArgumentError(
+            "comparisons with baselines need at least one test (tests=, CLI -t): each row is a "
+            "test's decision on a pair"
+        )
     twice = sorted({str(m) for m in ms if ms.count(m) > 1})
     if twice:
         from irscale.errors import warn
 
-        warn(f"{', '.join(twice)} named more than once (at N = {depth} the names are one measure): studied once",
-             stacklevel=3)
+        warn(
+            f"{', '.join(twice)} named more than once (at N = {depth} the names are one measure): studied once",
+            stacklevel=3,
+        )
     return StudyPlan(
-        tuple(dict.fromkeys(ms)), depth, tuple(check_choice("test", t, st.TESTS) for t in tests),
-        level("alpha", alpha), flag("mid", mid), relevance, check_choice("correction", correction, CORRECTIONS),
-        flag("across_measures", across_measures), None if baselines is None else tuple(dict.fromkeys(baselines)),
-        flag("effects", effects), flag("measure_free", measure_free),
-        integer("n_resamples", n_resamples, minimum=100), integer("seed", seed, minimum=0), _approx(approx),
-        integer("max_pairs", max_pairs, minimum=1, none=True))
+        tuple(dict.fromkeys(ms)),
+        depth,
+        tuple(check_choice("test", t, st.TESTS) for t in tests),
+        level("alpha", alpha),
+        flag("mid", mid),
+        relevance,
+        check_choice("correction", correction, CORRECTIONS),
+        flag("across_measures", across_measures),
+        None if baselines is None else tuple(dict.fromkeys(baselines)),
+        flag("effects", effects),
+        flag("measure_free", measure_free),
+        integer("n_resamples", n_resamples, minimum=100),
+        integer("seed", seed, minimum=0),
+        _approx(approx),
+        integer("max_pairs", max_pairs, minimum=1, none=True),
+    )
 
 
 # -- the per-topic scores a study rests on, addressed by measure ---------------------------------------
+
 
 @dataclass
 class _Scores:
@@ -248,6 +289,7 @@ def _scores(table: ScoreTable, plan: StudyPlan) -> _Scores:
 
 
 # -- compare: the named steps ---------------------------------------------------------------------
+
 
 def compare(
     data: ScoreTable | JudgedRuns,
@@ -330,10 +372,24 @@ def compare(
     and the arguments given for them are not used.
     """
     if plan is None:
-        plan = plan_study(measures, depth, tests, alpha, mid=mid, relevance=relevance, correction=correction,
-                          across_measures=across_measures, baselines=baselines, effects=effects,
-                          measure_free=measure_free, n_resamples=n_resamples, seed=seed, approx=approx,
-                          max_pairs=max_pairs, progress=progress)
+        plan = plan_study(
+            measures,
+            depth,
+            tests,
+            alpha,
+            mid=mid,
+            relevance=relevance,
+            correction=correction,
+            across_measures=across_measures,
+            baselines=baselines,
+            effects=effects,
+            measure_free=measure_free,
+            n_resamples=n_resamples,
+            seed=seed,
+            approx=approx,
+            max_pairs=max_pairs,
+            progress=progress,
+        )
     else:
         _check_given_plan(plan, progress)
     return _run_study(data, plan, scheduler, progress)
@@ -367,26 +423,46 @@ def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
     table4 = _table4(scores, plan, tick)
     changes, results, flips = _tables5_6(scores, plan, scale, rb, tick)
     if plan.correction != "none":
-        _corrected_counts(changes, results, plan.names, plan.tests, plan.correction, plan.across_measures,
-                          plan.alpha)
+        _corrected_counts(changes, results, plan.names, plan.tests, plan.correction, plan.across_measures, plan.alpha)
     codes = mf_table = None
     if plan.measure_free:
         mf_table, codes = _measure_free(judged, scores, plan, results, changes, tick)
     means, pairs = _effects(judged.systems, scores, plan, scale, rb, codes, flips, tick)
     prov = _provenance(data, table, judged, plan, relevance, levels, scale, means is not None or pairs is not None)
     prov["seconds"] = time.perf_counter() - t0
-    return Study(plan.depth, tuple(plan.names), judged.systems, judged.topics.names, table2, table4, changes, prov,
-                 means=means, pairs=pairs, measure_free=mf_table,
-                 scores=_scores_frame(scores, plan, judged.systems, judged.topics.names))
+    return Study(
+        plan.depth,
+        tuple(plan.names),
+        judged.systems,
+        judged.topics.names,
+        table2,
+        table4,
+        changes,
+        prov,
+        means=means,
+        pairs=pairs,
+        measure_free=mf_table,
+        scores=_scores_frame(scores, plan, judged.systems, judged.topics.names),
+    )
 
 
 def _transform(judged, plan: StudyPlan, relevance: str, scheduler, tick) -> ScoreTable:
     """One transform for every measure and tie strategy (exact values: equal values are
     bitwise equal, which the rank-based statistics need)."""
     tick("rank maps", 0, 1)
-    table = transform(judged, plan.measures, plan.depth, plan.ties, plan.approx is not None, scheduler=scheduler,
-                      exact_values=True, relevance=relevance, steps=lambda m, i, n: tick(f"rank map {m}", i, n),
-                      approx=plan.approx, max_pairs=plan.max_pairs)
+    table = transform(
+        judged,
+        plan.measures,
+        plan.depth,
+        plan.ties,
+        plan.approx is not None,
+        scheduler=scheduler,
+        exact_values=True,
+        relevance=relevance,
+        steps=lambda m, i, n: tick(f"rank map {m}", i, n),
+        approx=plan.approx,
+        max_pairs=plan.max_pairs,
+    )
     tick("rank maps", 1, 1)
     return table
 
@@ -396,8 +472,9 @@ def _warn_interval_tests(table: ScoreTable, plan: StudyPlan) -> None:
     if interval_tests:
         from irscale.experiment import warn_not_interval
 
-        warn_not_interval(table, "/".join(interval_tests), advice="on ranked versions they are",
-                          stacklevel=4)  # the caller of compare
+        warn_not_interval(
+            table, "/".join(interval_tests), advice="on ranked versions they are", stacklevel=4
+        )  # the caller of compare
 
 
 def _table2(s: _Scores, plan: StudyPlan, rb: dict, tick) -> pd.DataFrame:
@@ -407,14 +484,19 @@ def _table2(s: _Scores, plan: StudyPlan, rb: dict, tick) -> pd.DataFrame:
         orig, ranked = s.orig[m], s.stat[m]
         by_topic = st.tau_by_topic(orig.T, ranked.T)
         defined = by_topic[~np.isnan(by_topic)]
-        rows.append({"measure": m, "ranked": s.ranked_names[m],
-                     "tau_unq": st.tau_overall(orig.T, ranked.T),
-                     "tau_ap_unq": st.tau_ap(_means8(orig), _means8(ranked)),
-                     "tau_mid": st.tau_overall(orig.T, s.mid_stat[m].T) if plan.mid else np.nan,
-                     "topic_tau_min": float(defined.min()) if len(defined) else np.nan,
-                     "topic_tau_max": float(defined.max()) if len(defined) else np.nan,
-                     "rb_dependent": rb[m],
-                     **({"halfwidth_max": s.halfwidth_max(m)} if plan.approx is not None else {})})
+        rows.append(
+            {
+                "measure": m,
+                "ranked": s.ranked_names[m],
+                "tau_unq": st.tau_overall(orig.T, ranked.T),
+                "tau_ap_unq": st.tau_ap(_means8(orig), _means8(ranked)),
+                "tau_mid": st.tau_overall(orig.T, s.mid_stat[m].T) if plan.mid else np.nan,
+                "topic_tau_min": float(defined.min()) if len(defined) else np.nan,
+                "topic_tau_max": float(defined.max()) if len(defined) else np.nan,
+                "rb_dependent": rb[m],
+                **({"halfwidth_max": s.halfwidth_max(m)} if plan.approx is not None else {}),
+            }
+        )
         tick("correlations with the ranked versions", k + 1, len(plan.names))
     return pd.DataFrame(rows)
 
@@ -431,14 +513,32 @@ def _table4(s: _Scores, plan: StudyPlan, tick) -> pd.DataFrame:
     for k, (a, b) in enumerate(pairs):
         t_o = st.tau_overall(s.orig[a].T, s.orig[b].T)
         t_r = st.tau_overall(s.stat[a].T, s.stat[b].T)
-        rows.append({"measure_1": a, "measure_2": b, "tau": t_o, "tau_ranked": t_r,
-                     "delta_pct": 100 * (t_r - t_o) / t_o if t_o else np.nan,
-                     "tau_ap": st.tau_ap(_means8(s.orig[a]), _means8(s.orig[b])),
-                     "tau_ap_ranked": st.tau_ap(_means8(s.stat[a]), _means8(s.stat[b])),
-                     "halfwidth_max": max(s.halfwidth_max(a), s.halfwidth_max(b))})
+        rows.append(
+            {
+                "measure_1": a,
+                "measure_2": b,
+                "tau": t_o,
+                "tau_ranked": t_r,
+                "delta_pct": 100 * (t_r - t_o) / t_o if t_o else np.nan,
+                "tau_ap": st.tau_ap(_means8(s.orig[a]), _means8(s.orig[b])),
+                "tau_ap_ranked": st.tau_ap(_means8(s.stat[a]), _means8(s.stat[b])),
+                "halfwidth_max": max(s.halfwidth_max(a), s.halfwidth_max(b)),
+            }
+        )
         tick("correlations between measures", k + 1, len(pairs))
-    table4 = pd.DataFrame(rows, columns=["measure_1", "measure_2", "tau", "tau_ranked", "delta_pct", "tau_ap",
-                                         "tau_ap_ranked", "halfwidth_max"])  # the columns even for one measure
+    table4 = pd.DataFrame(
+        rows,
+        columns=[
+            "measure_1",
+            "measure_2",
+            "tau",
+            "tau_ranked",
+            "delta_pct",
+            "tau_ap",
+            "tau_ap_ranked",
+            "halfwidth_max",
+        ],
+    )  # the columns even for one measure
     return table4 if plan.approx is not None else table4.drop(columns="halfwidth_max")
 
 
@@ -454,22 +554,51 @@ def _tables5_6(s: _Scores, plan: StudyPlan, scale: dict, rb: dict, tick):
         b = st.run_test(test, s.stat[m].T, plan.alpha)
         results[m, test] = (a, b)
         if s.ids.get(m) is not None:
-            flips[m, test] = st.could_flip(test, s.stat[m].T, s.half_stat[m].T, s.ids[m].T, plan.alpha,
-                                           b.significant)
+            flips[m, test] = st.could_flip(test, s.stat[m].T, s.half_stat[m].T, s.ids[m].T, plan.alpha, b.significant)
         ch = st.change(a, b)
-        rows.append({"measure": m, "test": st.TEST_NAMES[test], "ordinal": test in st.ORDINAL,
-                     "sig": ch.sig, "s2ns": ch.s2ns, "s2ns_pct": 100 * ch.s2ns / ch.sig if ch.sig else 0.0,
-                     "ns2s": ch.ns2s, "ns2s_pct": 100 * ch.ns2s / ch.sig if ch.sig else 0.0,
-                     "delta_pct": 100 * ch.delta, "sig_ranked": ch.sig_ranked,
-                     "meaningful": meaningful_test(test, scale[m], rb[m]),
-                     "meaningful_ranked": meaningful_test(test, True, rb[m]),
-                     **({"halfwidth_max": s.halfwidth_max(m),
-                         "could_flip_ranked": int(flips[m, test].sum()) if (m, test) in flips else 0}
-                        if plan.approx is not None else {})})
+        rows.append(
+            {
+                "measure": m,
+                "test": st.TEST_NAMES[test],
+                "ordinal": test in st.ORDINAL,
+                "sig": ch.sig,
+                "s2ns": ch.s2ns,
+                "s2ns_pct": 100 * ch.s2ns / ch.sig if ch.sig else 0.0,
+                "ns2s": ch.ns2s,
+                "ns2s_pct": 100 * ch.ns2s / ch.sig if ch.sig else 0.0,
+                "delta_pct": 100 * ch.delta,
+                "sig_ranked": ch.sig_ranked,
+                "meaningful": meaningful_test(test, scale[m], rb[m]),
+                "meaningful_ranked": meaningful_test(test, True, rb[m]),
+                **(
+                    {
+                        "halfwidth_max": s.halfwidth_max(m),
+                        "could_flip_ranked": int(flips[m, test].sum()) if (m, test) in flips else 0,
+                    }
+                    if plan.approx is not None
+                    else {}
+                ),
+            }
+        )
         tick("significance tests", k + 1, len(todo))
-    changes = pd.DataFrame(rows, columns=["measure", "test", "ordinal", "sig", "s2ns", "s2ns_pct", "ns2s", "ns2s_pct",
-                                          "delta_pct", "sig_ranked", "meaningful", "meaningful_ranked"]
-                           + (["halfwidth_max", "could_flip_ranked"] if plan.approx is not None else []))
+    changes = pd.DataFrame(
+        rows,
+        columns=[
+            "measure",
+            "test",
+            "ordinal",
+            "sig",
+            "s2ns",
+            "s2ns_pct",
+            "ns2s",
+            "ns2s_pct",
+            "delta_pct",
+            "sig_ranked",
+            "meaningful",
+            "meaningful_ranked",
+        ]
+        + (["halfwidth_max", "could_flip_ranked"] if plan.approx is not None else []),
+    )
     return changes, results, flips
 
 
@@ -495,10 +624,13 @@ def _measure_free(judged, s: _Scores, plan: StudyPlan, results: dict, changes: p
     for scale, values, k in (("", s.orig, 0), ("_ranked", s.stat, 1)):
         # each pair's share of sum |d_t| from incomparable topics, once per measure; a
         # significant pair is flagged where it exceeds 1/2 (mf.rests_on_incomparable)
-        mass = {m: np.nan_to_num(mf.incomparable_share(codes[m], mf.pair_differences(values[m].T))) > 0.5
-                for m in plan.names}
-        changes["flagged_incomparable" + scale] = [int((mass[m] & results[m, t][k].significant).sum())
-                                                   for m, t in itertools.product(plan.names, plan.tests)]
+        mass = {
+            m: np.nan_to_num(mf.incomparable_share(codes[m], mf.pair_differences(values[m].T))) > 0.5
+            for m in plan.names
+        }
+        changes["flagged_incomparable" + scale] = [
+            int((mass[m] & results[m, t][k].significant).sum()) for m, t in itertools.product(plan.names, plan.tests)
+        ]
     tick("measure-free view", 1, 1)
     return mf.pair_summary(by_rel[None], judged.systems, plan.alpha), codes
 
@@ -520,34 +652,51 @@ def _effects(systems, s: _Scores, plan: StudyPlan, scale: dict, rb: dict, codes,
     if any(np.isnan(s.orig[m]).any() or np.isnan(s.ranked[m]).any() for m in plan.names):
         from irscale.errors import warn
 
-        warn("no means with intervals or baseline comparisons: --missing-topics drop left out some topics' scores; "
-             "--missing-topics zero keeps them", stacklevel=3)
+        warn(
+            "no means with intervals or baseline comparisons: --missing-topics drop left out some topics' scores; "
+            "--missing-topics zero keeps them",
+            stacklevel=3,
+        )
         return None, None
     means = pairs = None
     if plan.effects:
         means = _means(plan.names, s, systems, plan.n_resamples, plan.seed, tick)
         if plan.approx is not None:  # the most each mean on the ranked scale can be off
-            means["halfwidth"] = np.concatenate([np.concatenate([np.zeros(len(systems)), s.half[m].mean(axis=1)])
-                                                 for m in plan.names])
+            means["halfwidth"] = np.concatenate(
+                [np.concatenate([np.zeros(len(systems)), s.half[m].mean(axis=1)]) for m in plan.names]
+            )
     if plan.baselines is not None:
         pairs = _baseline_pairs(plan, s, systems, scale, rb, codes, tick, flips if plan.approx is not None else None)
     return means, pairs
 
 
-def _provenance(data, table: ScoreTable, judged, plan: StudyPlan, relevance: str, levels: int, scale: dict,
-                resampled: bool) -> dict:
-    prov = {"irscale_version": __version__, "N": plan.depth, "relevance": relevance, "measures": plan.names,
-            "ranked": [str(c) for c in table.measures if type(c).__name__ == "Ranked"],
-            "tests": list(plan.tests), "alpha": plan.alpha, "systems": len(judged.systems),
-            "topics": list(judged.topics.names), "tie_strategies": list(plan.ties), "means_rounded_to": 8,
-            "rank_maps": table.provenance["transform"]["maps"],
-            "theory": {m: said.as_dict() for m, said in scale.items()},
-            "runs": list(judged.systems), "levels": levels,
-            **_qrels_provenance(data),
-            "correction": plan.correction, "correction_across_measures": plan.across_measures,
-            "baselines": None if plan.baselines is None else list(plan.baselines),
-            "bootstrap": {"method": "BCa", "n_resamples": plan.n_resamples, "seed": plan.seed, "confidence": 0.95}
-            if resampled else None}
+def _provenance(
+    data, table: ScoreTable, judged, plan: StudyPlan, relevance: str, levels: int, scale: dict, resampled: bool
+) -> dict:
+    prov = {
+        "irscale_version": __version__,
+        "N": plan.depth,
+        "relevance": relevance,
+        "measures": plan.names,
+        "ranked": [str(c) for c in table.measures if type(c).__name__ == "Ranked"],
+        "tests": list(plan.tests),
+        "alpha": plan.alpha,
+        "systems": len(judged.systems),
+        "topics": list(judged.topics.names),
+        "tie_strategies": list(plan.ties),
+        "means_rounded_to": 8,
+        "rank_maps": table.provenance["transform"]["maps"],
+        "theory": {m: said.as_dict() for m, said in scale.items()},
+        "runs": list(judged.systems),
+        "levels": levels,
+        **_qrels_provenance(data),
+        "correction": plan.correction,
+        "correction_across_measures": plan.across_measures,
+        "baselines": None if plan.baselines is None else list(plan.baselines),
+        "bootstrap": {"method": "BCa", "n_resamples": plan.n_resamples, "seed": plan.seed, "confidence": 0.95}
+        if resampled
+        else None,
+    }
     if plan.approx is not None:
         prov["approx"] = plan.approx
         prov["bounds"] = table.provenance["transform"].get("bounds", {})
@@ -560,9 +709,13 @@ def _scores_frame(s: _Scores, plan: StudyPlan, systems, topics) -> pd.DataFrame:
     S, T = len(systems), len(topics)
     frames = []
     for m in plan.names:
-        cols = {"measure": m, "system": np.repeat(np.asarray(systems, dtype=object), T),
-                "topic": np.tile(np.asarray(topics, dtype=object), S),
-                "value": s.orig[m].reshape(-1), "ranked": s.ranked[m].reshape(-1)}
+        cols = {
+            "measure": m,
+            "system": np.repeat(np.asarray(systems, dtype=object), T),
+            "topic": np.tile(np.asarray(topics, dtype=object), S),
+            "value": s.orig[m].reshape(-1),
+            "ranked": s.ranked[m].reshape(-1),
+        }
         if plan.mid:
             cols["ranked_mid"] = s.mid[m].reshape(-1)
         if plan.approx is not None:
@@ -592,8 +745,9 @@ def qrels_provenance(path) -> dict:
     return {"qrels": str(path), "qrels_sha256": h.hexdigest()}
 
 
-def _corrected_counts(changes: pd.DataFrame, results: dict, names, tests, correction: str, across: bool,
-                      alpha: float) -> None:
+def _corrected_counts(
+    changes: pd.DataFrame, results: dict, names, tests, correction: str, across: bool, alpha: float
+) -> None:
     """Tables 5/6's pairs significant after ``correction`` of each test's p-values over
     the system pairs (and the measures, ``across``); Tukey-type tests as they are."""
     from irscale.effects import correct, correct_families
@@ -635,8 +789,9 @@ def _means(names, s: _Scores, systems, n_resamples: int, seed: int, tick) -> pd.
     return pd.concat(frames, ignore_index=True)
 
 
-def _baseline_pairs(plan: StudyPlan, s: _Scores, systems, scale: dict, rb: dict, codes, tick,
-                    flips=None) -> pd.DataFrame:
+def _baseline_pairs(
+    plan: StudyPlan, s: _Scores, systems, scale: dict, rb: dict, codes, tick, flips=None
+) -> pd.DataFrame:
     """Every other system against each baseline, per measure, scale and test (see
     :func:`compare`): differences read system minus baseline."""
     position = {name: k for k, name in enumerate(systems)}
@@ -646,14 +801,21 @@ def _baseline_pairs(plan: StudyPlan, s: _Scores, systems, scale: dict, rb: dict,
         for which, values in (("original", s.orig[m]), ("ranked", s.ranked[m])):
             ci = None
             for test in plan.tests:
-                out, ci = _baseline_rows(plan, m, which, values, test, systems, ci, meaningful_test(
-                    test, True if which == "ranked" else scale[m], rb[m]))
+                out, ci = _baseline_rows(
+                    plan,
+                    m,
+                    which,
+                    values,
+                    test,
+                    systems,
+                    ci,
+                    meaningful_test(test, True if which == "ranked" else scale[m], rb[m]),
+                )
                 i = np.array([position[x] for x in out["system_1"]], dtype=np.int64)
                 j = np.array([position[x] for x in out["system_2"]], dtype=np.int64)
                 _bounded_columns(out, plan, s, m, which, test, i, j, len(systems), flips)
                 if codes is not None:  # the ranked scores as the statistics see them (see _measure_free)
-                    _incomparable_columns(out, codes[m], s.stat[m] if which == "ranked" else values, i, j,
-                                          len(systems))
+                    _incomparable_columns(out, codes[m], s.stat[m] if which == "ranked" else values, i, j, len(systems))
                 frames.append(out)
                 tick("comparisons with baselines", len(frames), total)
     return pd.concat(frames, ignore_index=True)
@@ -665,19 +827,41 @@ def _baseline_rows(plan: StudyPlan, m: str, which: str, values, test: str, syste
     from irscale.effects import pairwise
 
     corr = "none" if test in st.MULTI else plan.correction  # Tukey-type: adjusted already
-    df = pairwise(values.T, test, plan.alpha, corr, baselines=list(plan.baselines), names=systems,
-                  n_resamples=plan.n_resamples, seed=plan.seed, ci=ci is None)
+    df = pairwise(
+        values.T,
+        test,
+        plan.alpha,
+        corr,
+        baselines=list(plan.baselines),
+        names=systems,
+        n_resamples=plan.n_resamples,
+        seed=plan.seed,
+        ci=ci is None,
+    )
     if ci is None:
         ci = df[["ci_low", "ci_high"]].to_numpy()
     df["ci_low"], df["ci_high"] = ci[:, 0], ci[:, 1]
-    out = pd.DataFrame({
-        "measure": m, "scale": which, "test": st.TEST_NAMES[test],
-        "system_1": df["system_1"], "system_2": df["system_2"],
-        "mean_1": df["mean_1"], "mean_2": df["mean_2"],
-        "diff": -df["diff"], "ci_low": -df["ci_high"], "ci_high": -df["ci_low"],
-        "d_z": -df["d_z"], "rank_biserial": -df["rank_biserial"],
-        "p_value": df["p_value"], "p_adjusted": df["p_adjusted"], "significant": df["significant"],
-        "correction": corr, "meaningful": meaningful})
+    out = pd.DataFrame(
+        {
+            "measure": m,
+            "scale": which,
+            "test": st.TEST_NAMES[test],
+            "system_1": df["system_1"],
+            "system_2": df["system_2"],
+            "mean_1": df["mean_1"],
+            "mean_2": df["mean_2"],
+            "diff": -df["diff"],
+            "ci_low": -df["ci_high"],
+            "ci_high": -df["ci_low"],
+            "d_z": -df["d_z"],
+            "rank_biserial": -df["rank_biserial"],
+            "p_value": df["p_value"],
+            "p_adjusted": df["p_adjusted"],
+            "significant": df["significant"],
+            "correction": corr,
+            "meaningful": meaningful,
+        }
+    )
     return out, ci
 
 
@@ -687,13 +871,14 @@ def _pair_rows(i: np.ndarray, j: np.ndarray, S: int) -> np.ndarray:
     return lo * S - lo * (lo + 1) // 2 + (hi - lo - 1)
 
 
-def _bounded_columns(out: pd.DataFrame, plan: StudyPlan, s: _Scores, m: str, which: str, test: str, i, j, S: int,
-                     flips) -> None:
+def _bounded_columns(
+    out: pd.DataFrame, plan: StudyPlan, s: _Scores, m: str, which: str, test: str, i, j, S: int, flips
+) -> None:
     """Under approx: the most the difference of means can be off (0: exact scores) and
     whether the decision could differ within the bounds (ranked, bounded only)."""
     if plan.approx is None:
         return
-    out["halfwidth"] = ((s.half[m][i] + s.half[m][j]).mean(axis=1) if which == "ranked" else np.zeros(len(out)))
+    out["halfwidth"] = (s.half[m][i] + s.half[m][j]).mean(axis=1) if which == "ranked" else np.zeros(len(out))
     if flips is None:
         return
     f = flips.get((m, test))
@@ -701,8 +886,9 @@ def _bounded_columns(out: pd.DataFrame, plan: StudyPlan, s: _Scores, m: str, whi
     if corr != "none" and which == "ranked" and f is not None:
         out["could_flip"] = pd.array([pd.NA] * len(out), dtype="boolean")  # not bounded: see compare
     else:
-        out["could_flip"] = pd.array(f[_pair_rows(i, j, S)] if which == "ranked" and f is not None
-                                     else np.zeros(len(out), bool), dtype="boolean")
+        out["could_flip"] = pd.array(
+            f[_pair_rows(i, j, S)] if which == "ranked" and f is not None else np.zeros(len(out), bool), dtype="boolean"
+        )
 
 
 def _incomparable_columns(out: pd.DataFrame, codes, values, i, j, S: int) -> None:

@@ -19,14 +19,16 @@ def _show(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def integer(name: str, value, *, minimum: int | None = None, maximum: int | None = None,
-            none: bool = False) -> int | None:
+def integer(
+    name: str, value, *, minimum: int | None = None, maximum: int | None = None, none: bool = False
+) -> int | None:
     """``value`` as an int (numpy integers accepted; bools, floats and strings are not)."""
     if value is None and none:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ArgumentError(f"{name} must be an integer{' or None' if none else ''}, not "
-                            f"{type(value).__name__} {_show(value)}")
+        raise ArgumentError(
+            f"{name} must be an integer{' or None' if none else ''}, not {type(value).__name__} {_show(value)}"
+        )
     value = int(value)
     if minimum is not None and value < minimum:
         raise ArgumentError(f"{name} must be at least {minimum}, not {value}")
@@ -38,8 +40,7 @@ def integer(name: str, value, *, minimum: int | None = None, maximum: int | None
 def level(name: str, value) -> float:
     """A significance level strictly between 0 and 1."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < 1:
-        raise ArgumentError(f"{name} must be a number strictly between 0 and 1 (for example 0.05), "
-                            f"not {_show(value)}")
+        raise ArgumentError(f"{name} must be a number strictly between 0 and 1 (for example 0.05), not {_show(value)}")
     return float(value)
 
 
@@ -63,9 +64,11 @@ def levels(value, name: str = "levels") -> int:
     (a graded measure on qrels with grades 0..c is mapped on c + 1 levels)."""
     value = integer(name, value, minimum=2)
     if value > MAX_LEVELS:
-        raise ArgumentError(f"{name} must be at most {MAX_LEVELS} (grades 0..{MAX_LEVELS - 1}: run spaces hold grades "
-                            f"as 8-bit integers), not {value}; cap the grades with max_grade= (CLI --max-grade), "
-                            "or use binary relevance (relevance='lenient' / --relevance lenient)")
+        raise ArgumentError(
+            f"{name} must be at most {MAX_LEVELS} (grades 0..{MAX_LEVELS - 1}: run spaces hold grades "
+            f"as 8-bit integers), not {value}; cap the grades with max_grade= (CLI --max-grade), "
+            "or use binary relevance (relevance='lenient' / --relevance lenient)"
+        )
     return value
 
 
@@ -83,15 +86,20 @@ def writable_dir(name: str, path, *, create: bool = False):
 
     p = Path(path)
     if p.is_symlink() and not p.exists():
-        raise ArgumentError(f"{name} {p}: is a broken symbolic link (to {os.readlink(p)}); name a directory for the "
-                            "report, for example --out study/")
+        raise ArgumentError(
+            f"{name} {p}: is a broken symbolic link (to {os.readlink(p)}); name a directory for the "
+            "report, for example --out study/"
+        )
     if p.exists() and not p.is_dir():
-        raise ArgumentError(f"{name} {p}: is a file, not a directory; name a directory for the report (it is "
-                            "created if missing), for example --out study/")
+        raise ArgumentError(
+            f"{name} {p}: is a file, not a directory; name a directory for the report (it is "
+            "created if missing), for example --out study/"
+        )
     for parent in p.parents:
         if parent.exists() and not parent.is_dir():
-            raise ArgumentError(f"{name} {p}: {parent} is a file, not a directory; name a directory whose parents "
-                                "are directories")
+            raise ArgumentError(
+                f"{name} {p}: {parent} is a file, not a directory; name a directory whose parents are directories"
+            )
     try:
         if create:
             p.mkdir(parents=True, exist_ok=True)
@@ -100,9 +108,13 @@ def writable_dir(name: str, path, *, create: bool = False):
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
-        why = {errno.EROFS: "a read-only file system", errno.EACCES: "permission denied",
-               errno.EPERM: "operation not permitted", errno.ENOENT: "it cannot hold new files"}.get(
-            e.errno, e.strerror or str(e))
-        raise ArgumentError(f"{name} {p}: cannot write there ({why}); name a directory you can write, for example "
-                            "--out ./study") from None
+        why = {
+            errno.EROFS: "a read-only file system",
+            errno.EACCES: "permission denied",
+            errno.EPERM: "operation not permitted",
+            errno.ENOENT: "it cannot hold new files",
+        }.get(e.errno, e.strerror or str(e))
+        raise ArgumentError(
+            f"{name} {p}: cannot write there ({why}); name a directory you can write, for example --out ./study"
+        ) from None
     return p

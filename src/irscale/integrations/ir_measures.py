@@ -59,8 +59,9 @@ __all__ = ["irscale_measure", "ranked"]
 _MISSING_NOTE = r"run .* has no results for \d+ qrels topic"
 
 
-def irscale_measure(measure: str | Measure, *, score_precision: ScorePrecision = "float64",
-                    max_grade: int | None = None) -> ir_measures.Measure:
+def irscale_measure(
+    measure: str | Measure, *, score_precision: ScorePrecision = "float64", max_grade: int | None = None
+) -> ir_measures.Measure:
     """An irscale measure as an ir_measures measure.
 
     Parameters
@@ -92,9 +93,16 @@ def irscale_measure(measure: str | Measure, *, score_precision: ScorePrecision =
     return _define(table, name, f"irscale's {m} (evaluated like trec_eval)", score_precision)
 
 
-def ranked(measure: str | Measure, N: int = 30, *, levels: int | None = None, relevance: str = "graded",
-           ties: str = "unq", normalize: bool = False, score_precision: ScorePrecision = "float64"
-           ) -> ir_measures.Measure:
+def ranked(
+    measure: str | Measure,
+    N: int = 30,
+    *,
+    levels: int | None = None,
+    relevance: str = "graded",
+    ties: str = "unq",
+    normalize: bool = False,
+    score_precision: ScorePrecision = "float64",
+) -> ir_measures.Measure:
     """The ranked (interval-scaled) version of an irscale measure at run length N, as an
     ir_measures measure: per topic, phi of the measure's value over all runs of length N
     (:func:`irscale.transform`).
@@ -146,18 +154,22 @@ def ranked(measure: str | Measure, N: int = 30, *, levels: int | None = None, re
     if levels is not None:
         levels = check_levels(levels)
         if relevance == "lenient" and levels != 2:
-            raise ArgumentError(f"relevance='lenient' binarises the qrels, so the run space has 2 levels, not "
-                                f"levels={levels}; leave levels out, or use relevance='graded'")
+            raise ArgumentError(
+                f"relevance='lenient' binarises the qrels, so the run space has 2 levels, not "
+                f"levels={levels}; leave levels out, or use relevance='graded'"
+            )
     plan_rank_maps([m], N, levels or 2)  # a measure without a ranked version fails here, not per run
     inner = str(Ranked(m, N, ties, normalize))
-    opts = _options(relevance=(relevance, "graded"), levels=(levels, None),
-                    score_precision=(score_precision, "float64"))
+    opts = _options(
+        relevance=(relevance, "graded"), levels=(levels, None), score_precision=(score_precision, "float64")
+    )
     name = f"irscale({inner}{opts})"
     max_grade = None if levels is None or relevance == "lenient" else levels - 1
 
     def table(qrels: Qrels, run: Run):
-        t = evaluate(qrels, [run], [m], score_precision=score_precision, max_grade=max_grade,
-                     keep_depth=max(N, 1))  # the grades transform needs, at any N
+        t = evaluate(
+            qrels, [run], [m], score_precision=score_precision, max_grade=max_grade, keep_depth=max(N, 1)
+        )  # the grades transform needs, at any N
         t = transform(t, [m], depth=N, ties=ties, normalize=normalize, relevance=relevance)
         return t, next(i for i, col in enumerate(t.measures) if isinstance(col, Ranked))
 
@@ -173,10 +185,15 @@ def _define(table, name: str, desc: str, score_precision: str) -> ir_measures.Me
     """The ir_measures measure whose per-topic values are column ``col`` of
     ``table(qrels, run) -> (ScoreTable, col)`` (the run's scores read at
     ``score_precision``, as :func:`irscale.read_run` would)."""
+
     def impl(qrels_df, run_df) -> Iterator[tuple[str, float]]:
         qrels, ids = _converted("qrels", qrels_df, None, _convert_qrels)
-        run, _ = _converted("run", run_df, (id(qrels), score_precision),  # holds qrels: its id stays its own
-                            lambda df: (_convert_run(df, ids, score_precision), qrels))
+        run, _ = _converted(
+            "run",
+            run_df,
+            (id(qrels), score_precision),  # holds qrels: its id stays its own
+            lambda df: (_convert_run(df, ids, score_precision), qrels),
+        )
         if run is None:
             return  # nothing retrieved for any qrels topic: ir_measures gives every topic DEFAULT
         with warnings.catch_warnings():
@@ -252,5 +269,4 @@ def _rows(df, value: str, kind) -> Iterable[tuple]:
     missing = [c for c in ("query_id", "doc_id", value) if c not in df.columns]
     if missing:
         raise ArgumentError(f"expected columns query_id, doc_id, {value}; missing {', '.join(missing)}")
-    return zip(df["query_id"].astype(str).tolist(), df["doc_id"].astype(str).tolist(),
-               df[value].astype(kind).tolist())
+    return zip(df["query_id"].astype(str).tolist(), df["doc_id"].astype(str).tolist(), df[value].astype(kind).tolist())

@@ -22,6 +22,21 @@ from irscale.io.trec import (
     read_runs,
 )
 
-__all__ = ["Qrels", "Run", "parse_qrels", "parse_run", "parse_runs", "read_qrels", "read_run", "read_runs",
-           "qrels_from_dict", "qrels_from_frame", "qrels_from_records", "read_parquet_qrels", "read_parquet_runs",
-           "run_from_records", "runs_from_dict", "runs_from_frame"]
+__all__ = [
+    "Qrels",
+    "Run",
+    "parse_qrels",
+    "parse_run",
+    "parse_runs",
+    "read_qrels",
+    "read_run",
+    "read_runs",
+    "qrels_from_dict",
+    "qrels_from_frame",
+    "qrels_from_records",
+    "read_parquet_qrels",
+    "read_parquet_runs",
+    "run_from_records",
+    "runs_from_dict",
+    "runs_from_frame",
+]

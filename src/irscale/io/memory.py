@@ -61,10 +61,26 @@ from irscale.io.trec import (
 )
 
 __all__ = [
-    "RUN_COLUMNS", "QRELS_COLUMNS", "NAME_COLUMNS", "SCORED_DOC_FIELDS", "QREL_FIELDS", "PARQUET_ADVICE",
-    "runs_from_frame", "qrels_from_frame", "runs_from_dict", "qrels_from_dict", "run_from_records",
-    "qrels_from_records", "read_parquet_runs", "read_parquet_qrels", "is_parquet", "memory_runs",
-    "memory_qrels", "one_run", "INPUTS_RUNS", "INPUTS_QRELS",
+    "RUN_COLUMNS",
+    "QRELS_COLUMNS",
+    "NAME_COLUMNS",
+    "SCORED_DOC_FIELDS",
+    "QREL_FIELDS",
+    "PARQUET_ADVICE",
+    "runs_from_frame",
+    "qrels_from_frame",
+    "runs_from_dict",
+    "qrels_from_dict",
+    "run_from_records",
+    "qrels_from_records",
+    "read_parquet_runs",
+    "read_parquet_qrels",
+    "is_parquet",
+    "memory_runs",
+    "memory_qrels",
+    "one_run",
+    "INPUTS_RUNS",
+    "INPUTS_QRELS",
 ]
 
 RUN_COLUMNS = (("query_id", "doc_id", "score"), ("qid", "docno", "score"))  # ir_measures, PyTerrier
@@ -73,16 +89,23 @@ NAME_COLUMNS = ("name", "run")  # a run frame's column naming each row's run
 SCORED_DOC_FIELDS = ("query_id", "doc_id", "score")  # ir_measures.ScoredDoc
 QREL_FIELDS = ("query_id", "doc_id", "relevance")  # ir_measures.Qrel (its iteration field is ignored)
 PARQUET_ADVICE = "pip install 'irscale[parquet]'"
-INPUTS_RUNS = ("a pandas DataFrame (query_id, doc_id, score or qid, docno, score; several runs in a name or run "
-               "column), a dict {qid: {docno: score}}, ir_measures ScoredDoc tuples, a ranx Run, a .parquet file")
-INPUTS_QRELS = ("a pandas DataFrame (query_id, doc_id, relevance or qid, docno, label), a dict {qid: {docno: grade}}, "
-                "ir_measures Qrel tuples, a ranx Qrels, a .parquet file")
+INPUTS_RUNS = (
+    "a pandas DataFrame (query_id, doc_id, score or qid, docno, score; several runs in a name or run "
+    "column), a dict {qid: {docno: score}}, ir_measures ScoredDoc tuples, a ranx Run, a .parquet file"
+)
+INPUTS_QRELS = (
+    "a pandas DataFrame (query_id, doc_id, relevance or qid, docno, label), a dict {qid: {docno: grade}}, "
+    "ir_measures Qrel tuples, a ranx Qrels, a .parquet file"
+)
 
-_TEXT_ADVICE = ("qids and docnos cannot hold whitespace, control or invisible characters (a TREC file could not hold "
-                "them, and they would silently miss the qrels); strip or replace them")
+_TEXT_ADVICE = (
+    "qids and docnos cannot hold whitespace, control or invisible characters (a TREC file could not hold "
+    "them, and they would silently miss the qrels); strip or replace them"
+)
 
 
 # -- where a record is, for messages --------------------------------------------------------------
+
 
 class _Source:
     """An input's name (``<DataFrame>``, a path) and how to name its i-th record."""
@@ -118,6 +141,7 @@ def _item_rows(i: int) -> str:
 
 # -- columns ------------------------------------------------------------------------------------------
 
+
 def _pandas():
     import pandas as pd
 
@@ -148,9 +172,9 @@ def _int_text(v: np.ndarray) -> np.ndarray:
     ndig = np.ones(len(v), dtype=np.int64)
     top = int(mag.max()) if len(v) else 0
     for k in range(1, 20):  # 10**19 < 2**64
-        if 10 ** k > top:
+        if 10**k > top:
             break
-        ndig += mag >= np.uint64(10 ** k)
+        ndig += mag >= np.uint64(10**k)
     width = int((ndig + neg).max()) if len(v) else 1
     mat = np.zeros((len(v), width), dtype=np.uint8)
     mat[neg, 0] = ord("-")
@@ -216,8 +240,9 @@ def _key_column(values, what: str, src: _Source, fix: str) -> np.ndarray:
             strs = [str(v) for v in arr]
     elif kind == "string":
         strs = arr.tolist()
-    elif kind == "mixed-integer" and all(isinstance(v, (str, numbers.Integral)) and not isinstance(v, (bool, np.bool_))
-                                         for v in arr):
+    elif kind == "mixed-integer" and all(
+        isinstance(v, (str, numbers.Integral)) and not isinstance(v, (bool, np.bool_)) for v in arr
+    ):
         strs = [v if isinstance(v, str) else str(int(v)) for v in arr]
     else:
         raise _bad_key(src, what, arr, fix)
@@ -230,8 +255,10 @@ def _arrow_text(values):
     buffers without a Python object per value; None for any other Series."""
     pd = _pandas()
     dt = values.dtype
-    if not ((isinstance(dt, pd.StringDtype) and dt.storage == "pyarrow")
-            or (isinstance(dt, pd.ArrowDtype) and str(dt.pyarrow_dtype) in ("string", "large_string"))):
+    if not (
+        (isinstance(dt, pd.StringDtype) and dt.storage == "pyarrow")
+        or (isinstance(dt, pd.ArrowDtype) and str(dt.pyarrow_dtype) in ("string", "large_string"))
+    ):
         return None
     import pyarrow as pa
 
@@ -245,7 +272,7 @@ def _arrow_text(values):
     else:
         return None
     _, offsets, data = arr.buffers()
-    off = np.frombuffer(offsets, dtype=width)[arr.offset:arr.offset + len(arr) + 1].astype(np.int64)
+    off = np.frombuffer(offsets, dtype=width)[arr.offset : arr.offset + len(arr) + 1].astype(np.int64)
     buf = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
     return buf, off[:-1], off[1:], arr.null_count
 
@@ -272,10 +299,10 @@ def _checked(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, what: str, s
     empty = np.flatnonzero(starts == ends)
     if len(empty):
         raise src.error(f"{what} is an empty string; every record needs a {what}", int(empty[0]))
-    span = buf[starts[0]:ends[-1]]
+    span = buf[starts[0] : ends[-1]]
 
     def text(i: int) -> str:
-        return buf[starts[i]:ends[i]].tobytes().decode("utf-8", "replace")
+        return buf[starts[i] : ends[i]].tobytes().decode("utf-8", "replace")
 
     def owner(pos: int) -> int:
         return int(np.searchsorted(starts, starts[0] + pos, side="right")) - 1
@@ -292,7 +319,7 @@ def _checked(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, what: str, s
         hidden = hidden_characters(span)
         if len(hidden):
             i, pos = owner(int(hidden[0])), int(hidden[0])
-            ch = span[pos:pos + 4].tobytes().decode("utf-8", "ignore")[0]
+            ch = span[pos : pos + 4].tobytes().decode("utf-8", "ignore")[0]
             raise src.error(f"{what} {text(i)!r} holds the invisible character U+{ord(ch):04X}; {_TEXT_ADVICE}", i)
     return gather(buf, starts, ends)
 
@@ -316,8 +343,11 @@ def _number_column(values, what: str, src: _Source, qid: np.ndarray, docno: np.n
     pd = _pandas()
     if _is_series(values):
         dt = values.dtype
-        if pd.api.types.is_numeric_dtype(dt) and not pd.api.types.is_bool_dtype(dt) \
-                and not pd.api.types.is_complex_dtype(dt):
+        if (
+            pd.api.types.is_numeric_dtype(dt)
+            and not pd.api.types.is_bool_dtype(dt)
+            and not pd.api.types.is_complex_dtype(dt)
+        ):
             if pd.api.types.is_integer_dtype(dt) and not values.hasnans:
                 return values.to_numpy(dtype=np.int64)
             return values.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -339,8 +369,12 @@ def _number_column(values, what: str, src: _Source, qid: np.ndarray, docno: np.n
             return arr.astype(np.float64)
     for i, v in enumerate(arr):
         if _missing(v):
-            raise src.error(f"{what} is missing ({v!r}); every record needs a numeric {what} (drop the row or give "
-                            f"it a {what})", i, qid[i], docno[i])
+            raise src.error(
+                f"{what} is missing ({v!r}); every record needs a numeric {what} (drop the row or give it a {what})",
+                i,
+                qid[i],
+                docno[i],
+            )
         if _not_a_number(v):
             hint = " (convert the column with pandas.to_numeric)" if isinstance(v, str) else ""
             raise src.error(f"{what} must be a number, found {type(v).__name__} {v!r}{hint}", i, qid[i], docno[i])
@@ -352,8 +386,12 @@ def _scores(values, src: _Source, qid, docno, score_precision: str) -> np.ndarra
     nan = np.flatnonzero(np.isnan(score))
     if len(nan):
         i = int(nan[0])
-        raise src.error("score is missing or NaN; every retrieved document needs a numeric score (drop the row or "
-                        "give it a score)", i, qid[i], docno[i])
+        raise src.error(
+            "score is missing or NaN; every retrieved document needs a numeric score (drop the row or give it a score)",
+            i,
+            qid[i],
+            docno[i],
+        )
     if score_precision == "float32":
         with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as in the file reader
             score = score.astype(np.float32).astype(np.float64)
@@ -367,23 +405,27 @@ def _grades(values, src: _Source, qid, docno) -> np.ndarray:
         if len(bad):
             i = int(bad[0])
             found = "is missing or NaN" if np.isnan(grade[i]) else f"must be an integer, found {float(grade[i])!r}"
-            raise src.error(f"grade {found}; grades are integer relevance levels (0 not relevant, 1, 2, ...)", i,
-                            qid[i], docno[i])
-        big = np.flatnonzero(np.abs(grade) > 2.0 ** 62)
+            raise src.error(
+                f"grade {found}; grades are integer relevance levels (0 not relevant, 1, 2, ...)", i, qid[i], docno[i]
+            )
+        big = np.flatnonzero(np.abs(grade) > 2.0**62)
         if len(big):
             i = int(big[0])
-            raise src.error(f"grade {grade[i]!r} out of the supported range [{GRADE_MIN}, {GRADE_MAX}]", i, qid[i],
-                            docno[i])
+            raise src.error(
+                f"grade {grade[i]!r} out of the supported range [{GRADE_MIN}, {GRADE_MAX}]", i, qid[i], docno[i]
+            )
     grade = grade.astype(np.int64)
     out = np.flatnonzero((grade < GRADE_MIN) | (grade > GRADE_MAX))
     if len(out):
         i = int(out[0])
-        raise src.error(f"grade {int(grade[i])} out of the supported range [{GRADE_MIN}, {GRADE_MAX}]", i, qid[i],
-                        docno[i])
+        raise src.error(
+            f"grade {int(grade[i])} out of the supported range [{GRADE_MIN}, {GRADE_MAX}]", i, qid[i], docno[i]
+        )
     return grade
 
 
 # -- building Run and Qrels ----------------------------------------------------------------------
+
 
 def _make_run(name: str, qid, docno, score, src: _Source, duplicates: str, rows: np.ndarray | None = None) -> Run:
     """The run of these records (``rows``: their record numbers in the input, for messages)."""
@@ -394,8 +436,13 @@ def _make_run(name: str, qid, docno, score, src: _Source, duplicates: str, rows:
             i, j = (int(k) for k in dups[0])
             first, dup = (i, j) if rows is None else (int(rows[i]), int(rows[j]))
             again = src.row(first) or "an earlier entry"
-            raise src.error(f"docno retrieved twice for this topic (first at {again}); to keep only the first "
-                            "occurrence pass duplicates='first' (CLI --duplicates first)", dup, qid[j], docno[j])
+            raise src.error(
+                f"docno retrieved twice for this topic (first at {again}); to keep only the first "
+                "occurrence pass duplicates='first' (CLI --duplicates first)",
+                dup,
+                qid[j],
+                docno[j],
+            )
     return ordered_run(name, docno, score, topics, codes, dups[:, 1], src.label)
 
 
@@ -405,11 +452,16 @@ def _make_qrels(qid, docno, grade, src: _Source) -> Qrels:
     if len(dups):
         i, j = (int(k) for k in dups[0])
         again = src.row(i) or "an earlier entry"
-        raise src.error(f"document judged twice for this topic (first at {again}); keep one judgement per "
-                        "(qid, docno)", j, qid[j], docno[j])
+        raise src.error(
+            f"document judged twice for this topic (first at {again}); keep one judgement per (qid, docno)",
+            j,
+            qid[j],
+            docno[j],
+        )
     order = np.lexsort((docno, codes))
-    return Qrels(qid[order], docno[order], grade[order].astype(np.int16), topics, codes[order].astype(np.int32),
-                 src.label)
+    return Qrels(
+        qid[order], docno[order], grade[order].astype(np.int16), topics, codes[order].astype(np.int32), src.label
+    )
 
 
 def _check_name(name, what: str = "name") -> str | None:
@@ -423,11 +475,13 @@ def _options(score_precision, duplicates) -> None:
 
 
 def _empty(src: _Source, kind: str) -> InputFormatError:
-    return src.error(f"empty {kind}: it holds no record; give at least one (qid, docno, "
-                     f"{'score' if kind == 'run' else 'grade'})")
+    return src.error(
+        f"empty {kind}: it holds no record; give at least one (qid, docno, {'score' if kind == 'run' else 'grade'})"
+    )
 
 
 # -- DataFrames ----------------------------------------------------------------------------------
+
 
 def _columns(frame, sets, src: _Source, kind: str) -> tuple[str, str, str]:
     cols = [c for c in frame.columns]
@@ -436,14 +490,18 @@ def _columns(frame, sets, src: _Source, kind: str) -> tuple[str, str, str]:
         return found[0]
     accepted = " or ".join(f"({', '.join(s)})" for s in sets)
     if found:
-        raise src.error(f"the frame has both {' and '.join(str(s) for s in found)} columns; a {kind} frame needs "
-                        f"exactly one of the column sets {accepted}: drop the other")
+        raise src.error(
+            f"the frame has both {' and '.join(str(s) for s in found)} columns; a {kind} frame needs "
+            f"exactly one of the column sets {accepted}: drop the other"
+        )
     near = max(sets, key=lambda s: sum(c in cols for c in s))
     lacking = [c for c in near if c not in cols]
     shown = ", ".join(map(str, cols[:12])) + (", ..." if len(cols) > 12 else "")
-    raise src.error(f"a {kind} frame needs the columns {accepted} (ir_measures' or PyTerrier's names); "
-                    f"missing column {', '.join(map(repr, lacking))} (columns: {shown}); rename them, for example "
-                    f"frame.rename(columns={{...}})")
+    raise src.error(
+        f"a {kind} frame needs the columns {accepted} (ir_measures' or PyTerrier's names); "
+        f"missing column {', '.join(map(repr, lacking))} (columns: {shown}); rename them, for example "
+        f"frame.rename(columns={{...}})"
+    )
 
 
 def runs_from_frame(
@@ -493,8 +551,10 @@ def runs_from_frame(
     if name is not None:
         if len(names) > 1:
             shown = ", ".join(map(repr, names[:5])) + (", ..." if len(names) > 5 else "")
-            raise ArgumentError(f"{path}: name={name!r} renames a single run, but the frame holds {len(names)} runs "
-                                f"(column {by[0]!r}: {shown}); leave name out to name each run by that column")
+            raise ArgumentError(
+                f"{path}: name={name!r} renames a single run, but the frame holds {len(names)} runs "
+                f"(column {by[0]!r}: {shown}); leave name out to name each run by that column"
+            )
         names = [name]
     if len(names) == 1:
         return [_make_run(names[0], qid, docno, score, src, duplicates)]
@@ -502,7 +562,7 @@ def runs_from_frame(
     bounds = np.searchsorted(codes[records], np.arange(len(names) + 1))
     out = []
     for g, n in enumerate(names):
-        rows = records[bounds[g]:bounds[g + 1]]
+        rows = records[bounds[g] : bounds[g + 1]]
         out.append(_make_run(n, qid[rows], docno[rows], score[rows], src, duplicates, rows))
     return out
 
@@ -529,14 +589,17 @@ def qrels_from_frame(frame, *, path: str = "<DataFrame>") -> Qrels:
 
 # -- pytrec_eval dicts ------------------------------------------------------------------------------
 
+
 def _flatten(d: Mapping, what: str, src: _Source):
     """qid, docno (bytes arrays) and the values of ``{qid: {docno: value}}``, with the
     message context of each record."""
     keys, counts, docnos, values = [], [], [], []
     for q, docs in d.items():
         if not isinstance(docs, Mapping):
-            raise src.error(f"the value of qid {q!r} is {type(docs).__name__} {docs!r:.60}; a {what} dict is "
-                            f"{{qid: {{docno: {'score' if what == 'run' else 'grade'}}}}}")
+            raise src.error(
+                f"the value of qid {q!r} is {type(docs).__name__} {docs!r:.60}; a {what} dict is "
+                f"{{qid: {{docno: {'score' if what == 'run' else 'grade'}}}}}"
+            )
         keys.append(q)
         counts.append(len(docs))
         docnos.extend(docs.keys())
@@ -582,21 +645,28 @@ def runs_from_dict(
         raise ArgumentError(f"a run dict {{qid: {{docno: score}}}} was expected, not {type(d).__name__}")
     if _is_multi_run(d):
         if name is not None:
-            raise ArgumentError(f"{path}: name={name!r} renames a single run, but the dict holds {len(d)} runs "
-                                "({name: {qid: {docno: score}}}); leave name out to name each run by its key")
+            raise ArgumentError(
+                f"{path}: name={name!r} renames a single run, but the dict holds {len(d)} runs "
+                "({name: {qid: {docno: score}}}); leave name out to name each run by its key"
+            )
         out = []
         for n, run in d.items():
             n = _check_name(n if isinstance(n, str) else str(n), "each run's key")
             if not isinstance(run, Mapping):
-                raise InputFormatError(path, None, f"run {n!r} is {type(run).__name__}; a dict of runs is "
-                                                   "{name: {qid: {docno: score}}}")
-            out.extend(runs_from_dict(run, name=n, score_precision=score_precision, duplicates=duplicates,
-                                      path=f"{path}[{n!r}]"))
+                raise InputFormatError(
+                    path,
+                    None,
+                    f"run {n!r} is {type(run).__name__}; a dict of runs is {{name: {{qid: {{docno: score}}}}}}",
+                )
+            out.extend(
+                runs_from_dict(
+                    run, name=n, score_precision=score_precision, duplicates=duplicates, path=f"{path}[{n!r}]"
+                )
+            )
         return out
     src = _Source(path, lambda i: "")
     qid, docno, values = _flatten(d, "run", src)
-    return [_make_run(name or "run", qid, docno, _scores(values, src, qid, docno, score_precision), src,
-                      duplicates)]
+    return [_make_run(name or "run", qid, docno, _scores(values, src, qid, docno, score_precision), src, duplicates)]
 
 
 def qrels_from_dict(d: Mapping, *, path: str = "<dict>") -> Qrels:
@@ -615,6 +685,7 @@ def qrels_from_dict(d: Mapping, *, path: str = "<dict>") -> Qrels:
 
 
 # -- ir_measures tuples -----------------------------------------------------------------------------
+
 
 def _has_fields(obj, fields) -> bool:
     have = getattr(type(obj), "_fields", None)
@@ -648,8 +719,11 @@ def _records(records, fields, kind: str, path: str):
             cols.append(list(map(attrgetter(f), rows)))
         except AttributeError:
             i = next(k for k, r in enumerate(rows) if not hasattr(r, f))
-            raise src.error(f"{type(rows[i]).__name__} {rows[i]!r:.80} has no field {f!r}; every item must be a "
-                            f"namedtuple with the fields {', '.join(fields)} (like the first)", i) from None
+            raise src.error(
+                f"{type(rows[i]).__name__} {rows[i]!r:.80} has no field {f!r}; every item must be a "
+                f"namedtuple with the fields {', '.join(fields)} (like the first)",
+                i,
+            ) from None
     qid = _key_column(cols[0], "qid", src, "query_id")
     docno = _key_column(cols[1], "docno", src, "doc_id")
     return src, qid, docno, cols[2]
@@ -696,18 +770,21 @@ def qrels_from_records(records, *, path: str = "<Qrel records>") -> Qrels:
 
 # -- Parquet ----------------------------------------------------------------------------------------
 
+
 def is_parquet(path) -> bool:
     """Whether ``path`` names a Parquet file (by its ``.parquet`` suffix)."""
-    return isinstance(path, (str, os.PathLike)) and not isinstance(path, bytes) and \
-        Path(path).suffix.lower() == ".parquet"
+    return (
+        isinstance(path, (str, os.PathLike)) and not isinstance(path, bytes) and Path(path).suffix.lower() == ".parquet"
+    )
 
 
 def _read_parquet(path):
     try:
         import pyarrow
     except ImportError:
-        raise IrscaleError(f"{path}: reading Parquet files needs pyarrow, which is not installed: "
-                           f"{PARQUET_ADVICE}") from None
+        raise IrscaleError(
+            f"{path}: reading Parquet files needs pyarrow, which is not installed: {PARQUET_ADVICE}"
+        ) from None
     pd = _pandas()
     p = Path(path)
     if not p.exists():
@@ -734,8 +811,7 @@ def read_parquet_runs(
     frame = _read_parquet(path)
     if name is None and not any(c in frame.columns for c in NAME_COLUMNS):
         name = Path(path).stem
-    return runs_from_frame(frame, name=name, score_precision=score_precision, duplicates=duplicates,
-                           path=str(path))
+    return runs_from_frame(frame, name=name, score_precision=score_precision, duplicates=duplicates, path=str(path))
 
 
 def read_parquet_qrels(path: str | os.PathLike) -> Qrels:
@@ -745,6 +821,7 @@ def read_parquet_qrels(path: str | os.PathLike) -> Qrels:
 
 
 # -- any in-memory input ------------------------------------------------------------------------------
+
 
 def one_run(runs) -> tuple[bool, object]:
     """Whether ``runs`` is a single in-memory run (a DataFrame, a run dict, a ranx Run,

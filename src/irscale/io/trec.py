@@ -65,11 +65,21 @@ BOM = b"\xef\xbb\xbf"
 # mathematical space U+205F, word joiner U+2060, ideographic space U+3000, and the
 # byte-order mark U+FEFF (allowed only at the very start of a file). Found in valid UTF-8
 # by their bytes: a two-byte sequence c2 80-a0, or one of these three-byte sequences.
-_HIDDEN_3 = np.array(sorted(int.from_bytes(chr(c).encode(), "big") for c in
-                            [0x1680, *range(0x2000, 0x200C), 0x2028, 0x2029, 0x202F, 0x205F, 0x2060, 0x3000, 0xFEFF]),
-                     dtype=np.uint32)
-_CHAR_NAMES = {0xA0: "non-breaking space", 0x85: "next-line control character", 0x200B: "zero-width space",
-               0x202F: "narrow non-breaking space", 0x2060: "word joiner", 0x3000: "ideographic space"}
+_HIDDEN_3 = np.array(
+    sorted(
+        int.from_bytes(chr(c).encode(), "big")
+        for c in [0x1680, *range(0x2000, 0x200C), 0x2028, 0x2029, 0x202F, 0x205F, 0x2060, 0x3000, 0xFEFF]
+    ),
+    dtype=np.uint32,
+)
+_CHAR_NAMES = {
+    0xA0: "non-breaking space",
+    0x85: "next-line control character",
+    0x200B: "zero-width space",
+    0x202F: "narrow non-breaking space",
+    0x2060: "word joiner",
+    0x3000: "ideographic space",
+}
 
 
 # strict number syntax (C's strtod without hex floats; no Python underscores or Unicode digits)
@@ -138,8 +148,9 @@ def _decompressed(path: str | Path, size: int | None = None, read: list | None =
             if fed and not d.eof:
                 raise zlib.error("truncated stream")
         except (zlib.error, EOFError) as e:
-            raise InputFormatError(path, None, f"corrupt gzip data ({e}); check the download or re-compress the "
-                                   "file") from None
+            raise InputFormatError(
+                path, None, f"corrupt gzip data ({e}); check the download or re-compress the file"
+            ) from None
 
 
 def text_pieces(source: str | Path | bytes, size: int | None = None, read: list | None = None):
@@ -183,7 +194,7 @@ def _line_of(source: str | Path | bytes, line: int) -> str:
     for first, piece in text_pieces(source):
         if line < first + piece.count(b"\n") + (not piece.endswith(b"\n")):
             if first == 1 and piece.startswith(BOM):
-                piece = piece[len(BOM):]
+                piece = piece[len(BOM) :]
             return _line_text(piece, line - first + 1)
     return ""
 
@@ -451,35 +462,39 @@ def tokenize(
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
         raise InputFormatError(
-            path, line,
+            path,
+            line,
             "NUL byte: the file is binary or UTF-16; expected UTF-8 (or ASCII) text "
-            "(convert it, for example with iconv -f UTF-16 -t UTF-8)")
+            "(convert it, for example with iconv -f UTF-16 -t UTF-8)",
+        )
     if buf.max() >= 128:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as e:
             line = data.count(b"\n", 0, e.start) + 1
             raise InputFormatError(
-                path, line,
-                f"not UTF-8 text (byte 0x{data[e.start]:02x}); re-encode the file as UTF-8"
+                path, line, f"not UTF-8 text (byte 0x{data[e.start]:02x}); re-encode the file as UTF-8"
             ) from None
         for pos in hidden_characters(buf):  # allowed in comment lines only ('# Lab\u00a0X')
             pos = int(pos)
             start = data.rfind(b"\n", 0, pos) + 1
-            if not data[start:pos + 1].lstrip(b" \t\r\x0b\x0c").startswith(b"#"):
-                raise _hidden_char_error(data, path, pos, data[pos:pos + 4].decode("utf-8", "ignore")[0])
+            if not data[start : pos + 1].lstrip(b" \t\r\x0b\x0c").startswith(b"#"):
+                raise _hidden_char_error(data, path, pos, data[pos : pos + 4].decode("utf-8", "ignore")[0])
     k = _kernels()
     if k is not None:
-        return _tokens_compiled(k[2], buf, data, path, nfields, expected, extra_fields, extra_advice, keep, part,
-                                track)
+        return _tokens_compiled(k[2], buf, data, path, nfields, expected, extra_fields, extra_advice, keep, part, track)
     # ASCII control characters other than the whitespace 9-13 (tab, LF, VT, FF, CR)
     ctrl = np.flatnonzero((buf < 9) | ((buf > 13) & (buf < 32)))
     delete = data.find(b"\x7f")
     if len(ctrl) or delete >= 0:
         pos = min(int(ctrl[0]) if len(ctrl) else len(data), delete if delete >= 0 else len(data))
         line = data.count(b"\n", 0, pos) + 1
-        raise InputFormatError(path, line, f"control character 0x{data[pos]:02x}; expected text "
-                                           "fields separated by spaces or tabs", _line_text(data, line))
+        raise InputFormatError(
+            path,
+            line,
+            f"control character 0x{data[pos]:02x}; expected text fields separated by spaces or tabs",
+            _line_text(data, line),
+        )
     # token boundaries: transitions of the whitespace mask (padded with whitespace)
     ws = np.empty(len(buf) + 2, dtype=np.int8)
     ws[0] = ws[-1] = 1
@@ -519,13 +534,29 @@ def _no_tokens(buf, path: str, data: bytes, nfields: int, keep, blank: bool = Tr
     """The tokens of a piece of a file without data lines (``blank``: not even a comment)."""
     width = nfields if keep is None else len(keep)
     empty = np.zeros((0, width), dtype=np.int64)
-    return _Tokens(buf, empty, empty, np.zeros(0, dtype=np.int64), path, data,
-                   None if keep is None or tuple(keep) == tuple(range(nfields)) else tuple(keep), blank,
-                   data.count(b"\n"))
+    return _Tokens(
+        buf,
+        empty,
+        empty,
+        np.zeros(0, dtype=np.int64),
+        path,
+        data,
+        None if keep is None or tuple(keep) == tuple(range(nfields)) else tuple(keep),
+        blank,
+        data.count(b"\n"),
+    )
 
 
-def _check_fields(data: bytes, path: str, counts: np.ndarray, lines: np.ndarray, nfields: int, expected: str,
-                  extra_fields: str, extra_advice: str | None) -> None:
+def _check_fields(
+    data: bytes,
+    path: str,
+    counts: np.ndarray,
+    lines: np.ndarray,
+    nfields: int,
+    expected: str,
+    extra_fields: str,
+    extra_advice: str | None,
+) -> None:
     """Refuse a file without data lines, or whose data line has another number of fields
     than ``nfields`` (fewer, with ``extra_fields="ignore"``), naming the first."""
     if len(counts) == 0:
@@ -536,18 +567,33 @@ def _check_fields(data: bytes, path: str, counts: np.ndarray, lines: np.ndarray,
         line = int(lines[k])
         hint = f" ({extra_advice})" if counts[k] > nfields and extra_advice else ""
         if nfields == 4 and counts[k] == 6:  # qrels expected, a run line found: the arguments swapped?
-            hint = ("; this looks like a run file ('qid Q0 docno rank score tag'): the qrels come first, "
-                    "as in irscale evaluate QRELS RUNS")
+            hint = (
+                "; this looks like a run file ('qid Q0 docno rank score tag'): the qrels come first, "
+                "as in irscale evaluate QRELS RUNS"
+            )
         elif nfields == 6 and counts[k] == 4:
-            hint = ("; this looks like a qrels file ('qid iter docno grade'): the qrels come first, the runs "
-                    "after, as in irscale evaluate QRELS RUNS")
-        raise InputFormatError(path, line, f"expected {nfields} fields '{expected}', found {counts[k]}{hint}",
-                               _line_text(data, line))
+            hint = (
+                "; this looks like a qrels file ('qid iter docno grade'): the qrels come first, the runs "
+                "after, as in irscale evaluate QRELS RUNS"
+            )
+        raise InputFormatError(
+            path, line, f"expected {nfields} fields '{expected}', found {counts[k]}{hint}", _line_text(data, line)
+        )
 
 
-def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected: str, extra_fields: str,
-                     extra_advice: str | None, keep: tuple[int, ...] | None, part: int = 0,
-                     track: tuple[int, ...] = ()) -> _Tokens:
+def _tokens_compiled(
+    kernel,
+    buf,
+    data: bytes,
+    path: str,
+    nfields: int,
+    expected: str,
+    extra_fields: str,
+    extra_advice: str | None,
+    keep: tuple[int, ...] | None,
+    part: int = 0,
+    track: tuple[int, ...] = (),
+) -> _Tokens:
     """:func:`tokenize`'s token pass in one compiled scan (no array the size of the file
     besides the file), with the same errors in the same order; only the fields in
     ``keep`` are recorded (all by default), as int32 offsets in files below 2 GiB."""
@@ -566,14 +612,19 @@ def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected
         line_no = np.empty(rows, dtype=np.int64)
         comment = np.empty(rows, dtype=np.bool_)
         changed = np.empty((rows, len(track)), dtype=np.bool_)
-        n, ctrl, newlines = kernel(buf, nfields, slot, starts, ends, counts, line_no, comment,
-                                   np.array(track, dtype=np.int64), changed)
+        n, ctrl, newlines = kernel(
+            buf, nfields, slot, starts, ends, counts, line_no, comment, np.array(track, dtype=np.int64), changed
+        )
         if n >= 0:
             break
     if ctrl >= 0:
         line = data.count(b"\n", 0, ctrl) + 1
-        raise InputFormatError(path, line, f"control character 0x{data[ctrl]:02x}; expected text "
-                                           "fields separated by spaces or tabs", _line_text(data, line))
+        raise InputFormatError(
+            path,
+            line,
+            f"control character 0x{data[ctrl]:02x}; expected text fields separated by spaces or tabs",
+            _line_text(data, line),
+        )
     if n == 0:
         if part:
             return _no_tokens(buf, path, data, nfields, keep)
@@ -582,13 +633,27 @@ def _tokens_compiled(kernel, buf, data: bytes, path: str, nfields: int, expected
     comment, changed = comment[:n], changed[:n]
     if comment.any():
         data_line = ~comment
-        starts, ends, counts, line_no, changed = (starts[data_line], ends[data_line], counts[data_line],
-                                                  line_no[data_line], changed[data_line])
+        starts, ends, counts, line_no, changed = (
+            starts[data_line],
+            ends[data_line],
+            counts[data_line],
+            line_no[data_line],
+            changed[data_line],
+        )
     if part and len(counts) == 0:
         return _no_tokens(buf, path, data, nfields, keep, blank=False)
     _check_fields(data, path, counts, line_no, nfields, expected, extra_fields, extra_advice)
-    return _Tokens(buf, starts, ends, line_no, path, data, None if keep == tuple(range(nfields)) else keep,
-                   newlines=newlines, changed={f: changed[:, k] for k, f in enumerate(track)})
+    return _Tokens(
+        buf,
+        starts,
+        ends,
+        line_no,
+        path,
+        data,
+        None if keep == tuple(range(nfields)) else keep,
+        newlines=newlines,
+        changed={f: changed[:, k] for k, f in enumerate(track)},
+    )
 
 
 def hidden_characters(buf: np.ndarray) -> np.ndarray:
@@ -610,31 +675,44 @@ def _hidden_char_error(data: bytes, path: str, pos: int, ch: str) -> InputFormat
     line = data.count(b"\n", 0, pos) + 1
     cp = ord(ch)
     if cp == 0xFEFF:
-        reason = ("byte-order mark (U+FEFF) after the start of the file, where it is not allowed "
-                  "(were files with byte-order marks concatenated?); remove it")
+        reason = (
+            "byte-order mark (U+FEFF) after the start of the file, where it is not allowed "
+            "(were files with byte-order marks concatenated?); remove it"
+        )
     else:
         cat = unicodedata.category(ch)
         name = _CHAR_NAMES.get(cp) or unicodedata.name(ch, "control character").lower()
         if cat == "Cc":
             reason = f"{name} (U+{cp:04X}); expected text fields separated by spaces or tabs"
         elif cat == "Cf":
-            reason = (f"{name} (U+{cp:04X}) inside a field, where it would silently become part of a "
-                      "qid or docno; remove it")
+            reason = (
+                f"{name} (U+{cp:04X}) inside a field, where it would silently become part of a qid or docno; remove it"
+            )
         else:
             reason = f"{name} (U+{cp:04X}) inside a field; fields are separated by spaces or tabs"
     return InputFormatError(path, line, reason, _line_text(data, line))
 
 
-def _first_bad(tok: _Tokens, col: np.ndarray, what: str, pattern: re.Pattern, syntax: str,
-               lo: int | None = None, hi: int | None = None, records: np.ndarray | None = None) -> InputFormatError:
+def _first_bad(
+    tok: _Tokens,
+    col: np.ndarray,
+    what: str,
+    pattern: re.Pattern,
+    syntax: str,
+    lo: int | None = None,
+    hi: int | None = None,
+    records: np.ndarray | None = None,
+) -> InputFormatError:
     """The error for the first value of ``col`` that does not match ``pattern`` (or,
     for integers, lies outside [lo, hi]); ``records``: the record of each value of ``col``
     (default: ``col`` is the whole field). Error path only."""
     for i, v in enumerate(col):
         if not pattern.match(v):
-            return tok.error(i if records is None else int(records[i]),
-                             f"{what} must be {'an integer' if lo is not None else 'a number'}, "
-                             f"found {v.decode('utf-8', 'replace')!r}; {syntax}")
+            return tok.error(
+                i if records is None else int(records[i]),
+                f"{what} must be {'an integer' if lo is not None else 'a number'}, "
+                f"found {v.decode('utf-8', 'replace')!r}; {syntax}",
+            )
         if lo is not None and not lo <= int(v) <= hi:
             return _range_error(tok, i, int(v))
     raise AssertionError(f"no bad {what} found in a column numpy could not parse")  # a bug, not bad input
@@ -843,11 +921,13 @@ class Qrels:
     def to_frame(self):
         import pandas as pd
 
-        return pd.DataFrame({
-            "topic": np.char.decode(self.qid, "utf-8"),
-            "docno": np.char.decode(self.docno, "utf-8"),
-            "grade": self.grade.astype(int),
-        })
+        return pd.DataFrame(
+            {
+                "topic": np.char.decode(self.qid, "utf-8"),
+                "docno": np.char.decode(self.docno, "utf-8"),
+                "grade": self.grade.astype(int),
+            }
+        )
 
     @classmethod
     def from_records(cls, records, path: str = "<memory>") -> Qrels:
@@ -889,12 +969,14 @@ class Run:
         import pandas as pd
 
         rank = np.arange(len(self)) - np.repeat(self.offsets[:-1], np.diff(self.offsets)) + 1
-        return pd.DataFrame({
-            "topic": np.char.decode(self.qid, "utf-8"),
-            "docno": np.char.decode(self.docno, "utf-8"),
-            "rank": rank,
-            "score": self.score,
-        })
+        return pd.DataFrame(
+            {
+                "topic": np.char.decode(self.qid, "utf-8"),
+                "docno": np.char.decode(self.docno, "utf-8"),
+                "rank": rank,
+                "score": self.score,
+            }
+        )
 
     @classmethod
     def from_records(cls, records, name: str = "run", **kw) -> Run:
@@ -913,13 +995,17 @@ def parse_qrels(data: bytes, path: str | Path = "<memory>") -> Qrels:
     dups = _find_duplicates(codes, docno)
     if len(dups):
         i, j = dups[0]
-        raise tok.error(int(j), f"duplicate judgement of docno {docno[j].decode()!r} for topic {qid[j].decode()!r} "
-                                f"(first at line {tok.lines[i]})")
+        raise tok.error(
+            int(j),
+            f"duplicate judgement of docno {docno[j].decode()!r} for topic {qid[j].decode()!r} "
+            f"(first at line {tok.lines[i]})",
+        )
     order = by_topic_and_docno(codes, docno)
     if order is None:
         return Qrels(qid, docno, grade.astype(np.int16), topics, codes.astype(np.int32), str(path))
-    return Qrels(qid[order], docno[order], grade[order].astype(np.int16), topics,
-                 codes[order].astype(np.int32), str(path))
+    return Qrels(
+        qid[order], docno[order], grade[order].astype(np.int16), topics, codes[order].astype(np.int32), str(path)
+    )
 
 
 def by_topic_and_docno(codes: np.ndarray, docno: np.ndarray) -> np.ndarray | None:
@@ -980,8 +1066,15 @@ def parse_runs(
     duplicates: Duplicates = "error",
 ) -> list[Run]:
     """Parse run text into one run per tag (see :func:`read_runs`)."""
-    return _parse_runs(data, str(path), split_tags=split_tags, name=name, score_precision=score_precision,
-                       extra_fields=extra_fields, duplicates=duplicates)
+    return _parse_runs(
+        data,
+        str(path),
+        split_tags=split_tags,
+        name=name,
+        score_precision=score_precision,
+        extra_fields=extra_fields,
+        duplicates=duplicates,
+    )
 
 
 @dataclass
@@ -1022,8 +1115,9 @@ def _run_columns(tok: _Tokens, first: int, score_precision: str) -> _Columns:
     return _Columns(topics, codes, tok.column(2), score, lines, tag_list, tag_codes)
 
 
-def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_fields, duplicates,
-                progress=None) -> list[Run]:
+def _parse_runs(
+    source, path: str, *, split_tags, name, score_precision, extra_fields, duplicates, progress=None
+) -> list[Run]:
     """Runs of a file (``source`` its path) or of bytes, read and tokenised one piece of
     :data:`PIECE_BYTES` at a time: besides one piece, memory holds the columns the runs
     keep (docno, score and topic code per record), not the file's text.
@@ -1040,8 +1134,9 @@ def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_f
     read = [0, 0]
     line = 1  # of the piece's first line
     for k, piece in enumerate(_pieces(source, read=read)):
-        n, piece_blank, cols, newlines = _piece_columns(k, line, piece, path=path, extra_fields=extra_fields,
-                                                        score_precision=score_precision)
+        n, piece_blank, cols, newlines = _piece_columns(
+            k, line, piece, path=path, extra_fields=extra_fields, score_precision=score_precision
+        )
         line += newlines
         size += n
         blank = blank and piece_blank
@@ -1050,14 +1145,21 @@ def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_f
         if progress is not None and read[1]:
             progress(read[0] / read[1])
     if not parts:
-        what = ("empty file" if size == 0 else "empty file (only whitespace)" if blank
-                else "no data lines (only comments)")
+        what = (
+            "empty file" if size == 0 else "empty file (only whitespace)" if blank else "no data lines (only comments)"
+        )
         raise InputFormatError(path, None, f"{what}, expected lines '{RUN_FIELDS}'")
     tag_list = list(dict.fromkeys(t for c in parts for t in c.tags))
     if len(tag_list) > 1:
         pos = {t: i for i, t in enumerate(tag_list)}
-        tag_codes = _concat([np.full(len(c.score), pos[c.tags[0]], dtype=np.int32) if c.tag_codes is None
-                             else np.array([pos[t] for t in c.tags], dtype=np.int32)[c.tag_codes] for c in parts])
+        tag_codes = _concat(
+            [
+                np.full(len(c.score), pos[c.tags[0]], dtype=np.int32)
+                if c.tag_codes is None
+                else np.array([pos[t] for t in c.tags], dtype=np.int32)[c.tag_codes]
+                for c in parts
+            ]
+        )
     # one column at a time, each piece's copy let go once concatenated (memory: the columns
     # and one more column, not twice the columns)
     where = _Records(path, source, np.cumsum([0] + [len(c.score) for c in parts[:-1]]), [c.lines for c in parts])
@@ -1066,32 +1168,66 @@ def _parse_runs(source, path: str, *, split_tags, name, score_precision, extra_f
     score = _take(parts, "score")
     del parts
     if len(tag_list) == 1:
-        return [_build_run(where, None, topics, codes, docno, score,
-                           tag_list[0].decode("utf-8") if name is None else name, duplicates)]
+        return [
+            _build_run(
+                where,
+                None,
+                topics,
+                codes,
+                docno,
+                score,
+                tag_list[0].decode("utf-8") if name is None else name,
+                duplicates,
+            )
+        ]
     if not split_tags:
         i = int(np.argmax(tag_codes != 0))
-        raise where.error(i, f"run tag {tag_list[tag_codes[i]].decode()!r} differs from the first line's "
-                             f"{tag_list[0].decode()!r}; a run file must hold one run: to read one run per tag use "
-                             "irscale.io.read_runs(path, split_tags=True), evaluate(..., split_tags=True) or the "
-                             "CLI's --split-tags")
+        raise where.error(
+            i,
+            f"run tag {tag_list[tag_codes[i]].decode()!r} differs from the first line's "
+            f"{tag_list[0].decode()!r}; a run file must hold one run: to read one run per tag use "
+            "irscale.io.read_runs(path, split_tags=True), evaluate(..., split_tags=True) or the "
+            "CLI's --split-tags",
+        )
     if name is not None:
         shown = ", ".join(repr(t.decode()) for t in tag_list[:5]) + (", ..." if len(tag_list) > 5 else "")
-        raise ArgumentError(f"{path}: name={name!r} renames a single run, but the file holds {len(tag_list)} runs "
-                            f"(tags {shown}); leave name out to name each run by its tag")
+        raise ArgumentError(
+            f"{path}: name={name!r} renames a single run, but the file holds {len(tag_list)} runs "
+            f"(tags {shown}); leave name out to name each run by its tag"
+        )
     records = np.argsort(tag_codes, kind="stable")  # grouped by tag, file order within a tag
     bounds = np.searchsorted(tag_codes[records], np.arange(len(tag_list) + 1))
-    return [_build_run(where, records[bounds[g]:bounds[g + 1]], topics, codes, docno, score,
-                       tag_list[g].decode("utf-8"), duplicates) for g in range(len(tag_list))]
+    return [
+        _build_run(
+            where,
+            records[bounds[g] : bounds[g + 1]],
+            topics,
+            codes,
+            docno,
+            score,
+            tag_list[g].decode("utf-8"),
+            duplicates,
+        )
+        for g in range(len(tag_list))
+    ]
 
 
 def _piece_columns(k: int, first: int, piece: bytes, *, path: str, extra_fields: str, score_precision: str):
     """(bytes, blank, columns or None, newlines) of the ``k``-th piece of a file, whose
     first line is ``first``."""
     try:
-        tok = tokenize(piece, path, 6, RUN_FIELDS, extra_fields,
-                       extra_advice="pass extra_fields='ignore', CLI --ignore-extra-fields, to ignore the rest of "
-                                    "such lines, as trec_eval does", keep=(0, 2, 4, 5), part=1 if k == 0 else 2,
-                       track=(0, 5))
+        tok = tokenize(
+            piece,
+            path,
+            6,
+            RUN_FIELDS,
+            extra_fields,
+            extra_advice="pass extra_fields='ignore', CLI --ignore-extra-fields, to ignore the rest of "
+            "such lines, as trec_eval does",
+            keep=(0, 2, 4, 5),
+            part=1 if k == 0 else 2,
+            track=(0, 5),
+        )
         cols = _run_columns(tok, first, score_precision) if len(tok.lines) else None
         return len(piece), tok.blank, cols, tok.newlines
     except InputFormatError as e:
@@ -1121,8 +1257,9 @@ def _merge_codes(parts: list[_Columns]) -> tuple[np.ndarray, np.ndarray]:
     return topics, _take(parts, "codes")
 
 
-def _build_run(where: _Records, records: np.ndarray | None, topics, codes, docno, score, name: str,
-               duplicates: str) -> Run:
+def _build_run(
+    where: _Records, records: np.ndarray | None, topics, codes, docno, score, name: str, duplicates: str
+) -> Run:
     """The run made of ``records`` (indices into the file's records; None for all)."""
     if records is not None:
         codes, docno, score = codes[records], docno[records], score[records]
@@ -1130,16 +1267,22 @@ def _build_run(where: _Records, records: np.ndarray | None, topics, codes, docno
         if len(used) < len(topics):  # the topics of this tag only
             topics, codes = topics[used], np.searchsorted(used, codes).astype(codes.dtype)
     if _scores_rise(codes, score):
-        warn(f"{where.path}: scores rise down the file in every topic, like ranks: rank and score columns swapped? "
-             "(the highest score ranks first)", stacklevel=5)
+        warn(
+            f"{where.path}: scores rise down the file in every topic, like ranks: rank and score columns swapped? "
+            "(the highest score ranks first)",
+            stacklevel=5,
+        )
     dups = _find_duplicates(codes, docno)
     if len(dups):
         if duplicates == "error":
             i, j = (int(k) for k in dups[0])
             first, dup = (i, j) if records is None else (int(records[i]), int(records[j]))
-            raise where.error(dup, f"duplicate docno {docno[j].decode()!r} for topic {topics[codes[j]].decode()!r} "
-                                   f"(first at line {where.line(first)}); to keep only the first occurrence pass "
-                                   "duplicates='first' (CLI --duplicates first)")
+            raise where.error(
+                dup,
+                f"duplicate docno {docno[j].decode()!r} for topic {topics[codes[j]].decode()!r} "
+                f"(first at line {where.line(first)}); to keep only the first occurrence pass "
+                "duplicates='first' (CLI --duplicates first)",
+            )
     return ordered_run(name, docno, score, topics, codes, dups[:, 1], where.path, owned=True)
 
 
@@ -1182,8 +1325,9 @@ def parse_run(
     duplicates: Duplicates = "error",
 ) -> Run:
     """Parse run text (see :func:`read_run`)."""
-    (run,) = parse_runs(data, path, name=name, score_precision=score_precision, extra_fields=extra_fields,
-                        duplicates=duplicates)
+    (run,) = parse_runs(
+        data, path, name=name, score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates
+    )
     return run
 
 
@@ -1271,8 +1415,16 @@ def read_run(
     IrscaleWarning
         when a UTF-8 byte-order mark at the start of the file is ignored.
     """
-    (run,) = _parse_runs(_path(path), str(path), split_tags=False, name=name, score_precision=score_precision,
-                         extra_fields=extra_fields, duplicates=duplicates, progress=progress)
+    (run,) = _parse_runs(
+        _path(path),
+        str(path),
+        split_tags=False,
+        name=name,
+        score_precision=score_precision,
+        extra_fields=extra_fields,
+        duplicates=duplicates,
+        progress=progress,
+    )
     return run
 
 
@@ -1310,8 +1462,16 @@ def read_runs(
     >>> [(r.name, [d.decode() for d in r.docno]) for r in runs]
     [('bm25', ['a', 'b']), ('lm', ['a'])]
     """
-    return _parse_runs(_path(path), str(path), split_tags=split_tags, name=name, score_precision=score_precision,
-                       extra_fields=extra_fields, duplicates=duplicates, progress=progress)
+    return _parse_runs(
+        _path(path),
+        str(path),
+        split_tags=split_tags,
+        name=name,
+        score_precision=score_precision,
+        extra_fields=extra_fields,
+        duplicates=duplicates,
+        progress=progress,
+    )
 
 
 def _path(path) -> Path:

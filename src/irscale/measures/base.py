@@ -193,13 +193,17 @@ def at_depth(measure: str | Measure, N: int) -> Measure:
     """
     m = parse_measure(measure, default_cutoff=N)
     if not any(f.name == "cutoff" for f in dataclasses.fields(m)):
-        raise MeasureError(f"{m} has no ranked version at a run length N: it takes no cutoff"
-                           + (f" ({m.no_scale})" if m.no_scale else ""))
+        raise MeasureError(
+            f"{m} has no ranked version at a run length N: it takes no cutoff"
+            + (f" ({m.no_scale})" if m.no_scale else "")
+        )
     if m.cutoff in (None, N):
         return dataclasses.replace(m, cutoff=N)
-    raise MeasureError(f"{m} has cutoff {m.cutoff}, but the transform is at run length N={N}; give the measure "
-                       f"without a cutoff ({type(m).NAME} instead of {m}) or use N={m.cutoff} (API depth={m.cutoff}, "
-                       f"CLI -N {m.cutoff})")
+    raise MeasureError(
+        f"{m} has cutoff {m.cutoff}, but the transform is at run length N={N}; give the measure "
+        f"without a cutoff ({type(m).NAME} instead of {m}) or use N={m.cutoff} (API depth={m.cutoff}, "
+        f"CLI -N {m.cutoff})"
+    )
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -218,7 +222,10 @@ class FunctionMeasure(Measure):
 
     def __eq__(self, other):  # two functions are two measures, even under one name
         return isinstance(other, FunctionMeasure) and (self.fn, self.name, self.cutoff) == (
-            other.fn, other.name, other.cutoff)
+            other.fn,
+            other.name,
+            other.cutoff,
+        )
 
     def __hash__(self):
         return hash((FunctionMeasure, id(self.fn), self.name, self.cutoff))
@@ -233,6 +240,7 @@ class FunctionMeasure(Measure):
 
 
 # -- helpers shared by the measure families ----------------------------------------
+
 
 def cut(grades: np.ndarray, cutoff: int | None) -> np.ndarray:
     return grades if cutoff is None else grades[..., :cutoff]
@@ -301,24 +309,43 @@ def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["Measure", "FunctionMeasure", "REGISTRY", "register", "parse_measure", "parse_measures",
-           "from_trec_eval", "at_depth", "PAD", "UNJUDGED", "trec_eval_names", "at_rel_level"]
+__all__ = [
+    "Measure",
+    "FunctionMeasure",
+    "REGISTRY",
+    "register",
+    "parse_measure",
+    "parse_measures",
+    "from_trec_eval",
+    "at_depth",
+    "PAD",
+    "UNJUDGED",
+    "trec_eval_names",
+    "at_rel_level",
+]
 
 
 # -- parsing ---------------------------------------------------------------------
 
+
 def _literal(node: ast.AST, text: str):
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # a fraction: p=1/3
         num, den = _literal(node.left, text), _literal(node.right, text)
-        if (isinstance(num, int) and isinstance(den, int) and not isinstance(num, bool)
-                and not isinstance(den, bool) and den != 0):
+        if (
+            isinstance(num, int)
+            and isinstance(den, int)
+            and not isinstance(num, bool)
+            and not isinstance(den, bool)
+            and den != 0
+        ):
             return Fraction(num, den)
         raise MeasureError(f"{text!r}: a fraction must be two integers like 1/3, found {ast.unparse(node)!r}")
     try:
         return ast.literal_eval(node)
     except ValueError:
-        raise MeasureError(f"{text!r}: parameter values must be numbers or strings, found "
-                           f"{ast.unparse(node)!r}") from None
+        raise MeasureError(
+            f"{text!r}: parameter values must be numbers or strings, found {ast.unparse(node)!r}"
+        ) from None
 
 
 def _canonical_names() -> dict[str, str]:
@@ -337,10 +364,11 @@ def _lookup(name: str, text: str) -> type[Measure]:
         return REGISTRY[canonical[name.lower()]]
     close = difflib.get_close_matches(name.lower(), list(canonical), n=3, cutoff=0.5)
     close = list(dict.fromkeys(canonical[c] for c in close))  # canonical names, once
-    hint = (f"; did you mean {' or '.join(repr(text.replace(name, c, 1)) for c in close)}?"
-            if close else "")
-    raise UnknownMeasureError(f"unknown measure {text!r}{hint} (known: {', '.join(sorted(REGISTRY))}; "
-                              "`irscale measures` lists them with their parameters)")
+    hint = f"; did you mean {' or '.join(repr(text.replace(name, c, 1)) for c in close)}?" if close else ""
+    raise UnknownMeasureError(
+        f"unknown measure {text!r}{hint} (known: {', '.join(sorted(REGISTRY))}; "
+        "`irscale measures` lists them with their parameters)"
+    )
 
 
 def parse_measure(text: str | Measure, *, default_cutoff: int | None = None) -> Measure:
@@ -355,15 +383,18 @@ def parse_measure(text: str | Measure, *, default_cutoff: int | None = None) -> 
     if not isinstance(text, str):
         from irscale.errors import ArgumentError
 
-        raise ArgumentError(f"a measure must be a name like 'AP@30' or a Measure object, not "
-                            f"{type(text).__name__} {text!r}")
+        raise ArgumentError(
+            f"a measure must be a name like 'AP@30' or a Measure object, not {type(text).__name__} {text!r}"
+        )
     s = text.strip()
     if not s:
         raise MeasureError("empty measure name; expected a name like 'AP@30' or 'RBP(p=0.8)@30'")
     names = trec_eval_names(s)
     if len(names) > 1:
-        raise MeasureError(f"{text!r} names {len(names)} measures ({', '.join(names)}); give them as a list "
-                           "(parse_measures, or -m once on the command line)")
+        raise MeasureError(
+            f"{text!r} names {len(names)} measures ({', '.join(names)}); give them as a list "
+            "(parse_measures, or -m once on the command line)"
+        )
     s = names[0]
     te = from_trec_eval(s)
     if te is not None:
@@ -458,15 +489,17 @@ def _parse_native(s: str, text: str, default_cutoff: int | None = None) -> Measu
     if bad:
         close = difflib.get_close_matches(bad[0].lower(), sorted(names), n=1, cutoff=0.5)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise MeasureError(f"{text!r}: {cls.NAME} has no parameter {bad[0]!r}{hint} "
-                           f"(parameters: {', '.join(sorted(names)) or 'none'})")
+        raise MeasureError(
+            f"{text!r}: {cls.NAME} has no parameter {bad[0]!r}{hint} (parameters: {', '.join(sorted(names)) or 'none'})"
+        )
     if cls.requires_cutoff and kwargs.get("cutoff") is None and default_cutoff is not None:
         kwargs["cutoff"] = default_cutoff
     return cls(**kwargs)
 
 
-def parse_measures(items: str | Measure | Sequence[str | Measure], *,
-                   default_cutoff: int | None = None) -> list[Measure]:
+def parse_measures(
+    items: str | Measure | Sequence[str | Measure], *, default_cutoff: int | None = None
+) -> list[Measure]:
     """Parse several measures (duplicates once, order kept). A single name or Measure
     is one measure (``"AP"`` is AP, not the letters A and P)."""
     from irscale.errors import ArgumentError
@@ -474,8 +507,9 @@ def parse_measures(items: str | Measure | Sequence[str | Measure], *,
     if isinstance(items, (str, Measure)):
         items = [items]
     if items is None or isinstance(items, (bytes, bytearray)) or not hasattr(items, "__iter__"):
-        raise ArgumentError(f"measures must be a name like 'AP@30', a Measure, or a list of them, not "
-                            f"{type(items).__name__} {items!r}")
+        raise ArgumentError(
+            f"measures must be a name like 'AP@30', a Measure, or a list of them, not {type(items).__name__} {items!r}"
+        )
     out: list[Measure] = []
     wrong = []  # every name that does not parse, refused together
     for it in items:
@@ -491,8 +525,10 @@ def parse_measures(items: str | Measure | Sequence[str | Measure], *,
         raise next((e for e in wrong if not isinstance(e, MeasureError)), wrong[0])  # a wrong type: said alone
     if wrong:
         said = [re.sub(r" ?\(known: [^)]*\)", "", str(e)) for e in wrong]  # the list of measures once, below
-        raise MeasureError(f"{len(wrong)} measure names are wrong: " + "; ".join(said) + "; `irscale measures` "
-                           "lists the measures with their parameters")
+        raise MeasureError(
+            f"{len(wrong)} measure names are wrong: " + "; ".join(said) + "; `irscale measures` "
+            "lists the measures with their parameters"
+        )
     if not out:
         raise ArgumentError("no measure given; name at least one, for example 'AP' or 'nDCG@10'")
     return out

@@ -28,8 +28,10 @@ from irscale.errors import MeasureError
 from irscale.measures.base import Measure, cut, graded_gain, ranks, ref_gain, register, safe_div
 
 MAX_GAIN_GRADE = 32000  # qrels grades lie in [-32000, 32000] (irscale.io)
-_GAIN_HELP = ("write gains=exp (2^g - 1) or grade:gain pairs such as gains=0:0,1:1,2:3,3:7 (gains are "
-              "integers, decimals or fractions like 1/2, non-decreasing in the grade)")
+_GAIN_HELP = (
+    "write gains=exp (2^g - 1) or grade:gain pairs such as gains=0:0,1:1,2:3,3:7 (gains are "
+    "integers, decimals or fractions like 1/2, non-decreasing in the grade)"
+)
 
 
 def _gain_number(v, name: str, grade) -> Fraction:
@@ -47,11 +49,14 @@ def _gain_number(v, name: str, grade) -> Fraction:
         else:
             f = Fraction(v)
     except (TypeError, ValueError, ZeroDivisionError):
-        raise MeasureError(f"{name}: the gain of grade {grade} must be a number (an integer, a decimal like 0.5 "
-                           f"or a fraction like 1/2), not {v!r}; {_GAIN_HELP}") from None
+        raise MeasureError(
+            f"{name}: the gain of grade {grade} must be a number (an integer, a decimal like 0.5 "
+            f"or a fraction like 1/2), not {v!r}; {_GAIN_HELP}"
+        ) from None
     if f < 0:
-        raise MeasureError(f"{name}: the gain of grade {grade} is negative ({_show_gain(f)}); gains must be "
-                           f">= 0; {_GAIN_HELP}")
+        raise MeasureError(
+            f"{name}: the gain of grade {grade} is negative ({_show_gain(f)}); gains must be >= 0; {_GAIN_HELP}"
+        )
     return f
 
 
@@ -83,8 +88,10 @@ def parse_gains(value, name: str = "gains") -> str | None:
     elif isinstance(value, (list, tuple)):
         pairs = list(enumerate(value))
     else:
-        raise MeasureError(f"{name}: a gain map must be 'exp', a string of grade:gain pairs, a dict or a list, "
-                           f"not {type(value).__name__} {value!r}; {_GAIN_HELP}")
+        raise MeasureError(
+            f"{name}: a gain map must be 'exp', a string of grade:gain pairs, a dict or a list, "
+            f"not {type(value).__name__} {value!r}; {_GAIN_HELP}"
+        )
     if not pairs:
         raise MeasureError(f"{name}: empty gain map; {_GAIN_HELP}")
     out: dict[int, Fraction] = {}
@@ -96,22 +103,26 @@ def parse_gains(value, name: str = "gains") -> str | None:
             if isinstance(g, str) and not g.strip().isdigit():
                 raise ValueError
         except (TypeError, ValueError):
-            raise MeasureError(f"{name}: grades must be integers 0..{MAX_GAIN_GRADE}, found {g!r}; "
-                               f"{_GAIN_HELP}") from None
+            raise MeasureError(
+                f"{name}: grades must be integers 0..{MAX_GAIN_GRADE}, found {g!r}; {_GAIN_HELP}"
+            ) from None
         if not 0 <= grade <= MAX_GAIN_GRADE:
             raise MeasureError(f"{name}: grades must be integers 0..{MAX_GAIN_GRADE}, found {grade}; {_GAIN_HELP}")
         if grade in out:
             raise MeasureError(f"{name}: grade {grade} is given two gains; give each grade once")
         out[grade] = _gain_number(v, name, grade)
     if out.get(0, 0) != 0:
-        raise MeasureError(f"{name}: grade 0 must gain 0 (non-relevant and unjudged documents gain nothing), "
-                           f"not {_show_gain(out[0])}")
+        raise MeasureError(
+            f"{name}: grade 0 must gain 0 (non-relevant and unjudged documents gain nothing), not {_show_gain(out[0])}"
+        )
     grades = sorted(out)
     for lo, hi in zip(grades, grades[1:]):
         if out[hi] < out[lo]:
-            raise MeasureError(f"{name} must not decrease with the grade: grade {hi} gains {_show_gain(out[hi])} "
-                               f"< {_show_gain(out[lo])} of grade {lo}; a gain map is monotone (equal gains are "
-                               "allowed, e.g. 1:0 to count grade 1 as non-relevant)")
+            raise MeasureError(
+                f"{name} must not decrease with the grade: grade {hi} gains {_show_gain(out[hi])} "
+                f"< {_show_gain(out[lo])} of grade {lo}; a gain map is monotone (equal gains are "
+                "allowed, e.g. 1:0 to count grade 1 as non-relevant)"
+            )
     return ",".join(f"{g}:{_show_gain(out[g])}" for g in grades)
 
 
@@ -128,10 +139,12 @@ def gain_values(spec: str | None, c: int, name: str = "gains") -> tuple[Fraction
     out = tuple(listed.get(g, Fraction(g)) for g in range(c + 1))
     for g in range(1, c + 1):
         if out[g] < out[g - 1]:
-            raise MeasureError(f"{name}={spec}: the qrels have grades up to {c}, and grade {g}, not in the map, "
-                               f"keeps its own grade as gain ({_show_gain(out[g])}), below "
-                               f"{_show_gain(out[g - 1])} of grade {g - 1}: list every grade 0..{c} in the map, or "
-                               f"cap the grades (max_grade= / --max-grade)")
+            raise MeasureError(
+                f"{name}={spec}: the qrels have grades up to {c}, and grade {g}, not in the map, "
+                f"keeps its own grade as gain ({_show_gain(out[g])}), below "
+                f"{_show_gain(out[g - 1])} of grade {g - 1}: list every grade 0..{c} in the map, or "
+                f"cap the grades (max_grade= / --max-grade)"
+            )
     return out
 
 
@@ -162,8 +175,10 @@ class _GainMeasure(Measure):
         vals = self.gain_values(c)
         out = np.array([float(v) for v in vals], dtype=np.float64)
         if not np.isfinite(out).all():
-            raise MeasureError(f"{self.NAME}: gains={self.gains} overflow a float at grade {c}; cap the grades "
-                               "(max_grade= / --max-grade)")
+            raise MeasureError(
+                f"{self.NAME}: gains={self.gains} overflow a float at grade {c}; cap the grades "
+                "(max_grade= / --max-grade)"
+            )
         return out
 
     def integer_gains(self, c: int) -> tuple[list[int], Fraction]:
@@ -179,8 +194,10 @@ class _GainMeasure(Measure):
         """gain(c), the divisor of RBP and gP (MeasureError where every grade gains 0)."""
         top = self.gain_values(c)[-1]
         if top == 0:
-            raise MeasureError(f"{self.NAME}: gains={self.gains} give every grade 0..{c} gain 0; "
-                               f"{self.NAME} divides by the top grade's gain")
+            raise MeasureError(
+                f"{self.NAME}: gains={self.gains} give every grade 0..{c} gain 0; "
+                f"{self.NAME} divides by the top grade's gain"
+            )
         return top
 
     def _gains_of(self, grades, c: int) -> np.ndarray:
@@ -210,16 +227,19 @@ def _ref_discount(i: int, base: float | None) -> float:
     return 1.0 / max(1.0, math.log(i) / math.log(base))
 
 
-_GAINS_DOC = ("gain map: exp (2^g - 1) or grade:gain pairs like 0:0,1:1,2:3,3:7 (exact; unlisted grades "
-              "gain their grade); default: the grade")
+_GAINS_DOC = (
+    "gain map: exp (2^g - 1) or grade:gain pairs like 0:0,1:1,2:3,3:7 (exact; unlisted grades "
+    "gain their grade); default: the grade"
+)
 
 
 class _DCGFamily(_GainMeasure):
     graded = True
-    param_docs = {"base": "log base b of Järvelin & Kekäläinen's discount max(1, log_b i); default "
-                          "trec_eval's log2(i + 1)",
-                  "rel": "binary gains (1 for grade >= rel) instead of the grade",
-                  "gains": _GAINS_DOC}
+    param_docs = {
+        "base": "log base b of Järvelin & Kekäläinen's discount max(1, log_b i); default trec_eval's log2(i + 1)",
+        "rel": "binary gains (1 for grade >= rel) instead of the grade",
+        "gains": _GAINS_DOC,
+    }
 
     @property
     def label(self):  # the paper's column labels: DCG_b02, nDCG_b10
@@ -291,8 +311,9 @@ class nDCG(_DCGFamily):
 
     def reference(self, grades, topic):
         c = topic.max_grade
-        ideal = sorted((self._ref_gain(g, c) for g in range(c + 1)
-                        for _ in range(int(topic.level_counts[0, g]))), reverse=True)
+        ideal = sorted(
+            (self._ref_gain(g, c) for g in range(c + 1) for _ in range(int(topic.level_counts[0, g]))), reverse=True
+        )
         ideal = [x for x in ideal if x > 0]
         top = ideal[: self.cutoff] if self.cutoff else ideal
         idcg = sum(x * _ref_discount(i + 1, self.base) for i, x in enumerate(top))
@@ -325,8 +346,9 @@ def _check_p(p, name: str = "RBP"):
     except (TypeError, ValueError, ZeroDivisionError):
         raise MeasureError(f"{name}: p must be a number in (0, 1), not {p!r}; {hint}") from None
     if not 0 < f < 1:
-        raise MeasureError(f"{name}: p must be in (0, 1) (the probability of going on to the next rank), "
-                           f"not {p!r}; {hint}")
+        raise MeasureError(
+            f"{name}: p must be in (0, 1) (the probability of going on to the next rank), not {p!r}; {hint}"
+        )
     as_float = float(f)
     return as_float if Fraction(repr(as_float)) == f else f
 
@@ -347,10 +369,12 @@ class RBP(_GainMeasure):
     gains: str | None = None
     graded = True
     always_shown = ("p",)
-    param_docs = {"p": "persistence: the probability that the user goes on to the next rank, in (0, 1); a "
-                       "decimal (0.8) or a fraction (1/3), exact",
-                  "rel": "binary gains (1 for grade >= rel) instead of grade / c",
-                  "gains": "gain map (see DCG); gain(g) / gain(c) replaces g / c"}
+    param_docs = {
+        "p": "persistence: the probability that the user goes on to the next rank, in (0, 1); a "
+        "decimal (0.8) or a fraction (1/3), exact",
+        "rel": "binary gains (1 for grade >= rel) instead of grade / c",
+        "gains": "gain map (see DCG); gain(g) / gain(c) replaces g / c",
+    }
 
     @property
     def label(self):  # the paper's column labels: RBP_p03, RBP_p08
@@ -383,7 +407,7 @@ class RBP(_GainMeasure):
     def reference(self, grades, topic):
         p, c = float(self.p), topic.max_grade
         top = grades[: self.cutoff] if self.cutoff else grades
-        return (1 - p) * sum(self._ref_gain(g, c) / self._unit(c) * p ** i for i, g in enumerate(top))
+        return (1 - p) * sum(self._ref_gain(g, c) / self._unit(c) * p**i for i, g in enumerate(top))
 
 
 @register("ERR")
@@ -397,9 +421,11 @@ class ERR(Measure):
     rel: int | None = None
     graded = True
     param_docs = {"rel": "binary relevance (stop probability 1/2 for grade >= rel) instead of (2^g - 1) / 2^c"}
-    _NO_GAINS = ("ERR takes no gain map: its stop probability (2^g - 1) / 2^c is Chapelle et al.'s, already "
-                 "the exponential gain 2^g - 1 over 2^c, and another map has no stop probability that follows "
-                 "from it; write ERR (or ERR(rel=2) for binary relevance), or put the gain map on nDCG or RBP")
+    _NO_GAINS = (
+        "ERR takes no gain map: its stop probability (2^g - 1) / 2^c is Chapelle et al.'s, already "
+        "the exponential gain 2^g - 1 over 2^c, and another map has no stop probability that follows "
+        "from it; write ERR (or ERR(rel=2) for binary relevance), or put the gain map on nDCG or RBP"
+    )
     param_refusals = {"gains": _NO_GAINS, "gain": _NO_GAINS}
 
     @staticmethod
@@ -422,7 +448,7 @@ class ERR(Measure):
         top = grades[: self.cutoff] if self.cutoff else grades
         total, reach = 0.0, 1.0
         for i, g in enumerate(top):
-            r = 2.0 ** (ref_gain(g, topic.max_grade, self.rel) - c) - 2.0 ** -c
+            r = 2.0 ** (ref_gain(g, topic.max_grade, self.rel) - c) - 2.0**-c
             total += reach * r / (i + 1)
             reach *= 1.0 - r
         return total

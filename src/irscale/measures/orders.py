@@ -5,5 +5,8 @@ import warnings
 
 from irscale.measures.topheavy import RBTO, SBTO  # noqa: F401
 
-warnings.warn("irscale.measures.orders is now irscale.measures.topheavy; import the measures from irscale.measures",
-              DeprecationWarning, stacklevel=2)
+warnings.warn(
+    "irscale.measures.orders is now irscale.measures.topheavy; import the measures from irscale.measures",
+    DeprecationWarning,
+    stacklevel=2,
+)

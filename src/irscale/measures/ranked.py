@@ -5,5 +5,8 @@ import warnings
 
 from irscale.measures.rankbased import AP, RR, Bpref, Rprec  # noqa: F401
 
-warnings.warn("irscale.measures.ranked is now irscale.measures.rankbased; import the measures from irscale.measures",
-              DeprecationWarning, stacklevel=2)
+warnings.warn(
+    "irscale.measures.ranked is now irscale.measures.rankbased; import the measures from irscale.measures",
+    DeprecationWarning,
+    stacklevel=2,
+)

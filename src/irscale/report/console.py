@@ -33,11 +33,15 @@ def study_tables(study: Study) -> list[Table]:
     Table 4 (tau between measures) and Tables 5/6 (significant pairs, original -> ranked)."""
     N = study.N
     t2 = study.table2.drop(columns=["rb_dependent"])
-    ch = study.changes[["measure", "test", "sig", "s2ns", "ns2s", "delta_pct", "sig_ranked"]
-                       + [c for c in ("halfwidth_max", "could_flip_ranked") if c in study.changes]]
-    return [df_table(t2, f"Table 2/3 (N={N}): Kendall's tau, measure vs ranked (unq, mid); topic-by-topic tau range"),
-            df_table(study.table4, f"Table 4 (N={N}): tau between measures (tau) and ranked versions (tau_ranked)"),
-            df_table(ch, f"Tables 5/6 (N={N}): significant pairs, original -> ranked")]
+    ch = study.changes[
+        ["measure", "test", "sig", "s2ns", "ns2s", "delta_pct", "sig_ranked"]
+        + [c for c in ("halfwidth_max", "could_flip_ranked") if c in study.changes]
+    ]
+    return [
+        df_table(t2, f"Table 2/3 (N={N}): Kendall's tau, measure vs ranked (unq, mid); topic-by-topic tau range"),
+        df_table(study.table4, f"Table 4 (N={N}): tau between measures (tau) and ranked versions (tau_ranked)"),
+        df_table(ch, f"Tables 5/6 (N={N}): significant pairs, original -> ranked"),
+    ]
 
 
 def theory_text(lines: Sequence[str]):
@@ -48,16 +52,24 @@ def theory_text(lines: Sequence[str]):
 
     if not lines:
         return Text("")
-    return Text("\n".join(["What the theory says about each original measure (the papers where they speak: irscale "
-                           "inspect MEASURE --theory checks it; else irscale's exhaustive check):"]
-                          + [f"  {line}" for line in lines]))
+    return Text(
+        "\n".join(
+            [
+                "What the theory says about each original measure (the papers where they speak: irscale "
+                "inspect MEASURE --theory checks it; else irscale's exhaustive check):"
+            ]
+            + [f"  {line}" for line in lines]
+        )
+    )
 
 
 def study_theory(study: Study) -> list[str]:
     """The theory's line for each measure of ``study`` (recorded in its provenance)."""
     said = study.provenance.get("theory", {})
-    return [said[m]["text"] if m in said else f"{m}: the papers make no statement about it; phi equi-spaces its "
-            "own order" for m in study.measures]
+    return [
+        said[m]["text"] if m in said else f"{m}: the papers make no statement about it; phi equi-spaces its own order"
+        for m in study.measures
+    ]
 
 
 def tau_tables(studies: Sequence[Study]) -> list[Table]:
@@ -93,8 +105,15 @@ def measures_table():
     from irscale.measures import REGISTRY
     from irscale.scales import space_for
 
-    t = Table("name", "parameters (default): meaning", "graded", "RB", "interval scale (phi)",
-              "scale type of the original: set / strong / weak order", "summary")
+    t = Table(
+        "name",
+        "parameters (default): meaning",
+        "graded",
+        "RB",
+        "interval scale (phi)",
+        "scale type of the original: set / strong / weak order",
+        "summary",
+    )
     for name, cls in sorted(REGISTRY.items(), key=lambda kv: kv[0].lower()):
         params = "\n".join(f"{p}={default!r}" + (f": {doc}" if doc else "") for p, default, doc in cls.param_info())
         try:
@@ -104,12 +123,21 @@ def measures_table():
             scale = f"none: {e}" if cls.no_scale else "none"
         doc = summary(cls.__doc__ or "")
         types = [_scale_types(name, 10, 2)] + ([_scale_types(name, 6, 3)] if cls.graded else [])
-        t.add_row(name, params, "yes" if cls.graded else "", "yes" if cls.needs_recall_base else "", scale,
-                  "\n".join(types), doc)
-    t.caption = ("Scale type: what the original measure is over all runs of the stated length under the set, "
-                 "strong and weak orders (interval: means and t tests are meaningful; ordinal: only order "
-                 "statistics, e.g. sign and rank tests; not ordinal: not even those, use its ranked version). "
-                 "Checked exhaustively and cached; irscale inspect MEASURE shows the checks.")
+        t.add_row(
+            name,
+            params,
+            "yes" if cls.graded else "",
+            "yes" if cls.needs_recall_base else "",
+            scale,
+            "\n".join(types),
+            doc,
+        )
+    t.caption = (
+        "Scale type: what the original measure is over all runs of the stated length under the set, "
+        "strong and weak orders (interval: means and t tests are meaningful; ordinal: only order "
+        "statistics, e.g. sign and rank tests; not ordinal: not even those, use its ranked version). "
+        "Checked exhaustively and cached; irscale inspect MEASURE shows the checks."
+    )
     return t
 
 
@@ -156,4 +184,3 @@ def _scale_types(name: str, N: int, levels: int) -> str:
         return f"N={N}: not checked ({e})"
     where = f"N={N}" if levels == 2 else f"N={N}, {levels} levels"
     return f"{where}: " + " / ".join(short[types[o]] for o in SCALE_ORDERS)
-

@@ -47,9 +47,21 @@ HASSE_MAX_COVERS = 120  # ... and at most this many cover edges (graded covers s
 HASSE_LEVELS_MAX_N = 200  # runs per level are counted up to this N
 RASTER_POINTS = 400  # point sets larger than this are inlined as PNG inside the SVG
 
-_RC = {"svg.fonttype": "none", "svg.hashsalt": "irscale", "svg.image_inline": True, "font.family": "sans-serif",
-       "font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "xtick.labelsize": 8, "ytick.labelsize": 8,
-       "legend.fontsize": 8, "figure.titlesize": 10, "figure.dpi": 100, "savefig.dpi": 150}
+_RC = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "irscale",
+    "svg.image_inline": True,
+    "font.family": "sans-serif",
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "figure.titlesize": 10,
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+}
 
 
 def _plt():
@@ -66,6 +78,7 @@ def _style():
 
 
 # -- SVG, files, checks -----------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Picture:
@@ -103,7 +116,7 @@ def svg(fig, dpi: int = 150, tight: bool = True) -> str:
     with _style():
         fig.savefig(buf, format="svg", bbox_inches="tight" if tight else None, dpi=dpi, metadata={"Date": None})
     s = buf.getvalue()
-    s = s[s.index("<svg"):]
+    s = s[s.index("<svg") :]
     s = re.sub(r"\s*<metadata>.*?</metadata>", "", s, count=1, flags=re.DOTALL)
     p = "irs" + hashlib.sha1(s.encode("utf-8")).hexdigest()[:10] + "-"
     s = re.sub(r'\bid="([^"]+)"', lambda m: f'id="{p}{m.group(1)}"', s)
@@ -158,8 +171,9 @@ def text_overlaps(fig, tol: float = 1.0) -> list[tuple[str, str]]:
 CHECK_OVERLAPS = False  # run text_overlaps on every figure (the tests do; it costs a draw per figure)
 
 
-def _finish(fig, title: str, out, stem: str, data=None, tight: bool = False, caption: str = "",
-            pdf: bool = False) -> Picture:
+def _finish(
+    fig, title: str, out, stem: str, data=None, tight: bool = False, caption: str = "", pdf: bool = False
+) -> Picture:
     """The overlap check (where :data:`CHECK_OVERLAPS`), SVG text, (with ``pdf``) the PDF
     bytes and (with ``out``) stem.png and stem.svg. The layout is computed once (the check's draw) and then kept;
     ``tight``: crop to the drawn content (figures laid out by hand), else the figure's
@@ -176,8 +190,12 @@ def _finish(fig, title: str, out, stem: str, data=None, tight: bool = False, cap
                 if fig.get_layout_engine() is not None:
                     fig.set_layout_engine("none")  # laid out once (by the SVG's draw), not again
                 buf = io.BytesIO()
-                fig.savefig(buf, format="pdf", bbox_inches="tight" if tight else None,
-                            metadata={"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None})
+                fig.savefig(
+                    buf,
+                    format="pdf",
+                    bbox_inches="tight" if tight else None,
+                    metadata={"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None},
+                )
                 vector = buf.getvalue()
             files: tuple[Path, ...] = ()
             if out is not None:
@@ -249,6 +267,7 @@ def _name(measure) -> str:
 
 
 # -- spacing of values over all runs, from rank maps ----------------------------------------------
+
 
 @dataclass(frozen=True)
 class Spacing:
@@ -328,8 +347,18 @@ def _display(space, keys) -> np.ndarray:
     return core / div if np.isfinite(div) and div > 0 else core
 
 
-def spacing_data(measure, N: int, levels: int = 2, *, samples: int = 2000, seed: int = 0, exact: bool | None = None,
-                 exact_limit: int = EXACT_LIMIT, engine: str = "auto", phi: bool = True) -> Spacing:
+def spacing_data(
+    measure,
+    N: int,
+    levels: int = 2,
+    *,
+    samples: int = 2000,
+    seed: int = 0,
+    exact: bool | None = None,
+    exact_limit: int = EXACT_LIMIT,
+    engine: str = "auto",
+    phi: bool = True,
+) -> Spacing:
     """The points of a spacing plot of ``measure`` at run length ``N`` from its rank map
     (built or loaded from the cache), never enumerating the runs of a large space.
 
@@ -366,8 +395,9 @@ def spacing_data(measure, N: int, levels: int = 2, *, samples: int = 2000, seed:
     if exact is True or (exact is None and rm.size <= exact_limit):
         listed = rm.summary.listed()
         if listed is None and exact is True:
-            raise IrscaleError(f"the {rm.engine} engine of {name} at N={N} does not list its values; use exact=False "
-                               "(sampled runs)")
+            raise IrscaleError(
+                f"the {rm.engine} engine of {name} at N={N} does not list its values; use exact=False (sampled runs)"
+            )
     if listed is not None or len(runs) == rm.n_runs:
         ukeys = np.asarray(listed) if listed is not None else np.unique(keys)
         runs, sampled, is_exact = None, 0, True
@@ -376,8 +406,13 @@ def spacing_data(measure, N: int, levels: int = 2, *, samples: int = 2000, seed:
         sampled, is_exact = len(runs), False
     r = rm.rank(ukeys, ("min", "max") + (("unq",) if phi and not is_exact else ()))
     order = np.argsort(r["max"], kind="stable")
-    ranks = (np.arange(1, len(ukeys) + 1, dtype=np.int64) if is_exact else
-             np.asarray(r["unq"][order], dtype=np.int64) if phi else None)
+    ranks = (
+        np.arange(1, len(ukeys) + 1, dtype=np.int64)
+        if is_exact
+        else np.asarray(r["unq"][order], dtype=np.int64)
+        if phi
+        else None
+    )
     n = float(rm.n_runs)
     value = _display(space, ukeys[order])
     names = None
@@ -385,9 +420,24 @@ def spacing_data(measure, N: int, levels: int = 2, *, samples: int = 2000, seed:
         every = all_runs(N, c)
         le = rm.rank(space.keys(every), ("max",))["max"]
         names = tuple("".join(map(str, every[i])) for i in np.lexsort((np.arange(len(every)), le)))
-    return Spacing(name, N, levels, c, int(rm.size), int(rm.n_runs), rm.engine, is_exact, sampled,
-                   None if is_exact else seed, value, (r["min"][order] - 1) / n, r["max"][order] / n, ranks, runs,
-                   names)
+    return Spacing(
+        name,
+        N,
+        levels,
+        c,
+        int(rm.size),
+        int(rm.n_runs),
+        rm.engine,
+        is_exact,
+        sampled,
+        None if is_exact else seed,
+        value,
+        (r["min"][order] - 1) / n,
+        r["max"][order] / n,
+        ranks,
+        runs,
+        names,
+    )
 
 
 def _enumerated_spacing(m, name: str, N: int, levels: int) -> Spacing:
@@ -395,9 +445,11 @@ def _enumerated_spacing(m, name: str, N: int, levels: int) -> Spacing:
     c = levels - 1 if (m.graded and getattr(m, "rel", None) is None) else 1
     total = (c + 1) ** N
     if total > ENUMERATE_LIMIT:
-        raise IrscaleError(f"{name} has no rank map, and its {c + 1}^{N} = {count_text(total)} runs are more than the "
-                           f"{ENUMERATE_LIMIT:,} enumerated for a spacing plot; use N <= "
-                           f"{int(np.log(ENUMERATE_LIMIT) / np.log(c + 1))}")
+        raise IrscaleError(
+            f"{name} has no rank map, and its {c + 1}^{N} = {count_text(total)} runs are more than the "
+            f"{ENUMERATE_LIMIT:,} enumerated for a spacing plot; use N <= "
+            f"{int(np.log(ENUMERATE_LIMIT) / np.log(c + 1))}"
+        )
     fn = as_measure(m, N, c)
     runs = all_runs(N, c)
     keys = fn.keys(runs)
@@ -407,16 +459,43 @@ def _enumerated_spacing(m, name: str, N: int, levels: int) -> Spacing:
     names = None
     if total <= 16:
         names = tuple("".join(map(str, runs[i])) for i in np.argsort(keys, kind="stable"))
-    return Spacing(name, N, levels, c, len(ukeys), total, "enumerate", True, 0, None, vals[first],
-                   (le - counts) / total, le / total, np.arange(1, len(ukeys) + 1, dtype=np.int64), None, names)
+    return Spacing(
+        name,
+        N,
+        levels,
+        c,
+        len(ukeys),
+        total,
+        "enumerate",
+        True,
+        0,
+        None,
+        vals[first],
+        (le - counts) / total,
+        le / total,
+        np.arange(1, len(ukeys) + 1, dtype=np.int64),
+        None,
+        names,
+    )
 
 
 _VIEWS = {"both": ("quantile", "equispaced"), "quantile": ("quantile",), "equispaced": ("equispaced",)}
 
 
-def rank_spacing_plot(measures, Ns, levels: int = 2, *, view: str = "both", samples: int = 2000, seed: int = 0,
-                      exact: bool | None = None, exact_limit: int = EXACT_LIMIT, out: str | Path | None = None,
-                      stem: str | None = None, pdf: bool = False) -> Picture:
+def rank_spacing_plot(
+    measures,
+    Ns,
+    levels: int = 2,
+    *,
+    view: str = "both",
+    samples: int = 2000,
+    seed: int = 0,
+    exact: bool | None = None,
+    exact_limit: int = EXACT_LIMIT,
+    out: str | Path | None = None,
+    stem: str | None = None,
+    pdf: bool = False,
+) -> Picture:
     """Spacing of each measure's values over all runs of each length N (2021 paper,
     Figures 2-5), from rank maps (:func:`spacing_data`): one column per N, and per
     measure a row for each view. ``view="quantile"``: value against the fraction of runs
@@ -431,9 +510,20 @@ def rank_spacing_plot(measures, Ns, levels: int = 2, *, view: str = "both", samp
     if not measures or not Ns:
         raise ArgumentError("rank_spacing_plot needs at least one measure and one run length N")
     views = _VIEWS[view]
-    data = {(_name(m), int(N)): spacing_data(m, int(N), levels, samples=samples, seed=seed, exact=exact,
-                                               exact_limit=exact_limit, phi="equispaced" in views)
-            for m in measures for N in Ns}
+    data = {
+        (_name(m), int(N)): spacing_data(
+            m,
+            int(N),
+            levels,
+            samples=samples,
+            seed=seed,
+            exact=exact,
+            exact_limit=exact_limit,
+            phi="equispaced" in views,
+        )
+        for m in measures
+        for N in Ns
+    }
     plt = _plt()
     rows, cols = len(measures) * len(views), len(Ns)
     named = max((len(d.run_names or ()) for d in data.values()), default=0)
@@ -448,27 +538,41 @@ def rank_spacing_plot(measures, Ns, levels: int = 2, *, view: str = "both", samp
                     d = data[(_name(m), int(N))]
                     _spacing_panel(axes[i * len(views) + v][j], d, kind, first_col=j == 0)
         names = ", ".join(_name(m) for m in measures)
-        title = (f"Values of {names} over all runs of length N ({levels} relevance levels, RB = N)")
-        what = {"quantile": "value against the fraction of runs at or below it (flat steps are ties)",
-                "equispaced": "value against its rank phi / number of values (dashed: equi-spaced, an interval "
-                              "scale)"}
-        sub = (what[views[0]].capitalize() if len(views) == 1 else
-               f"Upper row: {what[views[0]]}; lower row: {what[views[1]]}")
+        title = f"Values of {names} over all runs of length N ({levels} relevance levels, RB = N)"
+        what = {
+            "quantile": "value against the fraction of runs at or below it (flat steps are ties)",
+            "equispaced": "value against its rank phi / number of values (dashed: equi-spaced, an interval scale)",
+        }
+        sub = (
+            what[views[0]].capitalize()
+            if len(views) == 1
+            else f"Upper row: {what[views[0]]}; lower row: {what[views[1]]}"
+        )
         fig.suptitle(_wrap(title + "\n" + sub, panel_w * cols, 10))
-    stem = stem or _stem("spacing", *(_name(m) for m in measures), "N" + "_".join(map(str, Ns)),
-                         f"L{levels}" if levels != 2 else "", view)
-    return _finish(fig, title, out, stem, data, pdf=pdf,
-                   caption=_spacing_caption(data, sub))
+    stem = stem or _stem(
+        "spacing",
+        *(_name(m) for m in measures),
+        "N" + "_".join(map(str, Ns)),
+        f"L{levels}" if levels != 2 else "",
+        view,
+    )
+    return _finish(fig, title, out, stem, data, pdf=pdf, caption=_spacing_caption(data, sub))
 
 
 def _spacing_caption(data: dict, sub: str) -> str:
     parts = []
     for (m, N), d in data.items():
         how = "every value" if d.exact else f"{d.sampled:,} sampled runs (seed {d.seed})"
-        parts.append(f"{m} at N = {N}: {count_text(d.size, d.c + 1)} distinct values over "
-                     f"{count_text(d.n_runs, d.c + 1)} runs, {how}")
-    return (sub + ". The x positions are exact: each point's fraction of runs and rank come from the rank map. "
-            + "; ".join(parts) + ".")
+        parts.append(
+            f"{m} at N = {N}: {count_text(d.size, d.c + 1)} distinct values over "
+            f"{count_text(d.n_runs, d.c + 1)} runs, {how}"
+        )
+    return (
+        sub
+        + ". The x positions are exact: each point's fraction of runs and rank come from the rank map. "
+        + "; ".join(parts)
+        + "."
+    )
 
 
 def _spacing_panel(ax, d: Spacing, kind: str, first_col: bool):
@@ -497,8 +601,11 @@ def _spacing_panel(ax, d: Spacing, kind: str, first_col: bool):
             ax.plot([x[0], x[-1]], [d.value[0], d.value[-1]], "--", color="0.35", linewidth=0.8)
         ax.set_xlim(0, 1.02)
         ax.set_xlabel("phi / number of values")
-    how = (f"all {_runs_power(d.c, d.N)} runs (exact)" if d.exact
-           else f"{d.sampled:,} of {_runs_power(d.c, d.N)} runs sampled")
+    how = (
+        f"all {_runs_power(d.c, d.N)} runs (exact)"
+        if d.exact
+        else f"{d.sampled:,} of {_runs_power(d.c, d.N)} runs sampled"
+    )
     ax.set_title(f"N = {d.N}: {count_text(d.size, d.c + 1)} values\n{how}")
     if first_col:
         ax.set_ylabel(f"{d.measure}" + (" (RB = N)" if _needs_rb(d.measure) else ""))
@@ -516,12 +623,14 @@ def spacing_plot(measures: Sequence, Ns: Sequence[int], out: str | Path, levels:
     measure and N; the quantile view of :func:`rank_spacing_plot`, from rank maps: any N
     a rank map serves). Returns the PNG and SVG written to ``out``."""
     measures = list(measures)
-    stem = "spacing_" + "_".join(str(_name(m)).replace("(", "").replace(")", "").replace("=", "").replace(".", "")
-                                 for m in measures)
+    stem = "spacing_" + "_".join(
+        str(_name(m)).replace("(", "").replace(")", "").replace("=", "").replace(".", "") for m in measures
+    )
     return list(rank_spacing_plot(measures, list(Ns), levels, view="quantile", out=out, stem=stem).files)
 
 
 # -- system means: original against ranked ------------------------------------------------------
+
 
 def swapped_pairs(original, ranked) -> np.ndarray:
     """Index pairs (i < j) of systems whose order reverses strictly between ``original``
@@ -529,17 +638,30 @@ def swapped_pairs(original, ranked) -> np.ndarray:
     o = np.asarray(original, dtype=np.float64)
     r = np.asarray(ranked, dtype=np.float64)
     if o.shape != r.shape or o.ndim != 1:
-        raise ArgumentError(f"original and ranked must be two 1-d arrays of equal length (one mean per system), not "
-                            f"shapes {o.shape} and {r.shape}")
+        raise ArgumentError(
+            f"original and ranked must be two 1-d arrays of equal length (one mean per system), not "
+            f"shapes {o.shape} and {r.shape}"
+        )
     s = np.sign(o[:, None] - o[None, :]) * np.sign(r[:, None] - r[None, :])
     i, j = np.nonzero(np.triu(s < 0, 1))
     return np.column_stack([i, j]).astype(np.int64)
 
 
-def means_scatter(original, ranked, systems: Sequence[str] | None = None, *, measure: str | None = None,
-                  label_top: int = 5, label_swapped: int = 12, max_lines: int = 400, xlabel: str | None = None,
-                  ylabel: str | None = None, title: str | None = None, out: str | Path | None = None,
-                  stem: str | None = None) -> Picture:
+def means_scatter(
+    original,
+    ranked,
+    systems: Sequence[str] | None = None,
+    *,
+    measure: str | None = None,
+    label_top: int = 5,
+    label_swapped: int = 12,
+    max_lines: int = 400,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    title: str | None = None,
+    out: str | Path | None = None,
+    stem: str | None = None,
+) -> Picture:
     """Per-system means, original (x) against ranked (y), one point per system. Pairs of
     systems whose order swaps (:func:`swapped_pairs`) are joined by red lines (the
     ``max_lines`` with the widest original gap where there are more) and their systems
@@ -569,16 +691,36 @@ def means_scatter(original, ranked, systems: Sequence[str] | None = None, *, mea
     with _style():
         fig, ax = plt.subplots(figsize=(6.4, 5.2), layout="constrained")
         if len(drawn):
-            segs = np.stack([np.column_stack([o[drawn[:, 0]], r[drawn[:, 0]]]),
-                             np.column_stack([o[drawn[:, 1]], r[drawn[:, 1]]])], axis=1)
+            segs = np.stack(
+                [np.column_stack([o[drawn[:, 0]], r[drawn[:, 0]]]), np.column_stack([o[drawn[:, 1]], r[drawn[:, 1]]])],
+                axis=1,
+            )
             shown = "" if len(drawn) == len(pairs) else f", the {len(drawn)} widest shown"
-            ax.add_collection(LineCollection(segs, colors="tab:red", linewidths=0.7, alpha=0.45, zorder=1,
-                                             label=f"swapped pair ({len(pairs):,}{shown})", gid="swapped-pairs"))
-        ax.scatter(o[~in_swap], r[~in_swap], s=18, color="tab:blue", zorder=2,
-                   label="keeps its order with every system")
+            ax.add_collection(
+                LineCollection(
+                    segs,
+                    colors="tab:red",
+                    linewidths=0.7,
+                    alpha=0.45,
+                    zorder=1,
+                    label=f"swapped pair ({len(pairs):,}{shown})",
+                    gid="swapped-pairs",
+                )
+            )
+        ax.scatter(
+            o[~in_swap], r[~in_swap], s=18, color="tab:blue", zorder=2, label="keeps its order with every system"
+        )
         if in_swap.any():
-            ax.scatter(o[in_swap], r[in_swap], s=22, color="tab:orange", edgecolors="black", linewidths=0.4,
-                       zorder=3, label="in a swapped pair")
+            ax.scatter(
+                o[in_swap],
+                r[in_swap],
+                s=22,
+                color="tab:orange",
+                edgecolors="black",
+                linewidths=0.4,
+                zorder=3,
+                label="in a swapped pair",
+            )
         ax.margins(0.07)
         ax.autoscale_view()
         ax.set_xlabel(xlabel or f"mean{(' ' + measure) if measure else ''} (original scale)")
@@ -589,17 +731,34 @@ def means_scatter(original, ranked, systems: Sequence[str] | None = None, *, mea
         if 0 < in_swap.sum() <= label_swapped:
             want += [k for k in np.flatnonzero(in_swap) if k not in want]
         labelled = _place_labels(fig, ax, o, r, want, systems)
-    return _finish(fig, title, out, stem or _stem("means", measure or ""),
-                   {"swapped": [(systems[a], systems[b]) for a, b in pairs.tolist()], "pairs": pairs,
-                    "labelled": labelled, "lines": drawn},
-                   caption=f"One point per system: its mean{mname} on the original scale (x) and ranked (y). "
-                           f"{len(pairs):,} of {total:,} pairs of systems change order (red lines"
-                           + ("" if len(drawn) == len(pairs) else f", the {len(drawn)} widest drawn") +
-                           f"); {int(in_swap.sum())} of {S} systems are in at least one such pair (orange).")
+    return _finish(
+        fig,
+        title,
+        out,
+        stem or _stem("means", measure or ""),
+        {
+            "swapped": [(systems[a], systems[b]) for a, b in pairs.tolist()],
+            "pairs": pairs,
+            "labelled": labelled,
+            "lines": drawn,
+        },
+        caption=f"One point per system: its mean{mname} on the original scale (x) and ranked (y). "
+        f"{len(pairs):,} of {total:,} pairs of systems change order (red lines"
+        + ("" if len(drawn) == len(pairs) else f", the {len(drawn)} widest drawn")
+        + f"); {int(in_swap.sum())} of {S} systems are in at least one such pair (orange).",
+    )
 
 
-def means_panels(means, *, title: str | None = None, columns: int = 4, max_lines: int = 150,
-                 out: str | Path | None = None, stem: str = "means", pdf: bool = False) -> Picture:
+def means_panels(
+    means,
+    *,
+    title: str | None = None,
+    columns: int = 4,
+    max_lines: int = 150,
+    out: str | Path | None = None,
+    stem: str = "means",
+    pdf: bool = False,
+) -> Picture:
     """Every measure's system means, original (x) against ranked (y), in one figure: a
     small panel per measure (``columns`` to a row), from a study's ``means`` table
     (columns measure, scale "original"/"ranked", system, mean). As in
@@ -613,8 +772,9 @@ def means_panels(means, *, title: str | None = None, columns: int = 4, max_lines
     need = {"measure", "scale", "system", "mean"}
     if not isinstance(means, pd.DataFrame) or not need <= set(means.columns):
         have = list(means.columns) if isinstance(means, pd.DataFrame) else type(means).__name__
-        raise ArgumentError(f"means must be a DataFrame with columns {sorted(need)} (a study's means table); "
-                            f"got {have}")
+        raise ArgumentError(
+            f"means must be a DataFrame with columns {sorted(need)} (a study's means table); got {have}"
+        )
     measures = list(dict.fromkeys(means["measure"]))
     if not measures:
         raise ArgumentError("means_panels needs at least one measure's means")
@@ -625,8 +785,14 @@ def means_panels(means, *, title: str | None = None, columns: int = 4, max_lines
     with _style():
         fig = plt.figure(figsize=(1.9 * cols + 0.5, 1.9 * rows + 0.9))
         axes = fig.subplots(rows, cols, squeeze=False)
-        fig.subplots_adjust(left=0.5 / fig.get_figwidth() + 0.04, right=0.98, bottom=0.55 / fig.get_figheight(),
-                            top=1 - 0.75 / fig.get_figheight(), wspace=0.45, hspace=0.55)
+        fig.subplots_adjust(
+            left=0.5 / fig.get_figwidth() + 0.04,
+            right=0.98,
+            bottom=0.55 / fig.get_figheight(),
+            top=1 - 0.75 / fig.get_figheight(),
+            wspace=0.45,
+            hspace=0.55,
+        )
         for k, m in enumerate(measures):
             ax = axes[k // cols][k % cols]
             rows_m = means[means["measure"] == m]
@@ -641,8 +807,13 @@ def means_panels(means, *, title: str | None = None, columns: int = 4, max_lines
                 gap = np.abs(o[pairs[:, 0]] - o[pairs[:, 1]])
                 drawn = pairs[np.sort(np.argsort(-gap, kind="stable")[:max_lines])]
             if len(drawn):
-                segs = np.stack([np.column_stack([o[drawn[:, 0]], r[drawn[:, 0]]]),
-                                 np.column_stack([o[drawn[:, 1]], r[drawn[:, 1]]])], axis=1)
+                segs = np.stack(
+                    [
+                        np.column_stack([o[drawn[:, 0]], r[drawn[:, 0]]]),
+                        np.column_stack([o[drawn[:, 1]], r[drawn[:, 1]]]),
+                    ],
+                    axis=1,
+                )
                 ax.add_collection(LineCollection(segs, colors="tab:red", linewidths=0.5, alpha=0.4, zorder=1))
             in_swap = np.zeros(len(o), dtype=bool)
             in_swap[pairs.ravel()] = True
@@ -661,12 +832,22 @@ def means_panels(means, *, title: str | None = None, columns: int = 4, max_lines
         fig.supxlabel("system mean, original scale", fontsize=8)
         fig.supylabel("system mean, ranked (interval scale)", fontsize=8)
         title = title or "System means, original against ranked, per measure"
-        fig.suptitle(_wrap(title + " (red lines: pairs of systems that swap order; orange: systems in such a pair)",
-                           fig.get_figwidth(), 9), fontsize=9)
-    caption = ("One panel per measure, one point per system: its mean on the original scale (x) and ranked (y). "
-               "Pairs of systems that change order are joined by red lines"
-               + (f" (the {max_lines} widest per panel where there are more)" if max(swaps) > max_lines else "")
-               + " and drawn in orange: " + "; ".join(f"{m} {n:,}" for m, n in zip(measures, swaps)) + ".")
+        fig.suptitle(
+            _wrap(
+                title + " (red lines: pairs of systems that swap order; orange: systems in such a pair)",
+                fig.get_figwidth(),
+                9,
+            ),
+            fontsize=9,
+        )
+    caption = (
+        "One panel per measure, one point per system: its mean on the original scale (x) and ranked (y). "
+        "Pairs of systems that change order are joined by red lines"
+        + (f" (the {max_lines} widest per panel where there are more)" if max(swaps) > max_lines else "")
+        + " and drawn in orange: "
+        + "; ".join(f"{m} {n:,}" for m, n in zip(measures, swaps))
+        + "."
+    )
     return _finish(fig, title, out, stem, data, pdf=pdf, caption=caption)
 
 
@@ -687,30 +868,61 @@ def _place_labels(fig, ax, x, y, which, names) -> list[str]:
     if leg is not None:
         taken.append(leg.get_window_extent(r))
     placed = []
-    offsets = [((10, 8), "left", "bottom"), ((-10, 8), "right", "bottom"), ((10, -8), "left", "top"),
-               ((-10, -8), "right", "top"), ((0, 14), "center", "bottom"), ((0, -14), "center", "top"),
-               ((16, 0), "left", "center"), ((-16, 0), "right", "center")]
+    offsets = [
+        ((10, 8), "left", "bottom"),
+        ((-10, 8), "right", "bottom"),
+        ((10, -8), "left", "top"),
+        ((-10, -8), "right", "top"),
+        ((0, 14), "center", "bottom"),
+        ((0, -14), "center", "top"),
+        ((16, 0), "left", "center"),
+        ((-16, 0), "right", "center"),
+    ]
     for k in which:
         best = None
         for off, ha, va in offsets:
-            a = ax.annotate(names[k], (x[k], y[k]), xytext=off, textcoords="offset points", ha=ha, va=va,
-                            fontsize=8, zorder=5,
-                            bbox=_LABEL_BOX, arrowprops=_LEADER)
+            a = ax.annotate(
+                names[k],
+                (x[k], y[k]),
+                xytext=off,
+                textcoords="offset points",
+                ha=ha,
+                va=va,
+                fontsize=8,
+                zorder=5,
+                bbox=_LABEL_BOX,
+                arrowprops=_LEADER,
+            )
             a.set_in_layout(False)
             bb = a.get_window_extent(r)
             a.remove()
             inside = bb.x0 >= frame.x0 and bb.x1 <= frame.x1 and bb.y0 >= frame.y0 and bb.y1 <= frame.y1
             if not inside or any(bb.overlaps(t) for t in taken):
                 continue
-            covered = int(((pts[:, 0] >= bb.x0 - 3) & (pts[:, 0] <= bb.x1 + 3) & (pts[:, 1] >= bb.y0 - 3)
-                           & (pts[:, 1] <= bb.y1 + 3)).sum())
+            covered = int(
+                (
+                    (pts[:, 0] >= bb.x0 - 3)
+                    & (pts[:, 0] <= bb.x1 + 3)
+                    & (pts[:, 1] >= bb.y0 - 3)
+                    & (pts[:, 1] <= bb.y1 + 3)
+                ).sum()
+            )
             if best is None or covered < best[0]:
                 best = (covered, off, ha, va, bb)
         if best is not None:
             _, off, ha, va, bb = best
-            a = ax.annotate(names[k], (x[k], y[k]), xytext=off, textcoords="offset points", ha=ha, va=va,
-                            fontsize=8, zorder=5,
-                            bbox=_LABEL_BOX, arrowprops=_LEADER)
+            a = ax.annotate(
+                names[k],
+                (x[k], y[k]),
+                xytext=off,
+                textcoords="offset points",
+                ha=ha,
+                va=va,
+                fontsize=8,
+                zorder=5,
+                bbox=_LABEL_BOX,
+                arrowprops=_LEADER,
+            )
             a.set_in_layout(False)
             taken.append(bb)
             placed.append(names[k])
@@ -718,6 +930,7 @@ def _place_labels(fig, ax, x, y, which, names) -> list[str]:
 
 
 # -- heatmaps: Kendall's tau, significance changes -------------------------------------------------
+
 
 def _matrix(tau, labels, value: str):
     import pandas as pd
@@ -756,9 +969,18 @@ def tau_range(*matrices) -> float:
     return min(lows, default=0.0)
 
 
-def tau_heatmap(tau, labels: Sequence[str] | None = None, *, value: str = "tau", title: str | None = None,
-                decimals: int | None = None, vmin: float | None = None, out: str | Path | None = None,
-                stem: str = "tau", pdf: bool = False) -> Picture:
+def tau_heatmap(
+    tau,
+    labels: Sequence[str] | None = None,
+    *,
+    value: str = "tau",
+    title: str | None = None,
+    decimals: int | None = None,
+    vmin: float | None = None,
+    out: str | Path | None = None,
+    stem: str = "tau",
+    pdf: bool = False,
+) -> Picture:
     """Kendall's tau between measures as a heatmap with a colour bar: ``tau`` a square
     DataFrame (labels from its columns), a square array with ``labels``, or a study's
     long table (columns measure_1, measure_2 and ``value``: "tau" or "tau_ranked"; the
@@ -788,19 +1010,39 @@ def tau_heatmap(tau, labels: Sequence[str] | None = None, *, value: str = "tau",
             for a in range(n):
                 for b in range(n):
                     if np.isfinite(M[a, b]):
-                        ax.text(b, a, f"{M[a, b]:.{decimals}f}", ha="center", va="center", fontsize=8,
-                                color=_ink(im.cmap(im.norm(M[a, b]))), in_layout=False)  # inside the axes
+                        ax.text(
+                            b,
+                            a,
+                            f"{M[a, b]:.{decimals}f}",
+                            ha="center",
+                            va="center",
+                            fontsize=8,
+                            color=_ink(im.cmap(im.norm(M[a, b]))),
+                            in_layout=False,
+                        )  # inside the axes
         fig.colorbar(im, ax=ax, label="Kendall's tau", shrink=0.85)
         ax.set_title(_wrap(title, n * cell + 1.5, 9))
-    return _finish(fig, title, out, stem, {"matrix": M, "labels": names, "vmin": min(vmin, 0.99)}, pdf=pdf,
-                   caption=f"Kendall's tau between the rankings of systems by each pair of {n} measures"
-                           + (f", to {decimals} decimals in each cell." if decimals else "; the colour bar gives the "
-                              "values."))
+    return _finish(
+        fig,
+        title,
+        out,
+        stem,
+        {"matrix": M, "labels": names, "vmin": min(vmin, 0.99)},
+        pdf=pdf,
+        caption=f"Kendall's tau between the rankings of systems by each pair of {n} measures"
+        + (f", to {decimals} decimals in each cell." if decimals else "; the colour bar gives the values."),
+    )
 
 
-def significance_changes_plot(changes, *, delta: bool = True, title: str | None = None,
-                              out: str | Path | None = None, stem: str = "significance_changes",
-                              pdf: bool = False) -> Picture:
+def significance_changes_plot(
+    changes,
+    *,
+    delta: bool = True,
+    title: str | None = None,
+    out: str | Path | None = None,
+    stem: str = "significance_changes",
+    pdf: bool = False,
+) -> Picture:
     """S2NS (significant on the original scale, not on the ranked one) and NS2S counts per
     measure (rows) and test (columns), from a study's ``changes`` table (columns
     measure, test, s2ns, ns2s, and delta_pct for the third panel with ``delta``);
@@ -811,16 +1053,22 @@ def significance_changes_plot(changes, *, delta: bool = True, title: str | None 
     need = {"measure", "test", "s2ns", "ns2s"} | ({"delta_pct"} if delta else set())
     if not isinstance(changes, pd.DataFrame) or not need <= set(changes.columns):
         have = list(changes.columns) if isinstance(changes, pd.DataFrame) else type(changes).__name__
-        raise ArgumentError(f"changes must be a DataFrame with columns {sorted(need)} (a study's changes table); "
-                            f"got {have}")
+        raise ArgumentError(
+            f"changes must be a DataFrame with columns {sorted(need)} (a study's changes table); got {have}"
+        )
     rows = list(dict.fromkeys(changes["measure"]))
     cols = list(dict.fromkeys(changes["test"]))
-    grid = {k: changes.pivot_table(index="measure", columns="test", values=k, aggfunc="sum" if k != "delta_pct"
-                                   else "mean", sort=False).reindex(index=rows, columns=cols)
-            for k in (["s2ns", "ns2s"] + (["delta_pct"] if delta else []))}
+    grid = {
+        k: changes.pivot_table(
+            index="measure", columns="test", values=k, aggfunc="sum" if k != "delta_pct" else "mean", sort=False
+        ).reindex(index=rows, columns=cols)
+        for k in (["s2ns", "ns2s"] + (["delta_pct"] if delta else []))
+    }
     title = title or "Significance decisions changed by ranking, per measure and test"
-    panels = [("s2ns", "S2NS: significant, then not (count of system pairs)"),
-              ("ns2s", "NS2S: not significant, then significant (count of system pairs)")]
+    panels = [
+        ("s2ns", "S2NS: significant, then not (count of system pairs)"),
+        ("ns2s", "NS2S: not significant, then significant (count of system pairs)"),
+    ]
     if delta:
         panels.append(("delta_pct", "change of decisions, delta % (S2NS + NS2S over significant pairs)"))
     cell_w, cell_h = 0.55, 0.3
@@ -828,22 +1076,37 @@ def significance_changes_plot(changes, *, delta: bool = True, title: str | None 
     height = len(panels) * (len(rows) * cell_h + 0.55) + 1.9
     plt = _plt()
     with _style():
-        fig, axes = plt.subplots(len(panels), 1, figsize=(width, height), sharex=True, layout="constrained",
-                                 squeeze=False)
+        fig, axes = plt.subplots(
+            len(panels), 1, figsize=(width, height), sharex=True, layout="constrained", squeeze=False
+        )
         counts = np.concatenate([grid["s2ns"].to_numpy(float).ravel(), grid["ns2s"].to_numpy(float).ravel()])
         vmax = float(np.nanmax(counts)) if np.isfinite(counts).any() else 1.0
         for ax, (k, label) in zip(axes[:, 0], panels):
             M = grid[k].to_numpy(dtype=np.float64)
             cmap = plt.get_cmap("YlOrRd" if k != "delta_pct" else "Purples").with_extremes(bad="0.85")
-            im = ax.imshow(np.ma.masked_invalid(M), cmap=cmap, aspect="auto", vmin=0,
-                           vmax=max(vmax, 1.0) if k != "delta_pct" else max(float(np.nanmax(M)) if
-                                                                              np.isfinite(M).any() else 1.0, 1.0))
+            im = ax.imshow(
+                np.ma.masked_invalid(M),
+                cmap=cmap,
+                aspect="auto",
+                vmin=0,
+                vmax=max(vmax, 1.0)
+                if k != "delta_pct"
+                else max(float(np.nanmax(M)) if np.isfinite(M).any() else 1.0, 1.0),
+            )
             for a in range(M.shape[0]):
                 for b in range(M.shape[1]):
                     if np.isfinite(M[a, b]):
                         txt = f"{M[a, b]:.0f}" if k != "delta_pct" else f"{M[a, b]:.0f}%"
-                        ax.text(b, a, txt, ha="center", va="center", fontsize=8, color=_ink(im.cmap(im.norm(M[a, b]))),
-                                in_layout=False)  # inside the axes: the layout need not measure it
+                        ax.text(
+                            b,
+                            a,
+                            txt,
+                            ha="center",
+                            va="center",
+                            fontsize=8,
+                            color=_ink(im.cmap(im.norm(M[a, b]))),
+                            in_layout=False,
+                        )  # inside the axes: the layout need not measure it
             ax.set_yticks(range(len(rows)))
             ax.set_yticklabels(rows)
             ax.set_ylabel("measure")
@@ -854,15 +1117,22 @@ def significance_changes_plot(changes, *, delta: bool = True, title: str | None 
         last.set_xticklabels(cols, rotation=90)
         last.set_xlabel("test")
         fig.suptitle(_wrap(title, width, 10))
-    return _finish(fig, title, out, stem, grid, pdf=pdf,
-                   caption="Per measure and test, the system pairs whose significance decision changes when the "
-                           "measure is replaced by its ranked (interval-scale) version: S2NS significant on the "
-                           "original scale but not on the ranked one, NS2S the other way"
-                           + (", and delta %: both over the pairs significant on the original scale." if delta
-                              else "."))
+    return _finish(
+        fig,
+        title,
+        out,
+        stem,
+        grid,
+        pdf=pdf,
+        caption="Per measure and test, the system pairs whose significance decision changes when the "
+        "measure is replaced by its ranked (interval-scale) version: S2NS significant on the "
+        "original scale but not on the ranked one, NS2S the other way"
+        + (", and delta %: both over the pairs significant on the original scale." if delta else "."),
+    )
 
 
 # -- Hasse diagram of the weak order -----------------------------------------------------------------
+
 
 def weak_level_counts(N: int, c: int = 1) -> np.ndarray:
     """Number of runs at each level 0..c N(N+1)/2 of the weak order's Hasse diagram
@@ -874,14 +1144,14 @@ def weak_level_counts(N: int, c: int = 1) -> np.ndarray:
         w = N - k + 1
         new = counts.copy()
         for g in range(1, c + 1):
-            new[g * w: top + g * w + 1] += counts[: top + 1]
+            new[g * w : top + g * w + 1] += counts[: top + 1]
         counts, top = new, top + c * w
     return counts
 
 
 def hasse_limit(N: int, levels: int = 2) -> str | None:
     """Why every run of the weak order on REL^N cannot be drawn legibly, or None."""
-    runs = levels ** N
+    runs = levels**N
     if runs > HASSE_MAX_RUNS:
         return f"{levels} levels at N={N} make {count_text(runs, levels)} runs"
     c = levels - 1
@@ -891,8 +1161,9 @@ def hasse_limit(N: int, levels: int = 2) -> str | None:
     return None
 
 
-def hasse_figure(N: int, levels: int = 2, measure=None, *, view: str = "auto", out: str | Path | None = None,
-                 stem: str | None = None) -> Picture:
+def hasse_figure(
+    N: int, levels: int = 2, measure=None, *, view: str = "auto", out: str | Path | None = None, stem: str | None = None
+) -> Picture:
     """The weak top-heaviness order on REL^N (2021 paper, Figure 1).
 
     ``view="runs"``: every run a node (its grades, and the measure's value with RB = N
@@ -911,13 +1182,16 @@ def hasse_figure(N: int, levels: int = 2, measure=None, *, view: str = "auto", o
     levels = integer("levels", levels, minimum=2)
     why = hasse_limit(N, levels)
     if view == "runs" and why is not None:
-        raise IrscaleError(f"the Hasse diagram of every run is drawn up to {HASSE_MAX_RUNS} runs and "
-                           f"{HASSE_MAX_COVERS} covers (binary N <= 6, 3 levels N <= 3, 4 levels N <= 2) to stay "
-                           f"legible; {why}. Use view='levels' (runs per level of the order, any N up to "
-                           f"{HASSE_LEVELS_MAX_N}), a smaller N, or rank_spacing_plot for the measure's values")
+        raise IrscaleError(
+            f"the Hasse diagram of every run is drawn up to {HASSE_MAX_RUNS} runs and "
+            f"{HASSE_MAX_COVERS} covers (binary N <= 6, 3 levels N <= 3, 4 levels N <= 2) to stay "
+            f"legible; {why}. Use view='levels' (runs per level of the order, any N up to "
+            f"{HASSE_LEVELS_MAX_N}), a smaller N, or rank_spacing_plot for the measure's values"
+        )
     if view == "levels" and measure is not None:
-        raise ArgumentError("view='levels' counts runs per level and shows no measure values; drop measure= or use "
-                            "view='runs'")
+        raise ArgumentError(
+            "view='levels' counts runs per level and shows no measure values; drop measure= or use view='runs'"
+        )
     if view == "levels" or why is not None:
         return _hasse_levels(N, levels, out, stem, note=why if view == "auto" else None, measure=measure)
     return _hasse_runs(N, levels, measure, out, stem)
@@ -965,34 +1239,56 @@ def _hasse_runs(N: int, levels: int, measure, out, stem) -> Picture:
         ax = fig.add_axes([0.25 / fig_w, 0.25 / fig_h, ax_w / fig_w, ax_h / fig_h])
         ax.set_xlim(-ax_w / 2, ax_w / 2)
         ax.set_ylim(-0.2, (H - 1) * row + 0.2)
-        ax.add_collection(LineCollection(np.stack([pos[lo], pos[hi]], axis=1), colors="0.55", linewidths=0.7,
-                                         zorder=1))
+        ax.add_collection(LineCollection(np.stack([pos[lo], pos[hi]], axis=1), colors="0.55", linewidths=0.7, zorder=1))
         fills, inks = [], []
         for i in range(len(runs)):
             fc = cmap(norm(tone[i]))
             fills.append(fc)
             inks.append(_ink(fc))
-            ax.text(pos[i, 0], pos[i, 1], labels[i], ha="center", va="center", fontsize=size, family="monospace",
-                    color=_ink(fc), zorder=3, bbox={"boxstyle": "round,pad=0.3", "fc": fc, "ec": "0.25", "lw": 0.5})
+            ax.text(
+                pos[i, 0],
+                pos[i, 1],
+                labels[i],
+                ha="center",
+                va="center",
+                fontsize=size,
+                family="monospace",
+                color=_ink(fc),
+                zorder=3,
+                bbox={"boxstyle": "round,pad=0.3", "fc": fc, "ec": "0.25", "lw": 0.5},
+            )
         ax.axis("off")
         cax = fig.add_axes([(ax_w + 0.5) / fig_w, 0.25 / fig_h, 0.15 / fig_w, min(ax_h, 3.0) / fig_h])
         sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
         cb = fig.colorbar(sm, cax=cax, ticks=range(K))
         cb.set_label("relevant documents" if c == 1 else "sum of grades")
         what = f"; labels: run and {mname} (RB = N)" if mname else ""
-        title = (f"Weak top-heaviness order on runs of length N = {N}, {levels} relevance levels: "
-                 f"{len(runs)} runs, {len(lo)} covers (bottom: worst run, top: best){what}")
+        title = (
+            f"Weak top-heaviness order on runs of length N = {N}, {levels} relevance levels: "
+            f"{len(runs)} runs, {len(lo)} covers (bottom: worst run, top: best){what}"
+        )
         ax.set_title(_wrap(title, max(fig_w - 0.3, 4.5), 9), fontsize=9)
-    return _finish(fig, title, out, stem or _stem("hasse", f"N{N}", f"L{levels}" if levels != 2 else "",
-                                                   mname or ""),
-                   {"positions": pos, "labels": labels, "covers": np.column_stack([lo, hi]), "fill": fills,
-                    "ink": inks, "fontsize": size}, tight=True,
-                   caption=f"Every run of length {N} over grades 0..{c}, from the worst (bottom) to the best (top); "
-                           "an edge joins a run to one it is immediately below in the weak top-heaviness order (a "
-                           "relevant document added at the end or moved up a rank), runs on one row are at the same "
-                           "level; the colour is the number of relevant documents" + (" (sum of grades)" if c > 1
-                                                                                        else "")
-                           + (f"; each label gives the run and its {mname}." if mname else "."))
+    return _finish(
+        fig,
+        title,
+        out,
+        stem or _stem("hasse", f"N{N}", f"L{levels}" if levels != 2 else "", mname or ""),
+        {
+            "positions": pos,
+            "labels": labels,
+            "covers": np.column_stack([lo, hi]),
+            "fill": fills,
+            "ink": inks,
+            "fontsize": size,
+        },
+        tight=True,
+        caption=f"Every run of length {N} over grades 0..{c}, from the worst (bottom) to the best (top); "
+        "an edge joins a run to one it is immediately below in the weak top-heaviness order (a "
+        "relevant document added at the end or moved up a rank), runs on one row are at the same "
+        "level; the colour is the number of relevant documents"
+        + (" (sum of grades)" if c > 1 else "")
+        + (f"; each label gives the run and its {mname}." if mname else "."),
+    )
 
 
 def _hasse_order(runs, lo, hi, height) -> dict[int, list[int]]:
@@ -1001,8 +1297,10 @@ def _hasse_order(runs, lo, hi, height) -> dict[int, list[int]]:
     N = runs.shape[1]
     c = int(runs.max()) if runs.size else 1
     idx = runs.astype(np.int64) @ positional_weights(N, max(c, 1))
-    rowsets = {int(h): [int(x) for x in np.flatnonzero(height == h)[np.argsort(-idx[height == h], kind="stable")]]
-               for h in np.unique(height)}
+    rowsets = {
+        int(h): [int(x) for x in np.flatnonzero(height == h)[np.argsort(-idx[height == h], kind="stable")]]
+        for h in np.unique(height)
+    }
 
     def xs(rs):
         p = np.zeros(len(runs))
@@ -1045,40 +1343,57 @@ def _hasse_levels(N: int, levels: int, out, stem, note: str | None, measure) -> 
     counts = weak_level_counts(N, c)
     lv = np.arange(len(counts))
     plt = _plt()
-    title = (f"Weak top-heaviness order on runs of length N = {N}, {levels} relevance levels: number of runs at "
-             f"each of its {len(counts)} levels ({count_text((c + 1) ** N, c + 1)} runs, widest level "
-             f"{count_text(int(counts.max()))})")
+    title = (
+        f"Weak top-heaviness order on runs of length N = {N}, {levels} relevance levels: number of runs at "
+        f"each of its {len(counts)} levels ({count_text((c + 1) ** N, c + 1)} runs, widest level "
+        f"{count_text(int(counts.max()))})"
+    )
     if note:
-        title += (f"; too many to draw each run ({note}; drawn up to {HASSE_MAX_RUNS} runs and "
-                  f"{HASSE_MAX_COVERS} covers)")
+        title += (
+            f"; too many to draw each run ({note}; drawn up to {HASSE_MAX_RUNS} runs and {HASSE_MAX_COVERS} covers)"
+        )
         if measure is not None:
             title += f", so {_name(measure)} is not shown"
     with _style():
         fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
-        ax.stairs(counts, np.arange(len(lv) + 1) - 0.5, fill=True, color="C0",
-                  baseline=0.5 if counts.max() / max(counts.min(), 1) > 1e3 else 0)
+        ax.stairs(
+            counts,
+            np.arange(len(lv) + 1) - 0.5,
+            fill=True,
+            color="C0",
+            baseline=0.5 if counts.max() / max(counts.min(), 1) > 1e3 else 0,
+        )
         if counts.max() / max(counts.min(), 1) > 1e3:
             ax.set_yscale("log")
         ax.set_xlabel("level: sum of g_k (N - k + 1), worst run (0) to best")
         ax.set_ylabel("runs at the level")
         ax.set_xlim(-0.5, len(lv) - 0.5)
         ax.set_title(_wrap(title, 6.2, 9))
-    return _finish(fig, title, out, stem or _stem("hasse_levels", f"N{N}", f"L{levels}" if levels != 2 else ""),
-                   {"levels": lv, "counts": counts},
-                   caption=f"The number of runs of length {N} over grades 0..{c} at each level of the weak "
-                           "top-heaviness order's Hasse diagram (level: sum of g_k (N - k + 1)), counted without "
-                           "enumerating the runs.")
+    return _finish(
+        fig,
+        title,
+        out,
+        stem or _stem("hasse_levels", f"N{N}", f"L{levels}" if levels != 2 else ""),
+        {"levels": lv, "counts": counts},
+        caption=f"The number of runs of length {N} over grades 0..{c} at each level of the weak "
+        "top-heaviness order's Hasse diagram (level: sum of g_k (N - k + 1)), counted without "
+        "enumerating the runs.",
+    )
 
 
 def hasse_diagram(N: int, out: str | Path, measure=None, levels: int = 2) -> list[Path]:
     """The weak top-heaviness order on REL^N (:func:`hasse_figure`, ``view="auto"``:
     every run where legible, runs per level beyond). Returns the PNG and SVG written."""
-    stem = f"hasse_N{N}" + ("_" + str(_name(measure)).replace("(", "").replace(")", "").replace("=", "")
-                            .replace(".", "") if measure is not None else "")
+    stem = f"hasse_N{N}" + (
+        "_" + str(_name(measure)).replace("(", "").replace(")", "").replace("=", "").replace(".", "")
+        if measure is not None
+        else ""
+    )
     return list(hasse_figure(N, levels, measure, view="auto", out=out, stem=stem).files)
 
 
 # -- balancing index -----------------------------------------------------------------------------------
+
 
 def balancing_plot(measures: Sequence, ns: Sequence[int], out: str | Path) -> list[Path]:
     """Balancing index B(n) against the run length n (2015 paper, Figure 1a)."""
@@ -1093,19 +1408,43 @@ def balancing_plot(measures: Sequence, ns: Sequence[int], out: str | Path) -> li
         ax.set_ylabel("balancing index B(n)")
         ax.legend(fontsize=8)
         ax.set_title("Balancing index (top-heaviness) against the run length")
-    stem = "balancing_" + "_".join(str(_name(m)).replace("(", "").replace(")", "").replace("=", "").replace(".", "")
-                                   for m in measures)
+    stem = "balancing_" + "_".join(
+        str(_name(m)).replace("(", "").replace(")", "").replace("=", "").replace(".", "") for m in measures
+    )
     return list(_finish(fig, "balancing index", Path(out), stem).files)
 
 
-__all__ = ["EXACT_LIMIT", "HASSE_MAX_COVERS", "HASSE_MAX_RUNS", "Picture", "Spacing", "balancing_plot", "contrast",
-           "hasse_diagram", "hasse_figure", "hasse_limit", "means_panels", "means_scatter", "rank_spacing_plot",
-           "sample_runs", "significance_changes_plot", "spacing_data", "spacing_plot", "study_figures", "svg",
-           "swapped_pairs", "tau_heatmap", "tau_range", "text_overlaps", "weak_level_counts"]
+__all__ = [
+    "EXACT_LIMIT",
+    "HASSE_MAX_COVERS",
+    "HASSE_MAX_RUNS",
+    "Picture",
+    "Spacing",
+    "balancing_plot",
+    "contrast",
+    "hasse_diagram",
+    "hasse_figure",
+    "hasse_limit",
+    "means_panels",
+    "means_scatter",
+    "rank_spacing_plot",
+    "sample_runs",
+    "significance_changes_plot",
+    "spacing_data",
+    "spacing_plot",
+    "study_figures",
+    "svg",
+    "swapped_pairs",
+    "tau_heatmap",
+    "tau_range",
+    "text_overlaps",
+    "weak_level_counts",
+]
 
 
-def study_figures(study, spacing: bool = False, samples: int = 1000, others: bool = True,
-                  pdf: bool = True) -> list[Picture]:
+def study_figures(
+    study, spacing: bool = False, samples: int = 1000, others: bool = True, pdf: bool = True
+) -> list[Picture]:
     """The figures of a study's report, as :class:`Picture` objects for
     :func:`irscale.report.study.write_report` (which embeds them in the HTML and writes each
     as ``<stem>_N<N>.svg`` and, with ``pdf``, ``.pdf``): Kendall's tau between the measures
@@ -1125,25 +1464,42 @@ def study_figures(study, spacing: bool = False, samples: int = 1000, others: boo
     if study.table4 is not None and len(study.table4):
         table4 = canonical(study.table4, ["measure_1", "measure_2"])
         low = tau_range(*(_matrix(table4, None, v)[0] for v in ("tau", "tau_ranked")))  # one range for both
-        for value, what, stem in (("tau", "the measures", "tau_original"),
-                                  ("tau_ranked", "their ranked versions", "tau_ranked")):
+        for value, what, stem in (
+            ("tau", "the measures", "tau_original"),
+            ("tau_ranked", "their ranked versions", "tau_ranked"),
+        ):
             light.add(len(jobs))
-            jobs.append(lambda value=value, what=what, stem=stem: tau_heatmap(
-                table4, value=value, title=f"Kendall's tau between {what}, N = {study.N}", vmin=low, stem=stem,
-                pdf=pdf))
+            jobs.append(
+                lambda value=value, what=what, stem=stem: tau_heatmap(
+                    table4,
+                    value=value,
+                    title=f"Kendall's tau between {what}, N = {study.N}",
+                    vmin=low,
+                    stem=stem,
+                    pdf=pdf,
+                )
+            )
     if study.changes is not None and len(study.changes):
         changes = canonical(study.changes, ["measure"])
         jobs.append(lambda: significance_changes_plot(changes, pdf=pdf))
     means = getattr(study, "means", None)
     if means is not None and len(means):
-        jobs.append(lambda: means_panels(means, title=f"System means, original against ranked, N = {study.N}",
-                                         pdf=pdf))
+        jobs.append(lambda: means_panels(means, title=f"System means, original against ranked, N = {study.N}", pdf=pdf))
     if spacing:
         levels = max((v.get("levels", 2) for v in study.provenance.get("rank_maps", {}).values()), default=2)
         from irscale.report.study import _without_cutoff
 
-        jobs.append(lambda: rank_spacing_plot([_without_cutoff(m, study.N) for m in study.measures], [study.N],
-                                              levels, view="quantile", samples=samples, stem="spacing", pdf=pdf))
+        jobs.append(
+            lambda: rank_spacing_plot(
+                [_without_cutoff(m, study.N) for m in study.measures],
+                [study.N],
+                levels,
+                view="quantile",
+                samples=samples,
+                stem="spacing",
+                pdf=pdf,
+            )
+        )
     from irscale.parallel import can_fork, parallel_imap
 
     _plt()  # imported once, before any fork
@@ -1151,7 +1507,7 @@ def study_figures(study, spacing: bool = False, samples: int = 1000, others: boo
     # with a light one (a heatmap) so that both finish together
     heavy = [k for k in range(len(jobs)) if k not in light]
     lights = sorted(light)
-    order = [k for pair in zip(heavy, lights) for k in pair] + heavy[len(lights):] + lights[len(heavy):]
+    order = [k for pair in zip(heavy, lights) for k in pair] + heavy[len(lights) :] + lights[len(heavy) :]
     # never in threads: pyplot's rc_context is process-wide state, which two threads would interleave
     drawn = parallel_imap(lambda k: jobs[k](), order, workers=min(2, len(jobs)) if can_fork() else 1, processes=True)
     by_job = dict(zip(order, drawn))

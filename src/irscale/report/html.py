@@ -127,11 +127,17 @@ def html_table(table: ReportTable, link: str | None = None) -> str:
     cols = [c for c in table.shown if c.key not in table.group]
     rows = row_dicts(table)
     best = best_cells(table)
-    out = [f'<section id="{escape(table.key)}" class="table">', f"<h2>{escape(table.heading)}</h2>",
-           f'<p class="caption">{escape(table.caption)}</p>']
+    out = [
+        f'<section id="{escape(table.key)}" class="table">',
+        f"<h2>{escape(table.heading)}</h2>",
+        f'<p class="caption">{escape(table.caption)}</p>',
+    ]
     if link:
-        out.append('<p class="files">Files: ' + " · ".join(
-            f'<a href="{escape(link)}.{e}">{escape(link)}.{e}</a>' for e in table.exts) + "</p>")
+        out.append(
+            '<p class="files">Files: '
+            + " · ".join(f'<a href="{escape(link)}.{e}">{escape(link)}.{e}</a>' for e in table.exts)
+            + "</p>"
+        )
     head = "".join(f'<th class="{_cls(c.kind)}" title="{escape(c.explain)}">{escape(c.head)}</th>' for c in cols)
     body, last = [], None
     for i, r in enumerate(rows):
@@ -165,16 +171,23 @@ def html_table(table: ReportTable, link: str | None = None) -> str:
                     text_html += f' <span class="ci">{escape(rest)}</span>'
 
             cells.append(f'<td class="{" ".join(x for x in cls if x)}">{text_html}</td>')
-        body.append(("<tr class=\"shade\">" if shade else "<tr>") + "".join(cells) + "</tr>")
+        body.append(('<tr class="shade">' if shade else "<tr>") + "".join(cells) + "</tr>")
     tall = " tall" if len(rows) > SCROLL_ROWS else ""
-    out += [f'<div class="box{tall}"><table><thead><tr>{head}</tr></thead><tbody>',
-            *body, "</tbody></table></div>"]
-    out.append('<dl class="columns">' + "".join(
-        f"<dt>{escape(c.head)}</dt><dd>{escape(c.explain)}</dd>" for c in cols) + "</dl>")
+    out += [f'<div class="box{tall}"><table><thead><tr>{head}</tr></thead><tbody>', *body, "</tbody></table></div>"]
+    out.append(
+        '<dl class="columns">'
+        + "".join(f"<dt>{escape(c.head)}</dt><dd>{escape(c.explain)}</dd>" for c in cols)
+        + "</dl>"
+    )
     notes = []  # HTML
     if table.group:
-        notes.append(escape("Rows are grouped by " + ", ".join(table.column(k).head.lower() for k in table.group)
-                            + " (the italic header rows)."))
+        notes.append(
+            escape(
+                "Rows are grouped by "
+                + ", ".join(table.column(k).head.lower() for k in table.group)
+                + " (the italic header rows)."
+            )
+        )
     if table.shade:
         notes.append("Shaded rows: tests assuming only an ordinal scale (grey in the paper).")
     notes += [f"<sup>{escape(s)}</sup> {escape(t)}." for s, t in table.legend]
@@ -187,8 +200,13 @@ def html_table(table: ReportTable, link: str | None = None) -> str:
 
 
 def _cls(kind: str) -> str:
-    return "n" if kind in ("int", "float", "pct", "signed_pct", "p", "share", "sci") else \
-        "c" if kind in ("bool", "assumes") else ""
+    return (
+        "n"
+        if kind in ("int", "float", "pct", "signed_pct", "p", "share", "sci")
+        else "c"
+        if kind in ("bool", "assumes")
+        else ""
+    )
 
 
 _ID = re.compile(r'\bid="([^"]+)"')
@@ -203,24 +221,39 @@ def inline_svg(svg: str, prefix: str) -> str:
     svg = re.sub(r"<script\b.*?</script\s*>", "", svg, flags=re.IGNORECASE | re.DOTALL)
     ids = set(_ID.findall(svg))
     if ids:
-        pattern = re.compile(r'(\bid="|url\(#|href="#)(' + "|".join(re.escape(i) for i in
-                                                                   sorted(ids, key=len, reverse=True)) + r')(?=[")])')
+        pattern = re.compile(
+            r'(\bid="|url\(#|href="#)('
+            + "|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True))
+            + r')(?=[")])'
+        )
         svg = pattern.sub(lambda m: f"{m.group(1)}{prefix}{m.group(2)}", svg)
     return svg.strip()
 
 
 def _head(title: str) -> list[str]:
     """A page's start, up to and including ``<body>``: the CSP, the inline style sheet, the title."""
-    return ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f'<meta name="generator" content="irscale {escape(__version__)}">',
-            f"<title>{escape(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>"]
+    return [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta name="generator" content="irscale {escape(__version__)}">',
+        f"<title>{escape(title)}</title>",
+        f"<style>{CSS}</style>",
+        "</head>",
+        "<body>",
+    ]
 
 
 def _foot() -> list[str]:
-    return [f"<footer>Written by irscale {escape(__version__)}. This page loads nothing from the network.</footer>",
-            "</body>", "</html>", ""]
+    return [
+        f"<footer>Written by irscale {escape(__version__)}. This page loads nothing from the network.</footer>",
+        "</body>",
+        "</html>",
+        "",
+    ]
 
 
 INDEX = "index.html"  # the page that links the reports of a study over several run lengths
@@ -239,8 +272,14 @@ def link_index(page: str, index: str = INDEX) -> str:
     return page.replace("<header>", f"<header>\n{_up(index)}", 1)
 
 
-def html_report(study: Study, figures: Sequence | None = None, command: str | None = None,
-                links: dict | None = None, tables: list | None = None, index: str | None = None) -> str:
+def html_report(
+    study: Study,
+    figures: Sequence | None = None,
+    command: str | None = None,
+    links: dict | None = None,
+    tables: list | None = None,
+    index: str | None = None,
+) -> str:
     """The study as one self-contained HTML page: what it covers (and the command), what
     “meaningful” means, every table (:func:`irscale.report.study.report_tables`) with its
     columns explained, what the theory says about each measure, the figures
@@ -260,56 +299,96 @@ def html_report(study: Study, figures: Sequence | None = None, command: str | No
     if figures:
         toc.append(("figures", "Figures"))
     toc.append(("provenance", "Provenance"))
-    parts = _head(title) + ["<header>", *([_up(index)] if index else []),
-                            f"<h1>{escape(title)}</h1>", f'<p class="summary">{escape(summary_line(study))}</p>']
+    parts = _head(title) + [
+        "<header>",
+        *([_up(index)] if index else []),
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="summary">{escape(summary_line(study))}</p>',
+    ]
     if command:
         parts.append(f'<p class="summary">Command: <code>{escape(command)}</code></p>')
-    parts += ['<nav><strong>Contents</strong><ol>'] + [
-        f'<li><a href="#{escape(k)}">{escape(v)}</a></li>' for k, v in toc] + ["</ol></nav>", "</header>", "<main>"]
-    parts += ['<section id="meaningful">', "<h2>What “meaningful” means</h2>",
-              f'<p class="meaning">{escape(MEANINGFUL)}</p>',
-              "<p>The columns <em>Meaningful</em> below say, for each statement, whether it is meaningful in this "
-              "sense; <em>Scale assumed</em> says which scale a test needs; <em>Recall-base dependent</em> marks "
-              "the measures whose scale changes from topic to topic.</p>", "</section>"]
+    parts += (
+        ["<nav><strong>Contents</strong><ol>"]
+        + [f'<li><a href="#{escape(k)}">{escape(v)}</a></li>' for k, v in toc]
+        + ["</ol></nav>", "</header>", "<main>"]
+    )
+    parts += [
+        '<section id="meaningful">',
+        "<h2>What “meaningful” means</h2>",
+        f'<p class="meaning">{escape(MEANINGFUL)}</p>',
+        "<p>The columns <em>Meaningful</em> below say, for each statement, whether it is meaningful in this "
+        "sense; <em>Scale assumed</em> says which scale a test needs; <em>Recall-base dependent</em> marks "
+        "the measures whose scale changes from topic to topic.</p>",
+        "</section>",
+    ]
     for t in tables:
         parts.append(html_table(t, (links or {}).get(t.key)))
     if said:
-        parts += ['<section id="theory">', "<h2>What the theory says about each measure</h2>",
-                  "<p>The order under which each original measure is an interval or ordinal scale (or none): the "
-                  "2019 and 2021 papers' statement where they make one (<code>irscale inspect MEASURE --theory</code> "
-                  "checks it over every run), else irscale's exhaustive check of the measure's own values.</p>",
-                  "<ul>"] + [f"<li>{escape(s)}</li>" for s in said] + ["</ul>", "</section>"]
+        parts += (
+            [
+                '<section id="theory">',
+                "<h2>What the theory says about each measure</h2>",
+                "<p>The order under which each original measure is an interval or ordinal scale (or none): the "
+                "2019 and 2021 papers' statement where they make one (<code>irscale inspect MEASURE --theory</code> "
+                "checks it over every run), else irscale's exhaustive check of the measure's own values.</p>",
+                "<ul>",
+            ]
+            + [f"<li>{escape(s)}</li>" for s in said]
+            + ["</ul>", "</section>"]
+        )
     if figures:
         parts += ['<section id="figures">', "<h2>Figures</h2>"]
         files = (links or {}).get("figures") or [[] for _ in figures]
         for k, ((ftitle, svg, caption), names) in enumerate(zip(figures, files), 1):
-            parts += [f'<figure id="figure-{k}">', f"<h3>Figure {k}: {escape(str(ftitle))}</h3>",
-                      inline_svg(str(svg), f"fig{k}-"),
-                      f"<figcaption>{escape(str(caption))}</figcaption>"]
+            parts += [
+                f'<figure id="figure-{k}">',
+                f"<h3>Figure {k}: {escape(str(ftitle))}</h3>",
+                inline_svg(str(svg), f"fig{k}-"),
+                f"<figcaption>{escape(str(caption))}</figcaption>",
+            ]
             if names:
-                parts.append('<p class="files">Files: ' + " · ".join(
-                    f'<a href="{escape(n)}">{escape(n)}</a>' for n in names) + "</p>")
+                parts.append(
+                    '<p class="files">Files: '
+                    + " · ".join(f'<a href="{escape(n)}">{escape(n)}</a>' for n in names)
+                    + "</p>"
+                )
             parts.append("</figure>")
         parts.append("</section>")
     else:
-        parts += ['<section id="figures">', "<h2>Figures</h2>",
-                  "<p>Not drawn: <code>irscale compare ... --out DIR</code> without <code>--no-figures</code> draws "
-                  "Kendall's τ heatmaps, the significance changes and the means original vs ranked (about 3 s), "
-                  "and <code>--spacing</code> adds the spacing of every measure's values over all runs from its rank "
-                  "map (the paper's Figures 3-5); from Python, "
-                  "<code>irscale.report.figures.study_figures(study)</code> gives them for "
-                  "<code>study.write(out, figures=...)</code>.</p>", "</section>"]
-    parts += ['<section id="provenance">', "<h2>Provenance</h2>",
-              "<p>Everything the study recorded about how it was made, as YAML in the style of ir_metadata.</p>",
-              *([f'<p class="files">File: <a href="{escape(links["provenance"])}.yaml">'
-                 f'{escape(links["provenance"])}.yaml</a></p>'] if links and "provenance" in links else []),
-              f'<pre class="yaml"><code>{escape(provenance_yaml(study, command))}</code></pre>', "</section>",
-              "</main>", *_foot()]
+        parts += [
+            '<section id="figures">',
+            "<h2>Figures</h2>",
+            "<p>Not drawn: <code>irscale compare ... --out DIR</code> without <code>--no-figures</code> draws "
+            "Kendall's τ heatmaps, the significance changes and the means original vs ranked (about 3 s), "
+            "and <code>--spacing</code> adds the spacing of every measure's values over all runs from its rank "
+            "map (the paper's Figures 3-5); from Python, "
+            "<code>irscale.report.figures.study_figures(study)</code> gives them for "
+            "<code>study.write(out, figures=...)</code>.</p>",
+            "</section>",
+        ]
+    parts += [
+        '<section id="provenance">',
+        "<h2>Provenance</h2>",
+        "<p>Everything the study recorded about how it was made, as YAML in the style of ir_metadata.</p>",
+        *(
+            [
+                f'<p class="files">File: <a href="{escape(links["provenance"])}.yaml">'
+                f"{escape(links['provenance'])}.yaml</a></p>"
+            ]
+            if links and "provenance" in links
+            else []
+        ),
+        f'<pre class="yaml"><code>{escape(provenance_yaml(study, command))}</code></pre>',
+        "</section>",
+        "</main>",
+        *_foot(),
+    ]
     return "\n".join(parts)
 
 
-def html_index(entries: Sequence[tuple[int, str, str]], tau_tables: Sequence[ReportTable] = (),
-               command: str | None = None) -> str:
+def html_index(
+    entries: Sequence[tuple[int, str, str]], tau_tables: Sequence[ReportTable] = (), command: str | None = None
+) -> str:
     """The index page of a study over several run lengths N, self-contained like
     :func:`html_report` (same style sheet and CSP): a link to each N's report
     (``entries``: ``[(N, file name of its HTML report, its one-line summary)]``) and the
@@ -318,20 +397,29 @@ def html_index(entries: Sequence[tuple[int, str, str]], tau_tables: Sequence[Rep
     Ns = ", ".join(str(n) for n, _, _ in entries)
     title = f"irscale study: original vs interval-scaled measures, N = {Ns}"
     toc = [("reports", "The report of each run length")] + [(t.key, t.heading) for t in tau_tables]
-    parts = _head(title) + ["<header>", f"<h1>{escape(title)}</h1>",
-                            '<p class="summary">One report per run length N, and the tables that compare the run '
-                            "lengths.</p>"]
+    parts = _head(title) + [
+        "<header>",
+        f"<h1>{escape(title)}</h1>",
+        '<p class="summary">One report per run length N, and the tables that compare the run lengths.</p>',
+    ]
     if command:
         parts.append(f'<p class="summary">Command: <code>{escape(command)}</code></p>')
-    parts += ['<nav><strong>Contents</strong><ol>'] + [
-        f'<li><a href="#{escape(k)}">{escape(v)}</a></li>' for k, v in toc] + ["</ol></nav>", "</header>", "<main>"]
-    parts += ['<section id="reports">', "<h2>The report of each run length</h2>",
-              '<p class="caption">Each report holds every table of its run length with its columns explained, the '
-              "figures and the provenance; its CSV, JSON and LaTeX files sit beside it.</p>",
-              '<div class="box"><table><thead><tr><th class="n">N</th><th>Report</th><th>Study</th></tr></thead>'
-              "<tbody>"]
-    parts += [f'<tr><td class="n">{n}</td><td><a href="{escape(page)}">{escape(page)}</a></td>'
-              f"<td>{escape(summary)}</td></tr>" for n, page, summary in entries]
+    parts += (
+        ["<nav><strong>Contents</strong><ol>"]
+        + [f'<li><a href="#{escape(k)}">{escape(v)}</a></li>' for k, v in toc]
+        + ["</ol></nav>", "</header>", "<main>"]
+    )
+    parts += [
+        '<section id="reports">',
+        "<h2>The report of each run length</h2>",
+        '<p class="caption">Each report holds every table of its run length with its columns explained, the '
+        "figures and the provenance; its CSV, JSON and LaTeX files sit beside it.</p>",
+        '<div class="box"><table><thead><tr><th class="n">N</th><th>Report</th><th>Study</th></tr></thead><tbody>',
+    ]
+    parts += [
+        f'<tr><td class="n">{n}</td><td><a href="{escape(page)}">{escape(page)}</a></td><td>{escape(summary)}</td></tr>'
+        for n, page, summary in entries
+    ]
     parts += ["</tbody></table></div>", "</section>"]
     parts += [html_table(t, t.stem) for t in tau_tables]
     parts += ["</main>", *_foot()]

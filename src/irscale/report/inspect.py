@@ -31,7 +31,7 @@ def verdict_table(name: str, N: int, levels: int, verdicts: Sequence, balancing:
 
     from irscale.errors import count_text
 
-    title = Text(f"{name}: N = {N}, {levels} relevance levels, {count_text(levels ** N, levels)} runs")
+    title = Text(f"{name}: N = {N}, {levels} relevance levels, {count_text(levels**N, levels)} runs")
     t = Table(title=title, title_justify="left", header_style="bold")
     for col in ("check", "order", "verdict", "counterexample"):
         t.add_column(col)
@@ -41,10 +41,12 @@ def verdict_table(name: str, N: int, levels: int, verdicts: Sequence, balancing:
     return Group(
         t,
         Text(f"balancing index B({N}) = {balancing}  (N: like a set-based measure; 1: only rank 1 counts)"),
-        Text(f"distinct values {count_text(summary['distinct'])} of {count_text(summary['runs'])} runs; "
-             f"Pearson r(value, rank) = "
-             f"{summary['pearson_r_value_vs_rank']:.4f} (1 = equi-spaced); gaps {summary['gap_min']:.3g} .. "
-             f"{summary['gap_max']:.3g} (ratio {summary['gap_ratio']:.3g})"),
+        Text(
+            f"distinct values {count_text(summary['distinct'])} of {count_text(summary['runs'])} runs; "
+            f"Pearson r(value, rank) = "
+            f"{summary['pearson_r_value_vs_rank']:.4f} (1 = equi-spaced); gaps {summary['gap_min']:.3g} .. "
+            f"{summary['gap_max']:.3g} (ratio {summary['gap_ratio']:.3g})"
+        ),
     )
 
 

@@ -38,14 +38,50 @@ from irscale.report.study import (
 MAX_ROWS = 120  # the most body rows of one LaTeX table; the CSV holds all
 PART_ROWS = 36  # lines per float (a page, with caption and notes); longer tables continue
 
-_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-            "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
-            ">": r"\textgreater{}", "|": r"\textbar{}"}
-_UNICODE = {"τ_ap": r"$\tau_{ap}$", "τ": r"$\tau$", "φ": r"$\varphi$", "α": r"$\alpha$", "Δ": r"$\Delta$",
-            "−": r"$-$", "→": r"$\rightarrow$", "∞": r"$\infty$", "·": r"$\cdot$", "×": r"$\times$", "≤": r"$\leq$",
-            "≥": r"$\geq$", "“": "``", "”": "''",
-            "‘": "`", "’": "'", "–": "--", "—": "---", "†": r"$\dagger$", "‡": r"$\ddagger$", "§": r"\S{}",
-            "¶": r"\P{}", "‖": r"$\|$", "…": r"\ldots{}", "±": r"$\pm$", "≈": r"$\approx$", "\u00a0": "~"}
+_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+_UNICODE = {
+    "τ_ap": r"$\tau_{ap}$",
+    "τ": r"$\tau$",
+    "φ": r"$\varphi$",
+    "α": r"$\alpha$",
+    "Δ": r"$\Delta$",
+    "−": r"$-$",
+    "→": r"$\rightarrow$",
+    "∞": r"$\infty$",
+    "·": r"$\cdot$",
+    "×": r"$\times$",
+    "≤": r"$\leq$",
+    "≥": r"$\geq$",
+    "“": "``",
+    "”": "''",
+    "‘": "`",
+    "’": "'",
+    "–": "--",
+    "—": "---",
+    "†": r"$\dagger$",
+    "‡": r"$\ddagger$",
+    "§": r"\S{}",
+    "¶": r"\P{}",
+    "‖": r"$\|$",
+    "…": r"\ldots{}",
+    "±": r"$\pm$",
+    "≈": r"$\approx$",
+    "\u00a0": "~",
+}
 _MARKS = {"†": r"\dagger", "‡": r"\ddagger", "§": r"\S", "¶": r"\P", "‖": r"\|", "*": "*"}
 _ESCAPE = re.compile("|".join(re.escape(k) for k in sorted({**_SPECIAL, **_UNICODE}, key=len, reverse=True)))
 
@@ -84,8 +120,13 @@ def _rest(rest: str, numeric: bool) -> str:
 
 
 def _align(kind: str) -> str:
-    return "r" if kind in ("int", "float", "pct", "signed_pct", "p", "share", "sci") else \
-        "c" if kind in ("bool", "assumes") else "l"
+    return (
+        "r"
+        if kind in ("int", "float", "pct", "signed_pct", "p", "share", "sci")
+        else "c"
+        if kind in ("bool", "assumes")
+        else "l"
+    )
 
 
 # -- how wide and tall LaTeX text is (pdfLaTeX, the EC fonts of T1 at 10pt and smaller) ---------------
@@ -101,33 +142,94 @@ PAGE_HEIGHT = 550.0  # \textheight of article at 10pt (the lowest of the usual c
 # files of ecrm1000, ecbx1000 and ecti1000 (the T1 Computer Modern fonts pdfLaTeX uses with fontenc T1)
 _ASCII = {
     "rm": "278 500 833 500 833 778 278 389 389 500 778 278 333 278 500 500 500 500 500 500 500 500 500 500 500 278 "
-          "278 778 778 778 472 778 750 708 722 764 680 653 785 750 361 514 778 625 916 750 778 680 778 736 555 722 "
-          "750 750 1028 750 750 611 278 500 278 611 778 278 500 555 444 555 444 305 500 555 278 305 528 278 833 555 "
-          "500 555 528 392 394 389 555 528 722 528 528 444 500 278 500 611",
+    "278 778 778 778 472 778 750 708 722 764 680 653 785 750 361 514 778 625 916 750 778 680 778 736 555 722 "
+    "750 750 1028 750 750 611 278 500 278 611 778 278 500 555 444 555 444 305 500 555 278 305 528 278 833 555 "
+    "500 555 528 392 394 389 555 528 722 528 528 444 500 278 500 611",
     "bx": "350 575 958 575 958 894 319 447 447 575 894 319 383 319 575 575 575 575 575 575 575 575 575 575 575 319 "
-          "319 894 894 894 543 894 869 818 830 882 755 723 904 900 436 594 901 691 1091 900 864 786 864 862 639 800 "
-          "885 869 1189 869 869 703 319 575 319 703 894 319 559 639 511 639 527 351 575 639 319 351 607 319 958 639 "
-          "575 639 607 473 454 447 639 607 830 607 607 511 575 319 575 703",
+    "319 894 894 894 543 894 869 818 830 882 755 723 904 900 436 594 901 691 1091 900 864 786 864 862 639 800 "
+    "885 869 1189 869 869 703 319 575 319 703 894 319 559 639 511 639 527 351 575 639 319 351 607 319 958 639 "
+    "575 639 607 473 454 447 639 607 830 607 607 511 575 319 575 703",
     "it": "307 511 818 511 818 766 307 409 409 511 766 307 358 307 511 511 511 511 511 511 511 511 511 511 511 307 "
-          "307 766 766 766 511 766 743 704 715 755 678 653 773 743 385 525 769 627 896 743 766 678 766 729 562 715 "
-          "743 743 999 743 743 613 307 511 307 613 766 307 511 460 460 511 460 307 460 511 307 307 460 255 818 562 "
-          "511 511 460 422 409 332 537 460 664 464 485 409 511 307 511 613"}
+    "307 766 766 766 511 766 743 704 715 755 678 653 773 743 385 525 769 627 896 743 766 678 766 729 562 715 "
+    "743 743 999 743 743 613 307 511 307 613 766 307 511 460 460 511 460 307 460 511 307 307 460 255 818 562 "
+    "511 511 460 422 409 332 537 460 664 464 485 409 511 307 511 613",
+}
 _GLYPHS = {f: [int(x) for x in s.split()] for f, s in _ASCII.items()}
 # math italic letters A-Z, a-z (cmmi10), italic correction included
-_MATH_LETTERS = dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", (int(x) for x in (
-    "750 809 786 856 796 782 786 912 518 651 921 681 1079 912 791 781 791 767 671 723 792 806 1083 907 803 754 "
-    "529 429 433 520 466 597 513 576 345 469 552 318 878 600 485 503 482 479 469 361 572 521 743 572 526 509"
-).split())))
+_MATH_LETTERS = dict(
+    zip(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+        (
+            int(x)
+            for x in (
+                "750 809 786 856 796 782 786 912 518 651 921 681 1079 912 791 781 791 767 671 723 792 806 "
+                "1083 907 803 754 529 429 433 520 466 597 513 576 345 469 552 318 878 600 485 503 482 479 "
+                "469 361 572 521 743 572 526 509"
+            ).split()
+        ),
+    )
+)
 _SPACE = {"rm": 333, "bx": 383, "it": 358}  # the interword space
 # symbols (cmsy, cmmi, cmr; text dashes and quotes) in thousandths of the size; anything else counts 1000
-_SYMBOLS = {"τ": 550, "φ": 654, "α": 640, "Δ": 833, "−": 778, "→": 1000, "∞": 1000, "·": 278, "×": 778, "≤": 778,
-            "≥": 778, "“": 500, "”": 500, "‘": 278, "’": 278, "–": 500, "—": 1000, "†": 444, "‡": 444, "§": 444,
-            "¶": 611, "‖": 500, "…": 1000, "±": 778, "≈": 778, "\\": 500, "~": 500, "^": 500, "<": 778, ">": 778,
-            "|": 278, "\u00a0": 333}
-_MACROS = {"tau": "τ", "varphi": "φ", "alpha": "α", "Delta": "Δ", "rightarrow": "→", "infty": "∞", "cdot": "·",
-           "times": "×", "leq": "≤", "geq": "≥", "dagger": "†", "ddagger": "‡", "S": "§", "P": "¶", "ldots": "…",
-           "pm": "±", "approx": "≈", "textbackslash": "\\", "textasciitilde": "~", "textasciicircum": "^",
-           "textless": "<", "textgreater": ">", "textbar": "|"}
+_SYMBOLS = {
+    "τ": 550,
+    "φ": 654,
+    "α": 640,
+    "Δ": 833,
+    "−": 778,
+    "→": 1000,
+    "∞": 1000,
+    "·": 278,
+    "×": 778,
+    "≤": 778,
+    "≥": 778,
+    "“": 500,
+    "”": 500,
+    "‘": 278,
+    "’": 278,
+    "–": 500,
+    "—": 1000,
+    "†": 444,
+    "‡": 444,
+    "§": 444,
+    "¶": 611,
+    "‖": 500,
+    "…": 1000,
+    "±": 778,
+    "≈": 778,
+    "\\": 500,
+    "~": 500,
+    "^": 500,
+    "<": 778,
+    ">": 778,
+    "|": 278,
+    "\u00a0": 333,
+}
+_MACROS = {
+    "tau": "τ",
+    "varphi": "φ",
+    "alpha": "α",
+    "Delta": "Δ",
+    "rightarrow": "→",
+    "infty": "∞",
+    "cdot": "·",
+    "times": "×",
+    "leq": "≤",
+    "geq": "≥",
+    "dagger": "†",
+    "ddagger": "‡",
+    "S": "§",
+    "P": "¶",
+    "ldots": "…",
+    "pm": "±",
+    "approx": "≈",
+    "textbackslash": "\\",
+    "textasciitilde": "~",
+    "textasciicircum": "^",
+    "textless": "<",
+    "textgreater": ">",
+    "textbar": "|",
+}
 # the EC fonts are drawn wider at small sizes than a scaled 10pt font: the width factor per size (pt)
 _OPTICAL = {10: 1.0, 9: 1.0275, 8: 1.0622, 7: 1.1386, 6: 1.2219, 5: 1.3608}
 _SCRIPT = {10: 7, 9: 6, 8: 6}  # the size of superscripts and subscripts
@@ -230,9 +332,20 @@ def _width_of(width: str | float) -> float:
 _LEADING = {"normalsize": (10, 12.0), "small": (9, 11.0), "footnotesize": (8, 9.5)}  # (size, baselineskip) pt
 # the settings tried in turn (size, \tabcolsep, compaction): 0 as written, 1 headers on up to three lines,
 # 2 also prose columns wrapped, 3 also a cell's CI or companion under its value
-_SETTINGS = (("normalsize", 6, 0), ("small", 6, 0), ("small", 6, 1), ("small", 4, 1), ("footnotesize", 4, 1),
-             ("footnotesize", 3, 1), ("small", 4, 2), ("footnotesize", 4, 2), ("footnotesize", 3, 2),
-             ("small", 4, 3), ("footnotesize", 4, 3), ("footnotesize", 3, 3))
+_SETTINGS = (
+    ("normalsize", 6, 0),
+    ("small", 6, 0),
+    ("small", 6, 1),
+    ("small", 4, 1),
+    ("footnotesize", 4, 1),
+    ("footnotesize", 3, 1),
+    ("small", 4, 2),
+    ("footnotesize", 4, 2),
+    ("footnotesize", 3, 2),
+    ("small", 4, 3),
+    ("footnotesize", 4, 3),
+    ("footnotesize", 3, 3),
+)
 _SLACK = 0.98  # estimates are within a few percent: keep that much room
 
 
@@ -328,8 +441,7 @@ class _Layout:
     """A table's layout: its setting (size, \\tabcolsep, compaction) and column parts, each a list
     of (column index, width, wrapped) with the key columns first."""
 
-    def __init__(self, size_name: str, sep: float, level: int, parts: list[list[tuple[int, float, bool]]],
-                 fits: bool):
+    def __init__(self, size_name: str, sep: float, level: int, parts: list[list[tuple[int, float, bool]]], fits: bool):
         self.size_name, self.sep, self.level, self.parts, self.fits = size_name, sep, level, parts, fits
         self.size, self.leading = _LEADING[size_name]
         self.cost = 0
@@ -410,6 +522,7 @@ def _lines(width: float, room: float) -> int:
 
 # -- tables ------------------------------------------------------------------------------------------
 
+
 class _Block:
     """One column part of a table as a tabular: its header, rows and group titles, with the
     height (pt) of each."""
@@ -488,8 +601,13 @@ def _items(table: ReportTable, cols, rows, shown, best) -> tuple[list[list[tuple
     return cells, items
 
 
-def latex_table(table: ReportTable, max_rows: int = MAX_ROWS, part_rows: int = PART_ROWS,
-                placement: str = "tbp", width: str | float = "onecolumn") -> str:
+def latex_table(
+    table: ReportTable,
+    max_rows: int = MAX_ROWS,
+    part_rows: int = PART_ROWS,
+    placement: str = "tbp",
+    width: str | float = "onecolumn",
+) -> str:
     """``table`` as a LaTeX ``table`` float (booktabs), its groups as italic header rows,
     at most ``max_rows`` body rows (a note says how many the CSV holds), every column
     explained in a note under it.
@@ -533,14 +651,18 @@ def latex_table(table: ReportTable, max_rows: int = MAX_ROWS, part_rows: int = P
 
     # each column part in turn, its rows in chunks that fit a float; then as many chunks in one float
     # as fit it (a short table: every part in one float)
-    blocks_in = [(c, b) for b in blocks
-                 for c in _chunks(items, b.cost, part_rows, limit - max(cap_h, more_h) - 14 - b.head_height)]
+    blocks_in = [
+        (c, b)
+        for b in blocks
+        for c in _chunks(items, b.cost, part_rows, limit - max(cap_h, more_h) - 14 - b.head_height)
+    ]
     floats: list[list[tuple[list, _Block]]] = [[]]
     used_lines, used_h = 0, 0.0
     for chunk, b in blocks_in:
         n, h = size_of(chunk, b)
-        if floats[-1] and (used_lines + n > part_rows or
-                           (cap_h if len(floats) == 1 else more_h) + used_h + 7 + h + 14 > limit):
+        if floats[-1] and (
+            used_lines + n > part_rows or (cap_h if len(floats) == 1 else more_h) + used_h + 7 + h + 14 > limit
+        ):
             floats.append([])
             used_lines, used_h = 0, 0.0
         floats[-1].append((chunk, b))
@@ -572,11 +694,14 @@ def latex_table(table: ReportTable, max_rows: int = MAX_ROWS, part_rows: int = P
             if p:
                 out.append(r"\par\medskip")
             if len(blocks) > 1:  # which columns (a reader of the .tex, or a program, joins the parts by row)
-                out.append(f"% irscale column part {blocks.index(b) + 1} of {len(blocks)}: columns "
-                           f"{_spans(j + 1 for j, _, _ in b.part)} of {len(cols)} (key columns: {lay.keys})")
+                out.append(
+                    f"% irscale column part {blocks.index(b) + 1} of {len(blocks)}: columns "
+                    f"{_spans(j + 1 for j, _, _ in b.part)} of {len(cols)} (key columns: {lay.keys})"
+                )
             out += b.head
-            out += [(b.group(str(x[1]), j == 0) if x[0] == "group" else b.row(int(x[1])))[0]
-                    for j, x in enumerate(chunk)]
+            out += [
+                (b.group(str(x[1]), j == 0) if x[0] == "group" else b.row(int(x[1])))[0] for j, x in enumerate(chunk)
+            ]
             out += [r"\bottomrule", r"\end{tabular}"]
         if k == len(floats) - 1 and not notes_apart:
             out += _notes_block(notes)
@@ -631,17 +756,25 @@ def _spans(numbers) -> str:
 def _notes(table: ReportTable, cols, shown: int) -> list[str]:
     """The notes under a table, one paragraph per line: the columns explained, the groups,
     the marks' legend, the table's notes, the rows left out."""
-    items = [f"\\textbf{{{c.latex if c.latex else latex_escape(c.head)}}}: {latex_escape(c.explain.rstrip('.'))}"
-             for c in cols]
+    items = [
+        f"\\textbf{{{c.latex if c.latex else latex_escape(c.head)}}}: {latex_escape(c.explain.rstrip('.'))}"
+        for c in cols
+    ]
     notes = ["\\textit{Columns.} " + "; ".join(items) + "."]
     if table.group:
-        notes.append("Rows are grouped by " + ", ".join(latex_escape(table.column(k).head.lower())
-                                                         for k in table.group) + " (italic rows).")
+        notes.append(
+            "Rows are grouped by "
+            + ", ".join(latex_escape(table.column(k).head.lower()) for k in table.group)
+            + " (italic rows)."
+        )
     notes += [f"{_mark(s)} {latex_escape(t)}." for s, t in table.legend]
     notes += [latex_escape(x) for x in table.notes]
     if shown < len(table.frame):
-        notes.append(latex_escape(f"The first {shown:,} of {len(table.frame):,} rows are shown; "
-                                  f"{table.stem}.csv holds them all."))
+        notes.append(
+            latex_escape(
+                f"The first {shown:,} of {len(table.frame):,} rows are shown; {table.stem}.csv holds them all."
+            )
+        )
     return notes
 
 
@@ -671,8 +804,10 @@ def _note_pieces(notes: list[str], room: float, target: float) -> list[list[str]
 
 # -- documents ---------------------------------------------------------------------------------------
 
-def latex_document_tables(tables: Iterable[ReportTable], width: str | float = "onecolumn",
-                          texts: Sequence[str] | None = None) -> dict[str, str]:
+
+def latex_document_tables(
+    tables: Iterable[ReportTable], width: str | float = "onecolumn", texts: Sequence[str] | None = None
+) -> dict[str, str]:
     """``{file stem: LaTeX}``: tables sharing a stem (Tables 5 and 6; the measure-free
     summary's parts) go into one file, one float each (or more: see :func:`latex_table`).
     ``texts``: the tables already rendered at ``width``, one each (not rendered again)."""
@@ -688,16 +823,31 @@ def latex_standalone(tables: Iterable[ReportTable]) -> str:
     """A complete LaTeX document of ``tables`` (article class, booktabs): for checking that
     the tables compile, or for a quick PDF."""
     body = "\n".join(latex_table(t) for t in tables)
-    return "\n".join([r"\documentclass{article}", r"\usepackage[T1]{fontenc}", r"\usepackage{booktabs}",
-                      r"\usepackage[margin=2cm]{geometry}", r"\begin{document}", body, r"\end{document}", ""])
+    return "\n".join(
+        [
+            r"\documentclass{article}",
+            r"\usepackage[T1]{fontenc}",
+            r"\usepackage{booktabs}",
+            r"\usepackage[margin=2cm]{geometry}",
+            r"\begin{document}",
+            body,
+            r"\end{document}",
+            "",
+        ]
+    )
 
 
 _FILE = re.compile(r"[A-Za-z0-9_.\-/]+")
 
 
-def latex_report(tables: Iterable[ReportTable], figures: Iterable[tuple[str, str]] = (), *,
-                 title: str = "irscale report", width: str | float = "onecolumn",
-                 texts: Sequence[str] | None = None) -> str:
+def latex_report(
+    tables: Iterable[ReportTable],
+    figures: Iterable[tuple[str, str]] = (),
+    *,
+    title: str = "irscale report",
+    width: str | float = "onecolumn",
+    texts: Sequence[str] | None = None,
+) -> str:
     """A complete LaTeX document (``report_N<N>.tex``): every table of ``tables`` fitted to
     ``width`` (:func:`latex_table`), then each of ``figures``, ``(PDF file name, caption)``
     pairs of files beside the ``.tex``, as a figure float.
@@ -713,20 +863,34 @@ def latex_report(tables: Iterable[ReportTable], figures: Iterable[tuple[str, str
     for f, _ in figures:
         if not _FILE.fullmatch(f):
             raise ValueError(f"a figure's file name is letters, digits and _ . - / only: {f!r}")
-    head = [r"\documentclass[twocolumn]{article}" if width == "twocolumn" else r"\documentclass{article}",
-            r"\usepackage[T1]{fontenc}", r"\usepackage{booktabs}"]
+    head = [
+        r"\documentclass[twocolumn]{article}" if width == "twocolumn" else r"\documentclass{article}",
+        r"\usepackage[T1]{fontenc}",
+        r"\usepackage{booktabs}",
+    ]
     if not isinstance(width, str):
         head.append(rf"\usepackage[textwidth={target:g}pt]{{geometry}}")
     if figures:
         head.append(r"\usepackage{graphicx}")
     # a page may hold more floats, and more of it floats, than LaTeX's defaults let it (fewer half-empty pages)
-    head += [r"\renewcommand{\topfraction}{0.9}", r"\renewcommand{\bottomfraction}{0.9}",
-             r"\renewcommand{\textfraction}{0.05}", r"\renewcommand{\floatpagefraction}{0.7}",
-             r"\setcounter{topnumber}{4}", r"\setcounter{totalnumber}{6}"]
-    body = [rf"\title{{{latex_escape(title)}}}", rf"\author{{irscale {__version__}}}", r"\date{}",
-            r"\begin{document}", r"\maketitle",
-            "The tables and figures of irscale's report; the notes under each table explain its columns, and the "
-            "CSV and JSON files beside this file hold every row with its exact values.", ""]
+    head += [
+        r"\renewcommand{\topfraction}{0.9}",
+        r"\renewcommand{\bottomfraction}{0.9}",
+        r"\renewcommand{\textfraction}{0.05}",
+        r"\renewcommand{\floatpagefraction}{0.7}",
+        r"\setcounter{topnumber}{4}",
+        r"\setcounter{totalnumber}{6}",
+    ]
+    body = [
+        rf"\title{{{latex_escape(title)}}}",
+        rf"\author{{irscale {__version__}}}",
+        r"\date{}",
+        r"\begin{document}",
+        r"\maketitle",
+        "The tables and figures of irscale's report; the notes under each table explain its columns, and the "
+        "CSV and JSON files beside this file hold every row with its exact values.",
+        "",
+    ]
     floats = 0
     for tex in (latex_table(t, width=width) for t in tables) if texts is None else texts:
         n = tex.count(r"\begin{table}")
@@ -739,8 +903,13 @@ def latex_report(tables: Iterable[ReportTable], figures: Iterable[tuple[str, str
         if floats + 1 > 16:
             body.append(r"\clearpage")
             floats = 0
-        body += [r"\begin{figure}[tbp]", r"\centering",
-                 rf"\includegraphics[width=\linewidth,height=0.45\textheight,keepaspectratio]{{{f}}}",
-                 rf"\caption{{{latex_escape(caption)}}}", r"\end{figure}", ""]
+        body += [
+            r"\begin{figure}[tbp]",
+            r"\centering",
+            rf"\includegraphics[width=\linewidth,height=0.45\textheight,keepaspectratio]{{{f}}}",
+            rf"\caption{{{latex_escape(caption)}}}",
+            r"\end{figure}",
+            "",
+        ]
         floats += 1
     return "\n".join(head + body + [r"\end{document}", ""])

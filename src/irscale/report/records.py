@@ -36,8 +36,10 @@ def system_index(table: ScoreTable, system: str | None) -> int:
     if system is None:
         if len(table.systems) == 1:
             return 0
-        raise ArgumentError(f"this table holds {len(table.systems)} systems ({_names(table.systems)}); records and "
-                            "aggregates describe one run, like ir_measures: pass system=NAME")
+        raise ArgumentError(
+            f"this table holds {len(table.systems)} systems ({_names(table.systems)}); records and "
+            "aggregates describe one run, like ir_measures: pass system=NAME"
+        )
     if not isinstance(system, str):
         raise ArgumentError(f"system must be a run name (str), not {type(system).__name__} {system!r}")
     try:
@@ -77,9 +79,12 @@ def records(table: ScoreTable, system: str | None = None) -> list[Metric]:
     s = system_index(table, system)
     names = [str(m) for m in table.measures]
     values = table.values[:, s, :]
-    return [Metric(topic, names[m], float(values[m, t]))
-            for t, topic in enumerate(table.topics) for m in range(len(names))
-            if not math.isnan(values[m, t])]
+    return [
+        Metric(topic, names[m], float(values[m, t]))
+        for t, topic in enumerate(table.topics)
+        for m in range(len(names))
+        if not math.isnan(values[m, t])
+    ]
 
 
 def aggregate(table: ScoreTable, system: str | None = None) -> dict[str, float]:

@@ -145,11 +145,11 @@ class ReportTable:
         """A sentence saying how many rows the tables leave out (None if none)."""
         if self.max_rows is None or len(self.frame) <= self.max_rows:
             return None
-        return (f"The first {self.max_rows:,} of {len(self.frame):,} rows are shown; "
-                f"{self.stem}.csv holds them all.")
+        return f"The first {self.max_rows:,} of {len(self.frame):,} rows are shown; {self.stem}.csv holds them all."
 
 
 # -- cell text -------------------------------------------------------------------------------------
+
 
 def _missing(v) -> bool:
     if v is None:
@@ -190,8 +190,15 @@ def format_value(v, kind: str) -> str:
             return "<0.0001"
         if kind == "share":
             x, kind = 100 * x, "pct"
-        text = f"{x:+.2f}%" if kind == "signed_pct" else f"{x:.2f}%" if kind == "pct" else \
-            float_text(x) if kind == "float" else f"{x:.4f}"
+        text = (
+            f"{x:+.2f}%"
+            if kind == "signed_pct"
+            else f"{x:.2f}%"
+            if kind == "pct"
+            else float_text(x)
+            if kind == "float"
+            else f"{x:.4f}"
+        )
         return text[1:] if _negzero(text) else text
     return str(v)
 
@@ -269,6 +276,7 @@ def group_title(table: ReportTable, row: dict) -> str:
 
 # -- measure names ---------------------------------------------------------------------------------
 
+
 def canonical_names(study: Study) -> Callable[[str], str]:
     """A function from a measure's name as a study's frames hold it (its label, e.g.
     ``RBP_p05``, or its canonical name) to its canonical name (``RBP(p=0.5)``); a name the
@@ -331,52 +339,107 @@ MEANINGFUL = (
     "ordinal scale; for a test that pools scores of all topics (Wilcoxon rank-sum, Kruskal-Wallis) only "
     "when all topics share one ordinal scale, which measures depending on the recall base (AP, R, nDCG) "
     "lack (Section 3.3). The ranked version of a measure (φ, Section 5) is an interval scale; a "
-    "meaningful statement can still be false.")
+    "meaningful statement can still be false."
+)
 
-RB = ("yes when the measure depends on the recall base (the number of relevant documents of the topic, "
-      "e.g. AP, R, nDCG): its scale changes from topic to topic, so averages over topics mix scales and "
-      "the ranked version is only a surrogate interval scale (Section 5.2.2)")
+RB = (
+    "yes when the measure depends on the recall base (the number of relevant documents of the topic, "
+    "e.g. AP, R, nDCG): its scale changes from topic to topic, so averages over topics mix scales and "
+    "the ranked version is only a surrogate interval scale (Section 5.2.2)"
+)
 
 CHANGES_EXTRA = {
-    "correction": Column("correction", "Correction", "the multiple-comparison correction applied to this "
-                         "test's pairwise p-values (for example Holm, Bonferroni or Benjamini-Hochberg).", "text"),
-    "sig_adjusted": Column("sig_adjusted", "Sig (adjusted)", "the number of system pairs significantly different "
-                           "with the original measure after that correction.", "int", latex=r"Sig$_{adj}$"),
-    "sig_ranked_adjusted": Column("sig_ranked_adjusted", "Sig ranked (adjusted)", "the number of system pairs "
-                                  "significantly different with the ranked version after that correction.", "int",
-                                  latex=r"Sig$_{R,adj}$"),
-    "flagged_incomparable": Column("flagged_incomparable", "Flagged incomparable", "how many of the pairs "
-                                   "significant with the original measure rest mostly (more than half of the summed "
-                                   "absolute per-topic differences) on topics where the two runs are incomparable in "
-                                   "the weak top-heaviness order, which no measure-free argument supports (see the "
-                                   "measure-free comparison).", "int", latex="Flagged"),
-    "flagged_incomparable_ranked": Column("flagged_incomparable_ranked", "Flagged incomparable (ranked)", "the same "
-                                          "for the pairs significant with the ranked version.", "int",
-                                          latex=r"Flagged$_R$"),
+    "correction": Column(
+        "correction",
+        "Correction",
+        "the multiple-comparison correction applied to this "
+        "test's pairwise p-values (for example Holm, Bonferroni or Benjamini-Hochberg).",
+        "text",
+    ),
+    "sig_adjusted": Column(
+        "sig_adjusted",
+        "Sig (adjusted)",
+        "the number of system pairs significantly different with the original measure after that correction.",
+        "int",
+        latex=r"Sig$_{adj}$",
+    ),
+    "sig_ranked_adjusted": Column(
+        "sig_ranked_adjusted",
+        "Sig ranked (adjusted)",
+        "the number of system pairs significantly different with the ranked version after that correction.",
+        "int",
+        latex=r"Sig$_{R,adj}$",
+    ),
+    "flagged_incomparable": Column(
+        "flagged_incomparable",
+        "Flagged incomparable",
+        "how many of the pairs "
+        "significant with the original measure rest mostly (more than half of the summed "
+        "absolute per-topic differences) on topics where the two runs are incomparable in "
+        "the weak top-heaviness order, which no measure-free argument supports (see the "
+        "measure-free comparison).",
+        "int",
+        latex="Flagged",
+    ),
+    "flagged_incomparable_ranked": Column(
+        "flagged_incomparable_ranked",
+        "Flagged incomparable (ranked)",
+        "the same for the pairs significant with the ranked version.",
+        "int",
+        latex=r"Flagged$_R$",
+    ),
 }
 
 
 BOUNDS_EXTRA = {  # compare(..., approx=TOL): ranked versions from certified bounds where no exact engine reaches N
-    "halfwidth_max": Column("halfwidth_max", "Largest half-width", "where no exact engine reaches N, the ranked "
-                            "version is the midpoint of certified bounds on the normalised φ: the largest half-width "
-                            "of the ranked scores this row rests on (0: exact).", "sci", latex="max half-width"),
-    "could_flip_ranked": Column("could_flip_ranked", "Could flip (ranked)", "the system pairs whose decision with "
-                                "the ranked version (uncorrected, as Sig ranked) could differ for some exact φ "
-                                "within the bounds (exact for the sign test, conservative for the others; a pair "
-                                "with a topic left out counts); 0 where the ranked scores are exact.",
-                                "int", latex="could flip"),
-    "halfwidth": Column("halfwidth", "Half-width", "the most the difference of means on the ranked version can be "
-                        "off where it comes from certified bounds (compare's approx), 0 where exact.", "sci"),
-    "could_flip": Column("could_flip", "Could flip", "yes when this decision on the ranked version could differ "
-                         "for some exact φ within the bounds; empty where a correction adjusts the p-values (not "
-                         "bounded).", "bool"),
+    "halfwidth_max": Column(
+        "halfwidth_max",
+        "Largest half-width",
+        "where no exact engine reaches N, the ranked "
+        "version is the midpoint of certified bounds on the normalised φ: the largest half-width "
+        "of the ranked scores this row rests on (0: exact).",
+        "sci",
+        latex="max half-width",
+    ),
+    "could_flip_ranked": Column(
+        "could_flip_ranked",
+        "Could flip (ranked)",
+        "the system pairs whose decision with "
+        "the ranked version (uncorrected, as Sig ranked) could differ for some exact φ "
+        "within the bounds (exact for the sign test, conservative for the others; a pair "
+        "with a topic left out counts); 0 where the ranked scores are exact.",
+        "int",
+        latex="could flip",
+    ),
+    "halfwidth": Column(
+        "halfwidth",
+        "Half-width",
+        "the most the difference of means on the ranked version can be "
+        "off where it comes from certified bounds (compare's approx), 0 where exact.",
+        "sci",
+    ),
+    "could_flip": Column(
+        "could_flip",
+        "Could flip",
+        "yes when this decision on the ranked version could differ "
+        "for some exact φ within the bounds; empty where a correction adjusts the p-values (not "
+        "bounded).",
+        "bool",
+    ),
 }
 
 
 def _generic(key: str, series: pd.Series) -> Column:
     """A column this version of the report does not know: shown as it is, said so."""
-    kind = "bool" if series.dtype == bool else "int" if series.dtype.kind in "iu" else \
-        "float" if series.dtype.kind == "f" else "text"
+    kind = (
+        "bool"
+        if series.dtype == bool
+        else "int"
+        if series.dtype.kind in "iu"
+        else "float"
+        if series.dtype.kind == "f"
+        else "text"
+    )
     return Column(key, key.replace("_", " "), "a column this version of irscale's report does not describe.", kind)
 
 
@@ -395,6 +458,7 @@ def _extra(df: pd.DataFrame, known: Iterable[str], described: dict | None = None
 
 
 # -- the tables ------------------------------------------------------------------------------------
+
 
 def report_tables(study: Study, max_rows: int = 500) -> list[ReportTable]:
     """Every table of ``study`` in report order: the means (when ``study.means`` is
@@ -434,8 +498,11 @@ def _marks_from_pairs(study: Study, name) -> tuple[dict, list[tuple[str, str]]]:
                 marks[cell] = marks.get(cell, "") + symbols[key]
     adj = "adjusted p-value" if "p_adjusted" in pairs else "p-value"
     used = "".join(marks.values())
-    legend = [(s, f"significantly different from the baseline {b} by {t} ({adj} below α = {alpha:g}, "
-                  f"on the same scale)") for (b, t), s in symbols.items() if s in used]
+    legend = [
+        (s, f"significantly different from the baseline {b} by {t} ({adj} below α = {alpha:g}, on the same scale)")
+        for (b, t), s in symbols.items()
+        if s in used
+    ]
     return marks, legend
 
 
@@ -466,41 +533,90 @@ def _means_table(study: Study, max_rows: int) -> ReportTable | None:
     pairs = _part(study, "pairs")
     baselines = set(pairs["system_1"].astype(str)) if pairs is not None and "system_1" in pairs else set()
     wide.insert(2, "baseline", wide["system"].isin(baselines))
-    conf = study.provenance.get("ci_level", study.provenance.get("confidence")) if isinstance(
-        study.provenance, dict) else None
+    conf = (
+        study.provenance.get("ci_level", study.provenance.get("confidence"))
+        if isinstance(study.provenance, dict)
+        else None
+    )
     ci_words = "confidence interval"
     if isinstance(conf, (int, float)):
         ci_words = f"{100 * float(conf):g}% {ci_words}"
-    cols = [Column("measure", "Measure", "the measure (canonical name), cut at the run length N.", "text"),
-            Column("system", "System", "the system (run tag); the baselines of the comparisons below are marked "
-                   "(baseline).", "text", flag=("baseline", "(baseline)")),
-            Column("baseline", "Baseline", "True when the system is a baseline of the comparisons with baselines.",
-                   "bool", hidden=True)]
-    scale_words = {"original": ("original", "the measure's own values"),
-                   "ranked": ("ranked", "its ranked version φ (an interval scale: the rank of the run's score among "
-                              "all the measure's values on runs of length N, Section 5)")}
+    cols = [
+        Column("measure", "Measure", "the measure (canonical name), cut at the run length N.", "text"),
+        Column(
+            "system",
+            "System",
+            "the system (run tag); the baselines of the comparisons below are marked (baseline).",
+            "text",
+            flag=("baseline", "(baseline)"),
+        ),
+        Column(
+            "baseline",
+            "Baseline",
+            "True when the system is a baseline of the comparisons with baselines.",
+            "bool",
+            hidden=True,
+        ),
+    ]
+    scale_words = {
+        "original": ("original", "the measure's own values"),
+        "ranked": (
+            "ranked",
+            "its ranked version φ (an interval scale: the rank of the run's score among "
+            "all the measure's values on runs of length N, Section 5)",
+        ),
+    }
     for sc in scales:
         word, what = scale_words.get(sc, (sc, f"its {sc} version"))
         for v in values:
             key = f"{v}_{sc}"
             if v == "mean":
-                cols.append(Column(key, f"Mean ({word})", f"the mean over topics of {what}, with its {ci_words} "
-                                   "in brackets; the highest of each measure in bold.", "float",
-                                   latex=rf"Mean ({word})", best="max",
-                                   ci=(f"ci_low_{sc}", f"ci_high_{sc}") if f"ci_low_{sc}" in wide else None))
+                cols.append(
+                    Column(
+                        key,
+                        f"Mean ({word})",
+                        f"the mean over topics of {what}, with its {ci_words} "
+                        "in brackets; the highest of each measure in bold.",
+                        "float",
+                        latex=rf"Mean ({word})",
+                        best="max",
+                        ci=(f"ci_low_{sc}", f"ci_high_{sc}") if f"ci_low_{sc}" in wide else None,
+                    )
+                )
             elif v == "halfwidth":
-                cols.append(Column(key, f"Half-width ({word})", f"the most the mean of {what} can be off: the mean "
-                                   "of its half-widths where the ranked version comes from certified bounds "
-                                   "(compare's approx), 0 where exact.", "sci", hidden=sc == "original"))
+                cols.append(
+                    Column(
+                        key,
+                        f"Half-width ({word})",
+                        f"the most the mean of {what} can be off: the mean "
+                        "of its half-widths where the ranked version comes from certified bounds "
+                        "(compare's approx), 0 where exact.",
+                        "sci",
+                        hidden=sc == "original",
+                    )
+                )
             elif v in ("ci_low", "ci_high"):
-                cols.append(Column(key, f"{'Lower' if v == 'ci_low' else 'Upper'} CI bound ({word})",
-                                   f"the {'lower' if v == 'ci_low' else 'upper'} bound of the {ci_words} of the "
-                                   f"mean of {what}.", "float", hidden=True))
+                cols.append(
+                    Column(
+                        key,
+                        f"{'Lower' if v == 'ci_low' else 'Upper'} CI bound ({word})",
+                        f"the {'lower' if v == 'ci_low' else 'upper'} bound of the {ci_words} of the mean of {what}.",
+                        "float",
+                        hidden=True,
+                    )
+                )
             else:
                 cols.append(_generic(key, wide[key]))
         if f"rank_{sc}" in wide:
-            cols.append(Column(f"rank_{sc}", f"Rank ({word})", f"the system's position when the systems are "
-                               f"ordered by Mean ({word}) (1 = highest; ties share the best position).", "int"))
+            cols.append(
+                Column(
+                    f"rank_{sc}",
+                    f"Rank ({word})",
+                    f"the system's position when the systems are "
+                    f"ordered by Mean ({word}) (1 = highest; ties share the best position).",
+                    "int",
+                )
+            )
     marks, legend = _marks_from_pairs(study, name)
     cell_marks = {}
     for i, r in enumerate(wide.to_dict(orient="records")):
@@ -509,13 +625,20 @@ def _means_table(study: Study, max_rows: int) -> ReportTable | None:
             if s and f"mean_{sc}" in wide:
                 cell_marks[(i, f"mean_{sc}")] = s
     return ReportTable(
-        "means", "means_original_vs_ranked",
+        "means",
+        "means_original_vs_ranked",
         "Mean scores on the original and the interval (ranked) scale",
         f"The mean over {len(study.topics)} topics of each measure and of its ranked version for each system, "
         f"side by side, at run length N = {study.N}. Means of the original measure are meaningful "
         "comparisons only where the measure is an interval scale; means of the ranked version are.",
-        wide, tuple(cols), _label(study, "means"), group=("measure",), marks=cell_marks, legend=tuple(legend),
-        max_rows=max_rows)
+        wide,
+        tuple(cols),
+        _label(study, "means"),
+        group=("measure",),
+        marks=cell_marks,
+        legend=tuple(legend),
+        max_rows=max_rows,
+    )
 
 
 def _table2(study: Study, max_rows: int) -> ReportTable:
@@ -523,32 +646,67 @@ def _table2(study: Study, max_rows: int) -> ReportTable:
     df = study.table2.copy()
     df["measure"] = df["measure"].map(name)
     mid = "tau_mid" in df and df["tau_mid"].notna().any()
-    cols = [Column("measure", "Measure", "the measure (canonical name), cut at the run length N.", "text"),
-            Column("ranked", "Ranked version", "the ranked (interval-scaled) column it is compared with: φ of the "
-                   "measure's value at N, unq ties (normalized, midpoint: φ / the number of distinct values, the "
-                   "midpoint of certified bounds).", "text", hidden=True),
-            Column("tau_unq", "τ (unq)", "Kendall's τ between the systems' ranking by the measure's mean and by its "
-                   "ranked version's mean, φ from the unq tie strategy (paper Table 2); 1 means the same ranking.",
-                   latex=r"$\tau$ (unq)"),
-            Column("tau_ap_unq", "τ_ap (unq)", "the AP correlation τ_ap of the same two rankings (Yilmaz et al.), "
-                   "which weighs swaps near the top more.", latex=r"$\tau_{ap}$ (unq)"),
-            Column("tau_mid", "τ (mid)", "Kendall's τ as in τ (unq) with φ from the mid-rank tie strategy "
-                   "(paper Table 3).", latex=r"$\tau$ (mid)", hidden=not mid),
-            Column("topic_tau_min", "Topic τ min", "the smallest Kendall's τ between measure and ranked version "
-                   "topic by topic; 1 since φ keeps each topic's order of runs (a sanity check).",
-                   latex=r"topic $\tau$ min"),
-            Column("topic_tau_max", "Topic τ max", "the largest topic-by-topic Kendall's τ (also 1).",
-                   latex=r"topic $\tau$ max"),
-            Column("rb_dependent", "Recall-base dependent", RB + ".", "bool", latex="RB-dep.")]
+    cols = [
+        Column("measure", "Measure", "the measure (canonical name), cut at the run length N.", "text"),
+        Column(
+            "ranked",
+            "Ranked version",
+            "the ranked (interval-scaled) column it is compared with: φ of the "
+            "measure's value at N, unq ties (normalized, midpoint: φ / the number of distinct values, the "
+            "midpoint of certified bounds).",
+            "text",
+            hidden=True,
+        ),
+        Column(
+            "tau_unq",
+            "τ (unq)",
+            "Kendall's τ between the systems' ranking by the measure's mean and by its "
+            "ranked version's mean, φ from the unq tie strategy (paper Table 2); 1 means the same ranking.",
+            latex=r"$\tau$ (unq)",
+        ),
+        Column(
+            "tau_ap_unq",
+            "τ_ap (unq)",
+            "the AP correlation τ_ap of the same two rankings (Yilmaz et al.), which weighs swaps near the top more.",
+            latex=r"$\tau_{ap}$ (unq)",
+        ),
+        Column(
+            "tau_mid",
+            "τ (mid)",
+            "Kendall's τ as in τ (unq) with φ from the mid-rank tie strategy (paper Table 3).",
+            latex=r"$\tau$ (mid)",
+            hidden=not mid,
+        ),
+        Column(
+            "topic_tau_min",
+            "Topic τ min",
+            "the smallest Kendall's τ between measure and ranked version "
+            "topic by topic; 1 since φ keeps each topic's order of runs (a sanity check).",
+            latex=r"topic $\tau$ min",
+        ),
+        Column(
+            "topic_tau_max",
+            "Topic τ max",
+            "the largest topic-by-topic Kendall's τ (also 1).",
+            latex=r"topic $\tau$ max",
+        ),
+        Column("rb_dependent", "Recall-base dependent", RB + ".", "bool", latex="RB-dep."),
+    ]
     cols += _extra(df, [c.key for c in cols], BOUNDS_EXTRA)
     return ReportTable(
-        "table2", "table2_tau_measure_vs_ranked",
+        "table2",
+        "table2_tau_measure_vs_ranked",
         "Kendall's τ between each measure and its ranked version",
         f"Overall Kendall's τ between the ranking of the {len(study.systems)} systems by each measure and by its "
         f"ranked (interval-scaled) version at N = {study.N} (the paper's Tables 2 and 3, Section 7.1): the further "
         "below 1, the further the measure is from being an interval scale (and, for measures depending on the "
         "recall base, from being safely averaged across topics).",
-        df, tuple(cols), _label(study, "table2"), max_rows=max_rows, paper="Tables 2 and 3")
+        df,
+        tuple(cols),
+        _label(study, "table2"),
+        max_rows=max_rows,
+        paper="Tables 2 and 3",
+    )
 
 
 def _table4(study: Study, max_rows: int) -> ReportTable:
@@ -556,59 +714,132 @@ def _table4(study: Study, max_rows: int) -> ReportTable:
     df = study.table4.copy()
     for k in ("measure_1", "measure_2"):
         df[k] = df[k].map(name)
-    cols = [Column("measure_1", "Measure 1", "the first measure of the pair.", "text"),
-            Column("measure_2", "Measure 2", "the second measure of the pair.", "text"),
-            Column("tau", "τ (original)", "Kendall's τ between the systems' rankings by the two original measures' "
-                   "means (the paper's Msr column).", latex=r"$\tau$ (orig.)"),
-            Column("tau_ranked", "τ (ranked)", "Kendall's τ between the rankings by the two ranked versions' means "
-                   "(RnkMsr).", latex=r"$\tau$ (ranked)"),
-            Column("delta_pct", "Δ%", "the change from τ (original) to τ (ranked) in percent of τ (original): "
-                   "positive when the original measures understate how close they are.", "signed_pct",
-                   latex=r"$\Delta\%$"),
-            Column("tau_ap", "τ_ap (original)", "the AP correlation τ_ap between the two original rankings.",
-                   latex=r"$\tau_{ap}$ (orig.)"),
-            Column("tau_ap_ranked", "τ_ap (ranked)", "the AP correlation τ_ap between the two ranked rankings.",
-                   latex=r"$\tau_{ap}$ (ranked)")]
+    cols = [
+        Column("measure_1", "Measure 1", "the first measure of the pair.", "text"),
+        Column("measure_2", "Measure 2", "the second measure of the pair.", "text"),
+        Column(
+            "tau",
+            "τ (original)",
+            "Kendall's τ between the systems' rankings by the two original measures' means (the paper's Msr column).",
+            latex=r"$\tau$ (orig.)",
+        ),
+        Column(
+            "tau_ranked",
+            "τ (ranked)",
+            "Kendall's τ between the rankings by the two ranked versions' means (RnkMsr).",
+            latex=r"$\tau$ (ranked)",
+        ),
+        Column(
+            "delta_pct",
+            "Δ%",
+            "the change from τ (original) to τ (ranked) in percent of τ (original): "
+            "positive when the original measures understate how close they are.",
+            "signed_pct",
+            latex=r"$\Delta\%$",
+        ),
+        Column(
+            "tau_ap",
+            "τ_ap (original)",
+            "the AP correlation τ_ap between the two original rankings.",
+            latex=r"$\tau_{ap}$ (orig.)",
+        ),
+        Column(
+            "tau_ap_ranked",
+            "τ_ap (ranked)",
+            "the AP correlation τ_ap between the two ranked rankings.",
+            latex=r"$\tau_{ap}$ (ranked)",
+        ),
+    ]
     cols += _extra(df, [c.key for c in cols], BOUNDS_EXTRA)
     return ReportTable(
-        "table4", "table4_tau_between_measures",
+        "table4",
+        "table4_tau_between_measures",
         "Kendall's τ between measures and between their ranked versions",
         f"Kendall's τ between the systems' rankings by each pair of measures and by their ranked versions at "
         f"N = {study.N}, unq ties (the paper's Table 4, Section 7.2). The correlation of two ranked versions is a "
         "meaningful statement on their interval scales.",
-        df, tuple(cols), _label(study, "table4"), max_rows=max_rows, paper="Table 4")
+        df,
+        tuple(cols),
+        _label(study, "table4"),
+        max_rows=max_rows,
+        paper="Table 4",
+    )
 
 
 def _changes_columns(df: pd.DataFrame) -> list[Column]:
-    cols = [Column("measure", "Measure", "the measure (canonical name); its rows are one significance test each.",
-                   "text"),
-            Column("test", "Test", "the significance test, on every pair of systems (ANOVA, Kruskal-Wallis and "
-                   "Friedman with Tukey's HSD over all pairs).", "text"),
-            Column("ordinal", "Scale assumed", "the scale the test assumes: ordinal (sign, rank-sum, Kruskal-Wallis, "
-                   "Friedman use only the order of scores) or interval "
-                   "(signed-rank, t, ANOVA add or subtract scores).", "assumes", latex="Assumes"),
-            Column("sig", "Sig", "the number of system pairs significantly different with the original measure.",
-                   "int"),
-            Column("s2ns", "S2NS (%)", "pairs significant with the original measure and not with its ranked version "
-                   "(in parentheses, their share of Sig): a tendency of the original scale to false positives.",
-                   "int", paren="s2ns_pct", latex=r"S2NS (\%)"),
-            Column("s2ns_pct", "S2NS %", "S2NS in percent of Sig.", "pct", hidden=True),
-            Column("ns2s", "NS2S (%)", "pairs not significant with the original measure and significant with its "
-                   "ranked version (in parentheses, their share of Sig): a tendency to false negatives.", "int",
-                   paren="ns2s_pct", latex=r"NS2S (\%)"),
-            Column("ns2s_pct", "NS2S %", "NS2S in percent of Sig.", "pct", hidden=True),
-            Column("delta_pct", "Δ%", "(S2NS + NS2S) / Sig in percent: the share of decisions that change when the "
-                   "measure is put on an interval scale.", "pct", latex=r"$\Delta\%$"),
-            Column("sig_ranked", "Sig (ranked)", "the number of pairs significant with the ranked version "
-                   "(Sig − S2NS + NS2S).", "int", latex=r"Sig$_R$"),
-            Column("meaningful", "Meaningful (original)", "yes when “systems i and j differ significantly” by this "
-                   "test on the original measure is a meaningful statement: its truth is invariant under the "
-                   "permissible transformations of the measure's scale (see “What meaningful means”).", "bool",
-                   latex="Mngf."),
-            Column("meaningful_ranked", "Meaningful (ranked)", "the same for the ranked version, an interval scale: "
-                   "yes, except on a measure depending on the recall base for every test but sign and Friedman "
-                   "(its scale differs from topic to topic).", "bool",
-                   latex=r"Mngf.$_R$")]
+    cols = [
+        Column("measure", "Measure", "the measure (canonical name); its rows are one significance test each.", "text"),
+        Column(
+            "test",
+            "Test",
+            "the significance test, on every pair of systems (ANOVA, Kruskal-Wallis and "
+            "Friedman with Tukey's HSD over all pairs).",
+            "text",
+        ),
+        Column(
+            "ordinal",
+            "Scale assumed",
+            "the scale the test assumes: ordinal (sign, rank-sum, Kruskal-Wallis, "
+            "Friedman use only the order of scores) or interval "
+            "(signed-rank, t, ANOVA add or subtract scores).",
+            "assumes",
+            latex="Assumes",
+        ),
+        Column("sig", "Sig", "the number of system pairs significantly different with the original measure.", "int"),
+        Column(
+            "s2ns",
+            "S2NS (%)",
+            "pairs significant with the original measure and not with its ranked version "
+            "(in parentheses, their share of Sig): a tendency of the original scale to false positives.",
+            "int",
+            paren="s2ns_pct",
+            latex=r"S2NS (\%)",
+        ),
+        Column("s2ns_pct", "S2NS %", "S2NS in percent of Sig.", "pct", hidden=True),
+        Column(
+            "ns2s",
+            "NS2S (%)",
+            "pairs not significant with the original measure and significant with its "
+            "ranked version (in parentheses, their share of Sig): a tendency to false negatives.",
+            "int",
+            paren="ns2s_pct",
+            latex=r"NS2S (\%)",
+        ),
+        Column("ns2s_pct", "NS2S %", "NS2S in percent of Sig.", "pct", hidden=True),
+        Column(
+            "delta_pct",
+            "Δ%",
+            "(S2NS + NS2S) / Sig in percent: the share of decisions that change when the "
+            "measure is put on an interval scale.",
+            "pct",
+            latex=r"$\Delta\%$",
+        ),
+        Column(
+            "sig_ranked",
+            "Sig (ranked)",
+            "the number of pairs significant with the ranked version (Sig − S2NS + NS2S).",
+            "int",
+            latex=r"Sig$_R$",
+        ),
+        Column(
+            "meaningful",
+            "Meaningful (original)",
+            "yes when “systems i and j differ significantly” by this "
+            "test on the original measure is a meaningful statement: its truth is invariant under the "
+            "permissible transformations of the measure's scale (see “What meaningful means”).",
+            "bool",
+            latex="Mngf.",
+        ),
+        Column(
+            "meaningful_ranked",
+            "Meaningful (ranked)",
+            "the same for the ranked version, an interval scale: "
+            "yes, except on a measure depending on the recall base for every test but sign and Friedman "
+            "(its scale differs from topic to topic).",
+            "bool",
+            latex=r"Mngf.$_R$",
+        ),
+    ]
     return cols + _extra(df, [c.key for c in cols], {**CHANGES_EXTRA, **BOUNDS_EXTRA})
 
 
@@ -619,8 +850,12 @@ def _tables5_6(study: Study, max_rows: int) -> list[ReportTable]:
     name = canonical_names(study)
     df = ch.copy()
     df["measure"] = df["measure"].map(name)
-    rb = {name(m): bool(v) for m, v in zip(study.table2["measure"], study.table2["rb_dependent"])} \
-        if "rb_dependent" in study.table2 else {}
+    rb = (
+        {name(m): bool(v) for m, v in zip(study.table2["measure"], study.table2["rb_dependent"])}
+        if "rb_dependent" in study.table2
+        else {}
+    )
+
     def rb_of(m):
         return rb.get(m, _needs_rb(m))
 
@@ -633,22 +868,43 @@ def _tables5_6(study: Study, max_rows: int) -> list[ReportTable]:
     cols = tuple(cols)
     out = []
     for dep, key, title, which in (
-            (False, "table5", "Significance changes, measures not depending on the recall base",
-             "measures not depending on the recall base (exact interval scale, the same on every topic)"),
-            (True, "table6", "Significance changes, measures depending on the recall base",
-             "measures depending on the recall base (the ranked version is a surrogate interval scale)")):
+        (
+            False,
+            "table5",
+            "Significance changes, measures not depending on the recall base",
+            "measures not depending on the recall base (exact interval scale, the same on every topic)",
+        ),
+        (
+            True,
+            "table6",
+            "Significance changes, measures depending on the recall base",
+            "measures depending on the recall base (the ranked version is a surrogate interval scale)",
+        ),
+    ):
         part = df[df["measure"].map(rb_of) == dep].reset_index(drop=True)
         if part.empty:
             continue
         pairs = len(study.systems) * (len(study.systems) - 1) // 2
-        out.append(ReportTable(
-            key, "tables5_6_significance_changes", title,
-            f"Changes in which of the {pairs:,} system pairs are significantly different (α = {_alpha(study):g}) when "
-            f"each measure is replaced by its ranked version, for {which}, at N = {study.N} (the paper's "
-            f"{'Table 6' if dep else 'Table 5'}, Section 7.3).",
-            part, cols, _label(study, key), group=("measure",), max_rows=max_rows, shade="ordinal", files=False,
-            notes=notes,
-            paper="Table 6" if dep else "Table 5"))
+        out.append(
+            ReportTable(
+                key,
+                "tables5_6_significance_changes",
+                title,
+                f"Changes in which of the {pairs:,} system pairs are significantly different "
+                f"(α = {_alpha(study):g}) when "
+                f"each measure is replaced by its ranked version, for {which}, at N = {study.N} (the paper's "
+                f"{'Table 6' if dep else 'Table 5'}, Section 7.3).",
+                part,
+                cols,
+                _label(study, key),
+                group=("measure",),
+                max_rows=max_rows,
+                shade="ordinal",
+                files=False,
+                notes=notes,
+                paper="Table 6" if dep else "Table 5",
+            )
+        )
     return out
 
 
@@ -668,50 +924,110 @@ def changes_table(study: Study) -> ReportTable | None:
     name = canonical_names(study)
     df = study.changes.copy()
     df["measure"] = df["measure"].map(name)
-    return ReportTable("changes", "tables5_6_significance_changes",
-                       "Significance changes (original → ranked)",
-                       "Changes in which system pairs are significantly different when each measure is replaced "
-                       "by its ranked version (the paper's Tables 5 and 6).",
-                       df, tuple(_changes_columns(df)), _label(study, "changes"), group=("measure",),
-                       paper="Tables 5 and 6")
+    return ReportTable(
+        "changes",
+        "tables5_6_significance_changes",
+        "Significance changes (original → ranked)",
+        "Changes in which system pairs are significantly different when each measure is replaced "
+        "by its ranked version (the paper's Tables 5 and 6).",
+        df,
+        tuple(_changes_columns(df)),
+        _label(study, "changes"),
+        group=("measure",),
+        paper="Tables 5 and 6",
+    )
 
 
 PAIRS_COLUMNS = (
     Column("measure", "Measure", "the measure (canonical name).", "text"),
-    Column("scale", "Scale", "original: the measure's own values; ranked: its ranked version φ, an interval scale.",
-           "text"),
+    Column(
+        "scale", "Scale", "original: the measure's own values; ranked: its ranked version φ, an interval scale.", "text"
+    ),
     Column("test", "Test", "the paired significance test of the comparison.", "text"),
     Column("system_1", "Baseline", "the baseline system the other system is compared with.", "text"),
     Column("system_2", "System", "the system compared with the baseline.", "text"),
     Column("mean_1", "Baseline mean", "the baseline's mean over topics.", hidden=True),
     Column("mean_2", "System mean", "the system's mean over topics.", hidden=True),
-    Column("diff", "Difference [CI]", "the mean over topics of the system's score minus the baseline's, with its "
-           "confidence interval in brackets.", latex=r"Diff.\ [CI]", ci=("ci_low", "ci_high")),
+    Column(
+        "diff",
+        "Difference [CI]",
+        "the mean over topics of the system's score minus the baseline's, with its confidence interval in brackets.",
+        latex=r"Diff.\ [CI]",
+        ci=("ci_low", "ci_high"),
+    ),
     Column("ci_low", "CI low", "the lower bound of the difference's confidence interval.", hidden=True),
     Column("ci_high", "CI high", "the upper bound of the difference's confidence interval.", hidden=True),
-    Column("d_z", "d_z", "Cohen's d_z: the mean per-topic difference over the standard deviation of the per-topic "
-           "differences (effect size of paired data).", latex=r"$d_z$"),
-    Column("rank_biserial", "r_rb", "the matched-pairs rank-biserial correlation (−1 to 1): the rank-weighted share "
-           "of topics favouring the system minus that favouring the baseline.", latex=r"$r_{rb}$"),
-    Column("p_value", "p", "the test's p-value for this pair, before any multiple-comparison correction.", "p",
-           latex=r"$p$"),
-    Column("p_adjusted", "p (adjusted)", "the p-value after the multiple-comparison correction recorded in the "
-           "provenance.", "p", latex=r"$p_{adj}$"),
+    Column(
+        "d_z",
+        "d_z",
+        "Cohen's d_z: the mean per-topic difference over the standard deviation of the per-topic "
+        "differences (effect size of paired data).",
+        latex=r"$d_z$",
+    ),
+    Column(
+        "rank_biserial",
+        "r_rb",
+        "the matched-pairs rank-biserial correlation (−1 to 1): the rank-weighted share "
+        "of topics favouring the system minus that favouring the baseline.",
+        latex=r"$r_{rb}$",
+    ),
+    Column(
+        "p_value",
+        "p",
+        "the test's p-value for this pair, before any multiple-comparison correction.",
+        "p",
+        latex=r"$p$",
+    ),
+    Column(
+        "p_adjusted",
+        "p (adjusted)",
+        "the p-value after the multiple-comparison correction recorded in the provenance.",
+        "p",
+        latex=r"$p_{adj}$",
+    ),
     Column("significant", "Significant", "yes when the adjusted p-value is below α.", "bool", latex="Sig."),
-    Column("meaningful", "Meaningful", "yes when “the system differs significantly from the baseline” by this test "
-           "on this scale is meaningful: its truth is invariant under the scale's permissible transformations "
-           "(see “What meaningful means”).", "bool", latex="Mngf."),
-    Column("incomparable_share", "Incomparable topics", "the share of topics on which the two runs are "
-           "incomparable in the weak top-heaviness order, where measures may rank them either way.", "share",
-           latex=r"Incomp.\ \%"),
-    Column("incomparable_mass", "Difference from incomparable topics", "the share of the summed absolute per-topic "
-           "differences that comes from topics where the two runs are incomparable.", "share", hidden=True),
-    Column("rests_on_incomparable", "Rests on incomparable", "yes when the difference is significant and more than "
-           "half of it (of the summed absolute per-topic differences) comes from topics where the two runs are "
-           "incomparable, so measures that agree with the weak order could reverse it.", "bool",
-           latex="On incomp."),
-    Column("correction", "Correction", "the multiple-comparison correction of the p-values (none for the Tukey-type "
-           "tests, whose p-values are adjusted over all pairs already).", "text", hidden=True),
+    Column(
+        "meaningful",
+        "Meaningful",
+        "yes when “the system differs significantly from the baseline” by this test "
+        "on this scale is meaningful: its truth is invariant under the scale's permissible transformations "
+        "(see “What meaningful means”).",
+        "bool",
+        latex="Mngf.",
+    ),
+    Column(
+        "incomparable_share",
+        "Incomparable topics",
+        "the share of topics on which the two runs are "
+        "incomparable in the weak top-heaviness order, where measures may rank them either way.",
+        "share",
+        latex=r"Incomp.\ \%",
+    ),
+    Column(
+        "incomparable_mass",
+        "Difference from incomparable topics",
+        "the share of the summed absolute per-topic "
+        "differences that comes from topics where the two runs are incomparable.",
+        "share",
+        hidden=True,
+    ),
+    Column(
+        "rests_on_incomparable",
+        "Rests on incomparable",
+        "yes when the difference is significant and more than "
+        "half of it (of the summed absolute per-topic differences) comes from topics where the two runs are "
+        "incomparable, so measures that agree with the weak order could reverse it.",
+        "bool",
+        latex="On incomp.",
+    ),
+    Column(
+        "correction",
+        "Correction",
+        "the multiple-comparison correction of the p-values (none for the Tukey-type "
+        "tests, whose p-values are adjusted over all pairs already).",
+        "text",
+        hidden=True,
+    ),
 )
 
 
@@ -731,40 +1047,68 @@ def _pairs_table(study: Study, max_rows: int) -> ReportTable | None:
     known = [c for c in PAIRS_COLUMNS if c.key in df]
     cols = known + _extra(df, [c.key for c in PAIRS_COLUMNS], BOUNDS_EXTRA)
     if not any(c.key == "ci_low" for c in known):
-        cols = [Column(c.key, c.head.replace(" [CI]", ""), c.explain, c.kind, c.latex, ci=None)
-                if c.key == "diff" else c for c in cols]
+        cols = [
+            Column(c.key, c.head.replace(" [CI]", ""), c.explain, c.kind, c.latex, ci=None) if c.key == "diff" else c
+            for c in cols
+        ]
     corr = study.provenance.get("correction") if isinstance(study.provenance, dict) else None
     if corr is None and "correction" in study.changes:
         corr = ", ".join(map(str, dict.fromkeys(study.changes["correction"].dropna())))
     return ReportTable(
-        "pairs", "comparisons_with_baselines", "Comparisons with the baselines",
+        "pairs",
+        "comparisons_with_baselines",
+        "Comparisons with the baselines",
         f"Each system against each baseline, on the original and the ranked scale: the difference of means with its "
         f"confidence interval, effect sizes, raw and adjusted p-values"
         f"{f' ({corr} correction)' if corr else ''}, α = {_alpha(study):g}, whether the statement is meaningful, "
         "and how much of it rests on topics where the two runs are incomparable.",
-        df, tuple(cols), _label(study, "pairs"), group=tuple(k for k in ("measure", "scale", "test", "system_1")
-                                                             if k in df), max_rows=max_rows)
+        df,
+        tuple(cols),
+        _label(study, "pairs"),
+        group=tuple(k for k in ("measure", "scale", "test", "system_1") if k in df),
+        max_rows=max_rows,
+    )
 
 
 MEASURE_FREE_COLUMNS = (
     Column("system_1", "System 1", "the first system of the pair.", "text"),
     Column("system_2", "System 2", "the second system of the pair.", "text"),
-    Column("better", "Better", "topics on which system 1's run is above system 2's in the weak top-heaviness order "
-           "(the order every measure agrees with).", "int"),
+    Column(
+        "better",
+        "Better",
+        "topics on which system 1's run is above system 2's in the weak top-heaviness order "
+        "(the order every measure agrees with).",
+        "int",
+    ),
     Column("worse", "Worse", "topics on which system 1's run is below system 2's in that order.", "int"),
     Column("equal", "Equal", "topics on which the two runs are equal in that order.", "int"),
-    Column("incomparable", "Incomparable", "topics on which neither run is above the other: measures may order "
-           "them either way.", "int"),
+    Column(
+        "incomparable",
+        "Incomparable",
+        "topics on which neither run is above the other: measures may order them either way.",
+        "int",
+    ),
     Column("incomparable_share", "Incomparable share", "incomparable topics in percent of all topics.", "share"),
-    Column("sign_p", "Sign test p", "the p-value of a sign test on the better and worse topics (equal and "
-           "incomparable ones left out).", "p", latex=r"sign $p$"),
+    Column(
+        "sign_p",
+        "Sign test p",
+        "the p-value of a sign test on the better and worse topics (equal and incomparable ones left out).",
+        "p",
+        latex=r"sign $p$",
+    ),
     Column("topics", "Topics", "the topics compared.", "int"),
     Column("comparable", "Comparable", "topics on which the runs are comparable (better, worse or equal).", "int"),
     Column("sign_n", "Sign test n", "the topics the sign test counts (better plus worse).", "int"),
-    Column("sign_significant", "Sign test significant", "yes when the sign test p-value is below the significance "
-           "level: one system is above the other on significantly more topics, whatever the measure.", "bool"),
-    Column("direction", "Direction", "1 when system 1 is above on more topics, -1 when system 2 is, 0 when "
-           "neither.", "int"),
+    Column(
+        "sign_significant",
+        "Sign test significant",
+        "yes when the sign test p-value is below the significance "
+        "level: one system is above the other on significantly more topics, whatever the measure.",
+        "bool",
+    ),
+    Column(
+        "direction", "Direction", "1 when system 1 is above on more topics, -1 when system 2 is, 0 when neither.", "int"
+    ),
 )
 
 
@@ -774,10 +1118,16 @@ def measure_free_table(study: Study) -> ReportTable | None:
     if mf is None:
         return None
     cols = [c for c in MEASURE_FREE_COLUMNS if c.key in mf] + _extra(mf, [c.key for c in MEASURE_FREE_COLUMNS])
-    return ReportTable("measure_free", "measure_free_pairs", "Measure-free comparison of every pair of systems",
-                       "For each pair of systems, the topics on which one run is better, worse, equal or incomparable "
-                       "in the weak top-heaviness order.", mf.reset_index(drop=True), tuple(cols),
-                       _label(study, "measure-free"))
+    return ReportTable(
+        "measure_free",
+        "measure_free_pairs",
+        "Measure-free comparison of every pair of systems",
+        "For each pair of systems, the topics on which one run is better, worse, equal or incomparable "
+        "in the weak top-heaviness order.",
+        mf.reset_index(drop=True),
+        tuple(cols),
+        _label(study, "measure-free"),
+    )
 
 
 def _measure_free_tables(study: Study, max_rows: int) -> list[ReportTable]:
@@ -788,63 +1138,108 @@ def _measure_free_tables(study: Study, max_rows: int) -> list[ReportTable]:
     share = pd.to_numeric(mf["incomparable_share"], errors="coerce")
     n = len(mf)
     alpha = _alpha(study)
-    topics = (mf[[c for c in ("better", "worse", "equal", "incomparable") if c in mf]].sum(axis=1)
-              if "better" in mf else pd.Series(dtype=float))
+    topics = (
+        mf[[c for c in ("better", "worse", "equal", "incomparable") if c in mf]].sum(axis=1)
+        if "better" in mf
+        else pd.Series(dtype=float)
+    )
     q = share.quantile([0, 0.25, 0.5, 0.75, 1.0]) if share.notna().any() else pd.Series([np.nan] * 5)
-    stats = [("system pairs", n, "int", "every pair of systems compared"),
-             ("topics per pair", topics.max() if len(topics) else np.nan, "int", "topics judged for both runs"),
-             ("mean incomparable share", share.mean(), "share", "the mean share of incomparable topics over the pairs"),
-             ("minimum", q.iloc[0], "share", "the smallest share"),
-             ("lower quartile", q.iloc[1], "share", "a quarter of the pairs have at most this share"),
-             ("median", q.iloc[2], "share", "half of the pairs have at most this share"),
-             ("upper quartile", q.iloc[3], "share", "three quarters of the pairs have at most this share"),
-             ("maximum", q.iloc[4], "share", "the largest share"),
-             ("pairs with at least half of the topics incomparable", int((share >= 0.5).sum()), "int",
-              "pairs on which no measure-free verdict covers most topics")]
+    stats = [
+        ("system pairs", n, "int", "every pair of systems compared"),
+        ("topics per pair", topics.max() if len(topics) else np.nan, "int", "topics judged for both runs"),
+        ("mean incomparable share", share.mean(), "share", "the mean share of incomparable topics over the pairs"),
+        ("minimum", q.iloc[0], "share", "the smallest share"),
+        ("lower quartile", q.iloc[1], "share", "a quarter of the pairs have at most this share"),
+        ("median", q.iloc[2], "share", "half of the pairs have at most this share"),
+        ("upper quartile", q.iloc[3], "share", "three quarters of the pairs have at most this share"),
+        ("maximum", q.iloc[4], "share", "the largest share"),
+        (
+            "pairs with at least half of the topics incomparable",
+            int((share >= 0.5).sum()),
+            "int",
+            "pairs on which no measure-free verdict covers most topics",
+        ),
+    ]
     if "sign_p" in mf:
         sig = int((pd.to_numeric(mf["sign_p"], errors="coerce") < alpha).sum())
-        stats.append((f"pairs with sign test p < {alpha:g}", sig, "int",
-                      "pairs whose better and worse topics differ significantly, whatever the measure"))
-    summary = pd.DataFrame({"statistic": [s[0] for s in stats],
-                            "value": [format_value(s[1], s[2]) for s in stats],
-                            "exact": [float(s[1]) if not _missing(s[1]) else np.nan for s in stats],
-                            "meaning": [s[3] for s in stats]})
+        stats.append(
+            (
+                f"pairs with sign test p < {alpha:g}",
+                sig,
+                "int",
+                "pairs whose better and worse topics differ significantly, whatever the measure",
+            )
+        )
+    summary = pd.DataFrame(
+        {
+            "statistic": [s[0] for s in stats],
+            "value": [format_value(s[1], s[2]) for s in stats],
+            "exact": [float(s[1]) if not _missing(s[1]) else np.nan for s in stats],
+            "meaning": [s[3] for s in stats],
+        }
+    )
     t_summary = ReportTable(
-        "measure_free_summary", "measure_free_summary", "Measure-free comparison: how often runs are incomparable",
+        "measure_free_summary",
+        "measure_free_summary",
+        "Measure-free comparison: how often runs are incomparable",
         "The weak top-heaviness order is the only order on runs every measure agrees with; where two runs are "
         "incomparable in it, measures may rank them either way. The distribution over all pairs of systems of the "
         "share of topics on which their runs are incomparable (every pair is in the measure_free_pairs CSV file).",
-        summary, (Column("statistic", "Statistic", "what is counted or summarised.", "text"),
-                  Column("value", "Value", "its value (shares in percent of the topics).", "text"),
-                  Column("exact", "Exact", "the value as a number (shares as fractions).", hidden=True),
-                  Column("meaning", "Meaning", "what the statistic says.", "text")),
-        _label(study, "measure-free-summary"), files=False, exts=("tex",))
+        summary,
+        (
+            Column("statistic", "Statistic", "what is counted or summarised.", "text"),
+            Column("value", "Value", "its value (shares in percent of the topics).", "text"),
+            Column("exact", "Exact", "the value as a number (shares as fractions).", hidden=True),
+            Column("meaning", "Meaning", "what the statistic says.", "text"),
+        ),
+        _label(study, "measure-free-summary"),
+        files=False,
+        exts=("tex",),
+    )
     edges = np.linspace(0, 1, 11)
     counts = np.histogram(share.dropna().clip(0, 1), bins=edges)[0]
-    hist = pd.DataFrame({"from": edges[:-1], "to": edges[1:], "pairs": counts,
-                         "share_of_pairs": counts / max(n, 1)})
+    hist = pd.DataFrame({"from": edges[:-1], "to": edges[1:], "pairs": counts, "share_of_pairs": counts / max(n, 1)})
     t_hist = ReportTable(
-        "measure_free_histogram", "measure_free_summary",
+        "measure_free_histogram",
+        "measure_free_summary",
         "Measure-free comparison: distribution of incomparable shares",
         "How many pairs of systems have each share of incomparable topics, in bins of 10 percentage points (the last "
-        "bin includes 100%).", hist,
-        (Column("from", "From", "the bin's lower bound (included), a share of the topics.", "share"),
-         Column("to", "To", "the bin's upper bound (excluded, except for the last bin).", "share"),
-         Column("pairs", "Pairs", "the number of system pairs in the bin.", "int"),
-         Column("share_of_pairs", "Share of pairs", "the bin's pairs in percent of all pairs.", "share")),
-        _label(study, "measure-free-histogram"), files=False, exts=("tex",))
+        "bin includes 100%).",
+        hist,
+        (
+            Column("from", "From", "the bin's lower bound (included), a share of the topics.", "share"),
+            Column("to", "To", "the bin's upper bound (excluded, except for the last bin).", "share"),
+            Column("pairs", "Pairs", "the number of system pairs in the bin.", "int"),
+            Column("share_of_pairs", "Share of pairs", "the bin's pairs in percent of all pairs.", "share"),
+        ),
+        _label(study, "measure-free-histogram"),
+        files=False,
+        exts=("tex",),
+    )
     k = min(10, n)
-    top = mf.assign(_s=share).sort_values(["_s"] + (["incomparable"] if "incomparable" in mf else []),
-                                          ascending=False, kind="stable").drop(columns="_s").head(k)
+    top = (
+        mf.assign(_s=share)
+        .sort_values(["_s"] + (["incomparable"] if "incomparable" in mf else []), ascending=False, kind="stable")
+        .drop(columns="_s")
+        .head(k)
+    )
     t_top = ReportTable(
-        "measure_free_top", "measure_free_summary", f"Measure-free comparison: the {k} pairs with the most "
-        "incomparable topics", "The pairs of systems whose runs are most often incomparable: conclusions about them "
-        "depend most on the measure chosen.", top.reset_index(drop=True), full.columns,
-        _label(study, "measure-free-top"), files=False, exts=("tex",))
+        "measure_free_top",
+        "measure_free_summary",
+        f"Measure-free comparison: the {k} pairs with the most incomparable topics",
+        "The pairs of systems whose runs are most often incomparable: conclusions about them "
+        "depend most on the measure chosen.",
+        top.reset_index(drop=True),
+        full.columns,
+        _label(study, "measure-free-top"),
+        files=False,
+        exts=("tex",),
+    )
     return [t_summary, t_hist, t_top]
 
 
 # -- CSV and JSON ----------------------------------------------------------------------------------
+
 
 def data_frame(table: ReportTable) -> pd.DataFrame:
     """The table's exact values with, after each float column ``x``, ``x_display``: the
@@ -907,11 +1302,27 @@ def table_json(table: ReportTable, provenance: dict, frame: pd.DataFrame | None 
     null). ``frame``: :func:`data_frame` of the table, if already made."""
     frame = data_frame(table) if frame is None else frame
     cols = dict(table.data_explanations)
-    cols.update({f"{k}_display": f"{k} as the tables show it." for k in frame.columns
-                 if not k.endswith("_display") and f"{k}_display" in frame.columns})
-    head = json.dumps({"table": table.key, "title": table.heading, "caption": table.caption, "label": table.label,
-                       "columns": cols, "provenance": _plain(provenance), "rows": []},
-                      indent=1, ensure_ascii=False, allow_nan=False)
+    cols.update(
+        {
+            f"{k}_display": f"{k} as the tables show it."
+            for k in frame.columns
+            if not k.endswith("_display") and f"{k}_display" in frame.columns
+        }
+    )
+    head = json.dumps(
+        {
+            "table": table.key,
+            "title": table.heading,
+            "caption": table.caption,
+            "label": table.label,
+            "columns": cols,
+            "provenance": _plain(provenance),
+            "rows": [],
+        },
+        indent=1,
+        ensure_ascii=False,
+        allow_nan=False,
+    )
     # the rows one per line, each by json's C encoder (indent would take the slow Python
     # one: seconds for the 8,256 pairs of a TREC-8 study); values made JSON-ready column by
     # column: numpy scalars as Python ones, NaN and infinities as null
@@ -927,10 +1338,11 @@ def table_json(table: ReportTable, provenance: dict, frame: pd.DataFrame | None 
             vals = col.tolist()
             plain[k] = vals if all(type(v) is str for v in vals) else [_plain(v) for v in vals]
     keys = list(plain)
-    rows = ",\n  ".join(json.dumps(dict(zip(keys, r)), ensure_ascii=False, allow_nan=False)
-                        for r in zip(*plain.values()))
+    rows = ",\n  ".join(
+        json.dumps(dict(zip(keys, r)), ensure_ascii=False, allow_nan=False) for r in zip(*plain.values())
+    )
     assert head.endswith('"rows": []\n}')
-    return head[:-len("[]\n}")] + ("[\n  " + rows + "\n ]\n}" if rows else "[]\n}")
+    return head[: -len("[]\n}")] + ("[\n  " + rows + "\n ]\n}" if rows else "[]\n}")
 
 
 # -- YAML ------------------------------------------------------------------------------------------
@@ -992,8 +1404,11 @@ def _yaml_lines(obj, indent: int) -> list[str]:
                 lines.append(f"{pad}{key}: {_yaml_scalar(v)}")
             elif (isinstance(v, dict) and not v) or (not isinstance(v, dict) and len(v) == 0):
                 lines.append(f"{pad}{key}: {'{}' if isinstance(v, dict) else '[]'}")
-            elif not isinstance(v, dict) and all(_scalar_like(x) for x in v) and \
-                    len(flow := "[" + ", ".join(_yaml_scalar(x) for x in v) + "]") <= 100 - indent - len(key):
+            elif (
+                not isinstance(v, dict)
+                and all(_scalar_like(x) for x in v)
+                and len(flow := "[" + ", ".join(_yaml_scalar(x) for x in v) + "]") <= 100 - indent - len(key)
+            ):
                 lines.append(f"{pad}{key}: {flow}")
             else:
                 lines.append(f"{pad}{key}:")
@@ -1020,12 +1435,12 @@ def provenance_yaml(study: Study, command: str | None = None) -> str:
     prov = dict(study.provenance) if isinstance(study.provenance, dict) else {"provenance": study.provenance}
     if command and "command" not in prov:
         prov = {"command": command, **prov}
-    head = (f"# provenance of an irscale study (ir_metadata style), N = {study.N}, "
-            f"rendered by irscale {__version__}\n")
+    head = f"# provenance of an irscale study (ir_metadata style), N = {study.N}, rendered by irscale {__version__}\n"
     return head + to_yaml(prov)
 
 
 # -- Markdown --------------------------------------------------------------------------------------
+
 
 def _md_cell(text: str) -> str:
     return text.replace("|", r"\|").replace("\n", " ")
@@ -1040,8 +1455,11 @@ def markdown_table(table: ReportTable | pd.DataFrame) -> str:
     cols = table.shown
     best = best_cells(table)
     head = "| " + " | ".join(_md_cell(c.head) for c in cols) + " |"
-    sep = "|" + "|".join("---:" if c.numeric else ":---:" if c.kind in ("bool", "assumes") else ":---"
-                         for c in cols) + "|"
+    sep = (
+        "|"
+        + "|".join("---:" if c.numeric else ":---:" if c.kind in ("bool", "assumes") else ":---" for c in cols)
+        + "|"
+    )
     body = []
     for i, r in enumerate(row_dicts(table)):
         cells = []
@@ -1078,9 +1496,11 @@ def summary_line(study: Study) -> str:
     """One sentence on what the study covers."""
     p = study.provenance if isinstance(study.provenance, dict) else {}
     name = canonical_names(study)
-    return (f"{len(study.systems)} systems × {len(study.topics)} topics at run length N = {study.N}; measures "
-            f"{', '.join(name(m) for m in study.measures)}; relevance {p.get('relevance') or 'graded'}; "
-            f"α = {_alpha(study):g}; irscale {p.get('irscale_version', __version__)}.")
+    return (
+        f"{len(study.systems)} systems × {len(study.topics)} topics at run length N = {study.N}; measures "
+        f"{', '.join(name(m) for m in study.measures)}; relevance {p.get('relevance') or 'graded'}; "
+        f"α = {_alpha(study):g}; irscale {p.get('irscale_version', __version__)}."
+    )
 
 
 def theory_lines(study: Study) -> list[str]:
@@ -1089,8 +1509,13 @@ def theory_lines(study: Study) -> list[str]:
     return [said[m]["text"] for m in study.measures if isinstance(said.get(m), dict) and "text" in said[m]]
 
 
-def study_markdown(study: Study, links: dict | None = None, figures: Sequence | None = None,
-                   command: str | None = None, tables: list | None = None) -> str:
+def study_markdown(
+    study: Study,
+    links: dict | None = None,
+    figures: Sequence | None = None,
+    command: str | None = None,
+    tables: list | None = None,
+) -> str:
     """The study as a Markdown report: what it covers, what “meaningful” means, every table
     with its column explanations, the theory's statements, the figures' titles and the
     provenance as YAML. ``links`` maps a table's key (:attr:`ReportTable.key`) to the stem
@@ -1103,18 +1528,29 @@ def study_markdown(study: Study, links: dict | None = None, figures: Sequence | 
         lines += [markdown_section(t, (links or {}).get(t.key)), ""]
     said = theory_lines(study)
     if said:
-        lines += ["## What the theory says about each original measure", "",
-                  "The order under which each original measure is an interval or ordinal scale (or none): the "
-                  "2019 and 2021 papers' statement where they make one (`irscale inspect MEASURE --theory` checks it "
-                  "over every run), else irscale's exhaustive check of the measure's own values.", ""]
+        lines += [
+            "## What the theory says about each original measure",
+            "",
+            "The order under which each original measure is an interval or ordinal scale (or none): the "
+            "2019 and 2021 papers' statement where they make one (`irscale inspect MEASURE --theory` checks it "
+            "over every run), else irscale's exhaustive check of the measure's own values.",
+            "",
+        ]
         lines += [f"* {s}" for s in said] + [""]
     if figures:
         files = (links or {}).get("figures") or [[] for _ in figures]
-        lines += ["## Figures", "", "The figures are embedded in the HTML report" +
-                  (" and written beside it (SVG and PDF):" if any(files) else "."), ""]
-        lines += [f"* **{title}**: {caption}" + ("" if not names else " Files: " +
-                                                  ", ".join(f"[{n}]({n})" for n in names) + ".")
-                  for (title, _svg, caption), names in zip(figures, files)] + [""]
+        lines += [
+            "## Figures",
+            "",
+            "The figures are embedded in the HTML report"
+            + (" and written beside it (SVG and PDF):" if any(files) else "."),
+            "",
+        ]
+        lines += [
+            f"* **{title}**: {caption}"
+            + ("" if not names else " Files: " + ", ".join(f"[{n}]({n})" for n in names) + ".")
+            for (title, _svg, caption), names in zip(figures, files)
+        ] + [""]
     lines += ["## Provenance", ""]
     if links and "provenance" in links:
         lines += [f"File: [{links['provenance']}.yaml]({links['provenance']}.yaml)", ""]
@@ -1123,6 +1559,7 @@ def study_markdown(study: Study, links: dict | None = None, figures: Sequence | 
 
 
 # -- LaTeX (compatibility) -------------------------------------------------------------------------
+
 
 def latex_table(table: ReportTable | pd.DataFrame, caption: str | None = None) -> str:
     """A LaTeX table (booktabs): see :func:`irscale.report.latex.latex_table`. A plain data
@@ -1135,6 +1572,7 @@ def latex_table(table: ReportTable | pd.DataFrame, caption: str | None = None) -
 
 
 # -- files -----------------------------------------------------------------------------------------
+
 
 def _figures(figures) -> list[tuple[str, str, str]]:
     out = []
@@ -1162,8 +1600,9 @@ def _figure_files(figures, tag: str) -> list[list[tuple[str, bytes | str]]]:
     return out
 
 
-def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
-                 command: str | None = None) -> list[Path]:
+def write_report(
+    study: Study, out: str | Path, figures: Sequence | None = None, command: str | None = None
+) -> list[Path]:
     """Write the whole report of ``study`` into directory ``out`` (created if missing) and
     return every path written, in order:
 
@@ -1207,8 +1646,14 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
 
     tables = report_tables(study)
     own = {t.key: t for t in tables if t.files}
-    data_tables = [own.get("means"), own.get("table2"), own.get("table4"), changes_table(study), own.get("pairs"),
-                   measure_free_table(study)]
+    data_tables = [
+        own.get("means"),
+        own.get("table2"),
+        own.get("table4"),
+        changes_table(study),
+        own.get("pairs"),
+        measure_free_table(study),
+    ]
     links = {}
     for t in (t for t in data_tables if t is not None):
         stem = f"{t.stem}_{tag}"
@@ -1219,8 +1664,12 @@ def write_report(study: Study, out: str | Path, figures: Sequence | None = None,
     texts = [latex_table_text(t) for t in tables]  # rendered once: the tables' files and report_N<N>.tex
     for stem, text in latex_document_tables(tables, texts=texts).items():
         put(f"{stem}_{tag}.tex", text)
-    put(f"report_{tag}.tex", latex_report(tables, _latex_figures(figure_files, figures),
-                                          title=f"irscale report (N = {study.N})", texts=texts))
+    put(
+        f"report_{tag}.tex",
+        latex_report(
+            tables, _latex_figures(figure_files, figures), title=f"irscale report (N = {study.N})", texts=texts
+        ),
+    )
     for t in tables:
         links[t.key] = f"{t.stem}_{tag}"
     links["provenance"] = f"provenance_{tag}"
@@ -1253,8 +1702,9 @@ def _latex_figures(figure_files, figures) -> list[tuple[str, str]]:
     return out
 
 
-def write_study(study: Study, out: str | Path, figures: Sequence | None = None,
-                command: str | None = None) -> list[Path]:
+def write_study(
+    study: Study, out: str | Path, figures: Sequence | None = None, command: str | None = None
+) -> list[Path]:
     """The same as :func:`write_report` (its former name)."""
     return write_report(study, out, figures, command)
 
@@ -1262,8 +1712,19 @@ def write_study(study: Study, out: str | Path, figures: Sequence | None = None,
 # -- Tables 2 and 3 over several run lengths --------------------------------------------------------
 
 # the column order of the paper's Tables 2 and 3 (one row per run length N)
-TAU_ORDER = ("P", "RBP(p=0.5)", "RR", "RBP(p=0.3)", "RBP(p=0.8)", "DCG(base=2)", "DCG(base=10)", "R", "AP",
-             "nDCG(base=2)", "nDCG(base=10)")
+TAU_ORDER = (
+    "P",
+    "RBP(p=0.5)",
+    "RR",
+    "RBP(p=0.3)",
+    "RBP(p=0.8)",
+    "DCG(base=2)",
+    "DCG(base=10)",
+    "R",
+    "AP",
+    "nDCG(base=2)",
+    "nDCG(base=10)",
+)
 TAU_TABLES = (("tau_unq", "Table 2 (unq)"), ("tau_mid", "Table 3 (mid)"))
 
 
@@ -1278,8 +1739,11 @@ def tau_tables(studies: Sequence[Study]) -> list[tuple[str, str, pd.DataFrame]]:
         for st in studies:
             name = canonical_names(st)
             # one column per measure across run lengths: its name without the cutoff N of the row
-            tau = {_without_cutoff(name(m), st.N): v for m, v in zip(st.table2["measure"], st.table2[col])} \
-                if col in st.table2 else {}
+            tau = (
+                {_without_cutoff(name(m), st.N): v for m, v in zip(st.table2["measure"], st.table2[col])}
+                if col in st.table2
+                else {}
+            )
             names += list(tau)
             rows.append({"N": st.N, **tau})
         order = _order(names, TAU_ORDER)
@@ -1289,7 +1753,7 @@ def tau_tables(studies: Sequence[Study]) -> list[tuple[str, str, pd.DataFrame]]:
 
 def _without_cutoff(name: str, N: int) -> str:
     """``RBP(p=0.8)@30`` at N = 30 -> ``RBP(p=0.8)`` (a study's measures are named at N)."""
-    return name[:-len(f"@{N}")] if name.endswith(f"@{N}") else name
+    return name[: -len(f"@{N}")] if name.endswith(f"@{N}") else name
 
 
 def tau_report_tables(studies: Sequence[Study]) -> list[ReportTable]:
@@ -1298,15 +1762,26 @@ def tau_report_tables(studies: Sequence[Study]) -> list[ReportTable]:
     for title, col, df in tau_tables(studies):
         ties = "unq" if col == "tau_unq" else "mid-rank"
         cols = [Column("N", "N", "the run length N: runs are cut at their first N documents.", "int")]
-        cols += [Column(m, m, f"Kendall's τ between the systems' rankings by {m} and by its ranked version "
-                        f"({ties} ties).") for m in df.columns if m != "N"]
+        cols += [
+            Column(m, m, f"Kendall's τ between the systems' rankings by {m} and by its ranked version ({ties} ties).")
+            for m in df.columns
+            if m != "N"
+        ]
         num = title.split()[1]
-        out.append(ReportTable(
-            f"table{num}", f"table{num}_{col}",
-            "Kendall's τ between each measure and its ranked version, by run length",
-            f"Overall Kendall's τ between each measure and its ranked version, φ from the {ties} tie strategy, one "
-            f"row per run length N (the paper's Table {num}).", df, tuple(cols), f"tab:irscale-table{num}-{col}",
-            paper=f"Table {num}", exts=("csv", "tex")))
+        out.append(
+            ReportTable(
+                f"table{num}",
+                f"table{num}_{col}",
+                "Kendall's τ between each measure and its ranked version, by run length",
+                f"Overall Kendall's τ between each measure and its ranked version, φ from the {ties} tie strategy, one "
+                f"row per run length N (the paper's Table {num}).",
+                df,
+                tuple(cols),
+                f"tab:irscale-table{num}-{col}",
+                paper=f"Table {num}",
+                exts=("csv", "tex"),
+            )
+        )
     return out
 
 
@@ -1320,8 +1795,10 @@ def write_tau_tables(studies: Sequence[Study], out: str | Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for t in tau_report_tables(studies):
-        for path, text in ((out / f"{t.stem}.csv", data_frame(t).to_csv(index=False)),
-                           (out / f"{t.stem}.tex", render(t))):
+        for path, text in (
+            (out / f"{t.stem}.csv", data_frame(t).to_csv(index=False)),
+            (out / f"{t.stem}.tex", render(t)),
+        ):
             path.write_text(text, encoding="utf-8")
             written.append(path)
     return written

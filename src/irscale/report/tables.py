@@ -90,8 +90,13 @@ def rich_table(table: ScoreTable, per_topic: bool):
                 if np.isnan(row).all():
                     continue
                 t.add_row(system, topic, *(number_cell(v) for v in row))
-            t.add_row(system, "all", *(number_cell(v) for v in means.iloc[s].to_numpy()), style="bold",
-                      end_section=s < len(table.systems) - 1)  # the mean, as trec_eval -q ends each run
+            t.add_row(
+                system,
+                "all",
+                *(number_cell(v) for v in means.iloc[s].to_numpy()),
+                style="bold",
+                end_section=s < len(table.systems) - 1,
+            )  # the mean, as trec_eval -q ends each run
     else:
         for system, row in means.iterrows():
             t.add_row(str(system), *(number_cell(v) for v in row.to_numpy()))
@@ -107,6 +112,9 @@ def theory_texts(table: ScoreTable) -> list[str]:
         inner = getattr(col, "measure", None)
         if inner is None or not hasattr(col, "theory") or str(inner) in out:
             continue
-        out[str(inner)] = col.theory.text() if col.theory is not None else \
-            f"{inner}: the papers make no statement about it; phi equi-spaces its own order"
+        out[str(inner)] = (
+            col.theory.text()
+            if col.theory is not None
+            else f"{inner}: the papers make no statement about it; phi equi-spaces its own order"
+        )
     return list(out.values())

@@ -4,5 +4,16 @@
 from irscale.scales.rankmap import ENGINES, TIES, RankMap, build, cache_clear, cache_dir, cache_info, choose_engine
 from irscale.scales.spaces import Space, all_runs, space_for
 
-__all__ = ["RankMap", "build", "choose_engine", "cache_dir", "cache_info", "cache_clear", "Space",
-           "space_for", "all_runs", "ENGINES", "TIES"]
+__all__ = [
+    "RankMap",
+    "build",
+    "choose_engine",
+    "cache_dir",
+    "cache_info",
+    "cache_clear",
+    "Space",
+    "space_for",
+    "all_runs",
+    "ENGINES",
+    "TIES",
+]

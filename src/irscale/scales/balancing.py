@@ -25,7 +25,7 @@ def balancing_index(measure, n: int, q_min: int = 1, q_max: int = 1, levels: int
     top[0, 0] = q_max
     tails = np.zeros((n, n), dtype=np.int64)
     for b in range(1, n + 1):
-        tails[b - 1, b - 1:] = q_min
+        tails[b - 1, b - 1 :] = q_min
     ref, cmp = fn.values(top)[0], fn.values(tails)
     scale = max(abs(ref), 1.0)
     above = ref > cmp + 1e-12 * scale  # the top run scores more than the tail from b
@@ -53,7 +53,7 @@ def balancing_analytic(family: str, n: int, **params) -> int:
         from fractions import Fraction
 
         p = Fraction(str(params["p"]))
-        rhs = 1 - p + p ** n
+        rhs = 1 - p + p**n
         best, power = 0, Fraction(1)  # power = p^(b-1)
         for b in range(1, n + 1):
             if power >= rhs:

@@ -215,10 +215,17 @@ def _gain_tuple(gains) -> tuple[int, ...]:
         out = tuple(int(g) for g in gains)
     except (TypeError, ValueError):
         out = ()
-    if len(out) < 1 or list(out) != sorted(set(out)) or out[0] < 0 or out[-1] == 0 or \
-            any(not isinstance(g, (int, np.integer)) for g in gains):
-        raise ArgumentError(f"gains must be distinct non-negative integers in increasing order, not all 0, "
-                            f"e.g. gains=(0, 1, 2, 3); got {gains!r}")
+    if (
+        len(out) < 1
+        or list(out) != sorted(set(out))
+        or out[0] < 0
+        or out[-1] == 0
+        or any(not isinstance(g, (int, np.integer)) for g in gains)
+    ):
+        raise ArgumentError(
+            f"gains must be distinct non-negative integers in increasing order, not all 0, "
+            f"e.g. gains=(0, 1, 2, 3); got {gains!r}"
+        )
     return out
 
 
@@ -248,8 +255,9 @@ class RBPGrid:
     gains: tuple[int, ...] = (0, 1)
 
     @classmethod
-    def build(cls, p: Fraction, N: int, M: int, threads: bool = True, ranks: int | None = None,
-              gains=(0, 1)) -> RBPGrid:
+    def build(
+        cls, p: Fraction, N: int, M: int, threads: bool = True, ranks: int | None = None, gains=(0, 1)
+    ) -> RBPGrid:
         """Tables of P(S <= y), S = sum over k = 1..N of X_k p^(k-1), X_k uniform over the
         integer ``gains`` (distinct, increasing, from 0 or more; binary: 0, 1), at ``M``
         grid points per unit of y / t (t = the top gain). ``ranks``: the ranks computed
@@ -263,20 +271,25 @@ class RBPGrid:
         t0 = time.perf_counter()
         G = -(-M * b // (b - a))  # y / t < 1 / (1 - p) = b / (b - a): F = 1 from grid point G on
         if (G + M + 1) * b * t >= 2**62:  # the level pass's integers ((i t - g M) b) stay in int64
-            raise ArgumentError(f"RBP(p={p}): p = {a}/{b} has too large a denominator for the grid recursion at "
-                                f"resolution {M:,}" + (f" with gains up to {t}" if t > 1 else "") +
-                                f" (its integers would pass 2^62); write p as a short fraction or decimal, e.g. "
-                                f"RBP(p={float(p):.4g})")
+            raise ArgumentError(
+                f"RBP(p={p}): p = {a}/{b} has too large a denominator for the grid recursion at "
+                f"resolution {M:,}"
+                + (f" with gains up to {t}" if t > 1 else "")
+                + f" (its integers would pass 2^62); write p as a short fraction or decimal, e.g. "
+                f"RBP(p={float(p):.4g})"
+            )
         if G + 1 > MAX_GRID:
-            raise IrscaleError(f"RBP(p={p}) bounds at resolution {M:,} need a grid of {G + 1:,} points (over "
-                               f"{MAX_GRID:,}); use a smaller resolution")
+            raise IrscaleError(
+                f"RBP(p={p}) bounds at resolution {M:,} need a grid of {G + 1:,} points (over "
+                f"{MAX_GRID:,}); use a smaller resolution"
+            )
         K = _exact_ranks(p, N, M) if ranks is None else min(N, integer("ranks", ranks, minimum=0))
         lo = np.ones(G + 1)
         hi = np.ones(G + 1)
         if K < N:  # S_(K+1) <= t (1 - p^(N-K)) / (1 - p): lo is 1 only from there on
             smax = (1 - p ** (N - K)) / (1 - p)  # in units of t
             first = -(-smax.numerator * M // smax.denominator)
-            lo[:min(first, G + 1)] = 0.0
+            lo[: min(first, G + 1)] = 0.0
         kernel = _level_kernel() or _level_numpy
         g_arr = np.array(gains, dtype=np.int64)
 
@@ -337,17 +350,29 @@ def _through_cache(identity: str, size: int, build, arrays_of, from_arrays, cach
         except (KeyError, ValueError, TypeError, IndexError) as e:
             C.damaged(z["_file"], e, "bounds-table")
         else:
-            return table, time.perf_counter() - t0, (f"loaded from the cache ({z['_file']}; built in "
-                                                    f"{table.seconds:.2f} s)")
+            return (
+                table,
+                time.perf_counter() - t0,
+                (f"loaded from the cache ({z['_file']}; built in {table.seconds:.2f} s)"),
+            )
     table = build()
     arrays = arrays_of(table)
     nbytes = sum(np.asarray(a).nbytes for a in arrays.values())
     if nbytes > CACHE_MAX_BYTES:
-        return table, table.seconds, (f"built, not stored: its tables take {nbytes / 2**20:,.0f} MiB, over the "
-                                      f"cache's limit of {CACHE_MAX_BYTES / 2**20:,.0f} MiB (bounds.CACHE_MAX_BYTES)")
+        return (
+            table,
+            table.seconds,
+            (
+                f"built, not stored: its tables take {nbytes / 2**20:,.0f} MiB, over the "
+                f"cache's limit of {CACHE_MAX_BYTES / 2**20:,.0f} MiB (bounds.CACHE_MAX_BYTES)"
+            ),
+        )
     f = C.save_table(identity, size, arrays)
-    return table, table.seconds, (f"built and stored ({f})" if f is not None else
-                                  "built; the cache could not be written (warned)")
+    return (
+        table,
+        table.seconds,
+        (f"built and stored ({f})" if f is not None else "built; the cache could not be written (warned)"),
+    )
 
 
 def _scalar(z, name: str, kind=int):
@@ -369,8 +394,10 @@ def _rbp_grid(p: Fraction, N: int, M: int, gains: tuple[int, ...], threads: bool
     gains = _gain_tuple(gains)
     K = _exact_ranks(p, N, M)
     a, b = p.numerator, p.denominator
-    identity = (f"RBP bounds table|p={a}/{b}|gains={','.join(map(str, gains))}|N={N}|resolution={M}|ranks={K}"
-                f"|format={_TABLES_FORMAT}")
+    identity = (
+        f"RBP bounds table|p={a}/{b}|gains={','.join(map(str, gains))}|N={N}|resolution={M}|ranks={K}"
+        f"|format={_TABLES_FORMAT}"
+    )
 
     def arrays_of(g: RBPGrid) -> dict:
         return {"lo": g.lo, "hi": g.hi, "slack": np.array(g.slack), "seconds": np.array(g.seconds)}
@@ -380,15 +407,25 @@ def _rbp_grid(p: Fraction, N: int, M: int, gains: tuple[int, ...], threads: bool
         slack = _grid_slack(K, len(gains))
         if _scalar(z, "slack", float) != slack:
             raise ValueError(f"its float slack {_scalar(z, 'slack', float)!r} is not this grid's {slack!r}")
-        return RBPGrid(a, b, N, M, K, _table(z, "lo", G + 1), _table(z, "hi", G + 1), slack,
-                       _scalar(z, "seconds", float), gains)
+        return RBPGrid(
+            a, b, N, M, K, _table(z, "lo", G + 1), _table(z, "hi", G + 1), slack, _scalar(z, "seconds", float), gains
+        )
 
-    return _through_cache(identity, len(gains) ** N, lambda: RBPGrid.build(p, N, M, threads, gains=gains),
-                          arrays_of, from_arrays, cache)
+    return _through_cache(
+        identity, len(gains) ** N, lambda: RBPGrid.build(p, N, M, threads, gains=gains), arrays_of, from_arrays, cache
+    )
 
 
-def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
-               threads: bool = True, levels: int = 2, cache: bool = True, keys=None) -> PhiBounds:
+def rbp_bounds(
+    measure,
+    N: int,
+    runs: np.ndarray,
+    resolution: int = RESOLUTION,
+    threads: bool = True,
+    levels: int = 2,
+    cache: bool = True,
+    keys=None,
+) -> PhiBounds:
     """Bounds on phi / |M| of runs (an (n, N) integer array of grades 0..levels-1; 0/1
     for binary RBP) under RBP with rational p at run length N where every run has its own
     value (see the module docstring); ``resolution``: grid points per unit of y / t, t
@@ -420,19 +457,26 @@ def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
         if getattr(m, "p_exact", None) is None:
             raise ArgumentError(f"{m} is not RBP: rbp_bounds bounds RBP only (phi_bounds serves every measure)")
         if space.c == 1:
-            raise ArgumentError(f"{m} at N = {N}: not binary RBP with p > 1/2 (its scale has a closed form; build "
-                                f"its rank map instead: irscale.scales.build('{m}', {N}))")
-        raise ArgumentError(f"{m} at N = {N}{on}: this p gives a closed form (exact at any N, nothing to bound); "
-                            f"build its rank map instead: irscale.scales.build('{m}', {N}, {levels})")
+            raise ArgumentError(
+                f"{m} at N = {N}: not binary RBP with p > 1/2 (its scale has a closed form; build "
+                f"its rank map instead: irscale.scales.build('{m}', {N}))"
+            )
+        raise ArgumentError(
+            f"{m} at N = {N}{on}: this p gives a closed form (exact at any N, nothing to bound); "
+            f"build its rank map instead: irscale.scales.build('{m}', {N}, {levels})"
+        )
     p = m.p_exact
     a, b = p.numerator, p.denominator
     top = levels - 1  # the judged grades; a binary measure (rel=) binarises them below
     runs = np.asarray(runs)
-    if runs.ndim != 2 or runs.shape[1] != N or runs.dtype.kind not in "iub" or \
-            (runs.size and (runs.min() < 0 or runs.max() > top)):
+    if (
+        runs.ndim != 2
+        or runs.shape[1] != N
+        or runs.dtype.kind not in "iub"
+        or (runs.size and (runs.min() < 0 or runs.max() > top))
+    ):
         what = "0/1 grades" if top == 1 else f"grades 0..{top}"
-        raise ArgumentError(f"runs must be an (n, {N}) integer array of {what}, not shape {runs.shape} of "
-                            f"{runs.dtype}")
+        raise ArgumentError(f"runs must be an (n, {N}) integer array of {what}, not shape {runs.shape} of {runs.dtype}")
     runs = space.grade_view(runs)  # binary measures: 1 for grades >= rel (1 by default)
     G = space.gain_ints
     gains = sorted(set(G))
@@ -441,24 +485,46 @@ def rbp_bounds(measure, N: int, runs: np.ndarray, resolution: int = RESOLUTION,
 
         last = exact_reach(m, space.c, N)
         core = str(m).split("@")[0]
-        exact = (f"the exact engines build it up to N = {last} (irscale.scales.build('{core}', {last}, {levels}))"
-                 if last else f"no exact engine builds it on {levels} levels")
+        exact = (
+            f"the exact engines build it up to N = {last} (irscale.scales.build('{core}', {last}, {levels}))"
+            if last
+            else f"no exact engine builds it on {levels} levels"
+        )
         span = gains[-1] - gains[0]
         raise MeasureError(
             f"{m} at N = {N}{on}: with p = {a}/{b} and integer gains {', '.join(map(str, G))}, two gains differ "
             f"by a multiple of b = {b}, so different runs can tie and phi / |M| is not the fraction of runs at or "
             f"below a value, which is what the grid recursion bounds. {exact[0].upper() + exact[1:]}; or binarise "
             f"the runs (RBP(p={m.p}, rel=1): binary, bounded at any N), or take p = a/b with b > {span} (e.g. "
-            f"RBP(p={_suggest_p(p, span)}))")
+            f"RBP(p={_suggest_p(p, span)}))"
+        )
     grid, seconds, note = _rbp_grid(p, N, resolution, tuple(gains), threads, cache)
     lo, hi = grid.query(space.keys(runs) if keys is None else keys)
     size = len(gains) ** N
-    why = ("every one of the 2^N runs has its own value for rational p" if len(G) == 2 else
-           f"every vector of the gains {', '.join(map(str, gains))} has its own value (no two differ by a "
-           f"multiple of b = {b})" + (", grades of equal gain tie" if len(gains) < len(G) else ""))
-    return PhiBounds(lo, hi, "grid recursion", size, resolution, 0.0, f"none ({why})", grid.max_width,
-                     seconds, {"p": str(p), "gains": ",".join(map(str, gains)), "levels exact": grid.K,
-                               "grid points": len(grid.lo), "cache": note})
+    why = (
+        "every one of the 2^N runs has its own value for rational p"
+        if len(G) == 2
+        else f"every vector of the gains {', '.join(map(str, gains))} has its own value (no two differ by a "
+        f"multiple of b = {b})" + (", grades of equal gain tie" if len(gains) < len(G) else "")
+    )
+    return PhiBounds(
+        lo,
+        hi,
+        "grid recursion",
+        size,
+        resolution,
+        0.0,
+        f"none ({why})",
+        grid.max_width,
+        seconds,
+        {
+            "p": str(p),
+            "gains": ",".join(map(str, gains)),
+            "levels exact": grid.K,
+            "grid points": len(grid.lo),
+            "cache": note,
+        },
+    )
 
 
 def _suggest_p(p: Fraction, span: int) -> str:
@@ -478,12 +544,12 @@ def _conv_numpy(pmf, length, shifts, out):
     new = length + int(shifts.max())
     out[:new] = 0.0
     for s in shifts:
-        out[s:s + length] += pmf[:length]
+        out[s : s + length] += pmf[:length]
     out[:new] *= 1.0 / len(shifts)
     return new
 
 
-HOEFFDING_DELTAS = tuple(10.0 ** -k for k in range(2, 16))  # tail probabilities tried per run
+HOEFFDING_DELTAS = tuple(10.0**-k for k in range(2, 16))  # tail probabilities tried per run
 
 
 @dataclass
@@ -579,8 +645,9 @@ def dcg_lattice(space, grid: int) -> DCGLattice:
     # rounding multiplies by at most 1 + 2^-53, and errors compound additively to first order
     # (the factor 2 covers the second order and more)
     slack = _lattice_slack([len(s) for s in shifts], length)
-    return DCGLattice(h_f, cdf, mean_f, emin_f, emax_f, S_f * (1 + 1e-9), slack, len(shifts), space.n_values,
-                      time.perf_counter() - t0)
+    return DCGLattice(
+        h_f, cdf, mean_f, emin_f, emax_f, S_f * (1 + 1e-9), slack, len(shifts), space.n_values, time.perf_counter() - t0
+    )
 
 
 def _lattice_slack(class_sizes: list[int], length: int) -> float:
@@ -594,8 +661,12 @@ def _dcg_lattice(space, grid: int, cache: bool):
     scalars = ("h", "mean_err", "err_min", "err_max", "hoeffding", "slack", "seconds")
 
     def arrays_of(lat: DCGLattice) -> dict:
-        return {"cdf": lat.cdf, "classes": np.array(lat.classes), "max_width": np.array(lat.max_width),
-                **{k: np.array(float(getattr(lat, k))) for k in scalars}}
+        return {
+            "cdf": lat.cdf,
+            "classes": np.array(lat.classes),
+            "max_width": np.array(lat.max_width),
+            **{k: np.array(float(getattr(lat, k))) for k in scalars},
+        }
 
     def from_arrays(z) -> DCGLattice:
         classes = _scalar(z, "classes")
@@ -606,14 +677,24 @@ def _dcg_lattice(space, grid: int, cache: bool):
         slack = _lattice_slack([len(a) for a in space.attainable], len(cdf))
         if v["slack"] != slack:
             raise ValueError(f"its float slack {v['slack']!r} is not this lattice's {slack!r}")
-        return DCGLattice(v["h"], cdf, v["mean_err"], v["err_min"], v["err_max"], v["hoeffding"],
-                          v["slack"], classes, space.n_values, v["seconds"], _scalar(z, "max_width", float))
+        return DCGLattice(
+            v["h"],
+            cdf,
+            v["mean_err"],
+            v["err_min"],
+            v["err_max"],
+            v["hoeffding"],
+            v["slack"],
+            classes,
+            space.n_values,
+            v["seconds"],
+            _scalar(z, "max_width", float),
+        )
 
     return _through_cache(identity, space.n_values, lambda: dcg_lattice(space, grid), arrays_of, from_arrays, cache)
 
 
-def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 10**7,
-               cache: bool = True) -> PhiBounds:
+def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 10**7, cache: bool = True) -> PhiBounds:
     """Bounds on phi / |M| of runs (an (n, N) array of grades 0..levels-1) under DCG or
     nDCG at run length N (nDCG maps like DCG).
 
@@ -641,21 +722,34 @@ def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 1
         raise ArgumentError(f"{m} is not DCG or nDCG")
     runs = np.asarray(runs)
     top = levels - 1  # the judged grades; a binary measure (rel=) binarises them below
-    if runs.ndim != 2 or runs.shape[1] != N or runs.dtype.kind not in "iub" or \
-            (runs.size and (runs.min() < 0 or runs.max() > top)):
-        raise ArgumentError(f"runs must be an (n, {N}) integer array of grades 0..{top}, not shape {runs.shape} "
-                            f"of {runs.dtype}")
+    if (
+        runs.ndim != 2
+        or runs.shape[1] != N
+        or runs.dtype.kind not in "iub"
+        or (runs.size and (runs.min() < 0 or runs.max() > top))
+    ):
+        raise ArgumentError(
+            f"runs must be an (n, {N}) integer array of grades 0..{top}, not shape {runs.shape} of {runs.dtype}"
+        )
     runs = space.grade_view(runs)  # binary measures: 1 for grades >= rel (1 by default)
     lat, seconds, note = _dcg_lattice(space, grid, cache)
     totals = space.class_totals(runs)
     values = totals @ space.class_weights  # float; its error is far below the pad
     value_err = 1e-12 * (float(np.max(values)) if len(values) else 0.0) + 1e-15
     lo, hi = lat.query(values, value_err)
-    return PhiBounds(lo, hi, "lattice convolution", lat.size, grid, 0.0,
-                     "distinct vectors of class sums have distinct values (the weights' irrational factors, "
-                     "1/log r for r not a perfect power, are linearly independent over the rationals)",
-                     lat.max_width, seconds, {"classes": len(space.attainable), "grid points": len(lat.cdf),
-                                              "spacing": lat.h, "cache": note})
+    return PhiBounds(
+        lo,
+        hi,
+        "lattice convolution",
+        lat.size,
+        grid,
+        0.0,
+        "distinct vectors of class sums have distinct values (the weights' irrational factors, "
+        "1/log r for r not a perfect power, are linearly independent over the rationals)",
+        lat.max_width,
+        seconds,
+        {"classes": len(space.attainable), "grid points": len(lat.cdf), "spacing": lat.h, "cache": note},
+    )
 
 
 # -- any measure -------------------------------------------------------------------------------------
@@ -663,8 +757,9 @@ def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 1
 EXACT_RUNS = 2**34  # phi_bounds builds the exact rank map (lo = hi) of spaces with at most this many runs
 
 
-def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: int | None = None,
-               cache: bool = True, keys=None) -> PhiBounds:
+def phi_bounds(
+    measure, N: int, runs: np.ndarray, levels: int = 2, resolution: int | None = None, cache: bool = True, keys=None
+) -> PhiBounds:
     """phi / |M| of each run (an (n, N) array of grades 0..levels-1) at run length N,
     with a guarantee: exact (``lo == hi``) where a closed form or an exact engine serves
     (closed forms: P, R, F, RR, RBTO, RBP with small p, at any N; other measures while
@@ -708,8 +803,10 @@ def phi_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, resolution: i
             f"their distinct values (unlike RBP and DCG, whose values are sums over independent ranks or "
             f"classes), and estimating them from sampled runs does not bound phi. Use a shorter N, where the "
             f"exact rank map is built (irscale.scales.build('{m}', N); the 2021 paper stopped at 30), or a "
-            f"measure with bounds (RBP, nDCG)")
+            f"measure with bounds (RBP, nDCG)"
+        )
     rm = build(m, N, levels, cache=cache)
     norm = rm.normalized(rm.phi_runs(np.asarray(runs)))
-    return PhiBounds(norm, norm.copy(), f"exact ({rm.engine})", int(rm.size), 0, 0.0, "none", 0.0,
-                     time.perf_counter() - t)
+    return PhiBounds(
+        norm, norm.copy(), f"exact ({rm.engine})", int(rm.size), 0, 0.0, "none", 0.0, time.perf_counter() - t
+    )

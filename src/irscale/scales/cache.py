@@ -45,9 +45,24 @@ _swept: set = set()  # directories swept of stale temp files by loads in this pr
 # every way numpy's loader fails on a damaged .npz: zip structure and CRCs (BadZipFile),
 # truncation (EOFError), headers and pickle refusal (ValueError), missing members
 # (KeyError), unsupported or encrypted-looking members after a bit flip, absurd shapes
-_LOAD_ERRORS = (OSError, EOFError, ValueError, KeyError, IndexError, TypeError, OverflowError, MemoryError,
-                RuntimeError, NotImplementedError, SyntaxError, zipfile.BadZipFile, zipfile.LargeZipFile,
-                zlib.error, lzma.LZMAError, struct.error)
+_LOAD_ERRORS = (
+    OSError,
+    EOFError,
+    ValueError,
+    KeyError,
+    IndexError,
+    TypeError,
+    OverflowError,
+    MemoryError,
+    RuntimeError,
+    NotImplementedError,
+    SyntaxError,
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    struct.error,
+)
 
 
 class _Damaged(Exception):
@@ -144,8 +159,7 @@ def _warn_damaged(f: Path, reason: str, what: str = "rank-map") -> None:
     _warned.add(("damaged", str(f)))
     done = "recomputed" if what == "answers" else "rebuilt"
     if reason.startswith("no checksum"):  # a file of an older irscale: not damage, just old
-        warn(f"the {what} cache file {f} has no checksum (an older irscale wrote it); it is {done} once",
-             stacklevel=3)
+        warn(f"the {what} cache file {f} has no checksum (an older irscale wrote it); it is {done} once", stacklevel=3)
         return
     warn(f"the {what} cache file {f} was damaged ({reason}); it was ignored and is {done}", stacklevel=3)
 
@@ -155,8 +169,11 @@ def _warn_unwritable(e: OSError, consequence: str) -> None:
     if ("unwritable", str(d)) in _warned:
         return
     _warned.add(("unwritable", str(d)))
-    warn(f"cannot write the rank-map cache at {d} ({_why(e)}); {consequence}: set IRSCALE_CACHE_DIR to a "
-         "writable directory", stacklevel=3)
+    warn(
+        f"cannot write the rank-map cache at {d} ({_why(e)}); {consequence}: set IRSCALE_CACHE_DIR to a "
+        "writable directory",
+        stacklevel=3,
+    )
 
 
 def _is_temp(name: str) -> bool:
@@ -207,8 +224,10 @@ def _map_files(d: Path) -> list[Path]:
     except FileNotFoundError:
         return []
     except OSError as e:
-        raise IrscaleError(f"cannot read the rank-map cache at {d} ({_why(e)}); fix its permissions or set "
-                           "IRSCALE_CACHE_DIR to another directory") from e
+        raise IrscaleError(
+            f"cannot read the rank-map cache at {d} ({_why(e)}); fix its permissions or set "
+            "IRSCALE_CACHE_DIR to another directory"
+        ) from e
 
 
 def ints_out(a: np.ndarray) -> np.ndarray:
@@ -269,8 +288,9 @@ def damaged(f: Path, e: BaseException, what: str = "rank-map") -> None:
 def save_map(space, engine: str, arrays: dict) -> bool:
     """Store a rank map's arrays (identity added); False, with one warning, when the
     cache cannot be written."""
-    return _save(_cache_file(space, engine), {"identity": np.array(space.identity), **arrays},
-                 "rank maps are rebuilt every time")
+    return _save(
+        _cache_file(space, engine), {"identity": np.array(space.identity), **arrays}, "rank maps are rebuilt every time"
+    )
 
 
 def _save(f: Path, arrays: dict, consequence: str) -> bool:
@@ -295,8 +315,13 @@ def load_answers(space, engine: str, kind: str, key_kind: str):
     try:
         z = _read_npz(f)
         keys, vals = z["keys"], z["phi"]
-        if (str(z["identity"]) != space.identity or keys.ndim != 1 or keys.shape != vals.shape
-                or keys.dtype.kind != key_kind or vals.dtype.kind != "i"):
+        if (
+            str(z["identity"]) != space.identity
+            or keys.ndim != 1
+            or keys.shape != vals.shape
+            or keys.dtype.kind != key_kind
+            or vals.dtype.kind != "i"
+        ):
             raise _Damaged("not the answers of this rank map")
     except FileNotFoundError:
         return None
@@ -311,8 +336,9 @@ def load_answers(space, engine: str, kind: str, key_kind: str):
 
 def save_answers(space, engine: str, kind: str, keys: np.ndarray, vals: np.ndarray) -> None:
     try:
-        _write_npz(_answers_file(space, engine, kind), {"identity": np.array(space.identity), "keys": keys,
-                                                        "phi": vals})
+        _write_npz(
+            _answers_file(space, engine, kind), {"identity": np.array(space.identity), "keys": keys, "phi": vals}
+        )
     except OSError as e:
         _warn_unwritable(e, "phi answers are recomputed every time")
 

@@ -29,6 +29,7 @@ MAX_RUNS = 50_000_000  # runs a check enumerates at most
 
 # -- measures as functions on runs ------------------------------------------------------------------
 
+
 @dataclass(eq=False)
 class _AllRuns:
     """A measure on all (c+1)^N runs: the runs, their order keys and values, and what the
@@ -159,6 +160,7 @@ def _space_keys(space) -> Callable[[np.ndarray], np.ndarray] | None:
 
 # -- verdicts --------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Verdict:
     """Outcome of a check: ``holds``, and when it fails a counterexample (runs and values)."""
@@ -180,8 +182,10 @@ class Verdict:
         return "; ".join(f"{k}={_show(v)}" for k, v in (self.counterexample or {}).items())
 
     def explain(self) -> str:
-        head = f"{self.check} of {self.measure} ({'order ' + self.order + ', ' if self.order else ''}N={self.N}, " \
-               f"{self.levels} levels): {'holds' if self.holds else 'does NOT hold'}"
+        head = (
+            f"{self.check} of {self.measure} ({'order ' + self.order + ', ' if self.order else ''}N={self.N}, "
+            f"{self.levels} levels): {'holds' if self.holds else 'does NOT hold'}"
+        )
         if self.counterexample:
             head += f"\n  counterexample: {self.counterexample_text()}"
         return head
@@ -205,15 +209,19 @@ def _prepare(measure, N, levels) -> tuple[MeasureFn, _AllRuns, int]:
 
     N = integer("N", N, minimum=1)
     levels = integer("levels", levels, minimum=2)
-    if levels ** N > MAX_RUNS:
-        raise IrscaleError(f"{levels} relevance levels at N={N} make {count_text(levels ** N, levels)} runs, too many "
-                           "to enumerate "
-                           "for a check; use a smaller N")
+    if levels**N > MAX_RUNS:
+        raise IrscaleError(
+            f"{levels} relevance levels at N={N} make {count_text(levels**N, levels)} runs, too many "
+            "to enumerate "
+            "for a check; use a smaller N"
+        )
     c = levels - 1
     if isinstance(measure, MeasureFn):
         if (measure.N, measure.c) != (N, c):
-            raise ArgumentError(f"{measure.name} was made for N={measure.N} with {measure.c + 1} levels, not "
-                                f"N={N} with {levels}: call as_measure(measure, N, levels - 1) again")
+            raise ArgumentError(
+                f"{measure.name} was made for N={measure.N} with {measure.c + 1} levels, not "
+                f"N={N} with {levels}: call as_measure(measure, N, levels - 1) again"
+            )
         fn = measure
     else:
         fn = as_measure(measure, N, c)
@@ -237,9 +245,16 @@ def _ordinal(fn: MeasureFn, on: _AllRuns, order: str, c: int, levels: int) -> Ve
         bad = np.flatnonzero(key[hi] < key[lo])
         if len(bad):
             i, j = lo[bad[0]], hi[bad[0]]
-            return Verdict("ordinal", fn.name, False, N, levels, order,
-                           {"lower run": runs[i], "upper run": runs[j], "values": [vals[i], vals[j]]},
-                           {"generating pairs": len(lo)})
+            return Verdict(
+                "ordinal",
+                fn.name,
+                False,
+                N,
+                levels,
+                order,
+                {"lower run": runs[i], "upper run": runs[j], "values": [vals[i], vals[j]]},
+                {"generating pairs": len(lo)},
+            )
         return Verdict("ordinal", fn.name, True, N, levels, order, details={"generating pairs": len(lo)})
     rank = on.rank(order, c)
     o = np.lexsort((key, rank))
@@ -248,17 +263,35 @@ def _ordinal(fn: MeasureFn, on: _AllRuns, order: str, c: int, levels: int) -> Ve
     bad_eq = np.flatnonzero(same & (k[1:] != k[:-1]))
     if len(bad_eq):
         i, j = o[bad_eq[0]], o[bad_eq[0] + 1]
-        return Verdict("ordinal", fn.name, False, N, levels, order,
-                       {"runs of equal rank": [runs[i], runs[j]], "values": [vals[i], vals[j]]})
+        return Verdict(
+            "ordinal",
+            fn.name,
+            False,
+            N,
+            levels,
+            order,
+            {"runs of equal rank": [runs[i], runs[j]], "values": [vals[i], vals[j]]},
+        )
     # across ranks: the largest value of a rank must be below the smallest of the next
     first = np.flatnonzero(np.r_[True, ~same])
     last = np.r_[first[1:] - 1, len(o) - 1]
     bad = np.flatnonzero(k[last[:-1]] >= k[first[1:]])
     if len(bad):
         i, j = o[last[bad[0]]], o[first[bad[0] + 1]]
-        return Verdict("ordinal", fn.name, False, N, levels, order,
-                       {"lower run": runs[i], "upper run": runs[j], "values": [vals[i], vals[j]],
-                        "ranks": [int(rank[i]), int(rank[j])]})
+        return Verdict(
+            "ordinal",
+            fn.name,
+            False,
+            N,
+            levels,
+            order,
+            {
+                "lower run": runs[i],
+                "upper run": runs[j],
+                "values": [vals[i], vals[j]],
+                "ranks": [int(rank[i]), int(rank[j])],
+            },
+        )
     return Verdict("ordinal", fn.name, True, N, levels, order, details={"classes": len(first)})
 
 
@@ -272,8 +305,7 @@ def is_interval(measure, order: str = "strong", N: int = 6, levels: int = 2, cha
     fn, on, c = _prepare(measure, N, levels)
     ordv = _ordinal(fn, on, order, c, levels)
     if not ordv.holds:
-        return Verdict("interval", fn.name, False, N, levels, order, ordv.counterexample,
-                       {"reason": "not ordinal"})
+        return Verdict("interval", fn.name, False, N, levels, order, ordv.counterexample, {"reason": "not ordinal"})
     runs, vals = on.runs, on.values
     tol = 1e-9 * (np.max(np.abs(vals)) or 1.0)
     if chain is not None:
@@ -283,20 +315,36 @@ def is_interval(measure, order: str = "strong", N: int = 6, levels: int = 2, cha
         bad = np.flatnonzero(np.abs(steps - steps[0]) > tol)
         if len(bad):
             b = bad[0]
-            return Verdict("interval", fn.name, False, N, levels, f"{order} (one chain)",
-                           {"chain steps": [chain[0], chain[1], chain[b], chain[b + 1]],
-                            "step 1": steps[0], "step 2": steps[b]})
-        return Verdict("interval", fn.name, True, N, levels, f"{order} (one chain)",
-                       details={"step": float(steps[0])})
+            return Verdict(
+                "interval",
+                fn.name,
+                False,
+                N,
+                levels,
+                f"{order} (one chain)",
+                {"chain steps": [chain[0], chain[1], chain[b], chain[b + 1]], "step 1": steps[0], "step 2": steps[b]},
+            )
+        return Verdict("interval", fn.name, True, N, levels, f"{order} (one chain)", details={"step": float(steps[0])})
     if order == "weak":
         lo, hi = weak_covers(N, c)
         inc = vals[hi] - vals[lo]
         bad = np.flatnonzero(np.abs(inc - inc[0]) > tol)
         if len(bad):
             a, b = 0, bad[0]
-            return Verdict("interval", fn.name, False, N, levels, order,
-                           {"cover 1": [runs[lo[a]], runs[hi[a]]], "step 1": inc[a],
-                            "cover 2": [runs[lo[b]], runs[hi[b]]], "step 2": inc[b]})
+            return Verdict(
+                "interval",
+                fn.name,
+                False,
+                N,
+                levels,
+                order,
+                {
+                    "cover 1": [runs[lo[a]], runs[hi[a]]],
+                    "step 1": inc[a],
+                    "cover 2": [runs[lo[b]], runs[hi[b]]],
+                    "step 2": inc[b],
+                },
+            )
         return Verdict("interval", fn.name, True, N, levels, order, details={"step": float(inc[0])})
     if order == "induced":  # the value classes, ascending
         first = on.distinct()[0]
@@ -309,11 +357,22 @@ def is_interval(measure, order: str = "strong", N: int = 6, levels: int = 2, cha
     bad = np.flatnonzero(np.abs(steps - steps[0]) > tol) if len(steps) else []
     if len(bad):
         b = bad[0]
-        return Verdict("interval", fn.name, False, N, levels, order,
-                       {"runs": [runs[first[0]], runs[first[1]], runs[first[b]], runs[first[b + 1]]],
-                        "step 1": steps[0], "step 2": steps[b]})
-    return Verdict("interval", fn.name, True, N, levels, order,
-                   details={"step": float(steps[0]) if len(steps) else 0.0})
+        return Verdict(
+            "interval",
+            fn.name,
+            False,
+            N,
+            levels,
+            order,
+            {
+                "runs": [runs[first[0]], runs[first[1]], runs[first[b]], runs[first[b + 1]]],
+                "step 1": steps[0],
+                "step 2": steps[b],
+            },
+        )
+    return Verdict(
+        "interval", fn.name, True, N, levels, order, details={"step": float(steps[0]) if len(steps) else 0.0}
+    )
 
 
 def replacement_holds(measure, N: int = 6, levels: int = 2) -> Verdict:
@@ -328,8 +387,15 @@ def replacement_holds(measure, N: int = 6, levels: int = 2) -> Verdict:
             if len(bad):
                 i = idx[sel][bad[0]]
                 j = i + up * w[k]
-                return Verdict("replacement", fn.name, False, N, levels, None,
-                               {"run": runs[i], "replaced": runs[j], "values": [vals[i], vals[j]]})
+                return Verdict(
+                    "replacement",
+                    fn.name,
+                    False,
+                    N,
+                    levels,
+                    None,
+                    {"run": runs[i], "replaced": runs[j], "values": [vals[i], vals[j]]},
+                )
     return Verdict("replacement", fn.name, True, N, levels)
 
 
@@ -348,13 +414,20 @@ def swap_holds(measure, N: int = 6, levels: int = 2) -> Verdict:
             bad = np.flatnonzero(key[dst] < key[src])
             if len(bad):
                 s, d = src[bad[0]], dst[bad[0]]
-                return Verdict("swap", fn.name, False, N, levels, None,
-                               {"run": runs[s], "swapped": runs[d], "ranks": [i + 1, j + 1],
-                                "values": [vals[s], vals[d]]})
+                return Verdict(
+                    "swap",
+                    fn.name,
+                    False,
+                    N,
+                    levels,
+                    None,
+                    {"run": runs[s], "swapped": runs[d], "ranks": [i + 1, j + 1], "values": [vals[s], vals[d]]},
+                )
     return Verdict("swap", fn.name, True, N, levels)
 
 
 # -- intervalness summary ------------------------------------------------------------------------------------
+
 
 def intervalness(measure, N: int = 10, levels: int = 2) -> dict:
     """How far the measure's values are from equi-spaced: the Pearson correlation between
@@ -367,7 +440,14 @@ def intervalness(measure, N: int = 10, levels: int = 2) -> dict:
     first, phi = on.distinct()
     vals = on.values
     gaps = np.diff(vals[first])
-    return {"measure": fn.name, "N": N, "levels": levels, "runs": len(on.runs), "distinct": len(first),
-            "pearson_r_value_vs_rank": float(sps.pearsonr(vals, phi + 1).statistic) if len(first) > 1 else 1.0,
-            "gap_min": float(gaps.min()) if len(gaps) else 0.0, "gap_max": float(gaps.max()) if len(gaps) else 0.0,
-            "gap_ratio": float(gaps.max() / gaps.min()) if len(gaps) and gaps.min() > 0 else 1.0}
+    return {
+        "measure": fn.name,
+        "N": N,
+        "levels": levels,
+        "runs": len(on.runs),
+        "distinct": len(first),
+        "pearson_r_value_vs_rank": float(sps.pearsonr(vals, phi + 1).statistic) if len(first) > 1 else 1.0,
+        "gap_min": float(gaps.min()) if len(gaps) else 0.0,
+        "gap_max": float(gaps.max()) if len(gaps) else 0.0,
+        "gap_ratio": float(gaps.max() / gaps.min()) if len(gaps) and gaps.min() > 0 else 1.0,
+    }

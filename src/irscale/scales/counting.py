@@ -94,11 +94,16 @@ class Counter(ValueSet):
         x = np.asarray(x, dtype=np.float64)
         tol = self.tol * np.maximum(1.0, np.abs(x))
         by_value = np.argsort(x, kind="stable")  # a block's queries merge through nearby parts of S
-        blocks = [by_value[a:a + block] for a in range(0, len(keys), block)]
+        blocks = [by_value[a : a + block] for a in range(0, len(keys), block)]
         P, S, use = self.P, self.S, self.use_numba
         halves = dict(P=P, S=S, Pn=self.Pn, Sc=self.Sc)  # sent once to each Dask worker
-        parts = parallel_map(_scan_block, [(x[idx], tol[idx], use, self._sums) for idx in blocks], self.scheduler,
-                             self.progress, shared=halves)
+        parts = parallel_map(
+            _scan_block,
+            [(x[idx], tol[idx], use, self._sums) for idx in blocks],
+            self.scheduler,
+            self.progress,
+            shared=halves,
+        )
         if not parts:
             return np.zeros(0, dtype=object if weighted else np.int64)
         row = np.empty(len(keys), dtype=np.int64)  # query q's row in the results
@@ -178,10 +183,12 @@ MAX_HALF = 2**25  # partial values held per half (a float64, its exact form and 
 
 def _check_half(space, n: int) -> None:
     if n > MAX_HALF:
-        raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: a half of the pair "
-                           f"count would hold {n:,} partial values (about {n * 48 / 2**30:.0f} GiB while it is "
-                           f"built); up to {MAX_HALF:,} are held: use a smaller N or fewer levels "
-                           "(max_grade= / --max-grade, or relevance='lenient')")
+        raise IrscaleError(
+            f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: a half of the pair "
+            f"count would hold {n:,} partial values (about {n * 48 / 2**30:.0f} GiB while it is "
+            f"built); up to {MAX_HALF:,} are held: use a smaller N or fewer levels "
+            "(max_grade= / --max-grade, or relevance='lenient')"
+        )
 
 
 def _digit_sums(weights: list[int], total: int, gains: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -230,12 +237,17 @@ def check_rbp(space) -> None:
     if not rbp_runs_distinct(space):
         a, b = space.ab
         G = space.gain_ints
-        why = (f"p = {a}/{b} has b <= c = {space.c}" if G == list(range(len(G))) else
-               f"with p = {a}/{b} and integer gains {', '.join(map(str, G))} two grades gain alike or differ by a "
-               f"multiple of b = {b}")
-        raise IrscaleError(f"{space.measure} with {space.c + 1} relevance levels: {why}, so different runs can tie "
-                           "and counting runs does not count values; engine='split' or 'enumerate' (CLI --engine "
-                           "split) serve it while its keys fit in 64 bits and its runs in their limits")
+        why = (
+            f"p = {a}/{b} has b <= c = {space.c}"
+            if G == list(range(len(G)))
+            else f"with p = {a}/{b} and integer gains {', '.join(map(str, G))} two grades gain alike or differ by a "
+            f"multiple of b = {b}"
+        )
+        raise IrscaleError(
+            f"{space.measure} with {space.c + 1} relevance levels: {why}, so different runs can tie "
+            "and counting runs does not count values; engine='split' or 'enumerate' (CLI --engine "
+            "split) serve it while its keys fit in 64 bits and its runs in their limits"
+        )
     _check_half(space, len(space.gain_ints) ** (space.N - space.N // 2))
 
 
@@ -272,9 +284,11 @@ def check_dcg(space) -> None:
     _check_half(space, max(math.prod(sizes[:cut]), math.prod(sizes[cut:])))
     ranks = max(sum(map(len, space.classes[:cut])), sum(map(len, space.classes[cut:])))
     if (space.c + 1) ** ranks >= 2**64:  # runs behind one vector of a half are held in uint64
-        raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the runs behind a "
-                           f"half of the classes reach {space.c + 1}^{ranks}, beyond the 2^64 the count engine "
-                           "holds; use a smaller N or fewer levels (--max-grade, max_grade= in the API)")
+        raise IrscaleError(
+            f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the runs behind a "
+            f"half of the classes reach {space.c + 1}^{ranks}, beyond the 2^64 the count engine "
+            "holds; use a smaller N or fewer levels (--max-grade, max_grade= in the API)"
+        )
 
 
 def _dcg_cut(space) -> int:
@@ -307,11 +321,21 @@ def rbp_counter(space: RBPSpace) -> Counter:
         return [k / total for k in X], X  # int / int: correctly rounded
 
     def exact_le(i, j, X):
-        return np.array([_digit_sum(wp, int(Pm[ii]), G) + _digit_sum(ws, int(Sm[jj]), G) <= X
-                         for ii, jj in zip(i, j)], dtype=bool)
+        return np.array(
+            [_digit_sum(wp, int(Pm[ii]), G) + _digit_sum(ws, int(Sm[jj]), G) <= X for ii, jj in zip(i, j)], dtype=bool
+        )
 
-    return Counter(len(G) ** N, P, S, np.ones(len(P), dtype=np.uint64), np.ones(len(S), dtype=np.uint64),
-                   exact_le, split, functools.partial(runs_at_value, space), tol=_tolerance(N))
+    return Counter(
+        len(G) ** N,
+        P,
+        S,
+        np.ones(len(P), dtype=np.uint64),
+        np.ones(len(S), dtype=np.uint64),
+        exact_le,
+        split,
+        functools.partial(runs_at_value, space),
+        tol=_tolerance(N),
+    )
 
 
 def _class_half(space: DCGSpace, lo: int, hi: int):
@@ -368,8 +392,9 @@ def dcg_counter(space: DCGSpace) -> Counter:
     def split(keys):
         k = np.array([int(x) for x in keys], dtype=object if not space.int64 else np.int64)
         tot = space.decode(k)
-        return tot @ space.class_weights, [(_half_code(space, t[:cut], 0), _half_code(space, t[cut:], cut), t)
-                                           for t in tot]
+        return tot @ space.class_weights, [
+            (_half_code(space, t[:cut], 0), _half_code(space, t[cut:], cut), t) for t in tot
+        ]
 
     def exact_le(i, j, query):
         qa, qb, tot = query
@@ -383,12 +408,23 @@ def dcg_counter(space: DCGSpace) -> Counter:
         for k, vec in zip(other, both):
             v = space.exact_value(vec)
             if abs(v - xq) <= abs(xq) * 1e-50:
-                raise IrscaleError(f"{space.measure} at N={space.N}: two different class totals have equal "
-                                   "values; the counting engine assumes none (report this)")
+                raise IrscaleError(
+                    f"{space.measure} at N={space.N}: two different class totals have equal "
+                    "values; the counting engine assumes none (report this)"
+                )
             out[k] = v <= xq
         return out
 
     # a class weight (a logarithm, then three divisions) carries about 3.5 roundings, a
     # position one per class more: within 3 (classes + 8) * 2^-53 relative
-    return Counter(space.n_values, P, S, Pn, Sn, exact_le, split, functools.partial(runs_at_value, space),
-                   tol=_tolerance(n_cls + 8))
+    return Counter(
+        space.n_values,
+        P,
+        S,
+        Pn,
+        Sn,
+        exact_le,
+        split,
+        functools.partial(runs_at_value, space),
+        tol=_tolerance(n_cls + 8),
+    )

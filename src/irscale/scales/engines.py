@@ -31,6 +31,7 @@ from irscale.scales.wide import KEY, MASK, MAX_BITS, Wide, as_keys, words_of
 
 # -- oracle / enumeration ------------------------------------------------------------------------
 
+
 def _unique_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     k, c = np.unique(keys, return_counts=True)
     return k, c.astype(np.int64)
@@ -61,8 +62,9 @@ def oracle(space: Space, limit: int = 2**24) -> Table | ValueTable:
     """Brute force: the keys of all (c+1)^N runs, deduplicated. For tests (small N);
     keys beyond int64 are handled as Python ints (slow but exact)."""
     if space.n_runs > limit:
-        raise IrscaleError(f"the oracle enumerates all {count_text(space.n_runs, space.c + 1)} runs; allowed up to "
-                           f"{limit:,}")
+        raise IrscaleError(
+            f"the oracle enumerates all {count_text(space.n_runs, space.c + 1)} runs; allowed up to {limit:,}"
+        )
     return _tabulate(space, *_unique_counts(space.keys(all_runs(space.N, space.c))))
 
 
@@ -74,15 +76,16 @@ def check_enumerate(space: Space) -> None:
     ``MAX_ENUMERATE`` runs or of keys beyond int64."""
     space.require_int64("enumerate")
     if space.n_runs > MAX_ENUMERATE:
-        raise IrscaleError(f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the enumerate engine "
-                           f"would visit {count_text(space.n_runs, space.c + 1)} runs, more than the "
-                           f"{MAX_ENUMERATE:,} (about ten minutes) "
-                           "it accepts; use a smaller N or fewer levels (max_grade= / --max-grade, or "
-                           "relevance='lenient')")
+        raise IrscaleError(
+            f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: the enumerate engine "
+            f"would visit {count_text(space.n_runs, space.c + 1)} runs, more than the "
+            f"{MAX_ENUMERATE:,} (about ten minutes) "
+            "it accepts; use a smaller N or fewer levels (max_grade= / --max-grade, or "
+            "relevance='lenient')"
+        )
 
 
-def enumerate_engine(space: Space, chunk: int = 2**20, scheduler=None,
-                     progress: Progress = None) -> Table | ValueTable:
+def enumerate_engine(space: Space, chunk: int = 2**20, scheduler=None, progress: Progress = None) -> Table | ValueTable:
     """Every run, in chunks (parallel), deduplicated per chunk then merged."""
     check_enumerate(space)
     total = space.n_runs
@@ -97,6 +100,7 @@ def enumerate_engine(space: Space, chunk: int = 2**20, scheduler=None,
 
 # -- DCG: enumerate class totals ------------------------------------------------------------------
 
+
 def dcg_engine(space, limit: int = 80_000_000) -> ValueTable:
     """Every vector of class gain totals of a :class:`~irscale.scales.spaces.DCGSpace`
     (the run space modulo equal weights), with the number of runs behind it, ordered by
@@ -105,8 +109,10 @@ def dcg_engine(space, limit: int = 80_000_000) -> ValueTable:
         raise MeasureError(f"the dcg engine serves DCG and nDCG, not {space.measure}")
     size = space.n_values
     if size > limit:
-        raise IrscaleError(f"{space.measure} at N={space.N} has {count_text(size)} class-sum vectors; the dcg engine "
-                           f"holds up to {limit:,} in memory; engine='count' (CLI --engine count) counts them")
+        raise IrscaleError(
+            f"{space.measure} at N={space.N} has {count_text(size)} class-sum vectors; the dcg engine "
+            f"holds up to {limit:,} in memory; engine='count' (CLI --engine count) counts them"
+        )
     tot = space.attainable_totals()
     keys = space.encode(tot)  # sorted: attainable sums ascending per class, mixed radix
     runs = space.runs_behind(tot)  # runs behind each class-sum vector (exact integers)
@@ -175,8 +181,18 @@ class _Half:
 def _prepare(space: Space, h: int) -> _Half:
     V, state, f = space.split_parts(h)
     wide = isinstance(V, Wide)
-    half = _Half([], [], [], [], [], [], [], wide=wide, wide_runs=space.n_runs >= INT64_LIMIT,
-                 margin=space.max_key * 2.0**-40 if wide else 0)  # errors stay below 2^-45 of a key
+    half = _Half(
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+        wide=wide,
+        wide_runs=space.n_runs >= INT64_LIMIT,
+        margin=space.max_key * 2.0**-40 if wide else 0,
+    )  # errors stay below 2^-45 of a key
     ends = []
     for s in np.unique(state):
         if wide:
@@ -232,7 +248,7 @@ def _bucket_bounds(half: _Half, target: int, seed: int = 0) -> np.ndarray:
         narrow = [bounds[0]]
         for b in bounds[1:]:
             if b - narrow[-1] > WIDTH:
-                for x in sample[np.searchsorted(sample, narrow[-1], "right"):np.searchsorted(sample, b):8]:
+                for x in sample[np.searchsorted(sample, narrow[-1], "right") : np.searchsorted(sample, b) : 8]:
                     if int(x) - narrow[-1] >= WIDTH // 4 and int(x) < b:
                         narrow.append(int(x))
             narrow.append(b)
@@ -400,11 +416,11 @@ def _bucket(half: _Half, lo: int, hi: int, with_runs: bool):
                 off, rep, idx = off[inside], rep[inside], idx[inside]
             offs.append(off)
         else:  # a bucket wider than 2^62: candidates' exact values, filtered
-            x = Wide(half.Va[s][rep] + half.Fa[s][idx],
-                     (half.Vw[s][rep] + half.Fw[s][idx]).view(np.uint64))
+            x = Wide(half.Va[s][rep] + half.Fa[s][idx], (half.Vw[s][rep] + half.Fw[s][idx]).view(np.uint64))
             hh = x.high()
-            inside = ((hh > lo >> 64) | ((hh == lo >> 64) & (x.words >= np.uint64(lo & MASK)))) & \
-                     ((hh < hi >> 64) | ((hh == hi >> 64) & (x.words < np.uint64(hi & MASK))))
+            inside = ((hh > lo >> 64) | ((hh == lo >> 64) & (x.words >= np.uint64(lo & MASK)))) & (
+                (hh < hi >> 64) | ((hh == hi >> 64) & (x.words < np.uint64(hi & MASK)))
+            )
             wides.append(x[inside])
             rep, idx = rep[inside], idx[inside]
         if with_runs:
@@ -417,15 +433,19 @@ def _bucket(half: _Half, lo: int, hi: int, with_runs: bool):
     if offset:  # (with runs: without, _sorted_offsets served above)
         keys, runs = _sum_by_key(np.concatenate(offs) if offs else np.empty(0, dtype=np.int64), runs)
         return _keys_from(half, lo, keys), runs
-    x = Wide(np.concatenate([w.approx for w in wides]), np.concatenate([w.words for w in wides])) if wides \
+    x = (
+        Wide(np.concatenate([w.approx for w in wides]), np.concatenate([w.words for w in wides]))
+        if wides
         else Wide(np.empty(0), np.empty(0, dtype=np.uint64))
+    )
     hh = x.high()
     order = np.lexsort((x.words, hh))
     out = np.empty(len(order), dtype=KEY)
     out["hi"], out["lo"] = hh[order], x.words[order]
     start = np.flatnonzero(_first_of_each(out))
-    return out[start], (np.add.reduceat(runs[order], start) if with_runs and len(out) else
-                        runs[:0] if with_runs else None)
+    return out[start], (
+        np.add.reduceat(runs[order], start) if with_runs and len(out) else runs[:0] if with_runs else None
+    )
 
 
 def _keys_from(half: _Half, lo: int, offsets: np.ndarray) -> np.ndarray:
@@ -458,11 +478,11 @@ def _count_pairs(half: _Half, queries: np.ndarray, block: int = 2**22) -> tuple[
         Vn = Vn.astype(dtype)
         rows = max(1, block // len(qa))
         for a in range(0, len(Va), rows):
-            t = qa[None, :] - Va[a:a + rows, None]  # suffix parts allowed behind each prefix value
+            t = qa[None, :] - Va[a : a + rows, None]  # suffix parts allowed behind each prefix value
             below = np.searchsorted(Fa, t - m, side="left")  # certainly < t
             upto = np.searchsorted(Fa, t + m, side="right")  # beyond: certainly > t
             if half.wide:  # between: decide by exact word differences (t - F < 2^63 there)
-                tw = qw[None, :] - Vw[a:a + rows, None]
+                tw = qw[None, :] - Vw[a : a + rows, None]
                 le_i, lt_i, width = below.copy(), below.copy(), upto - below
                 for j in range(int(width.max(initial=0))):
                     act = width > j
@@ -471,7 +491,7 @@ def _count_pairs(half: _Half, queries: np.ndarray, block: int = 2**22) -> tuple[
                     lt_i[act] += d > 0
             else:
                 le_i, lt_i = upto, below
-            w = Vn[a:a + rows, None]
+            w = Vn[a : a + rows, None]
             le += (Fc[le_i] * w).sum(axis=0)
             lt += (Fc[lt_i] * w).sum(axis=0)
     return le, lt
@@ -507,18 +527,22 @@ def check_split(space: Space, max_pairs: int | None = None) -> None:
     if not space.wide_split:
         space.require_int64("split")
     elif space.max_key.bit_length() > MAX_BITS:
-        raise IrscaleError(f"{space.measure} at N={space.N}: exact keys reach {space.max_key.bit_length()} bits; the "
-                           f"split engine decides keys up to {MAX_BITS} bits; use a smaller N or fewer levels")
+        raise IrscaleError(
+            f"{space.measure} at N={space.N}: exact keys reach {space.max_key.bit_length()} bits; the "
+            f"split engine decides keys up to {MAX_BITS} bits; use a smaller N or fewer levels"
+        )
     n = space.n_runs  # at most one (prefix, suffix) pair per run
     if n > limit:
         minutes = 10 * n / MAX_PAIRS  # MAX_PAIRS: about ten minutes on 2 cores
         levels = f" with {space.c + 1} relevance levels" if space.c > 1 else ""
-        raise IrscaleError(f"{space.measure} at N={space.N}{levels}: the split engine would list "
-                           f"{count_text(n, space.c + 1)} pairs, more than the {limit:,} "
-                           + ("(about ten minutes) it accepts by default" if limit == MAX_PAIRS else "allowed")
-                           + f"; max_pairs={n} (CLI --max-pairs {n}, on rankmap, transform and compare) builds it in "
-                           f"about {minutes:,.0f} minutes on 2 cores, or use a smaller N"
-                           + (" or fewer relevance levels" if space.c > 1 else ""))
+        raise IrscaleError(
+            f"{space.measure} at N={space.N}{levels}: the split engine would list "
+            f"{count_text(n, space.c + 1)} pairs, more than the {limit:,} "
+            + ("(about ten minutes) it accepts by default" if limit == MAX_PAIRS else "allowed")
+            + f"; max_pairs={n} (CLI --max-pairs {n}, on rankmap, transform and compare) builds it in "
+            f"about {minutes:,.0f} minutes on 2 cores, or use a smaller N"
+            + (" or fewer relevance levels" if space.c > 1 else "")
+        )
 
 
 def _split_task(item, half: _Half):
@@ -533,9 +557,16 @@ def _split_task(item, half: _Half):
     return _bucket_rank(half, lo, hi, q, runs=True)
 
 
-def split_engine(space: Space, h: int | None = None, bucket_pairs: int = 2**22, scheduler=None,
-                 progress: Progress = None, keep_in_memory: int = 2**25, queries=None,
-                 max_pairs: int | None = None) -> Table | Buckets:
+def split_engine(
+    space: Space,
+    h: int | None = None,
+    bucket_pairs: int = 2**22,
+    scheduler=None,
+    progress: Progress = None,
+    keep_in_memory: int = 2**25,
+    queries=None,
+    max_pairs: int | None = None,
+) -> Table | Buckets:
     """Meet in the middle (see the module doc). Returns the whole table when it holds at
     most ``keep_in_memory`` distinct keys (int64 keys only), else the bucket summary,
     with phi of ``queries`` (exact keys) computed in the same pass over the buckets
@@ -590,5 +621,12 @@ def attach_buckets(space: Space, h: int, bounds, cum_d, cum_r, half: _Half | Non
         return _count_pairs(ready(), queries)
 
     bounds = np.asarray(bounds)
-    return Buckets(h, bounds if bounds.dtype == object else bounds.astype(np.int64), np.asarray(cum_d, dtype=np.int64),
-                   np.asarray(cum_r, dtype=object), regenerate, count_pairs, rank)
+    return Buckets(
+        h,
+        bounds if bounds.dtype == object else bounds.astype(np.int64),
+        np.asarray(cum_d, dtype=np.int64),
+        np.asarray(cum_r, dtype=object),
+        regenerate,
+        count_pairs,
+        rank,
+    )

@@ -41,9 +41,11 @@ class Meaningfulness:
         return self.meaningful
 
     def explain(self) -> str:
-        s = (f"'{self.statement}' on a{'n' if self.scale[0] in 'aeiou' else ''} {self.scale} scale: "
-             f"{'meaningful' if self.meaningful else 'NOT meaningful'} (true on the data: {self.truth}; "
-             f"{self.tried} permissible transformations tried)")
+        s = (
+            f"'{self.statement}' on a{'n' if self.scale[0] in 'aeiou' else ''} {self.scale} scale: "
+            f"{'meaningful' if self.meaningful else 'NOT meaningful'} (true on the data: {self.truth}; "
+            f"{self.tried} permissible transformations tried)"
+        )
         if self.witness:
             s += f"\n  witness: {self.witness['transformation']} makes it {self.witness['truth']}"
         return s
@@ -54,19 +56,25 @@ def _monotone_maps(values: np.ndarray, rng, trials: int):
     lo, hi = float(values.min()), float(values.max())
     span = hi - lo or 1.0
     shifted = lambda x: (x - lo) / span + 1.0  # noqa: E731  -> [1, 2], positive
-    maps = [("x^2 (after moving to [1, 2])", lambda x: shifted(x) ** 2),
-            ("x^10 (after moving to [1, 2])", lambda x: shifted(x) ** 10),
-            ("sqrt (after moving to [1, 2])", lambda x: np.sqrt(shifted(x))),
-            ("log (after moving to [1, 2])", lambda x: np.log(shifted(x))),
-            ("exp(5 x) (after moving to [1, 2])", lambda x: np.exp(5 * shifted(x))),
-            ("-1/x (after moving to [1, 2])", lambda x: -1 / shifted(x))]
+    maps = [
+        ("x^2 (after moving to [1, 2])", lambda x: shifted(x) ** 2),
+        ("x^10 (after moving to [1, 2])", lambda x: shifted(x) ** 10),
+        ("sqrt (after moving to [1, 2])", lambda x: np.sqrt(shifted(x))),
+        ("log (after moving to [1, 2])", lambda x: np.log(shifted(x))),
+        ("exp(5 x) (after moving to [1, 2])", lambda x: np.exp(5 * shifted(x))),
+        ("-1/x (after moving to [1, 2])", lambda x: -1 / shifted(x)),
+    ]
     distinct = np.unique(values)
     for t in range(trials):
         steps = rng.exponential(size=len(distinct)) ** (3 if t % 2 else 1)
         image = np.cumsum(steps)
         table = dict(zip(distinct.tolist(), image.tolist()))
-        maps.append((f"random increasing map #{t} of the {len(distinct)} distinct values",
-                     lambda x, table=table: np.vectorize(table.__getitem__, otypes=[float])(x)))
+        maps.append(
+            (
+                f"random increasing map #{t} of the {len(distinct)} distinct values",
+                lambda x, table=table: np.vectorize(table.__getitem__, otypes=[float])(x),
+            )
+        )
     return maps
 
 
@@ -78,8 +86,12 @@ def _injective_maps(values, rng, trials):
         if t % 3 == 1:
             image = -image
         table = dict(zip(distinct.tolist(), image.tolist()))
-        maps.append((f"random one-to-one map #{t} of the {len(distinct)} distinct values",
-                     lambda x, table=table: np.vectorize(table.__getitem__, otypes=[float])(x)))
+        maps.append(
+            (
+                f"random one-to-one map #{t} of the {len(distinct)} distinct values",
+                lambda x, table=table: np.vectorize(table.__getitem__, otypes=[float])(x),
+            )
+        )
     return maps
 
 
@@ -121,11 +133,15 @@ def meaningful(
     from irscale.validate import integer
 
     if not callable(statement):
-        raise ArgumentError(f"statement must be a function of the data returning True or False (for example "
-                            f"lambda d: d['A'].mean() > d['B'].mean()), not {type(statement).__name__} {statement!r}")
+        raise ArgumentError(
+            f"statement must be a function of the data returning True or False (for example "
+            f"lambda d: d['A'].mean() > d['B'].mean()), not {type(statement).__name__} {statement!r}"
+        )
     if not isinstance(data, Mapping) or not data:
-        raise ArgumentError("data must be a non-empty dict of named samples, for example {'A': scores_a, "
-                            f"'B': scores_b}}, not {type(data).__name__}")
+        raise ArgumentError(
+            "data must be a non-empty dict of named samples, for example {'A': scores_a, "
+            f"'B': scores_b}}, not {type(data).__name__}"
+        )
     check_choice("scale", scale, SCALES)
     trials = integer("trials", trials, minimum=0)
     seed = integer("seed", seed)
@@ -150,7 +166,12 @@ def meaningful(
         with np.errstate(all="ignore"):
             t = statement(new)
         if bool(t) != truth:
-            return Meaningfulness(label, scale, False, truth, tried,
-                                  {"transformation": desc, "truth": bool(t),
-                                   "data": {k: v.tolist() for k, v in new.items()}})
+            return Meaningfulness(
+                label,
+                scale,
+                False,
+                truth,
+                tried,
+                {"transformation": desc, "truth": bool(t), "data": {k: v.tolist() for k, v in new.items()}},
+            )
     return Meaningfulness(label, scale, True, truth, tried)

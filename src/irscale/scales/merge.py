@@ -132,8 +132,21 @@ def scan(P, S, Pn, Sc, xs, tol, use_numba: bool | None = None, weighted: int = 2
     if kernels is not None:
         bi = np.zeros((n, BAND), dtype=np.int64)
         bj = np.zeros((n, BAND), dtype=np.int64)
-        kernels[0](P, S, Pn, Sc, np.ascontiguousarray(xs, dtype=np.float64),
-                   np.ascontiguousarray(tol, dtype=np.float64), int(weighted), lo, hi, wmod, wflt, bi, bj)
+        kernels[0](
+            P,
+            S,
+            Pn,
+            Sc,
+            np.ascontiguousarray(xs, dtype=np.float64),
+            np.ascontiguousarray(tol, dtype=np.float64),
+            int(weighted),
+            lo,
+            hi,
+            wmod,
+            wflt,
+            bi,
+            bj,
+        )
         return lo, hi, wmod, wflt, bi, bj
     Pf = Pn.astype(np.float64)
     Scf = Sc.astype(np.float64)

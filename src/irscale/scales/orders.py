@@ -55,9 +55,9 @@ def positional_weights(N: int, c: int) -> np.ndarray:
     dtype('O')
     """
     base = c + 1
-    if base ** N < INT64_LIMIT:
+    if base**N < INT64_LIMIT:
         return base ** np.arange(N - 1, -1, -1, dtype=np.int64)
-    return np.array([base ** k for k in range(N - 1, -1, -1)], dtype=object)
+    return np.array([base**k for k in range(N - 1, -1, -1)], dtype=object)
 
 
 def set_rank(runs: np.ndarray, c: int) -> np.ndarray:
@@ -121,8 +121,10 @@ def weak_covers(N: int, c: int) -> tuple[np.ndarray, np.ndarray]:
             hi.append(idx[sel] + w[k] - w[k + 1])
         return np.concatenate(lo), np.concatenate(hi)
     if len(runs) > 729:
-        raise IrscaleError(f"the graded weak order's covers are computed up to 729 runs ({c + 1} levels, N={N} "
-                           f"has {len(runs)}); ordinality checks use its generators at any size")
+        raise IrscaleError(
+            f"the graded weak order's covers are computed up to 729 runs ({c + 1} levels, N={N} "
+            f"has {len(runs)}); ordinality checks use its generators at any size"
+        )
     lo, hi = weak_moves(N, c)
     return _transitive_reduction(lo, hi, len(runs))
 
@@ -142,7 +144,7 @@ def maximal_chain(N: int, c: int = 1, pick: str = "first") -> np.ndarray:
     starts = np.searchsorted(lo, np.arange(len(runs) + 1))
     chain, node = [0], 0
     while node != len(runs) - 1:
-        ups = hi[starts[node]:starts[node + 1]]
+        ups = hi[starts[node] : starts[node + 1]]
         node = int(ups.min() if pick == "first" else ups.max())
         chain.append(node)
     return runs[chain]

@@ -42,15 +42,21 @@ from irscale.errors import IrscaleError
 
 SCALE_ORDERS = ("set", "strong", "weak")
 CHECK_ORDERS = SCALE_ORDERS + ("induced",)
-CHECK_RUNS = 2 ** 24  # runs scanned at most for the distinct values of a measure without a statement
-ORDER_RUNS = 2 ** 16  # runs the exhaustive check under the set, strong or weak order enumerates at most
+CHECK_RUNS = 2**24  # runs scanned at most for the distinct values of a measure without a statement
+ORDER_RUNS = 2**16  # runs the exhaustive check under the set, strong or weak order enumerates at most
 _FILE = "scale-types-v2.json"
 
 # what a test needs of the scores to be meaningful (see the module's docstring)
-TEST_NEEDS = {"sign": "within-topic order", "friedman": "within-topic order",
-              "ranksum": "one ordinal scale across topics", "kruskal": "one ordinal scale across topics",
-              "signrank": "one interval scale across topics", "ttest": "one interval scale across topics",
-              "anova1": "one interval scale across topics", "anova2": "one interval scale across topics"}
+TEST_NEEDS = {
+    "sign": "within-topic order",
+    "friedman": "within-topic order",
+    "ranksum": "one ordinal scale across topics",
+    "kruskal": "one ordinal scale across topics",
+    "signrank": "one interval scale across topics",
+    "ttest": "one interval scale across topics",
+    "anova1": "one interval scale across topics",
+    "anova2": "one interval scale across topics",
+}
 
 
 def _at_depth(measure, N: int):
@@ -104,29 +110,39 @@ def scale_of(measure, N: int, levels: int = 2, order: str | None = None, *, max_
     said = statement(m, N, levels)
     if said is not None and (order is None or order == said.order):
         return said
-    why = "the papers make no statement" if said is None else \
-        f"the papers' statement is under the {said.order} order"
+    why = "the papers make no statement" if said is None else f"the papers' statement is under the {said.order} order"
     return _checked(m, N, _own_levels(m, levels), order or "induced", max_runs, why)
 
 
-def _checked(m, N: int, levels: int, order: str, max_runs: int = CHECK_RUNS,
-             why: str = "the papers make no statement"):
+def _checked(m, N: int, levels: int, order: str, max_runs: int = CHECK_RUNS, why: str = "the papers make no statement"):
     """The exhaustive verdict as a Statement; not established (``original_scale``
     "unknown") where there are too many runs or the measure cannot be run on them."""
     from irscale.scales.theory import Statement
 
-    runs = levels ** N
+    runs = levels**N
     limit = max_runs if order == "induced" else min(max_runs, ORDER_RUNS)
     if runs > limit:
-        return Statement(str(m), N, levels, order, "unknown",
-                         f"{why}, and its {levels}^{N} runs are too many to check (at most {limit:,}); not claimed "
-                         "interval", "irscale: no statement and no check")
+        return Statement(
+            str(m),
+            N,
+            levels,
+            order,
+            "unknown",
+            f"{why}, and its {levels}^{N} runs are too many to check (at most {limit:,}); not claimed interval",
+            "irscale: no statement and no check",
+        )
     try:
         scale, reason = _exhaustive(m, N, levels, order)
     except IrscaleError as e:
-        return Statement(str(m), N, levels, order, "unknown",
-                         f"{why}, and it cannot be checked over its runs ({e}); not claimed interval",
-                         "irscale: no statement and no check")
+        return Statement(
+            str(m),
+            N,
+            levels,
+            order,
+            "unknown",
+            f"{why}, and it cannot be checked over its runs ({e}); not claimed interval",
+            "irscale: no statement and no check",
+        )
     return Statement(str(m), N, levels, order, scale, reason, f"exhaustive check over all {runs:,} runs ({why})")
 
 
@@ -167,11 +183,14 @@ def _under(m, N: int, levels: int, order: str) -> tuple[str, str]:
     if not ordv.holds:
         return "not ordinal", f"{ordv.check} fails: {ordv.counterexample_text()}"
     intv = is_interval(fn, order, N, levels)
-    return ("interval", "its values are equi-spaced along the order") if intv.holds else \
-        ("ordinal", f"{intv.check} fails: {intv.counterexample_text()}")
+    return (
+        ("interval", "its values are equi-spaced along the order")
+        if intv.holds
+        else ("ordinal", f"{intv.check} fails: {intv.counterexample_text()}")
+    )
 
 
-_CHUNK = 2 ** 16  # runs a chunk of the distinct-value scan
+_CHUNK = 2**16  # runs a chunk of the distinct-value scan
 
 
 def _equispaced(m, N: int, levels: int) -> tuple[str, str]:
@@ -183,7 +202,7 @@ def _equispaced(m, N: int, levels: int) -> tuple[str, str]:
 
     fn = as_measure(m, N, levels - 1)
     keys = vals = None
-    total = levels ** N
+    total = levels**N
     powers = levels ** np.arange(N - 1, -1, -1, dtype=np.int64)
     for start in range(0, total, _CHUNK):
         idx = np.arange(start, min(total, start + _CHUNK), dtype=np.int64)
@@ -205,8 +224,10 @@ def _equispaced(m, N: int, levels: int) -> tuple[str, str]:
     if not len(bad):
         return "interval", f"its {n:,} distinct values are equi-spaced (step {steps[0]:.6g})"
     b = int(bad[0])
-    return "ordinal", (f"its {n:,} distinct values are not equi-spaced: {vals[0]:.6g} to {vals[1]:.6g} is a step of "
-                       f"{steps[0]:.6g}, {vals[b]:.6g} to {vals[b + 1]:.6g} one of {steps[b]:.6g}")
+    return "ordinal", (
+        f"its {n:,} distinct values are not equi-spaced: {vals[0]:.6g} to {vals[1]:.6g} is a step of "
+        f"{steps[0]:.6g}, {vals[b]:.6g} to {vals[b + 1]:.6g} one of {steps[b]:.6g}"
+    )
 
 
 def scale_types(measure, N: int = 10, levels: int = 2) -> dict[str, str]:
@@ -260,8 +281,11 @@ def interval_at(measure, N: int, levels: int = 2):
 
     from irscale.scales.theory import statement
 
-    warnings.warn("irscale.scales.permissible.interval_at is deprecated: use scale_of (irscale.meaning.scale_of)",
-                  DeprecationWarning, stacklevel=2)
+    warnings.warn(
+        "irscale.scales.permissible.interval_at is deprecated: use scale_of (irscale.meaning.scale_of)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     try:
         return statement(measure, N, levels)
     except IrscaleError:

@@ -99,11 +99,15 @@ class RankMap:
         g = np.asarray(g)
         c = 1 if self.space.binary_measure else self.space.c
         if g.ndim != 2 or g.shape[1] != self.N or g.dtype.kind not in "iub":
-            raise ArgumentError(f"runs must be an (n, {self.N}) integer array of grades (one row per run of length "
-                                f"N={self.N}), not shape {g.shape} of {g.dtype}")
+            raise ArgumentError(
+                f"runs must be an (n, {self.N}) integer array of grades (one row per run of length "
+                f"N={self.N}), not shape {g.shape} of {g.dtype}"
+            )
         if g.size and (g.min() < 0 or g.max() > c):
-            raise ArgumentError(f"grades must be in 0..{c} on this space, found {int(g.min())}..{int(g.max())}; "
-                                "judged runs (sentinels, other grades) go through the space's grade_view first")
+            raise ArgumentError(
+                f"grades must be in 0..{c} on this space, found {int(g.min())}..{int(g.max())}; "
+                "judged runs (sentinels, other grades) go through the space's grade_view first"
+            )
         return self.phi_keys(self.space.keys(g), ties)
 
     def normalized(self, phi: np.ndarray, ties: Ties = "unq") -> np.ndarray:
@@ -188,6 +192,7 @@ class RankMap:
 
 # -- building --------------------------------------------------------------------------------
 
+
 def _as_keys(keys, space: Space) -> np.ndarray:
     """Query keys in the space's one form: int64, or (keys beyond int64) Python ints in an
     object array, whatever the values of this particular query, so answers given and
@@ -231,8 +236,9 @@ def exact_reach(measure: Measure, c: int, below: int, *, max_pairs: int | None =
     last = 0
     for n in range(1, min(below, 200)):
         try:
-            choose_engine(space_for(dataclasses.replace(measure, cutoff=n) if moved else measure, n, c),
-                          max_pairs=max_pairs)
+            choose_engine(
+                space_for(dataclasses.replace(measure, cutoff=n) if moved else measure, n, c), max_pairs=max_pairs
+            )
         except IrscaleError:
             break
         last = n
@@ -274,8 +280,18 @@ def _run_engine(space: Space, name: str, scheduler, progress, queries=None, max_
     return dcg_engine(space)  # "dcg"
 
 
-def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "auto", scheduler=None,
-          progress=None, cache: bool = True, queries=None, max_pairs: int | None = None) -> RankMap:
+def build(
+    measure: str | Measure,
+    N: int,
+    levels: int = 2,
+    *,
+    engine: str = "auto",
+    scheduler=None,
+    progress=None,
+    cache: bool = True,
+    queries=None,
+    max_pairs: int | None = None,
+) -> RankMap:
     """Build (or load from the cache) the rank map of ``measure`` at run length ``N``
     with ``levels`` relevance degrees (2: binary). All engines are exact. ``progress(done,
     total)`` follows the build's buckets or chunks, and for the count engine (which works
@@ -303,8 +319,9 @@ def build(measure: str | Measure, N: int, levels: int = 2, *, engine: str = "aut
             return _answering(hit, scheduler, progress)
     check_engine(space, name, max_pairs=max_pairs)
     t = time.perf_counter()
-    summary = _run_engine(space, name, scheduler, progress, None if queries is None else _as_keys(queries, space),
-                          max_pairs)
+    summary = _run_engine(
+        space, name, scheduler, progress, None if queries is None else _as_keys(queries, space), max_pairs
+    )
     rm = RankMap(space, name, int(summary.size), space.n_runs, time.perf_counter() - t, summary)
     if cache:
         rm.cached = _cache_save(rm)
@@ -343,16 +360,29 @@ def _cache_load(space: Space, engine: str) -> RankMap | None:
     except (KeyError, ValueError, TypeError) as e:  # checksum fine, content not a rank map
         _cache.damaged(z["_file"], e)
         return None
-    return RankMap(space, engine, int(z["size"]), space.n_runs, float(z["seconds"]), summary, cached=True,
-                   from_cache=True)
+    return RankMap(
+        space, engine, int(z["size"]), space.n_runs, float(z["seconds"]), summary, cached=True, from_cache=True
+    )
 
 
 def _cache_save(rm: RankMap) -> bool:
-    arrays = {"size": _cache.ints_out(np.array(rm.size, dtype=object)), "seconds": np.array(rm.seconds),
-              "kind": np.array(rm.summary.kind)}
+    arrays = {
+        "size": _cache.ints_out(np.array(rm.size, dtype=object)),
+        "seconds": np.array(rm.seconds),
+        "kind": np.array(rm.summary.kind),
+    }
     arrays.update({k: _cache.ints_out(v) for k, v in rm.summary.arrays().items()})
     return _cache.save_map(rm.space, rm.engine, arrays)
 
 
-__all__ = ["RankMap", "build", "choose_engine", "check_engine", "cache_dir", "cache_info", "cache_clear",
-           "ENGINES", "TIES"]
+__all__ = [
+    "RankMap",
+    "build",
+    "choose_engine",
+    "check_engine",
+    "cache_dir",
+    "cache_info",
+    "cache_clear",
+    "ENGINES",
+    "TIES",
+]

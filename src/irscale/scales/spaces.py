@@ -108,10 +108,12 @@ class Space:
     def require_int64(self, engine: str) -> None:
         """Refuse (MeasureError) an engine that adds int64 keys where they could overflow."""
         if not self.int64:
-            raise MeasureError(f"{self.measure} at N={self.N}: exact keys reach {self.max_key.bit_length()} bits; "
-                               f"the {engine} engine adds int64 keys and needs them below 2^62; engine='auto' "
-                               "(CLI --engine auto) picks one that can serve this space where one exists, or use a "
-                               "smaller N")
+            raise MeasureError(
+                f"{self.measure} at N={self.N}: exact keys reach {self.max_key.bit_length()} bits; "
+                f"the {engine} engine adds int64 keys and needs them below 2^62; engine='auto' "
+                "(CLI --engine auto) picks one that can serve this space where one exists, or use a "
+                "smaller N"
+            )
 
     def keys(self, g: np.ndarray) -> np.ndarray:
         """Exact int64 keys of runs ``g`` ((n, N) grades in 0..c)."""
@@ -144,10 +146,12 @@ class Space:
             return "split"
         if self.int64:
             return "enumerate"
-        raise MeasureError(f"{self.measure} at N={self.N} with {self.c + 1} relevance levels: exact keys exceed "
-                           "64 bits and no engine for this case is built yet: use a smaller N, fewer relevance levels "
-                           "(--max-grade, max_grade= in the API), or binary relevance (--max-grade 1, --relevance "
-                           "lenient, or rel=1 in the measure)")
+        raise MeasureError(
+            f"{self.measure} at N={self.N} with {self.c + 1} relevance levels: exact keys exceed "
+            "64 bits and no engine for this case is built yet: use a smaller N, fewer relevance levels "
+            "(--max-grade, max_grade= in the API), or binary relevance (--max-grade 1, --relevance "
+            "lenient, or rel=1 in the measure)"
+        )
 
     def counter(self):
         """The pair-counting value set (engine ``count``) of spaces that have one."""
@@ -217,6 +221,7 @@ def serves(*measures: type[Measure], when: Callable[[Measure, int, int], bool] |
 
 
 # -- closed-form families --------------------------------------------------------------
+
 
 def space_gains(space: Space) -> tuple[list[int], Fraction]:
     """``(G, s)``: the integer gains G[g] = s * gain(g) of grades 0..c that a space's keys
@@ -305,8 +310,9 @@ class CountSpace(Space):
         if self._plain:
             return np.asarray(keys, dtype=np.float64)
         sums, scale = self._sums[0], self._gains[1]
-        return np.array([int(sums[int(k)]) / scale for k in np.asarray(keys).reshape(-1)],
-                        dtype=np.float64).reshape(np.shape(keys))  # Fraction -> correctly rounded float
+        return np.array([int(sums[int(k)]) / scale for k in np.asarray(keys).reshape(-1)], dtype=np.float64).reshape(
+            np.shape(keys)
+        )  # Fraction -> correctly rounded float
 
     @cached_property
     def _cum(self):
@@ -402,7 +408,7 @@ class LexicographicRBPSpace(PositionalSpace):
             for _ in range(self.N):
                 key, g = divmod(key, c + 1)
                 digits.append(g)
-            out.append((1 - p) * sum(G[g] / G[-1] * p ** k for k, g in enumerate(reversed(digits))))
+            out.append((1 - p) * sum(G[g] / G[-1] * p**k for k, g in enumerate(reversed(digits))))
         return np.array(out, dtype=np.float64)
 
 
@@ -416,8 +422,12 @@ def _rbp_contiguous(m, N: int, c: int) -> bool:
         return False
     gains = m.gain_values(c)
     p = m.p_exact
-    return gains[1] > 0 and all(gains[g] == g * gains[1] for g in range(c + 1)) and p.numerator == 1 and \
-        2 <= p.denominator <= c
+    return (
+        gains[1] > 0
+        and all(gains[g] == g * gains[1] for g in range(c + 1))
+        and p.numerator == 1
+        and 2 <= p.denominator <= c
+    )
 
 
 @serves(RBP, when=_rbp_contiguous)
@@ -534,6 +544,7 @@ def _compositions(n: int, parts: int):
 
 # -- families served by the decomposition / enumeration engines --------------------------
 
+
 @serves(AP)
 @dataclass(frozen=True, eq=False)
 class APSpace(Space):
@@ -633,7 +644,7 @@ class RBPSpace(Space):
         a, b = self.ab
         top = self.gain_top
         if not self.int64:  # RBP = key (1 - p) / (G_c b^(N-1)) = key (b - a) / (G_c b^N): int / int, exact
-            den = top * b ** self.N
+            den = top * b**self.N
             return np.array([int(k) * (b - a) / den for k in keys], dtype=np.float64)
         return np.asarray(keys, dtype=np.float64) * (1 - a / b) / (top * float(b) ** (self.N - 1))
 
@@ -685,21 +696,33 @@ class ERRSpace(Space):
 
         def fits(n: int) -> bool:  # runs (one pair each) and key width the split engine accepts;
             # grade terms 2^c in int64 (a space with 52 or more levels is int64 only at N = 1)
-            return self.cc <= 50 and (self.cc + 1) ** n <= MAX_PAIRS and \
-                (math.lcm(*range(1, n + 1)) << (self.cc * n + 1)).bit_length() <= MAX_BITS
+            return (
+                self.cc <= 50
+                and (self.cc + 1) ** n <= MAX_PAIRS
+                and (math.lcm(*range(1, n + 1)) << (self.cc * n + 1)).bit_length() <= MAX_BITS
+            )
 
         if fits(self.N):
             return "split"
         last = max((n for n in range(1, self.N) if fits(n)), default=0)
         binary = "binary relevance (--max-grade 1 or --relevance lenient: exact up to N=35)"
-        fewer = ("" if self.cc == 1 else f", or {binary}" if self.cc == 2 else
-                 f", fewer levels (--max-grade {self.cc - 1} or less; max_grade= in the API), or {binary}")
-        why = (f"its exact keys need {self.max_key.bit_length()} bits, beyond the split engine's {MAX_BITS}"
-               if self.n_runs <= MAX_PAIRS else f"the split engine lists every run, up to {MAX_PAIRS:,}")
+        fewer = (
+            ""
+            if self.cc == 1
+            else f", or {binary}"
+            if self.cc == 2
+            else f", fewer levels (--max-grade {self.cc - 1} or less; max_grade= in the API), or {binary}"
+        )
+        why = (
+            f"its exact keys need {self.max_key.bit_length()} bits, beyond the split engine's {MAX_BITS}"
+            if self.n_runs <= MAX_PAIRS
+            else f"the split engine lists every run, up to {MAX_PAIRS:,}"
+        )
         upto = f"up to N={last}" if last else "at no N"
         raise MeasureError(  # ERR's values have no product structure: an exact engine lists them (guide: Long runs)
             f"{self.measure} at N={self.N} with {self.cc + 1} relevance levels: {why}, so ERR is exact {upto} on "
-            f"{self.cc + 1} levels; use " + (f"-N {last} or less{fewer}" if last else fewer.lstrip(", ")))
+            f"{self.cc + 1} levels; use " + (f"-N {last} or less{fewer}" if last else fewer.lstrip(", "))
+        )
 
     @cached_property
     def L(self) -> int:
@@ -748,8 +771,10 @@ class ERRSpace(Space):
     def split_parts(self, h):
         c = self.cc
         if c > 50:  # grade terms 2^c and continuation products in int64
-            raise MeasureError(f"{self.measure}: the split engine serves ERR on up to 51 relevance levels, not "
-                               f"{c + 1}; use fewer levels (max_grade= / --max-grade)")
+            raise MeasureError(
+                f"{self.measure}: the split engine serves ERR on up to 51 relevance levels, not "
+                f"{c + 1}; use fewer levels (max_grade= / --max-grade)"
+            )
         pre, suf = all_runs(h, c), all_runs(self.N - h, c)
         # prefix terms as if the run ended at N (they carry 2^(c(N-h)) more than alone); behind
         # a prefix with continuation numerator `reach` (over 2^(ch)) the suffix's terms are
@@ -761,19 +786,19 @@ class ERRSpace(Space):
             E = self._terms(suf, h + 1, self.N - h)[0]
             return V, reach, (lambda s: E * s)
         V = Wide(self._terms(pre, 1, self.N, np.float64)[0], self._terms(pre, 1, self.N, np.uint64)[0])
-        E = Wide(self._terms(suf, h + 1, self.N - h, np.float64)[0],
-                 self._terms(suf, h + 1, self.N - h, np.uint64)[0])
+        E = Wide(self._terms(suf, h + 1, self.N - h, np.float64)[0], self._terms(suf, h + 1, self.N - h, np.uint64)[0])
         return V, reach, E.scaled
 
 
 # -- DCG: logarithmic weights ------------------------------------------------------------
+
 
 def _primitive_power(n: int) -> tuple[int, int]:
     """``(r, a)`` with n = r^a and r not itself a perfect power (n >= 2)."""
     for a in range(n.bit_length(), 1, -1):
         r = round(n ** (1.0 / a))
         for cand in (r - 1, r, r + 1):
-            if cand >= 2 and cand ** a == n:
+            if cand >= 2 and cand**a == n:
                 return _primitive_power(cand)[0], a * _primitive_power(cand)[1]
     return n, 1
 
@@ -844,7 +869,8 @@ class DCGSpace(Space):
     def identity(self) -> str:  # nDCG maps like DCG: one rank map (and cache entry) for both
         gains = getattr(self.measure, "gains", None)
         core = f"DCG(base={self.base}, rel={getattr(self.measure, 'rel', None)}" + (
-            f", gains={gains})" if gains is not None else ")")
+            f", gains={gains})" if gains is not None else ")"
+        )
         return f"{core}|N={self.N}|c={self.c}|{self.family}{_owner(type(self))}"
 
     @cached_property
@@ -911,13 +937,18 @@ class DCGSpace(Space):
 
         w = discounts(self.N, self.base)
         scale = float(self._gains[1])
-        return np.array([w[members[0][0]] / float(members[0][1]) / L / scale
-                         for (_, members), L in zip(self._structure, self._lcms)])
+        return np.array(
+            [
+                w[members[0][0]] / float(members[0][1]) / L / scale
+                for (_, members), L in zip(self._structure, self._lcms)
+            ]
+        )
 
     def class_totals(self, g):
         g = np.array(self.gain_ints, dtype=np.int64)[np.asarray(g, dtype=np.int64)]
-        return np.stack([g[:, cl] @ np.array(m, dtype=np.int64) for cl, m in zip(self.classes, self.multipliers)],
-                        axis=1)
+        return np.stack(
+            [g[:, cl] @ np.array(m, dtype=np.int64) for cl, m in zip(self.classes, self.multipliers)], axis=1
+        )
 
     def encode(self, tot, first: int = 0) -> np.ndarray:
         """Mixed-radix codes of class-sum vectors (classes first.. of ``tot``'s columns)."""
@@ -949,9 +980,11 @@ class DCGSpace(Space):
         """Per class: how many grade assignments of its ranks reach each integer class sum
         (grade g adds its integer gain G[g] times the rank's multiplier)."""
         if max(self.radix) > 2**22:  # the sums of a class are listed: one entry per integer up to the top
-            raise MeasureError(f"{self.measure}: its gains scale to integers up to {self.gain_top:,} (exact sums "
-                               f"of a class reach {max(self.radix) - 1:,}, listed one by one); give gains with "
-                               "fewer decimal digits or a smaller ratio between them, e.g. gains=0:0,1:1,2:3")
+            raise MeasureError(
+                f"{self.measure}: its gains scale to integers up to {self.gain_top:,} (exact sums "
+                f"of a class reach {max(self.radix) - 1:,}, listed one by one); give gains with "
+                "fewer decimal digits or a smaller ratio between them, e.g. gains=0:0,1:1,2:3"
+            )
         out = []
         for m in self.multipliers:
             coeffs = [1]
@@ -1019,6 +1052,7 @@ class DCGSpace(Space):
 
 # -- any other measure: plain enumeration ----------------------------------------------------
 
+
 @dataclass(frozen=True, eq=False)
 class GenericSpace(Space):
     """A measure irscale knows no structure of (a user-defined one). Its key is the
@@ -1058,9 +1092,11 @@ class GenericSpace(Space):
             return k.astype(np.int64)
         if k.dtype == object and all(isinstance(x, (int, np.integer)) and lo <= int(x) <= hi for x in k.flat):
             return np.array([int(x) for x in k.flat], dtype=np.int64).reshape(k.shape)
-        raise MeasureError(f"{self.measure}.exact_key(g, c) must return integers that fit in int64 (got "
-                           f"{k.dtype}{' values out of range' if k.dtype.kind in 'iuO' else ''}); scale "
-                           "and round inside exact_key, or drop it to rank the measure's float values")
+        raise MeasureError(
+            f"{self.measure}.exact_key(g, c) must return integers that fit in int64 (got "
+            f"{k.dtype}{' values out of range' if k.dtype.kind in 'iuO' else ''}); scale "
+            "and round inside exact_key, or drop it to rank the measure's float values"
+        )
 
     def key_values(self, keys):
         keys = np.asarray(keys, dtype=np.int64)
@@ -1079,6 +1115,7 @@ def float_keys(v: np.ndarray) -> np.ndarray:
 
 # -- which space serves a measure ----------------------------------------------------------
 
+
 def space_for(measure: str | Measure, N: int, c: int = 1) -> Space:
     """The run space of ``measure`` at run length ``N`` with grades ``0..c``.
 
@@ -1092,8 +1129,10 @@ def space_for(measure: str | Measure, N: int, c: int = 1) -> Space:
     m = parse_measure(measure, default_cutoff=N)
     cutoff = getattr(m, "cutoff", None)
     if cutoff is not None and cutoff != N:
-        raise MeasureError(f"{m} has cutoff {cutoff} but the run length is N={N}; "
-                           f"use {type(m).NAME} without a cutoff, or N={cutoff} (API depth={cutoff}, CLI -N {cutoff})")
+        raise MeasureError(
+            f"{m} has cutoff {cutoff} but the run length is N={N}; "
+            f"use {type(m).NAME} without a cutoff, or N={cutoff} (API depth={cutoff}, CLI -N {cutoff})"
+        )
     binary = (not m.graded) or getattr(m, "rel", None) is not None
     c = 1 if binary else int(c)
     levels(c + 1)  # a graded space holds grades as 8-bit integers

@@ -79,8 +79,11 @@ class Statement:
     def __post_init__(self):
         if self.original_scale not in SCALES:
             raise ValueError(f"original_scale must be one of {SCALES}, not {self.original_scale!r}")
-        object.__setattr__(self, "phi_own_order_only",
-                           self.original_scale in ("not ordinal", "unknown") or self.order not in ("strong", "set"))
+        object.__setattr__(
+            self,
+            "phi_own_order_only",
+            self.original_scale in ("not ordinal", "unknown") or self.order not in ("strong", "set"),
+        )
 
     @property
     def established(self) -> bool:
@@ -102,8 +105,9 @@ class Statement:
         """``interval scale under the set order``, ``ordinal (not interval) under ...``."""
         if not self.established:
             return f"not shown to be an interval scale under the {self.order} order"
-        what = {"interval": "interval scale", "ordinal": "ordinal (not interval)",
-                "not ordinal": "not ordinal"}[self.original_scale]
+        what = {"interval": "interval scale", "ordinal": "ordinal (not interval)", "not ordinal": "not ordinal"}[
+            self.original_scale
+        ]
         return f"{what} under the {self.order} order"
 
     def phi_text(self) -> str:
@@ -119,8 +123,10 @@ class Statement:
     def text(self) -> str:
         """One line: ``RBP(p=0.8)@10 (4 levels): not ordinal under the strong order
         (2019 paper, Sec. 5: p = 0.8 > 1/(c+1) = 1/4); phi equi-spaces RBP's own order``."""
-        return (f"{self.measure} ({self.levels} levels): {self.scale_text()} ({self.source}: {self.reason}); "
-                f"{self.phi_text()}")
+        return (
+            f"{self.measure} ({self.levels} levels): {self.scale_text()} ({self.source}: {self.reason}); "
+            f"{self.phi_text()}"
+        )
 
     def as_dict(self) -> dict:
         """The fields and ``text`` (plain JSON types: what provenance records)."""
@@ -239,8 +245,11 @@ def _scale(ordinal: bool, interval: bool) -> str:
 
 @_about("P", "R", "F", "NumRelRet")
 def _set_measures(m, N, c):
-    why = "the number of relevant documents retrieved, affinely" if type(m).__name__ != "R" else \
-        "the number of relevant documents retrieved over the topic's recall base"
+    why = (
+        "the number of relevant documents retrieved, affinely"
+        if type(m).__name__ != "R"
+        else "the number of relevant documents retrieved over the topic's recall base"
+    )
     return "set", "interval", why, f"{S2019}, Sec. 4.1"
 
 
@@ -255,8 +264,15 @@ def _generalized(m, N, c):
     if ordinal:
         why = "N = 1: one document, its gain" if N == 1 else f"each grade's gain above N = {N} times the one below"
         return "set", _scale(ordinal, interval), why, f"{S2019}, Sec. 4.2 (its argument at this N)"
-    return "set", "not ordinal", (f"N documents of grade {c - 1} score at least one of grade {c} and none "
-                                  "other, which the set order puts above them"), f"{S2019}, Sec. 4.2"
+    return (
+        "set",
+        "not ordinal",
+        (
+            f"N documents of grade {c - 1} score at least one of grade {c} and none "
+            "other, which the set order puts above them"
+        ),
+        f"{S2019}, Sec. 4.2",
+    )
 
 
 @_about("SBTO")
@@ -283,7 +299,7 @@ def _rbp(m, N, c):
     p = m.show_param("p", m.p)  # as written: 0.8, 1/3, 0.3333333333333333
     G = min(gains[k + 1] - gains[k] for k in range(c)) / gains[c]
     crit = G / (G + 1)
-    ordinal, interval, _ = _positional(gains, [exact_p ** k for k in range(N)], N, c)
+    ordinal, interval, _ = _positional(gains, [exact_p**k for k in range(N)], N, c)
     lin = _linear(gains)
     name = "1/(c+1)" if lin else "G/(G+1)"
     src = f"{S2019}, Sec. 5" if c > 1 else f"{S2019}, Sec. 6; {S2021}, Sec. 3.2"
@@ -291,15 +307,20 @@ def _rbp(m, N, c):
         src = OWN
     crit_s = _frac(float(crit))
     if interval:
-        why = (f"p = {crit_s} = {name} with gain proportional to the grade" if N > 1
-               else "N = 1: its values are equi-spaced")
+        why = (
+            f"p = {crit_s} = {name} with gain proportional to the grade"
+            if N > 1
+            else "N = 1: its values are equi-spaced"
+        )
     elif exact_p == crit:
         why = f"p = {crit_s} = G/(G+1), but the gains are not proportional to the grade"
     elif exact_p < crit:
         why = f"p = {p} < {name} = {crit_s}"
     elif ordinal:
-        why = (f"p = {p} > {name} = {crit_s}, yet at N = {N} a step at rank k still outweighs every rank "
-               "below it (the paper's counterexamples need longer runs)")
+        why = (
+            f"p = {p} > {name} = {crit_s}, yet at N = {N} a step at rank k still outweighs every rank "
+            "below it (the paper's counterexamples need longer runs)"
+        )
     else:
         why = f"p = {p} > {name} = {crit_s}"
     return "strong", _scale(ordinal, interval), why, src
@@ -317,23 +338,37 @@ def _dcg(m, N, c):
     if all(x == w[0] for x in w):  # no discount up to rank N: a sum of gains
         ordinal, interval = _set_order(gains, N, c)
         if c == 1:
-            why = (f"no discount up to rank {N} <= b = {m.base:g}: it counts relevant documents, like P{norm}"
-                   if m.base is not None else "N = 1: one document")
+            why = (
+                f"no discount up to rank {N} <= b = {m.base:g}: it counts relevant documents, like P{norm}"
+                if m.base is not None
+                else "N = 1: one document"
+            )
             return "set", "interval", why, f"{S2021}, Sec. 7.1" if m.base is not None else "N = 1"
         why = "no discount up to rank N: a sum of gains, like gP" if N > 1 else "N = 1: one document, its gain"
         return "set", _scale(ordinal, interval), why, f"{S2019}, Sec. 4.2 (gP's argument)"
     ordinal, interval, bad = _positional(gains, w, N, c)
     src = f"{S2019}, Sec. 5" if _linear(gains) else OWN
     if ordinal:
-        return "strong", _scale(ordinal, interval), (f"at N = {N} a step at rank k still outweighs every rank "
-                                                     "below it (the paper's counterexample needs a longer run)"), src
-    return "strong", "not ordinal", (f"a grade step at rank {bad} is matched by the top grade at ranks "
-                                     f"{bad + 1}..{N}"), src
+        return (
+            "strong",
+            _scale(ordinal, interval),
+            (
+                f"at N = {N} a step at rank k still outweighs every rank "
+                "below it (the paper's counterexample needs a longer run)"
+            ),
+            src,
+        )
+    return (
+        "strong",
+        "not ordinal",
+        (f"a grade step at rank {bad} is matched by the top grade at ranks {bad + 1}..{N}"),
+        src,
+    )
 
 
 @_about("ERR")
 def _err(m, N, c):
-    R = [Fraction(2 ** g - 1, 2 ** c) for g in range(c + 1)]
+    R = [Fraction(2**g - 1, 2**c) for g in range(c + 1)]
     bad = None
     for k in range(1, N):  # rank k against the top grade at every rank below it (reach 1 from rank k + 1)
         tail, reach = Fraction(0), Fraction(1)
@@ -345,14 +380,29 @@ def _err(m, N, c):
             break
     src = f"{S2019}, Sec. 5"
     if bad is not None:
-        return "strong", "not ordinal", (f"a grade step at rank {bad} is outweighed by the top grade at ranks "
-                                         f"{bad + 1}..{N}"), src
+        return (
+            "strong",
+            "not ordinal",
+            (f"a grade step at rank {bad} is outweighed by the top grade at ranks {bad + 1}..{N}"),
+            src,
+        )
     steps = {R[a + 1] - R[a] for a in range(c)}
     if N == 1:
-        return "strong", "interval" if len(steps) == 1 else "ordinal", \
-            "N = 1: its values are the stop probabilities (2^g - 1)/2^c", src
-    return "strong", "ordinal", (f"at N = {N} a step at rank k still outweighs every rank below it, but its "
-                                 "values are not equi-spaced (the paper's counterexample needs a longer run)"), src
+        return (
+            "strong",
+            "interval" if len(steps) == 1 else "ordinal",
+            "N = 1: its values are the stop probabilities (2^g - 1)/2^c",
+            src,
+        )
+    return (
+        "strong",
+        "ordinal",
+        (
+            f"at N = {N} a step at rank k still outweighs every rank below it, but its "
+            "values are not equi-spaced (the paper's counterexample needs a longer run)"
+        ),
+        src,
+    )
 
 
 @_about("AP")
@@ -369,11 +419,16 @@ def _ap(m, N, c):
 def _rr(m, N, c):
     if N == 1:
         return "strong", "interval", "N = 1: two runs", "N = 1"
-    return "strong", "not ordinal", ("it ties runs that differ only below the first relevant document "
-                                     "(Fuhr: RR is ordinal on its own order only)"), f"{S2021}, Sec. 3.1 and 7.1"
+    return (
+        "strong",
+        "not ordinal",
+        ("it ties runs that differ only below the first relevant document (Fuhr: RR is ordinal on its own order only)"),
+        f"{S2021}, Sec. 3.1 and 7.1",
+    )
 
 
 # -- checked by brute force ------------------------------------------------------------------------
+
 
 @dataclass
 class TheoryCheck:
@@ -399,21 +454,32 @@ class TheoryCheck:
     def lines(self) -> list[str]:
         """The check as lines of plain text."""
         s = self.statement
-        runs = s.levels ** s.N
-        out = [f"theory: {s.text()}",
-               (f"checked over all {runs:,} runs ({s.levels} levels, N = {s.N}): {self.found_scale} under the "
-                f"{s.order} order: {'agrees' if self.agrees else 'DISAGREES'} with the theory")]
+        runs = s.levels**s.N
+        out = [
+            f"theory: {s.text()}",
+            (
+                f"checked over all {runs:,} runs ({s.levels} levels, N = {s.N}): {self.found_scale} under the "
+                f"{s.order} order: {'agrees' if self.agrees else 'DISAGREES'} with the theory"
+            ),
+        ]
         for v in (self.ordinal, self.interval):
             if not v.holds and v.counterexample and not (v is self.interval and not self.ordinal.holds):
                 out.append(f"  {v.check} fails: {v.counterexample_text()}")
         if self.paper_runs:
             p = self.paper_runs
-            rel = "above" if p["values"][0] > p["values"][1] else "equal to" if p["values"][0] == p["values"][1] \
+            rel = (
+                "above"
+                if p["values"][0] > p["values"][1]
+                else "equal to"
+                if p["values"][0] == p["values"][1]
                 else "below"
-            out.append(f"  the 2019 paper's runs (Sec. 5): r = {p['r']} < s = {p['s']} in the strong order; "
-                       f"{s.measure.split('@')[0]}(r) = {p['values'][0]:.6g} is {rel} {s.measure.split('@')[0]}(s) = "
-                       f"{p['values'][1]:.6g}" + (" (so not ordinal under the strong order)"
-                                                  if p["values"][0] >= p["values"][1] else ""))
+            )
+            out.append(
+                f"  the 2019 paper's runs (Sec. 5): r = {p['r']} < s = {p['s']} in the strong order; "
+                f"{s.measure.split('@')[0]}(r) = {p['values'][0]:.6g} is {rel} {s.measure.split('@')[0]}(s) = "
+                f"{p['values'][1]:.6g}"
+                + (" (so not ordinal under the strong order)" if p["values"][0] >= p["values"][1] else "")
+            )
         return out
 
 
@@ -426,9 +492,11 @@ def verify(measure, N: int, levels: int = 2) -> TheoryCheck:
 
     st = statement(measure, N, levels)
     if st is None:
-        raise IrscaleError(f"the papers make no statement about {measure} that irscale knows (it has statements "
-                           f"for {', '.join(sorted(_RULES))} with linear or exponential gains); "
-                           "the other checks of irscale inspect still apply")
+        raise IrscaleError(
+            f"the papers make no statement about {measure} that irscale knows (it has statements "
+            f"for {', '.join(sorted(_RULES))} with linear or exponential gains); "
+            "the other checks of irscale inspect still apply"
+        )
     from irscale.measures import parse_measure
 
     m = parse_measure(measure, default_cutoff=N)

@@ -161,8 +161,10 @@ class Table(ValueSet):
         return self._cum[np.searchsorted(self.keys, keys, side="right")]
 
     def runs_at(self, keys):
-        return self._cum[np.searchsorted(self.keys, keys, side="right")] - \
-            self._cum[np.searchsorted(self.keys, keys, side="left")]
+        return (
+            self._cum[np.searchsorted(self.keys, keys, side="right")]
+            - self._cum[np.searchsorted(self.keys, keys, side="left")]
+        )
 
     def listed(self, first=None, last=None):
         return self.keys[list(_first_last(len(self.keys), first, last))]
@@ -224,8 +226,7 @@ class ValueTable(ValueSet):
         return self.keys[order[list(_first_last(len(order), first, last))]]
 
     def arrays(self):
-        return {"keys": self.keys, "runs": self.runs, "phi_of_key": self.phi_of_key,
-                "value_order": self.value_order}
+        return {"keys": self.keys, "runs": self.runs, "phi_of_key": self.phi_of_key, "value_order": self.value_order}
 
     @classmethod
     def from_arrays(cls, space, z):
@@ -295,8 +296,12 @@ class Buckets(ValueSet):
     def arrays(self):
         from irscale.scales.cache import ints_out
 
-        return {"h": np.array(self.h), "bounds": ints_out(self.bounds), "cum_distinct": self.cum_distinct,
-                "cum_runs": ints_out(self.cum_runs)}
+        return {
+            "h": np.array(self.h),
+            "bounds": ints_out(self.bounds),
+            "cum_distinct": self.cum_distinct,
+            "cum_runs": ints_out(self.cum_runs),
+        }
 
     @classmethod
     def from_arrays(cls, space, z):
