@@ -1055,7 +1055,8 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
     asks for them); else :class:`NoEngineError`: the engine's limit, and either how to ask for
     bounds or why there are none."""
     from irscale.scales.rankmap import exact_reach
-    from irscale.scales.spaces import DCGSpace, RBPSpace
+    from irscale.scales.spaces.dcg import DCGSpace
+    from irscale.scales.spaces.rbp import RBPSpace
 
     limit = _short(str(engine_error))
     if isinstance(space, (RBPSpace, DCGSpace)):
@@ -1297,7 +1298,7 @@ def _warn_uncertain(m: Measure, b, ids: np.ndarray) -> None:
 
 def _runs_distinct(space) -> bool:
     """Every run of ``space`` has its own value (then phi over values is the rank over runs)."""
-    from irscale.scales.spaces import RBPSpace
+    from irscale.scales.spaces.rbp import RBPSpace
 
     if isinstance(space, RBPSpace):
         from irscale.scales.counting import rbp_runs_distinct
@@ -1325,7 +1326,7 @@ def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: fl
     resolution), unless its tables would pass BOUNDS_MEMORY."""
     from irscale.errors import MeasureError
     from irscale.scales.bounds import phi_bounds
-    from irscale.scales.spaces import RBPSpace
+    from irscale.scales.spaces.rbp import RBPSpace
 
     if step:
         step(0, 1)

@@ -445,7 +445,8 @@ def rbp_bounds(
     (transform does), else computed here."""
     from irscale.errors import MeasureError
     from irscale.measures import parse_measure
-    from irscale.scales.spaces import RBPSpace, space_for
+    from irscale.scales.spaces import space_for
+    from irscale.scales.spaces.rbp import RBPSpace
 
     m = parse_measure(measure) if isinstance(measure, str) else measure
     N = integer("N", N, minimum=1)
@@ -711,7 +712,8 @@ def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 1
     ``cache``: the lattice's cdf is loaded from the on-disk cache where an earlier call
     stored it (80 MB at grid 10^7), else built and stored (``details["cache"]``)."""
     from irscale.measures import parse_measure
-    from irscale.scales.spaces import DCGSpace, space_for
+    from irscale.scales.spaces import space_for
+    from irscale.scales.spaces.dcg import DCGSpace
 
     m = parse_measure(measure) if isinstance(measure, str) else measure
     N = integer("N", N, minimum=1)
@@ -775,7 +777,9 @@ def phi_bounds(
     from irscale.errors import MeasureError
     from irscale.measures import parse_measure
     from irscale.scales.rankmap import build, choose_engine
-    from irscale.scales.spaces import DCGSpace, RBPSpace, space_for
+    from irscale.scales.spaces import space_for
+    from irscale.scales.spaces.dcg import DCGSpace
+    from irscale.scales.spaces.rbp import RBPSpace
 
     m = parse_measure(measure) if isinstance(measure, str) else measure
     N = integer("N", N, minimum=1)

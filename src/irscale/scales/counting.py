@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from irscale.errors import IrscaleError
-from irscale.scales.spaces import DCGSpace, RBPSpace
+from irscale.scales.spaces.dcg import DCGSpace
+from irscale.scales.spaces.rbp import RBPSpace
 from irscale.scales.valuesets import ValueSet, kind
 
 
@@ -379,7 +380,7 @@ def _half_code(space: DCGSpace, sums, lo: int) -> int:
 
 def dcg_counter(space: DCGSpace) -> Counter:
     """DCG / nDCG: phi counts class-sum vectors (one value each, under the assumption
-    stated in :class:`~irscale.scales.spaces.DCGSpace`), pairs of halves of the
+    stated in :class:`~irscale.scales.spaces.dcg.DCGSpace`), pairs of halves of the
     classes; pairs within the tolerance are decided in 60-digit arithmetic, and a pair
     equal there to the query but not the query's own vector stops with an error."""
     check_counter(space)

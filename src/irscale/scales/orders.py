@@ -62,7 +62,7 @@ def positional_weights(N: int, c: int) -> np.ndarray:
 
 def set_rank(runs: np.ndarray, c: int) -> np.ndarray:
     """Rank function of the set-based order (SBTO, 2019 paper eq. 3)."""
-    from irscale.scales.spaces import sbto_rank
+    from irscale.scales.spaces.sbto import sbto_rank
 
     return sbto_rank(runs, c)
 
