@@ -164,7 +164,7 @@ def _missing(v) -> bool:
 
 def float_text(x: float) -> str:
     """A float as every report shows it (tables, ``*_display`` columns, the console): 4
-    decimals, except a nonzero value that would read 0.0000 (a ranked mean phi / |M| at
+    decimals, except a nonzero value that would read 0.0000 (a ranked mean ``phi / |M|`` at
     N = 1000 is 1e-98 .. 1e-25, a half-width smaller still), which shows three significant
     digits (``1.61e-42``), so that distinct tiny values never all read 0.0000."""
     return f"{x:.3g}" if x != 0 and abs(x) < 5e-5 else f"{x:.4f}"
