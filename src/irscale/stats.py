@@ -1,4 +1,4 @@
-"""Statistical analysis of a topics x systems score matrix (SPEC section 4; paper Section 7).
+"""Statistical analysis of a topics x systems score matrix (Ferrante, Ferro & Fuhr 2021, Section 7).
 
 Every test is vectorised over all system pairs (129 systems: 8,256 pairs) and returns a
 result object with the statistic, p-values, the significant pairs at ``alpha`` and its
