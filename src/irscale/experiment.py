@@ -237,7 +237,7 @@ class NotMeaningfulWarning(IrscaleWarning):
         return head + _fit(list(self.at), LINE - len("warning: ") - len(head) - len(tail)) + tail
 
     def merged(self, other: NotMeaningfulWarning) -> NotMeaningfulWarning:
-        """This warning and ``other`` (the same statement at other run lengths) as one."""
+        """One warning for ``self`` and ``other`` (the same statement at other run lengths)."""
         at = {k: self.at.get(k, []) + other.at.get(k, []) for k in dict.fromkeys([*self.at, *other.at])}
         return NotMeaningfulWarning(self.what, at, self.advice, max(self.longest, other.longest))
 
