@@ -89,7 +89,8 @@ def module_page(name: str) -> str:
             if home == name or (home is None and member in assigned):
                 own.append(member)
             elif home is not None and not inspect.ismodule(value):
-                elsewhere.append(f"* :py:obj:`{name}.{member} <{home}.{value.__qualname__}>`")
+                qual = getattr(value, "__qualname__", member)  # an instance (REGISTRY): its name where it is made
+                elsewhere.append(f"* :py:obj:`{name}.{member} <{home}.{qual}>`")
         if own:
             lines.append(f"   :members: {', '.join(own)}")
         if elsewhere:

@@ -2,11 +2,11 @@
 
 RBP with rational p = a/b and b > c (binary: any p; with a gain map, no two gains
 differing by a multiple of b): all (c+1)^N runs have distinct values
-(:func:`rbp_runs_distinct`), so |M(REL^N)| = (c+1)^N and phi(x) = the number of
+(:func:`rbp_runs_distinct`), so ``|M(REL^N)| = (c+1)^N`` and phi(x) = the number of
 runs with value <= x. DCG (any log base): the value depends on the sums of the classes
 of commensurable weights only, and distinct class-sum vectors are taken to have
 distinct values (checked exhaustively by the ``dcg`` engine wherever it can hold the
-set, and at every query below for the values near the query), so |M| is the number of
+set, and at every query below for the values near the query), so ``|M|`` is the number of
 class-sum vectors and phi(x) again a count.
 
 The count is a meet in the middle: the units (ranks or classes) split into two halves,
