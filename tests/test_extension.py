@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import irscale
+from irscale import testing
 from irscale.measures import Measure, parse_measure, register
-from irscale.measures.base import REGISTRY, cut, relevant
+from irscale.measures.base import REGISTRY, cut
 from irscale.scales import build, space_for
 from irscale.scales.spaces import Space, serves
 
@@ -23,33 +24,42 @@ TOY = Path(irscale.__file__).parent / "examples" / "toy"
 
 
 @pytest.fixture
-def linear_hits():
-    """LinHits@N: sum over relevant ranks k of (N - k + 1), divided by the best value
-    N (N + 1) / 2 (a made-up top-heavy measure; its core is an integer)."""
+def linear_gain():
+    """LinGain@N, the recipe of docs/architecture.md followed in this module alone: a made-up
+    graded measure with a required cutoff (place one: the class) and its exact run space
+    (place two: the space). Its value is sum over ranks k <= N of g_k (N - k + 1), divided
+    by the best value c N (N + 1) / 2 (c: the topic's top grade); its core is an integer."""
 
-    @register("LinHits")
+    @register("LinGain")
     @dataclass(frozen=True)
-    class LinHits(Measure):
+    class LinGain(Measure):
+        """Graded linear-weight gain at N = ``cutoff`` (required)."""
+
         cutoff: int | None = None
-        rel: int = 1
-        param_docs = {"rel": "minimum grade counted relevant"}
+        graded = True
+        requires_cutoff = True
+        examples = ("LinGain@3",)
 
         def batch(self, grades, topics):
-            r = relevant(cut(grades, self.cutoff), self.rel)
-            n = r.shape[-1]
-            return (r @ np.arange(n, 0, -1, dtype=np.float64)) / (n * (n + 1) / 2)
+            g = np.clip(cut(grades, self.cutoff), 0, None).astype(np.float64)
+            w = np.arange(self.cutoff, self.cutoff - g.shape[-1], -1, dtype=np.float64)
+            return (g @ w) / self.normalizer(topics, self.cutoff, topics.max_grade)[None, :]
+
+        def reference(self, grades, topic):
+            N, c = self.cutoff, topic.max_grade
+            return sum(max(g, 0) * (N - k) for k, g in enumerate(grades[:N])) / (c * N * (N + 1) / 2)
 
         def normalizer(self, topics, N, c):
-            return np.full(len(topics.names), N * (N + 1) / 2)
+            return np.full(len(topics.names), c * N * (N + 1) / 2)
 
-    @serves(LinHits)
+    @serves(LinGain)
     @dataclass(frozen=True, eq=False)
-    class LinHitsSpace(Space):
-        family: str = "linhits"
+    class LinGainSpace(Space):
+        family: str = "lingain"
 
         @cached_property
         def max_key(self):
-            return self.N * (self.N + 1) // 2
+            return self.c * self.N * (self.N + 1) // 2
 
         def keys(self, g):
             return np.asarray(g, dtype=np.int64) @ np.arange(self.N, 0, -1, dtype=np.int64)
@@ -57,45 +67,55 @@ def linear_hits():
         def key_values(self, keys):
             return np.asarray(keys, dtype=np.float64)
 
-    yield LinHits, LinHitsSpace
-    REGISTRY.pop("LinHits")  # its space goes with it (one registry entry)
+    yield LinGain, LinGainSpace
+    REGISTRY.pop("LinGain")  # its space goes with it (one registry entry)
 
 
-def _brute_phi(N: int) -> dict[tuple, int]:
-    """phi of every binary run of length N by the definition (distinct values <= its own)."""
-    runs = list(itertools.product((0, 1), repeat=N))
+def _brute_phi(N: int, levels: int) -> dict[tuple, int]:
+    """phi of every run of length N over grades 0..levels-1 by the definition (1 + the
+    number of distinct values below its own)."""
+    runs = list(itertools.product(range(levels), repeat=N))
     value = {r: sum((N - k) * x for k, x in enumerate(r)) for r in runs}
     distinct = sorted(set(value.values()))
     return {r: 1 + distinct.index(v) for r, v in value.items()}
 
 
-def test_a_measure_and_its_space_get_evaluate_transform_and_compare(linear_hits):
-    LinHits, LinHitsSpace = linear_hits
-    assert isinstance(space_for("LinHits", 6), LinHitsSpace)  # lookup, no switch to edit
-    rm = build("LinHits", 6, cache=False)
-    assert rm.engine == "enumerate" and rm.size == 6 * 7 // 2 + 1  # every total 0..21 is reachable
-    brute = _brute_phi(6)
+def test_a_measure_in_two_places_passes_the_conformance_suite(linear_gain):
+    LinGain, _ = linear_gain
+    testing.check_measure(LinGain)  # its defaults (at cutoff 5) and LinGain@3, every check
+
+
+def test_a_measure_and_its_space_get_evaluate_transform_and_compare(linear_gain):
+    LinGain, LinGainSpace = linear_gain
+    assert isinstance(space_for("LinGain", 6, 2), LinGainSpace)  # lookup, no switch to edit
+    with pytest.raises(irscale.errors.MeasureError, match="needs a cutoff"):
+        parse_measure("LinGain")  # required: refused without one, given one at a run length N
+    rm = build("LinGain", 4, 3, cache=False)
+    assert rm.engine == "enumerate" and rm.size == 2 * 4 * 5 // 2 + 1  # every total 0..20 is reachable
+    brute = _brute_phi(4, 3)
     runs = np.array(list(brute), dtype=np.int8)
     assert rm.phi_runs(runs).tolist() == [brute[tuple(r)] for r in runs.tolist()]
 
-    table = irscale.evaluate(TOY / "qrels.txt", sorted((TOY / "runs").glob("*.txt")), ["LinHits@5", "P@5"])
+    table = irscale.evaluate(TOY / "qrels.txt", sorted((TOY / "runs").glob("*.txt")), ["LinGain@5", "P@5"])
     assert table.values.shape[0] == 2 and (table.values[0] >= 0).all() and (table.values[0] <= 1).all()
-    t = irscale.transform(table, ["LinHits"], depth=5, ties=("unq", "mid"))
-    assert [str(m) for m in t.measures] == ["LinHits@5", "ranked(LinHits@5)", "ranked(LinHits@5, ties=mid)"]
-    assert t.provenance["transform"]["maps"]["LinHits@5"]["engine"] == "enumerate"
-    brute5 = _brute_phi(5)
-    g = (table.judged.grades[..., :5] >= 1).astype(int)
+    t = irscale.transform(table, ["LinGain"], depth=5, ties=("unq", "mid"))
+    assert [str(m) for m in t.measures] == ["LinGain@5", "ranked(LinGain@5)", "ranked(LinGain@5, ties=mid)"]
+    assert t.provenance["transform"]["maps"]["LinGain@5"]["engine"] == "enumerate"
+    levels = table.judged.topics.max_grade + 1
+    brute5 = _brute_phi(5, levels)
+    g = np.clip(table.judged.grades[..., :5], 0, levels - 1)
     expect = [[brute5[tuple(row.tolist() + [0] * (5 - len(row)))] for row in sys_g] for sys_g in g]
     assert t.values[1].tolist() == np.array(expect, dtype=float).tolist()
     # the measure column equals the measure itself, and exact_values derives it from the keys
     assert np.allclose(t.values[0], table.values[0])
-    exact = irscale.transform(table, ["LinHits"], depth=5, exact_values=True)
+    exact = irscale.transform(table, ["LinGain"], depth=5, exact_values=True)
     assert np.allclose(exact.values[0], table.values[0])
 
-    study = irscale.compare(table, ["LinHits", "P"], depth=5, tests=["sign", "ttest"])
-    assert list(study.table2["measure"]) == ["LinHits@5", "P@5"]
+    study = irscale.compare(table, ["LinGain", "P"], depth=5, tests=["sign", "ttest"], relevance="graded")
+    assert list(study.table2["measure"]) == ["LinGain@5", "P@5"]
     assert study.table2.loc[0, "tau_unq"] == pytest.approx(1.0)  # phi preserves the order
-    assert study.provenance["rank_maps"]["LinHits@5"]["engine"] == "enumerate"
+    assert study.provenance["rank_maps"]["LinGain@5"]["engine"] == "enumerate"
+    assert study.provenance["rank_maps"]["LinGain@5"]["levels"] == levels
 
 
 def test_a_user_measure_without_a_space_enumerates():

@@ -22,6 +22,7 @@ LAYERS = [
     ("experiment",),
     ("study",),
     ("inspect", "meaning"),
+    ("testing",),
     ("report",),
     ("integrations",),
     ("cli", "__main__"),

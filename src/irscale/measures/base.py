@@ -63,6 +63,8 @@ class Measure:
     is_count: ClassVar[bool] = False  # an integer count (trec_eval sums it over topics)
     user_defined: ClassVar[bool] = False  # irscale's own measures: True for FunctionMeasure
     no_scale: ClassVar[str | None] = None  # why the measure has no interval-scale version, if it has none
+    # names of instances the conformance suite (irscale.testing) checks besides the defaults
+    examples: ClassVar[tuple[str, ...]] = ()
     param_aliases: ClassVar[dict[str, str]] = {}  # other spellings of a parameter in measure names
     param_refusals: ClassVar[dict[str, str]] = {}  # parameters refused with a reason (ERR's gains)
     # what each parameter means (``irscale measures`` shows it); subclasses add their own

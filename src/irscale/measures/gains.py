@@ -268,6 +268,13 @@ class DCG(_DCGFamily):
     over the top ``cutoff`` ranks. ``base=None`` uses trec_eval's discount log2(i+1);
     ``base=b`` the original max(1, log_b i). RB-free."""
 
+    examples = (
+        "DCG@5",
+        "DCG(base=2)@6",
+        "DCG(base=10)@6",
+        "DCG(gains=exp)",
+    )  # checked by the conformance suite (irscale.testing)
+
     cutoff: int | None = None
     base: float | None = None
     rel: int | None = None
@@ -286,6 +293,13 @@ class nDCG(_DCGFamily):
     """Normalised DCG: DCG divided by the DCG of the ideal ranking of the topic's judged
     documents at the same cutoff (0 when that is 0). With ``base=None`` and graded gains
     this is trec_eval ``ndcg`` / ``ndcg_cut_k``."""
+
+    examples = (
+        "nDCG@5",
+        "nDCG(base=2)@5",
+        "nDCG(rel=2)@5",
+        "nDCG(gains=exp)@5",
+    )  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
     base: float | None = None
@@ -363,6 +377,13 @@ class RBP(_GainMeasure):
     exact keys from the fraction. RB-free. trec_eval's ``rbp`` normalises gains with
     uninitialised variables, so irscale does not claim agreement with it."""
 
+    examples = (
+        "RBP(p=0.5)",
+        "RBP(p=0.8,rel=1)@6",
+        "RBP(p=1/3)",
+        "RBP(p=0.5,gains=exp)",
+    )  # checked by the conformance suite (irscale.testing)
+
     p: float = 0.8
     cutoff: int | None = None
     rel: int | None = None
@@ -417,6 +438,8 @@ class ERR(Measure):
     (1/i) R_i prod_{j<i} (1 - R_j), with stop probability R = (2^g - 1) / 2^c
     (binary with ``rel=``: R = 1/2 for a relevant document). RB-free."""
 
+    examples = ("ERR@6", "ERR(rel=2)")  # checked by the conformance suite (irscale.testing)
+
     cutoff: int | None = None
     rel: int | None = None
     graded = True
@@ -461,6 +484,8 @@ class gP(_GainMeasure):
     by N (gain = grade; with ``gains=``, gain(grade) / gain(c)). Equals P@N with binary
     relevance. RB-free."""
 
+    examples = ("gP(gains=0:0,1:1,2:3)@5",)  # checked by the conformance suite (irscale.testing)
+
     cutoff: int | None = None
     gains: str | None = None
     graded = True
@@ -491,6 +516,8 @@ class gR(_GainMeasure):
     """Generalized recall: sum of gains over the top ``cutoff`` divided by the recall
     base in gain units (the sum of the gains of the topic's judged documents; with
     ``gains=``, of their mapped gains). Its RB-free core is gP's, the sum of gains."""
+
+    examples = ("gR@5",)  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
     gains: str | None = None

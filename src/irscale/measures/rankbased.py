@@ -20,6 +20,8 @@ class AP(Measure):
     (phi for AP: :class:`irscale.scales.spaces.ap.APSpace`, ``@serves(AP)``).
     """
 
+    examples = ("AP@5", "AP(rel=2)")  # checked by the conformance suite (irscale.testing)
+
     cutoff: int | None = None
     rel: int = 1
     needs_recall_base = True
@@ -49,6 +51,8 @@ class AP(Measure):
 class RR(Measure):
     """Reciprocal rank of the first relevant document in the top ``cutoff`` (0 if none).
     trec_eval ``recip_rank``. RB-free."""
+
+    examples = ("RR@3",)  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
     rel: int = 1
@@ -95,6 +99,8 @@ class Bpref(Measure):
     for each retrieved relevant document, 1 - min(n, RB) / min(N, RB) where n counts the
     judged non-relevant documents ranked above it and N those of the topic; summed and
     divided by RB. Unjudged documents (and negative grades) are skipped."""
+
+    examples = ("bpref(rel=2)",)  # checked by the conformance suite (irscale.testing)
 
     rel: int = 1
     needs_recall_base = True

@@ -29,6 +29,8 @@ class P(Measure):
     (trec_eval ``P_k``). RB-free.
     """
 
+    examples = ("P@5", "P(rel=2)@5")  # checked by the conformance suite (irscale.testing)
+
     cutoff: int | None = None
     rel: int = 1
 
@@ -52,6 +54,8 @@ class P(Measure):
 class R(Measure):
     """Recall: relevant documents in the top ``cutoff`` divided by the recall base RB
     (0 when RB = 0). trec_eval ``recall_k`` / ``set_recall``."""
+
+    examples = ("R@5",)  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
     rel: int = 1
@@ -78,6 +82,8 @@ class F(Measure):
     the top k = ``cutoff``. Without a cutoff k is the number retrieved (trec_eval
     ``set_F`` with beta 1). 0 when r = 0."""
 
+    examples = ("F@5",)  # checked by the conformance suite (irscale.testing)
+
     cutoff: int | None = None
     rel: int = 1
     needs_recall_base = True
@@ -103,6 +109,8 @@ class F(Measure):
 @dataclass(frozen=True)
 class Success(Measure):
     """1 if a relevant document is in the top ``cutoff``, else 0 (trec_eval ``success_k``)."""
+
+    examples = ("Success@3",)  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
     rel: int = 1

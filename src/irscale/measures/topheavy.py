@@ -31,6 +31,8 @@ class SBTO(_TotalOrderMeasure):
     (``rel=`` given, or c = 1) it is the number of relevant documents retrieved.
     Computed in float64 (exact while the values stay below 2^53)."""
 
+    examples = ("SBTO(rel=1)@5",)  # checked by the conformance suite (irscale.testing)
+
     def batch(self, grades, topics):
         from scipy.special import comb  # here: scipy.special takes 0.3 s to import
 
@@ -55,6 +57,8 @@ class RBTO(_TotalOrderMeasure):
     """Rank-Based Total Order measure at N = ``cutoff`` (2019 paper, eq. 6):
     sum over i = 1..N of d_i (c + 1)^(N - i), the run's grades read as a base-(c+1)
     number. Computed in float64 (exact while (c+1)^N < 2^53)."""
+
+    examples = ("RBTO(rel=1)@4",)  # checked by the conformance suite (irscale.testing)
 
     def batch(self, grades, topics):
         N = self.cutoff
