@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from irscale.errors import ArgumentError, IrscaleError
 from irscale.scales import build, merge
+from irscale.scales.rankmap import pick_engine
 
 # -- the merge kernels against pairs counted one by one -----------------------------------------
 
@@ -241,6 +242,6 @@ def test_gain_maps_too_fine_to_list_and_err_on_many_levels_are_refused_clearly()
     from irscale.scales import space_for
 
     with pytest.raises(MeasureError, match="fewer decimal digits"):  # was a bare MemoryError
-        space_for("nDCG(gains=0:0,1:0.1,2:0.123456789)@10", 10, 2).pick_engine()
+        pick_engine(space_for("nDCG(gains=0:0,1:0.1,2:0.123456789)@10", 10, 2))
     with pytest.raises(MeasureError, match="exact at no N on 64 levels; use fewer levels"):  # was ValueError
-        space_for("ERR@3", 3, 63).pick_engine()
+        pick_engine(space_for("ERR@3", 3, 63))

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from irscale.cli import app
 from irscale.errors import MeasureError
 from irscale.measures import at_rel_level, parse_measure, parse_measures, trec_eval_names
+from irscale.scales.rankmap import pick_engine
 
 runner = CliRunner()
 QRELS = "qrels.dl19-passage.txt"
@@ -257,11 +258,11 @@ def test_err_refusal_advises_only_what_exists():
     from irscale.scales import space_for
 
     with pytest.raises(MeasureError) as info:
-        space_for("ERR", 30, 2).pick_engine()
+        pick_engine(space_for("ERR", 30, 2))
     text = str(info.value)
     assert "or less; max_grade" not in text and "or binary relevance (--max-grade 1 or --relevance lenient" in text
     with pytest.raises(MeasureError, match=r"fewer levels \(--max-grade 2 or less"):
-        space_for("ERR", 30, 3).pick_engine()
+        pick_engine(space_for("ERR", 30, 3))
 
 
 def test_compare_help_says_out_writes_the_html_report():

@@ -153,7 +153,7 @@ class Deferred(ValueSet):
 
     def _built(self) -> Counter:
         if self._counter is None:
-            self._counter = self.space.counter()
+            self._counter = counter_for(self.space)
         self._counter.scheduler, self._counter.progress = self.scheduler, self.progress
         return self._counter
 
@@ -226,14 +226,26 @@ def _tolerance(N: int) -> float:
 
 def check_counter(space) -> None:
     """Refuse (IrscaleError) a space the count engine cannot serve, before anything is
-    built: graded RBP with ties (p = a/b, b <= c), and halves beyond ``MAX_HALF``
-    partial values. Called when the engine is chosen, so a long job fails before it
-    reads or builds anything."""
-    space.check_counter()  # the spaces the count engine serves say what it can count
+    built: spaces other than RBP's and DCG's, graded RBP with ties (p = a/b, b <= c), and
+    halves beyond ``MAX_HALF`` partial values. Called when the engine is chosen, so a
+    long job fails before it reads or builds anything."""
+    if isinstance(space, RBPSpace):
+        check_rbp(space)
+    elif isinstance(space, DCGSpace):
+        check_dcg(space)
+    else:
+        raise IrscaleError(f"{space.measure}: the count engine serves RBP (p = a/b with b > c) and DCG/nDCG")
+
+
+def counter_for(space) -> Counter:
+    """The count engine's value set of an RBP or DCG space (each checks its limits first)."""
+    if not isinstance(space, (RBPSpace, DCGSpace)):
+        check_counter(space)  # refuses
+    return rbp_counter(space) if isinstance(space, RBPSpace) else dcg_counter(space)
 
 
 def check_rbp(space) -> None:
-    """The count engine's limits for RBP (:meth:`RBPSpace.check_counter`): every run
+    """The count engine's limits for RBP (:func:`check_counter`): every run
     must have its own value (:func:`rbp_runs_distinct`)."""
     if not rbp_runs_distinct(space):
         a, b = space.ab
@@ -276,7 +288,7 @@ def rbp_runs_distinct(space) -> bool:
 
 
 def check_dcg(space) -> None:
-    """The count engine's limits for DCG / nDCG (:meth:`DCGSpace.check_counter`): each
+    """The count engine's limits for DCG / nDCG (:func:`check_counter`): each
     half of the classes holds at most ``MAX_HALF`` class-sum vectors. Rational ties
     (2 x 1/2 = 1 in graded DCG) are inside one class's sum, so distinct vectors are
     distinct values for graded runs too."""

@@ -12,6 +12,7 @@ asks the value set, remembers expensive answers and keeps them in the disk cache
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,10 +23,15 @@ import numpy as np
 from irscale.errors import IrscaleError, MeasureError
 from irscale.measures import Measure
 from irscale.scales import cache as _cache
+from irscale.scales import counting  # also registers the "count" value-set kind that cached maps may hold
 from irscale.scales.cache import cache_clear, cache_dir, cache_info
-from irscale.scales.engines import dcg_engine, enumerate_engine, oracle, split_engine
+from irscale.scales.engines import MAX_PAIRS, dcg_engine, enumerate_engine, oracle, split_engine
 from irscale.scales.spaces import Space, space_for
+from irscale.scales.spaces.dcg import DCGSpace
+from irscale.scales.spaces.err import ERRSpace
+from irscale.scales.spaces.rbp import RBPSpace
 from irscale.scales.valuesets import ClosedForm, ValueSet, from_arrays
+from irscale.scales.wide import MAX_BITS
 
 Ties = Literal["unq", "min", "max", "mid"]
 TIES = ("unq", "min", "max", "mid")
@@ -218,12 +224,88 @@ def _lookup_form(keys: np.ndarray) -> np.ndarray:
 
 
 def choose_engine(space: Space, *, max_pairs: int | None = None) -> str:
-    """The fastest exact engine for ``space`` (the space declares it:
-    :meth:`~irscale.scales.spaces.Space.pick_engine`); raises MeasureError/IrscaleError,
-    before anything is built, where none can serve it (see :func:`check_engine`)."""
-    name = space.pick_engine()
+    """The fastest exact engine for ``space`` (:func:`pick_engine`); raises
+    MeasureError/IrscaleError, before anything is built, where none can serve it (see
+    :func:`check_engine`)."""
+    name = pick_engine(space)
     check_engine(space, name, max_pairs=max_pairs)
     return name
+
+
+def pick_engine(space: Space) -> str:
+    """The fastest exact engine for ``space``, from what the space declares (``closed``,
+    ``splittable``, ``int64``, its family's structure): the one place engines are chosen.
+    MeasureError where none can serve it.
+
+    >>> from irscale.scales import space_for
+    >>> [pick_engine(space_for(m, 30)) for m in ("P", "AP", "RBP(p=0.8)", "nDCG")]
+    ['closed', 'split', 'count', 'count']
+    >>> pick_engine(space_for("nDCG", 10))
+    'dcg'
+    """
+    if isinstance(space, RBPSpace) and _counts_rbp(space):
+        return "count"
+    if isinstance(space, DCGSpace):
+        return "dcg" if space.n_values <= 2**20 or (space.gmax > 1 and space.n_values < 80_000_000) else "count"
+    if isinstance(space, ERRSpace) and not space.int64:
+        return _err_engine(space)
+    if space.closed:
+        return "closed"
+    if space.splittable and space.int64 and space.N >= 12:
+        return "split"
+    if space.int64:
+        return "enumerate"
+    raise MeasureError(
+        f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: exact keys exceed "
+        "64 bits and no engine for this case is built yet: use a smaller N, fewer relevance levels "
+        "(--max-grade, max_grade= in the API), or binary relevance (--max-grade 1, --relevance "
+        "lenient, or rel=1 in the measure)"
+    )
+
+
+def _counts_rbp(space: RBPSpace) -> bool:
+    """RBP by pair counting: binary with keys beyond 64 bits (exact integers), or graded
+    where every run has its own value and listing them would cost more than counting."""
+    if space.gmax == 1:
+        return not space.int64
+    return counting.rbp_runs_distinct(space) and (not space.int64 or space.n_runs > 2**24)
+
+
+def _err_engine(space: ERRSpace) -> str:
+    """ERR beyond int64 keys: the split engine on wide keys where it fits, else a refusal
+    that says up to which N it is exact (ERR's values have no product structure: an exact
+    engine lists them; guide: Long runs)."""
+    cc = space.cc
+
+    def fits(n: int) -> bool:  # runs (one pair each) and key width the split engine accepts;
+        # grade terms 2^c in int64 (a space with 52 or more levels is int64 only at N = 1)
+        return (
+            cc <= 50
+            and (cc + 1) ** n <= MAX_PAIRS
+            and (math.lcm(*range(1, n + 1)) << (cc * n + 1)).bit_length() <= MAX_BITS
+        )
+
+    if fits(space.N):
+        return "split"
+    last = max((n for n in range(1, space.N) if fits(n)), default=0)
+    binary = "binary relevance (--max-grade 1 or --relevance lenient: exact up to N=35)"
+    fewer = (
+        ""
+        if cc == 1
+        else f", or {binary}"
+        if cc == 2
+        else f", fewer levels (--max-grade {cc - 1} or less; max_grade= in the API), or {binary}"
+    )
+    why = (
+        f"its exact keys need {space.max_key.bit_length()} bits, beyond the split engine's {MAX_BITS}"
+        if space.n_runs <= MAX_PAIRS
+        else f"the split engine lists every run, up to {MAX_PAIRS:,}"
+    )
+    upto = f"up to N={last}" if last else "at no N"
+    raise MeasureError(
+        f"{space.measure} at N={space.N} with {cc + 1} relevance levels: {why}, so ERR is exact {upto} on "
+        f"{cc + 1} levels; use " + (f"-N {last} or less{fewer}" if last else fewer.lstrip(", "))
+    )
 
 
 def exact_reach(measure: Measure, c: int, below: int, *, max_pairs: int | None = None) -> int:
@@ -249,9 +331,7 @@ def check_engine(space: Space, name: str, *, max_pairs: int | None = None) -> No
     """Refuse an engine that cannot serve ``space`` (its limits, checked up front;
     ``max_pairs``: the split engine's, see :func:`~irscale.scales.engines.check_split`)."""
     if name == "count":
-        from irscale.scales.counting import check_counter
-
-        check_counter(space)
+        counting.check_counter(space)
     elif name == "split":
         from irscale.scales.engines import check_split
 
@@ -276,7 +356,7 @@ def _run_engine(space: Space, name: str, scheduler, progress, queries=None, max_
     if name == "split":
         return split_engine(space, scheduler=scheduler, progress=progress, queries=queries, max_pairs=max_pairs)
     if name == "count":
-        return space.counter()
+        return counting.counter_for(space)
     return dcg_engine(space)  # "dcg"
 
 
@@ -311,7 +391,7 @@ def build(
     levels = integer("levels", levels, minimum=2)
     pairs_limit(max_pairs)  # a bad value is refused whichever engine serves
     space = space_for(measure, N, levels - 1)
-    name = space.pick_engine() if engine == "auto" else engine
+    name = pick_engine(space) if engine == "auto" else engine
     cache = cache and space.cacheable and name != "oracle"
     if cache:  # a map in the cache is served even past the limits that guard a build (max_pairs)
         hit = _cache_load(space, name)
@@ -336,7 +416,7 @@ def in_cache(space: Space) -> bool:
     """Whether the cache holds ``space``'s rank map (built by its engine), so that
     :func:`build` serves it whatever the limits of a new build."""
     try:
-        name = space.pick_engine()
+        name = pick_engine(space)
     except IrscaleError:
         return False
     return space.cacheable and _cache.load_map(space, name) is not None

@@ -128,32 +128,6 @@ class Space:
         it: :meth:`irscale.measures.Measure.normalizer`)."""
         return self.measure.normalizer(topics, self.N, self.c)
 
-    # -- which engine serves the space ------------------------------------------------------
-    def pick_engine(self) -> str:
-        """The fastest exact engine for this space (MeasureError where none can serve it)."""
-        if self.closed:
-            return "closed"
-        if self.splittable and self.int64 and self.N >= 12:
-            return "split"
-        if self.int64:
-            return "enumerate"
-        raise MeasureError(
-            f"{self.measure} at N={self.N} with {self.c + 1} relevance levels: exact keys exceed "
-            "64 bits and no engine for this case is built yet: use a smaller N, fewer relevance levels "
-            "(--max-grade, max_grade= in the API), or binary relevance (--max-grade 1, --relevance "
-            "lenient, or rel=1 in the measure)"
-        )
-
-    def counter(self):
-        """The pair-counting value set (engine ``count``) of spaces that have one."""
-        raise MeasureError("the count engine serves RBP (p = a/b with b > c) and DCG/nDCG")
-
-    def check_counter(self) -> None:
-        """Refuse (IrscaleError), before anything is built, what the count engine cannot count."""
-        from irscale.errors import IrscaleError
-
-        raise IrscaleError(f"{self.measure}: the count engine serves RBP (p = a/b with b > c) and DCG/nDCG")
-
     def grade_view(self, grades: np.ndarray) -> np.ndarray:
         """Map judged grades (any ints, sentinels included) onto this space: cut at N,
         pad with non-relevant documents, binary measures to 0/1, graded ones to 0..c."""

@@ -72,21 +72,6 @@ class DCGSpace(Space):
     family: str = "dcg-q"  # keys are commensurable-class sums (the cache never meets older keys)
     ordered_keys: bool = False
 
-    def pick_engine(self):
-        if self.n_values <= 2**20 or (self.gmax > 1 and self.n_values < 80_000_000):
-            return "dcg"
-        return "count"
-
-    def counter(self):
-        from irscale.scales.counting import dcg_counter
-
-        return dcg_counter(self)
-
-    def check_counter(self):
-        from irscale.scales.counting import check_dcg
-
-        check_dcg(self)
-
     @property
     def identity(self) -> str:  # nDCG maps like DCG: one rank map (and cache entry) for both
         gains = getattr(self.measure, "gains", None)

@@ -27,42 +27,6 @@ class ERRSpace(Space):
     splittable: bool = True
     wide_split: bool = True
 
-    def pick_engine(self):
-        if self.int64:
-            return super().pick_engine()
-        from irscale.scales.engines import MAX_PAIRS
-        from irscale.scales.wide import MAX_BITS
-
-        def fits(n: int) -> bool:  # runs (one pair each) and key width the split engine accepts;
-            # grade terms 2^c in int64 (a space with 52 or more levels is int64 only at N = 1)
-            return (
-                self.cc <= 50
-                and (self.cc + 1) ** n <= MAX_PAIRS
-                and (math.lcm(*range(1, n + 1)) << (self.cc * n + 1)).bit_length() <= MAX_BITS
-            )
-
-        if fits(self.N):
-            return "split"
-        last = max((n for n in range(1, self.N) if fits(n)), default=0)
-        binary = "binary relevance (--max-grade 1 or --relevance lenient: exact up to N=35)"
-        fewer = (
-            ""
-            if self.cc == 1
-            else f", or {binary}"
-            if self.cc == 2
-            else f", fewer levels (--max-grade {self.cc - 1} or less; max_grade= in the API), or {binary}"
-        )
-        why = (
-            f"its exact keys need {self.max_key.bit_length()} bits, beyond the split engine's {MAX_BITS}"
-            if self.n_runs <= MAX_PAIRS
-            else f"the split engine lists every run, up to {MAX_PAIRS:,}"
-        )
-        upto = f"up to N={last}" if last else "at no N"
-        raise MeasureError(  # ERR's values have no product structure: an exact engine lists them (guide: Long runs)
-            f"{self.measure} at N={self.N} with {self.cc + 1} relevance levels: {why}, so ERR is exact {upto} on "
-            f"{self.cc + 1} levels; use " + (f"-N {last} or less{fewer}" if last else fewer.lstrip(", "))
-        )
-
     @cached_property
     def L(self) -> int:
         return math.lcm(*range(1, self.N + 1))

@@ -180,25 +180,6 @@ class RBPSpace(Space):
             return np.array([int(k) * (b - a) / den for k in keys], dtype=np.float64)
         return np.asarray(keys, dtype=np.float64) * (1 - a / b) / (top * float(b) ** (self.N - 1))
 
-    def pick_engine(self):
-        from irscale.scales.counting import rbp_runs_distinct
-
-        if self.gmax == 1 and not self.int64:
-            return "count"  # binary, keys beyond 64 bits: pair counting in exact integers
-        if self.gmax > 1 and rbp_runs_distinct(self) and (not self.int64 or self.n_runs > 2**24):
-            return "count"  # graded, every run its own value: counting runs beats listing them
-        return super().pick_engine()
-
-    def counter(self):
-        from irscale.scales.counting import rbp_counter
-
-        return rbp_counter(self)
-
-    def check_counter(self):
-        from irscale.scales.counting import check_rbp
-
-        check_rbp(self)
-
     def split_parts(self, h):
         self.require_int64("split")
         c = self.gmax
