@@ -10,6 +10,7 @@ raw ``AttributeError`` deep inside, and never silently means something else
 from __future__ import annotations
 
 import numbers
+from typing import Any, Literal, overload
 
 from irscale.errors import ArgumentError
 
@@ -19,6 +20,14 @@ def _show(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+@overload
+def integer(
+    name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None, none: Literal[False] = False
+) -> int: ...
+@overload
+def integer(
+    name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None, none: bool
+) -> int | None: ...
 def integer(
     name: str, value, *, minimum: int | None = None, maximum: int | None = None, none: bool = False
 ) -> int | None:
@@ -108,12 +117,13 @@ def writable_dir(name: str, path, *, create: bool = False):
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
-        why = {
+        reasons: dict[int | None, str] = {
             errno.EROFS: "a read-only file system",
             errno.EACCES: "permission denied",
             errno.EPERM: "operation not permitted",
             errno.ENOENT: "it cannot hold new files",
-        }.get(e.errno, e.strerror or str(e))
+        }
+        why = reasons.get(e.errno, e.strerror or str(e))
         raise ArgumentError(
             f"{name} {p}: cannot write there ({why}); name a directory you can write, for example --out ./study"
         ) from None
