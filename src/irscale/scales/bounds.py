@@ -445,6 +445,7 @@ def rbp_bounds(
     (transform does), else computed here."""
     from irscale.errors import MeasureError
     from irscale.measures import parse_measure
+    from irscale.measures.gains import RBP
     from irscale.scales.spaces import RBPSpace, space_for
 
     m = parse_measure(measure) if isinstance(measure, str) else measure
@@ -465,6 +466,7 @@ def rbp_bounds(
             f"{m} at N = {N}{on}: this p gives a closed form (exact at any N, nothing to bound); "
             f"build its rank map instead: irscale.scales.build('{m}', {N}, {levels})"
         )
+    assert isinstance(m, RBP)  # an RBPSpace serves RBP only
     p = m.p_exact
     a, b = p.numerator, p.denominator
     top = levels - 1  # the judged grades; a binary measure (rel=) binarises them below
