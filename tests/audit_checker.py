@@ -1694,8 +1694,8 @@ _LATEX_PART = re.compile(r"% irscale column part (\d+) of \d+: .*\(key columns: 
 
 
 def latex_rows(tex: str, lead: int) -> list[list[str]]:
-    """The numbers of each body row of a LaTeX table (every float), after ``lead`` text cells;
-    marks ($^{...}$) left out, \\% and $-$ read back. A table set in column parts (each
+    r"""The numbers of each body row of a LaTeX table (every float), after ``lead`` text cells;
+    marks ($^{...}$) left out, \% and $-$ read back. A table set in column parts (each
     tabular marked ``% irscale column part k of n: ... (key columns: c)``) is joined back
     row by row, each part after the first without its c repeated key cells; each table of a
     file (from its ``% irscale <version>: <title>`` line) is read on its own."""

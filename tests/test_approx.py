@@ -50,7 +50,8 @@ def forced_bounds(monkeypatch):
     """No exact engine at N >= 20 for RBP and DCG: transform falls back to the bounds
     where an exact engine still serves the check (here, build with the real engine)."""
     from irscale.scales import rankmap
-    from irscale.scales.spaces import DCGSpace, RBPSpace
+    from irscale.scales.spaces.dcg import DCGSpace
+    from irscale.scales.spaces.rbp import RBPSpace
 
     real = rankmap.choose_engine
 

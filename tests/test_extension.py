@@ -17,7 +17,7 @@ import irscale
 from irscale.measures import Measure, parse_measure, register
 from irscale.measures.base import REGISTRY, cut, relevant
 from irscale.scales import build, space_for
-from irscale.scales.spaces import _SERVED, Space, serves
+from irscale.scales.spaces import Space, serves
 
 TOY = Path(irscale.__file__).parent / "examples" / "toy"
 
@@ -58,8 +58,7 @@ def linear_hits():
             return np.asarray(keys, dtype=np.float64)
 
     yield LinHits, LinHitsSpace
-    REGISTRY.pop("LinHits")
-    _SERVED[:] = [s for s in _SERVED if s[1] is not LinHitsSpace]
+    REGISTRY.pop("LinHits")  # its space goes with it (one registry entry)
 
 
 def _brute_phi(N: int) -> dict[tuple, int]:

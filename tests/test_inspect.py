@@ -189,7 +189,7 @@ def test_maximal_chains_of_the_weak_order():
 
 
 def test_a_test_decision_as_a_statement():
-    """ "x and y differ significantly" by a t-test is not meaningful on an ordinal scale,
+    """'x and y differ significantly' by a t-test is not meaningful on an ordinal scale,
     by the sign test it is (it only compares within pairs)."""
     from irscale import stats
 

@@ -1,7 +1,7 @@
-"""The report's LaTeX fits the page (issue 24, item 2): every table of real studies, and of
+r"""The report's LaTeX fits the page (issue 24, item 2): every table of real studies, and of
 fabricated ones at their extremes, compiled with pdflatex on the page it was fitted to, the
 text of the standard ``article`` class (345pt) and a column of ``article``'s two-column
-layout (229.5pt). The log has no Overfull \\hbox over 1pt, no "Float too large" and no
+layout (229.5pt). The log has no Overfull \hbox over 1pt, no "Float too large" and no
 "Missing character", and each compile prints the width it was set on, so the narrow width
 is the one checked. What goes in together varies: measures with long names (nDCG(base=10),
 RBP(p=0.8)), one or two baselines, a correction (with Tables 5/6's correction and

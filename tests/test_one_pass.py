@@ -12,6 +12,7 @@ import pytest
 
 import irscale
 from irscale import experiment
+from irscale.measures.registry import ENTRIES
 from irscale.scales import rankmap, spaces
 
 TOY = Path(irscale.__file__).parent / "examples" / "toy"
@@ -41,7 +42,7 @@ def counted(monkeypatch):
 
     monkeypatch.setattr(rankmap, "build", build)
     monkeypatch.setattr("irscale.scales.build", build)
-    for cls in {entry[1] for entry in spaces._SERVED} | {spaces.GenericSpace}:
+    for cls in {space for e in ENTRIES.values() for space, _ in e.spaces} | {spaces.GenericSpace}:
         if "keys" in cls.__dict__:
             real_keys = cls.__dict__["keys"]
 

@@ -1,4 +1,4 @@
-"""Fuzz both readers against a plain-Python reference reader.
+r"""Fuzz both readers against a plain-Python reference reader.
 
 Inputs are random bytes, and valid files mutated the ways real files go wrong: truncated
 at any byte; a byte-order mark, NUL, control characters, Unicode spaces (U+00A0, U+2003,
@@ -13,7 +13,7 @@ message shows no raw invisible character. Never another exception, never a silen
 difference, no warning but the byte-order mark's.
 
 The reference is written from the format's rules (see ``irscale.io.trec``), not from the
-reader's code: lines split on ``\\n``, fields on ASCII whitespace (``bytes.split()``),
+reader's code: lines split on ``\n``, fields on ASCII whitespace (``bytes.split()``),
 characters classified with :mod:`unicodedata`, numbers with Python's ``float``/``int``
 behind strict regular expressions, order by sorting tuples.
 

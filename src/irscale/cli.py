@@ -515,7 +515,7 @@ def demo(
             _fail(e)
         _print(table, False, fmt)
         err.print(
-            "[bold]interval scales[/] at N = 10: each measure and its ranked version (phi, SPEC section 3); "
+            "[bold]interval scales[/] at N = 10: each measure and its ranked version (phi; guide: Interval scales); "
             "graded relevance (nDCG and RBP on the 3-level run space; --relevance lenient binarises)"
         )
         _print(ranked, False, fmt)

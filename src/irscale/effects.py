@@ -25,10 +25,10 @@ Conventions
   ``rank_biserial`` or (signed) statistic means that system_1 scored higher.
 * **Each row on its own scale.** A system's mean and interval depend on that system's
   scores alone, a pair's difference, interval and ``d_z`` on the two systems' scores alone
-  (their *own scale*: the largest |score| of the system, or of the pair), never on the
+  (their *own scale*: the largest ``|score|`` of the system, or of the pair), never on the
   other systems of ``X``: a ranked column at N = 1000 holds means from 1e-300 to 1 side by
   side. (The signed-rank test's tie grid, and so ``rank_biserial``, stay on the largest
-  |score| in ``X``, as ``stats.signrank_test`` documents.)
+  ``|score|`` in ``X``, as ``stats.signrank_test`` documents.)
 * **Constant differences.** Differences are *constant* when their sample standard
   deviation is at most ``1e-9`` times their own scale (float noise, as the
   1e-9 tie grid of ``stats.signrank_test``; :data:`CONSTANT_TOL`). Then ``d_z`` is ``0.0``
@@ -59,7 +59,7 @@ Conventions
 
 A hand-checkable example: two systems over four topics whose differences are
 ``[1, 2, 3, -1]``. The mean difference is 1.25; the standard deviation (ddof=1) is
-``sqrt(8.75 / 3) = 1.70783``, so ``d_z = 1.25 / 1.70783 = 0.73193``; the |differences|
+``sqrt(8.75 / 3) = 1.70783``, so ``d_z = 1.25 / 1.70783 = 0.73193``; the ``|differences|``
 1, 2, 3, 1 have the ranks 1.5, 3, 4, 1.5, so the positive ranks sum to 8.5, the negative
 to 1.5, and the rank-biserial correlation is ``(8.5 - 1.5) / 10 = 0.7``:
 
@@ -234,7 +234,7 @@ def d_z(d, scale: float | None = None) -> np.ndarray:
     """Cohen's d_z of paired differences ``d`` (topics x pairs, or one vector of topics):
     the mean difference over its sample standard deviation (ddof=1), the paired t statistic
     divided by sqrt(topics). Constant differences (sd <= 1e-9 * ``scale``; ``scale``
-    defaults to max |d|, :func:`pairwise` passes each pair's largest |score|) give 0.0 when
+    defaults to ``max |d|``, :func:`pairwise` passes each pair's largest ``|score|``) give 0.0 when
     their mean is within that tolerance of 0 and +-inf otherwise."""
     d = np.asarray(d, dtype=np.float64)
     one = d.ndim == 1
@@ -253,8 +253,8 @@ def rank_biserial(d, scale: float | None = None) -> np.ndarray:
     """Matched-pairs rank-biserial correlation (Kerby 2014) of paired differences ``d``
     (topics x pairs, or one vector): ``(R+ - R-) / (R+ + R-)``, where R+ and R- are the sums
     of the Wilcoxon signed ranks of the positive and the negative differences. As in
-    ``stats.signrank_test``, zero differences are dropped and tied |differences| (equal on
-    a grid of 1e-9 of ``scale``: max |d| by default, :func:`pairwise` passes max |X|) get
+    ``stats.signrank_test``, zero differences are dropped and tied ``|differences|`` (equal on
+    a grid of 1e-9 of ``scale``: ``max |d|`` by default, :func:`pairwise` passes ``max |X|``) get
     mid-ranks; so R+ is the signed-rank statistic W+ and ``r = 2 W+ / (n (n+1) / 2) - 1``
     with n the nonzero differences. In [-1, 1]; 0.0 when every difference is zero."""
     d = np.asarray(d, dtype=np.float64)
@@ -306,7 +306,7 @@ class SnappedMean:
 
 def units(scale) -> np.ndarray:
     """The power of two at or above each (positive) score scale, 1 for 0: dividing a row of
-    scores by its unit is exact in floating point, and puts its largest |score| in (1/2, 1]."""
+    scores by its unit is exact in floating point, and puts its largest ``|score|`` in (1/2, 1]."""
     s = np.atleast_1d(np.asarray(scale, dtype=np.float64))
     out = np.ones_like(s)
     pos = s > 0
@@ -316,7 +316,7 @@ def units(scale) -> np.ndarray:
 
 def _bca(series: np.ndarray, scale, confidence: float, n_resamples: int, seed: int):
     """BCa intervals of the mean of each row of ``series`` (K x topics), each row on its own
-    scale (``scale``: one per row, its largest |score|): the row is divided by its
+    scale (``scale``: one per row, its largest ``|score|``): the row is divided by its
     :func:`units` (exact), bootstrapped with ``SnappedMean(1.0)`` and the interval multiplied
     back, so a row's interval depends on that row alone (a column of means of 1e-200 next to
     means of 1 keeps its intervals). Rows in chunks whose resample array stays under
@@ -590,7 +590,7 @@ def system_means(X, names=None, confidence: float = 0.95, n_resamples: int = N_R
     ``numpy.random.default_rng(seed)``: a system's interval is (to 1e-12 relative) ``u`` times
     ``scipy.stats.bootstrap((X[:, s] / u,), SnappedMean(1.0), method="BCa",
     rng=default_rng(seed), ...)``, ``u = units(max|X[:, s]|)``: the power of two at or above
-    the system's own largest |score|, so it depends on that system's scores alone.
+    the system's own largest ``|score|``, so it depends on that system's scores alone.
     A system with the same score on every topic gets ``[mean, mean]``. ``df.attrs`` records
     confidence, n_resamples, seed and the irscale version.
     """

@@ -154,19 +154,19 @@ def _escape(ch: str) -> str:
 
 
 def show(s: str) -> str:
-    """Return ``s`` with every invisible or control character written as an escape.
+    r"""Return ``s`` with every invisible or control character written as an escape.
 
-    Tabs, newlines and carriage returns become ``\\t``, ``\\n``, ``\\r``; other characters of
+    Tabs, newlines and carriage returns become ``\t``, ``\n``, ``\r``; other characters of
     the Unicode categories Cc, Cf, Zs (but the ASCII space), Zl, Zp, Co, Cs and Cn become
-    ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``, so a message shows a non-breaking space, a
+    ``\xNN``, ``\uNNNN`` or ``\UNNNNNNNN``, so a message shows a non-breaking space, a
     zero-width space or a byte-order mark instead of hiding it. Everything else, backslashes
     and quotes included, is left as it is (unlike :func:`repr`, which also escapes those and
     adds quotes). Use it for any user data put into a message.
 
-    >>> show("a\\u00a0b\\tc\\ufeff")
-    'a\\\\xa0b\\\\tc\\\\ufeff'
-    >>> print(show("caf\\u00e9 \\u200b"))
-    café \\u200b
+    >>> show("a\u00a0b\tc\ufeff")
+    'a\\xa0b\\tc\\ufeff'
+    >>> print(show("caf\u00e9 \u200b"))
+    café \u200b
     """
     if s.isascii():  # fast path: only C0 controls and DEL can hide in ASCII
         if s.isprintable():

@@ -237,7 +237,7 @@ class NotMeaningfulWarning(IrscaleWarning):
         return head + _fit(list(self.at), LINE - len("warning: ") - len(head) - len(tail)) + tail
 
     def merged(self, other: NotMeaningfulWarning) -> NotMeaningfulWarning:
-        """This warning and ``other`` (the same statement at other run lengths) as one."""
+        """One warning for ``self`` and ``other`` (the same statement at other run lengths)."""
         at = {k: self.at.get(k, []) + other.at.get(k, []) for k in dict.fromkeys([*self.at, *other.at])}
         return NotMeaningfulWarning(self.what, at, self.advice, max(self.longest, other.longest))
 
@@ -783,13 +783,14 @@ PAPER_MEASURES = (
 @dataclass(frozen=True)
 class Ranked:
     """The interval-scaled ("ranked") version of ``measure`` at run length ``N``: phi of
-    the measure's value (SPEC section 3). A column of a :class:`ScoreTable` like a
-    :class:`~irscale.measures.Measure`: renderers read ``str``, ``label``,
-    ``trec_eval_name`` and ``is_count`` of either. ``theory``: what the theory says about
-    the original measure on its run space (:class:`irscale.scales.theory.Statement`: the
-    order under which it is an interval or ordinal scale, or not ordinal, and whether phi
-    only equi-spaces the measure's own order); None for measures the papers say nothing
-    about."""
+    the measure's value: the number of distinct values of the measure over all judged runs
+    of length N that are at most it (Ferrante, Ferro & Fuhr 2021). A column of a
+    :class:`ScoreTable` like a :class:`~irscale.measures.Measure`: renderers read ``str``,
+    ``label``, ``trec_eval_name`` and ``is_count`` of either. ``theory``: what the theory
+    says about the original measure on its run space
+    (:class:`irscale.scales.theory.Statement`: the order under which it is an interval or
+    ordinal scale, or not ordinal, and whether phi only equi-spaces the measure's own
+    order); None for measures the papers say nothing about."""
 
     measure: Measure
     N: int
@@ -1055,7 +1056,8 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
     asks for them); else :class:`NoEngineError`: the engine's limit, and either how to ask for
     bounds or why there are none."""
     from irscale.scales.rankmap import exact_reach
-    from irscale.scales.spaces import DCGSpace, RBPSpace
+    from irscale.scales.spaces.dcg import DCGSpace
+    from irscale.scales.spaces.rbp import RBPSpace
 
     limit = _short(str(engine_error))
     if isinstance(space, (RBPSpace, DCGSpace)):
@@ -1107,11 +1109,12 @@ def transform(
     ``data`` is a :class:`ScoreTable` from :func:`evaluate` (its grades are kept with
     it) or :class:`~irscale.data.JudgedRuns`. Each run is cut at N and padded with
     non-relevant documents; for every measure the table holds the measure at N (e.g.
-    ``AP@30``) and ``ranked(AP@30)``: phi of the run's value, 1..size (SPEC section 3;
-    ``ties="min"|"max"|"mid"`` rank over all (c+1)^N runs instead; several strategies
-    at once, ``ties=("unq", "mid")``, add one ranked column per measure and strategy,
-    in that order; ``normalize`` divides "unq" ranks by the number of distinct values and
-    the others by the number of runs, so all lie in (0, 1]). Recall-base-dependent measures
+    ``AP@30``) and ``ranked(AP@30)``: phi of the run's value, 1..size (the "unq" ranks of
+    Ferrante, Ferro & Fuhr 2021; ``ties="min"|"max"|"mid"`` rank over all (c+1)^N runs
+    instead; several strategies at once, ``ties=("unq", "mid")``, add one ranked column
+    per measure and strategy, in that order; ``normalize`` divides "unq" ranks by the
+    number of distinct values and the others by the number of runs, so all lie in
+    (0, 1]). Recall-base-dependent measures
     map through their RB-free core. Each rank map is built once and each run's exact
     key computed once, whatever the number of strategies. ``exact_values=True``
     derives the measure columns from the same exact keys (equal values are then
@@ -1297,7 +1300,7 @@ def _warn_uncertain(m: Measure, b, ids: np.ndarray) -> None:
 
 def _runs_distinct(space) -> bool:
     """Every run of ``space`` has its own value (then phi over values is the rank over runs)."""
-    from irscale.scales.spaces import RBPSpace
+    from irscale.scales.spaces.rbp import RBPSpace
 
     if isinstance(space, RBPSpace):
         from irscale.scales.counting import rbp_runs_distinct
@@ -1325,7 +1328,7 @@ def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: fl
     resolution), unless its tables would pass BOUNDS_MEMORY."""
     from irscale.errors import MeasureError
     from irscale.scales.bounds import phi_bounds
-    from irscale.scales.spaces import RBPSpace
+    from irscale.scales.spaces.rbp import RBPSpace
 
     if step:
         step(0, 1)

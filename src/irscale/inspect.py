@@ -31,7 +31,7 @@ from irscale.scales.orders import (
     weak_level,
     weak_moves,
 )
-from irscale.scales.spaces import all_runs, sbto_rank, space_for  # noqa: F401  (names this module always had)
+from irscale.scales.spaces import all_runs, space_for  # noqa: F401  (names this module always had)
 from irscale.scales.theory import Statement, TheoryCheck
 from irscale.scales.theory import statement as theory_statement
 from irscale.scales.theory import verify as verify_theory

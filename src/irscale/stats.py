@@ -1,4 +1,4 @@
-"""Statistical analysis of a topics x systems score matrix (SPEC section 4; paper Section 7).
+"""Statistical analysis of a topics x systems score matrix (Ferrante, Ferro & Fuhr 2021, Section 7).
 
 Every test is vectorised over all system pairs (129 systems: 8,256 pairs) and returns a
 result object with the statistic, p-values, the significant pairs at ``alpha`` and its
@@ -13,7 +13,7 @@ Pairwise tests (no multiple-comparison adjustment, as in the paper):
   approximation with tie-corrected variance and continuity correction (Matlab
   ``ranksum`` for samples of this size).
 * ``signrank`` (Wilcoxon signed-rank): H0: the paired differences are symmetric about 0.
-  Zero differences dropped, mid-ranks for tied |differences| (equal up to 1e-9 of the
+  Zero differences dropped, mid-ranks for tied ``|differences|`` (equal up to 1e-9 of the
   score scale: float noise must not break the ties of, e.g., multiples of 1/N); normal approximation with
   tie-corrected variance and continuity correction (Matlab ``signrank``, n > 15).
 * ``ttest`` (paired Student's t): H0: mean paired difference 0; two-sided.
@@ -521,7 +521,7 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
       certainly below it and those not certainly above it (ties are exactly the equal ids,
       so the tie corrections are known), hence the rank sums or mean ranks, and the
       statistic, lie in an interval, flagged where the other decision is inside;
-    * signed-rank: the same on the test's grid of |differences| (1e-9 of the score scale,
+    * signed-rank: the same on the test's grid of ``|differences|`` (1e-9 of the score scale,
       itself bounded), with the signs the bounds leave open counted either way and the tie
       correction between the certain groups and the groups of overlapping intervals;
     * t test: the mean difference moves by at most the mean of w = H_i + H_j and the

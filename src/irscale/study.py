@@ -348,7 +348,7 @@ def compare(
       equal, incomparable; a sign test over the comparable topics:
       :mod:`irscale.measurefree`), and Tables 5/6 gain ``flagged_incomparable`` and
       ``flagged_incomparable_ranked``: significant pairs whose difference rests mostly
-      (more than half of sum |d_t|) on topics where the two runs are incomparable, which
+      (more than half of ``sum |d_t|``) on topics where the two runs are incomparable, which
       no measure-free argument supports;
     * ``study.scores``: the per-topic scores every table rests on (``value``, ``ranked``,
       ``ranked_mid``, ``halfwidth``), written by :meth:`Study.write`.
@@ -892,7 +892,7 @@ def _bounded_columns(
 
 
 def _incomparable_columns(out: pd.DataFrame, codes, values, i, j, S: int) -> None:
-    """The share of topics, and of sum |d_t|, where the two runs are incomparable in the
+    """The share of topics, and of ``sum |d_t|``, where the two runs are incomparable in the
     weak order on the runs this measure sees, and the significant pairs resting on them."""
     from irscale import measurefree as mf
 

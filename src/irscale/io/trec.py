@@ -1,4 +1,4 @@
-"""Readers for TREC qrels and run files.
+r"""Readers for TREC qrels and run files.
 
 Both readers tokenise a whole file at once with numpy (no Python object per line), so
 the 129 runs of TREC-8 (6.3 million lines) are read in a few seconds. Every problem is
@@ -19,9 +19,9 @@ Format accepted (trec_eval's):
   Unicode spaces (non-breaking space U+00A0, U+2000-U+200A, ideographic space U+3000,
   ...), line and paragraph separators, the zero-width space U+200B and the word joiner
   U+2060 would silently become part of a qid or docno, so they are errors naming the line;
-* scores are plain decimal numbers, ``[+-]?(\\d+(\\.\\d*)?|\\.\\d+)([eE][+-]?\\d+)?`` with
-  ASCII digits ``\\d``, or ``inf``/``infinity``/``nan`` in any case with an optional sign
-  (a NaN score is then an error); grades are plain integers ``[+-]?\\d+`` in
+* scores are plain decimal numbers, ``[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?`` with
+  ASCII digits ``\d``, or ``inf``/``infinity``/``nan`` in any case with an optional sign
+  (a NaN score is then an error); grades are plain integers ``[+-]?\d+`` in
   [GRADE_MIN, GRADE_MAX]. Python spellings that C's ``atof`` (trec_eval) reads
   differently, such as ``1_000`` (atof: 1), non-ASCII digits and C99's hexadecimal floats
   are errors rather than silently different numbers;
@@ -1439,7 +1439,7 @@ def read_runs(
     duplicates: Duplicates = "error",
     progress: Callable[[float], None] | None = None,
 ) -> list[Run]:
-    """Read a TREC run file that may hold several runs, one per tag.
+    r"""Read a TREC run file that may hold several runs, one per tag.
 
     Parameters
     ----------
@@ -1459,7 +1459,7 @@ def read_runs(
 
     Examples
     --------
-    >>> runs = parse_runs(b"1 Q0 a 1 2.0 bm25\\n1 Q0 a 1 0.5 lm\\n1 Q0 b 2 1.5 bm25\\n", split_tags=True)
+    >>> runs = parse_runs(b"1 Q0 a 1 2.0 bm25\n1 Q0 a 1 0.5 lm\n1 Q0 b 2 1.5 bm25\n", split_tags=True)
     >>> [(r.name, [d.decode() for d in r.docno]) for r in runs]
     [('bm25', ['a', 'b']), ('lm', ['a'])]
     """

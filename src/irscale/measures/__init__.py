@@ -1,4 +1,6 @@
-"""Evaluation measures: registry, parser and the built-in families.
+"""Evaluation measures: registry, parser and the built-in families (one module each; every
+module of this package is imported with it, so a new family registers its measures without
+an import list).
 
 >>> from irscale.measures import parse_measure
 >>> parse_measure("AP@30").trec_eval_name
@@ -19,8 +21,23 @@ from irscale.measures.base import (
 )
 from irscale.measures.gains import DCG, ERR, RBP, gP, gR, nDCG
 from irscale.measures.rankbased import AP, RR, Bpref, Rprec
+from irscale.measures.registry import unregister
 from irscale.measures.sets import F, NumRel, NumRelRet, NumRet, P, R, Success
 from irscale.measures.topheavy import RBTO, SBTO
+
+
+def _load_families() -> None:
+    """Import every module of this package: each registers its measures on import."""
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(__path__):
+        if info.name not in _DEPRECATED_MODULES:
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+_DEPRECATED_MODULES = {"ranked", "orders"}  # old aliases of irscale.scales modules: they warn when imported
+_load_families()
 
 __all__ = [
     "REGISTRY",
@@ -28,6 +45,7 @@ __all__ = [
     "FunctionMeasure",
     "at_depth",
     "register",
+    "unregister",
     "parse_measure",
     "parse_measures",
     "from_trec_eval",

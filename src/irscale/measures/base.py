@@ -31,22 +31,7 @@ import numpy as np
 
 from irscale.data import PAD, UNJUDGED, TopicStats
 from irscale.errors import IrscaleError, MeasureError, UnknownMeasureError
-
-REGISTRY: dict[str, type[Measure]] = {}
-_ALIASES: dict[str, str] = {}
-
-
-def register(name: str, *aliases: str):
-    """Class decorator adding a measure to the registry under ``name`` (and aliases)."""
-
-    def deco(cls):
-        cls.NAME = name
-        REGISTRY[name] = cls
-        for a in aliases:
-            _ALIASES[a] = name
-        return cls
-
-    return deco
+from irscale.measures.registry import ENTRIES, REGISTRY, register
 
 
 @dataclass(frozen=True)
@@ -54,7 +39,9 @@ class Measure:
     """Base class. Subclasses are frozen dataclasses; fields are parameters.
 
     The interval scale of a measure (phi) is computed by the run space that declares
-    ``@serves(ItsClass)`` in :mod:`irscale.scales.spaces` (``irscale measures`` names it).
+    ``@serves(ItsClass)`` (:mod:`irscale.scales.spaces`; ``irscale measures`` names it);
+    the class, its spaces and its theory rule are one entry of
+    :mod:`irscale.measures.registry`.
 
     Class attributes
     ----------------
@@ -350,9 +337,10 @@ def _literal(node: ast.AST, text: str):
 
 def _canonical_names() -> dict[str, str]:
     """Every registered name and alias, lower-cased, to its canonical name."""
-    out = {n.lower(): n for n in REGISTRY}
-    for a, n in _ALIASES.items():
-        out.setdefault(a.lower(), n)
+    out = {e.name.lower(): e.name for e in ENTRIES.values()}
+    for e in ENTRIES.values():
+        for a in e.aliases:
+            out.setdefault(a.lower(), e.name)
     return out
 
 

@@ -17,7 +17,7 @@ class AP(Measure):
     documents, divided by RB (0 when RB = 0). trec_eval ``map`` / ``map_cut_k``.
 
     The numerator RB * AP is RB-free; it is what the interval-scale transformation maps
-    (phi for AP: :class:`irscale.scales.spaces.APSpace`, ``@serves(AP)``).
+    (phi for AP: :class:`irscale.scales.spaces.ap.APSpace`, ``@serves(AP)``).
     """
 
     cutoff: int | None = None

@@ -1,11 +1,11 @@
-"""LaTeX tables of a study's report (pure renderers: tables to text).
+r"""LaTeX tables of a study's report (pure renderers: tables to text).
 
-Each table is a ``table`` float that pastes into a paper with only ``\\usepackage{booktabs}``:
-``\\toprule``/``\\midrule``/``\\bottomrule``, a caption in words and a ``\\label{tab:irscale-...}``,
+Each table is a ``table`` float that pastes into a paper with only ``\usepackage{booktabs}``:
+``\toprule``/``\midrule``/``\bottomrule``, a caption in words and a ``\label{tab:irscale-...}``,
 numbers right-aligned with 4 decimals (percentages 2), yes/no for booleans, the best value
 of a column in bold where "best" makes sense, significance marks as superscripts
-(``$^{\\dagger}$``) with their legend, and a note under the table explaining every column.
-Text is escaped (``\\ & % $ # _ { } ~ ^ < > |``) and the Unicode symbols the renderers use
+(``$^{\dagger}$``) with their legend, and a note under the table explaining every column.
+Text is escaped (``\ & % $ # _ { } ~ ^ < > |``) and the Unicode symbols the renderers use
 (τ, Δ, φ, α, −, →, quotes, dashes) become LaTeX, so pdfLaTeX compiles it as it is.
 
 Every table fits the width it is made for (``width`` of :func:`latex_table`): the text of the
@@ -93,7 +93,7 @@ def latex_escape(text) -> str:
 
 
 def _mark(symbols: str) -> str:
-    """Superscript significance marks: ``†‡`` -> ``$^{\\dagger\\ddagger}$``."""
+    r"""Superscript significance marks: ``†‡`` -> ``$^{\dagger\ddagger}$``."""
     if not symbols:
         return ""
     body = "".join(_MARKS.get(ch, latex_escape(ch)) for ch in symbols)
@@ -238,8 +238,8 @@ _TOKEN = re.compile(r"\\[a-zA-Z]+ ?|\\.|---|--|``|''|[{}$^_~]|.", re.S)
 
 @functools.lru_cache(maxsize=1 << 16)
 def tex_width(src: str, size: int = 10) -> float:
-    """The width in pt of ``src``, one line of the LaTeX these renderers write (text, ``\\textbf``,
-    ``\\textit``, inline math with symbols, superscripts and subscripts), set at ``size`` pt
+    r"""The width in pt of ``src``, one line of the LaTeX these renderers write (text, ``\textbf``,
+    ``\textit``, inline math with symbols, superscripts and subscripts), set at ``size`` pt
     in pdfLaTeX's T1 Computer Modern: from the fonts' metrics, within a few percent."""
     total = 0.0
     stack = [("rm", size, False)]  # (font, size, math) of each open group
@@ -442,7 +442,7 @@ def _fit(cols: list[_Col], size: int, sep: float, level: int, target: float) -> 
 
 
 class _Layout:
-    """A table's layout: its setting (size, \\tabcolsep, compaction) and column parts, each a list
+    r"""A table's layout: its setting (size, ``\tabcolsep``, compaction) and column parts, each a list
     of (column index, width, wrapped) with the key columns first."""
 
     def __init__(self, size_name: str, sep: float, level: int, parts: list[list[tuple[int, float, bool]]], fits: bool):
@@ -517,8 +517,8 @@ def _part(cols, idx, widths, size, level) -> list[tuple[int, float, bool]]:
 
 
 def _nested(lines: list[str], align: str, pos: str) -> str:
-    """Lines stacked in one cell: a nested tabular, its baseline on the first (``t``) or last
-    (``b``) line; ``\\\\{}`` so that a line starting with [ is not read as a length."""
+    r"""Lines stacked in one cell: a nested tabular, its baseline on the first (``t``) or last
+    (``b``) line; ``\\{}`` so that a line starting with [ is not read as a length."""
     return rf"\begin{{tabular}}[{pos}]{{@{{}}{align}@{{}}}}" + r"\\{}".join(lines) + r"\end{tabular}"
 
 
@@ -570,8 +570,8 @@ class _Block:
         return lines, height
 
     def group(self, title: str, first: bool) -> tuple[str, float, int]:
-        """A group's italic title row (wrapped when wider than the page); above it, unless
-        ``first``, booktabs' \\addlinespace."""
+        r"""A group's italic title row (wrapped when wider than the page); above it, unless
+        ``first``, booktabs' ``\addlinespace``."""
         n, size = len(self.part), self.lay.size
         wide = tex_width(rf"\textit{{{title}}}", size)
         lines = 1
@@ -618,16 +618,16 @@ def latex_table(
     placement: str = "tbp",
     width: str | float = "onecolumn",
 ) -> str:
-    """``table`` as a LaTeX ``table`` float (booktabs), its groups as italic header rows,
+    r"""``table`` as a LaTeX ``table`` float (booktabs), its groups as italic header rows,
     at most ``max_rows`` body rows (a note says how many the CSV holds), every column
     explained in a note under it.
 
-    The table fits ``width``: ``"onecolumn"`` (345pt, ``\\textwidth`` of ``article``),
-    ``"twocolumn"`` (229.5pt, ``\\columnwidth`` of ``article``'s two columns; acmart's and
+    The table fits ``width``: ``"onecolumn"`` (345pt, ``\textwidth`` of ``article``),
+    ``"twocolumn"`` (229.5pt, ``\columnwidth`` of ``article``'s two columns; acmart's and
     IEEEtran's are wider) or a width in pt (:data:`WIDTHS`). Widths are estimated from the
-    fonts' metrics, and the first of these that fits is taken: the table as it is (``\\small``
-    from 7 columns), ``\\small``, headers on up to three lines, ``\\tabcolsep`` 4pt,
-    ``\\footnotesize``, 3pt, then prose columns wrapped, then a cell's interval or companion
+    fonts' metrics, and the first of these that fits is taken: the table as it is (``\small``
+    from 7 columns), ``\small``, headers on up to three lines, ``\tabcolsep`` 4pt,
+    ``\footnotesize``, 3pt, then prose columns wrapped, then a cell's interval or companion
     under its value. A table that fits none is split into column parts, each repeating the
     key columns (the leading text columns, which name the row: system, test, measures), in the
     setting that prints the fewest lines; a comment before each part's tabular says which
@@ -793,7 +793,7 @@ def _notes_block(notes: list[str]) -> list[str]:
 
 
 def _notes_height(notes: list[str], target: float) -> float:
-    """The notes' height (one paragraph, \\footnotesize, ragged right) with the space above."""
+    r"""The notes' height (one paragraph, ``\footnotesize``, ragged right) with the space above."""
     return 4 + 9.5 * _lines(tex_width(" ".join(notes), 8) * 1.04, target)
 
 
@@ -858,13 +858,13 @@ def latex_report(
     width: str | float = "onecolumn",
     texts: Sequence[str] | None = None,
 ) -> str:
-    """A complete LaTeX document (``report_N<N>.tex``): every table of ``tables`` fitted to
+    r"""A complete LaTeX document (``report_N<N>.tex``): every table of ``tables`` fitted to
     ``width`` (:func:`latex_table`), then each of ``figures``, ``(PDF file name, caption)``
     pairs of files beside the ``.tex``, as a figure float.
 
     The document is the page the tables are fitted to: ``"onecolumn"``, the ``article`` class
-    as it is (``\\textwidth`` 345pt); ``"twocolumn"``, ``\\documentclass[twocolumn]{article}``
-    (``\\columnwidth`` 229.5pt); a width in pt, one column that wide (``geometry``). It needs
+    as it is (``\textwidth`` 345pt); ``"twocolumn"``, ``\documentclass[twocolumn]{article}``
+    (``\columnwidth`` 229.5pt); a width in pt, one column that wide (``geometry``). It needs
     only texlive-latex-base and texlive-latex-recommended (booktabs; graphicx with figures):
     ``pdflatex report_N<N>.tex``. ``texts``: the tables already rendered at ``width``, one
     each (not rendered again)."""

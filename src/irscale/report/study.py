@@ -164,7 +164,7 @@ def _missing(v) -> bool:
 
 def float_text(x: float) -> str:
     """A float as every report shows it (tables, ``*_display`` columns, the console): 4
-    decimals, except a nonzero value that would read 0.0000 (a ranked mean phi / |M| at
+    decimals, except a nonzero value that would read 0.0000 (a ranked mean ``phi / |M|`` at
     N = 1000 is 1e-98 .. 1e-25, a half-width smaller still), which shows three significant
     digits (``1.61e-42``), so that distinct tiny values never all read 0.0000."""
     return f"{x:.3g}" if x != 0 and abs(x) < 5e-5 else f"{x:.4f}"
@@ -1603,7 +1603,7 @@ def _figure_files(figures, tag: str) -> list[list[tuple[str, bytes | str]]]:
 def write_report(
     study: Study, out: str | Path, figures: Sequence | None = None, command: str | None = None
 ) -> list[Path]:
-    """Write the whole report of ``study`` into directory ``out`` (created if missing) and
+    r"""Write the whole report of ``study`` into directory ``out`` (created if missing) and
     return every path written, in order:
 
     * ``report_N<N>.html``: one self-contained HTML file (inline CSS, figures inline as
@@ -1622,7 +1622,7 @@ def write_report(
       the figures' PDFs, for ``pdflatex`` (:func:`irscale.report.latex.latex_report`);
     * each figure as its own file: ``figure<k>_<stem>_N<N>.svg`` and, for a figure drawn with
       ``pdf=True`` (:func:`irscale.report.figures.study_figures` does), ``.pdf``
-      for ``\\includegraphics``; the HTML and Markdown reports list them under each figure.
+      for ``\includegraphics``; the HTML and Markdown reports list them under each figure.
 
     ``figures``: :class:`irscale.report.figures.Picture` objects or ``(title, svg_text,
     caption)`` triples, embedded in the HTML report; ``command``: the command line that ran

@@ -68,7 +68,7 @@ def trec_eval_text(table: ScoreTable, per_topic: bool) -> str:
 
 
 def number_cell(v: float) -> str:
-    """4 decimals; a nonzero value that would read 0.0000 (a half-width, phi / |M| at
+    """4 decimals; a nonzero value that would read 0.0000 (a half-width, ``phi / |M|`` at
     N = 1000) with three significant digits instead: the reports' :func:`float_text`."""
     return float_text(v)
 

@@ -1,5 +1,5 @@
 """The interval-scale transformation: run spaces, exact value sets and rank maps
-(SPEC section 3; Ferrante, Ferro & Fuhr 2021, Section 5)."""
+(Ferrante, Ferro & Fuhr 2021, Section 5)."""
 
 from irscale.scales.rankmap import ENGINES, TIES, RankMap, build, cache_clear, cache_dir, cache_info, choose_engine
 from irscale.scales.spaces import Space, all_runs, space_for

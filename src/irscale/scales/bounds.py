@@ -15,7 +15,7 @@ RBP with rational p = a/b whose runs all have their own values (:func:`rbp_bound
     (:func:`~irscale.scales.counting.rbp_runs_distinct`; e.g. b > c for gains 0..c);
     elsewhere (RBP(p=2/3) on 4 levels) runs tie and the bounds are refused. (Grades of
     equal gain, e.g. ``gains=1:0``, tie; the distinct gains are what is counted.) Then
-    phi / |M| = P(S <= y) for the run's y = sum_k G(g_k) p^(k-1) and S = sum_k X_k
+    ``phi / |M| = P(S <= y)`` for the run's y = sum_k G(g_k) p^(k-1) and S = sum_k X_k
     p^(k-1) with X_k uniform over the L distinct gains (binary: fair coin flips). With S_k = X_k + p S_(k+1),
     F_k(y) = P(S_k <= y) obeys
 
@@ -426,7 +426,7 @@ def rbp_bounds(
     cache: bool = True,
     keys=None,
 ) -> PhiBounds:
-    """Bounds on phi / |M| of runs (an (n, N) integer array of grades 0..levels-1; 0/1
+    """Bounds on ``phi / |M|`` of runs (an (n, N) integer array of grades 0..levels-1; 0/1
     for binary RBP) under RBP with rational p at run length N where every run has its own
     value (see the module docstring); ``resolution``: grid points per unit of y / t, t
     the top integer gain (the width shrinks about as 1 / resolution).
@@ -434,7 +434,7 @@ def rbp_bounds(
     Graded runs: the space's integer gains G_0 <= ... <= G_c (:attr:`RBPSpace.gain_ints`);
     when the distinct ones differ pairwise by no multiple of b (p = a/b), every vector of
     gains has its own value (:func:`~irscale.scales.counting.rbp_runs_distinct`'s proof),
-    |M| = (number of distinct gains)^N and phi / |M| = P(S <= y) with X_k uniform over
+    ``|M| = (number of distinct gains)^N`` and ``phi / |M| = P(S <= y)`` with X_k uniform over
     the distinct gains. Otherwise runs tie in ways the recursion does not count: refused
     (MeasureError), with the exact engines' range.
 
@@ -446,7 +446,8 @@ def rbp_bounds(
     from irscale.errors import MeasureError
     from irscale.measures import parse_measure
     from irscale.measures.gains import RBP
-    from irscale.scales.spaces import RBPSpace, space_for
+    from irscale.scales.spaces import space_for
+    from irscale.scales.spaces.rbp import RBPSpace
 
     m = parse_measure(measure) if isinstance(measure, str) else measure
     N = integer("N", N, minimum=1)
@@ -697,12 +698,12 @@ def _dcg_lattice(space, grid: int, cache: bool):
 
 
 def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 10**7, cache: bool = True) -> PhiBounds:
-    """Bounds on phi / |M| of runs (an (n, N) array of grades 0..levels-1) under DCG or
+    """Bounds on ``phi / |M|`` of runs (an (n, N) array of grades 0..levels-1) under DCG or
     nDCG at run length N (nDCG maps like DCG).
 
     Under the space's assumption (no rational relation among the irrational factors of
     different classes of commensurable weights, e.g. 1/log2(3) and 1/log2(5)), distinct
-    values are distinct vectors of class sums, so phi / |M| = P(V <= m) for V = sum_c w_c
+    values are distinct vectors of class sums, so ``phi / |M| = P(V <= m)`` for V = sum_c w_c
     U_c with U_c uniform over class c's attainable sums. Each term is rounded down onto a
     grid of spacing h; the sum D of the rounded terms has an exact distribution by
     convolution, and V = h D + E with the rounding errors E between their smallest and
@@ -713,7 +714,8 @@ def dcg_bounds(measure, N: int, runs: np.ndarray, levels: int = 2, grid: int = 1
     ``cache``: the lattice's cdf is loaded from the on-disk cache where an earlier call
     stored it (80 MB at grid 10^7), else built and stored (``details["cache"]``)."""
     from irscale.measures import parse_measure
-    from irscale.scales.spaces import DCGSpace, space_for
+    from irscale.scales.spaces import space_for
+    from irscale.scales.spaces.dcg import DCGSpace
 
     m = parse_measure(measure) if isinstance(measure, str) else measure
     N = integer("N", N, minimum=1)
@@ -762,7 +764,7 @@ EXACT_RUNS = 2**34  # phi_bounds builds the exact rank map (lo = hi) of spaces w
 def phi_bounds(
     measure, N: int, runs: np.ndarray, levels: int = 2, resolution: int | None = None, cache: bool = True, keys=None
 ) -> PhiBounds:
-    """phi / |M| of each run (an (n, N) array of grades 0..levels-1) at run length N,
+    """``phi / |M|`` of each run (an (n, N) array of grades 0..levels-1) at run length N,
     with a guarantee: exact (``lo == hi``) where a closed form or an exact engine serves
     (closed forms: P, R, F, RR, RBTO, RBP with small p, at any N; other measures while
     REL^N has at most EXACT_RUNS runs and an engine serves it), certified bounds for RBP whose runs all have
@@ -777,7 +779,9 @@ def phi_bounds(
     from irscale.errors import MeasureError
     from irscale.measures import parse_measure
     from irscale.scales.rankmap import build, choose_engine
-    from irscale.scales.spaces import DCGSpace, RBPSpace, space_for
+    from irscale.scales.spaces import space_for
+    from irscale.scales.spaces.dcg import DCGSpace
+    from irscale.scales.spaces.rbp import RBPSpace
 
     m = parse_measure(measure) if isinstance(measure, str) else measure
     N = integer("N", N, minimum=1)

@@ -1,5 +1,5 @@
-"""Scale properties of a measure on all judged runs of length N (SPEC section 5; the
-2015, 2017 and 2019 papers of Ferrante, Ferro et al.): is it an ordinal or an interval
+"""Scale properties of a measure on all judged runs of length N (the 2015, 2017 and
+2019 papers of Ferrante, Ferro et al.): is it an ordinal or an interval
 scale for an order of :mod:`irscale.scales.orders`, do swap and replacement hold, and how
 far are its values from equi-spaced.
 

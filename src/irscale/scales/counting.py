@@ -2,11 +2,11 @@
 
 RBP with rational p = a/b and b > c (binary: any p; with a gain map, no two gains
 differing by a multiple of b): all (c+1)^N runs have distinct values
-(:func:`rbp_runs_distinct`), so |M(REL^N)| = (c+1)^N and phi(x) = the number of
+(:func:`rbp_runs_distinct`), so ``|M(REL^N)| = (c+1)^N`` and phi(x) = the number of
 runs with value <= x. DCG (any log base): the value depends on the sums of the classes
 of commensurable weights only, and distinct class-sum vectors are taken to have
 distinct values (checked exhaustively by the ``dcg`` engine wherever it can hold the
-set, and at every query below for the values near the query), so |M| is the number of
+set, and at every query below for the values near the query), so ``|M|`` is the number of
 class-sum vectors and phi(x) again a count.
 
 The count is a meet in the middle: the units (ranks or classes) split into two halves,
@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from irscale.errors import IrscaleError
-from irscale.scales.spaces import DCGSpace, RBPSpace
+from irscale.scales.spaces.dcg import DCGSpace
+from irscale.scales.spaces.rbp import RBPSpace
 from irscale.scales.valuesets import ValueSet, kind
 
 
@@ -379,7 +380,7 @@ def _half_code(space: DCGSpace, sums, lo: int) -> int:
 
 def dcg_counter(space: DCGSpace) -> Counter:
     """DCG / nDCG: phi counts class-sum vectors (one value each, under the assumption
-    stated in :class:`~irscale.scales.spaces.DCGSpace`), pairs of halves of the
+    stated in :class:`~irscale.scales.spaces.dcg.DCGSpace`), pairs of halves of the
     classes; pairs within the tolerance are decided in 60-digit arithmetic, and a pair
     equal there to the query but not the query's own vector stops with an error."""
     check_counter(space)

@@ -102,7 +102,7 @@ def enumerate_engine(space: Space, chunk: int = 2**20, scheduler=None, progress:
 
 
 def dcg_engine(space, limit: int = 80_000_000) -> ValueTable:
-    """Every vector of class gain totals of a :class:`~irscale.scales.spaces.DCGSpace`
+    """Every vector of class gain totals of a :class:`~irscale.scales.spaces.dcg.DCGSpace`
     (the run space modulo equal weights), with the number of runs behind it, ordered by
     value with exact near-tie resolution."""
     if not hasattr(space, "attainable"):

@@ -4,7 +4,7 @@ than a tolerance) and those surely not above it, and sum the runs behind the fir
 
 For each P[i], the pairs surely below are S[:lo_i] with lo_i = #{S < x - P[i] - tol},
 the undecided ones S[lo_i:hi_i] with hi_i = #{S <= x - P[i] + tol}. As P[i] grows,
-lo_i and hi_i only fall, so one query is a merge of P and S: O(|P| + |S|) steps.
+lo_i and hi_i only fall, so one query is a merge of P and S: ``O(|P| + |S|)`` steps.
 
 Two implementations give the same integers:
 
@@ -16,9 +16,9 @@ Two implementations give the same integers:
 Runs behind the pairs (sum over i of Pn[i] * Sc[lo_i]) may pass 2^64 (5 levels,
 N = 30: 5^30 ~ 2^70 runs). Both kernels accumulate the sum twice: modulo 2^64 in
 uint64 (wrapping arithmetic is exact modulo 2^64) and in float64 (relative error below
-|P| * 2^-52). The exact sum is the one integer congruent to the first within 2^63 of
-the second, which is unique while the float error stays below 2^63 (|P| * 2^-52 *
-runs < 2^63 for every space the engine accepts: :func:`exact_sum`).
+``|P| * 2^-52``). The exact sum is the one integer congruent to the first within 2^63 of
+the second, which is unique while the float error stays below 2^63
+(``|P| * 2^-52 * runs < 2^63`` for every space the engine accepts: :func:`exact_sum`).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def scan(P, S, Pn, Sc, xs, tol, use_numba: bool | None = None, weighted: int = 2
     each P value; cumulative runs behind S); ``weighted``: 0 leaves the run sums 0, 1
     sums modulo 2^64 only (exact where all runs together are fewer than 2^64; the float
     sums stay 0), 2 both.
-    The merge's cost is |P| full steps and up to |S| pointer moves: pass the smaller
+    The merge's cost is ``|P|`` full steps and up to ``|S|`` pointer moves: pass the smaller
     half as P."""
     n = len(xs)
     lo = np.zeros(n, dtype=np.int64)
@@ -180,7 +180,7 @@ def band(P, S, x: float, t_: float, size: int, use_numba: bool | None = None):
 
 def exact_sum(mod: int, approx: float) -> int:
     """The integer congruent to ``mod`` modulo 2^64 nearest to ``approx`` (exact while
-    |approx - true| < 2^63; with approx 0, ``mod`` itself: sums known below 2^63)."""
+    ``|approx - true| < 2^63``; with approx 0, ``mod`` itself: sums known below 2^63)."""
     m = int(mod)
     k = round((approx - m) / 2.0**64)
     return m + k * 2**64

@@ -1,6 +1,6 @@
-"""Orders on the runs REL^N, REL = {0..c} (SPEC section 5; Ferrante, Ferro et al. 2015,
-2019), as rank functions and cover relations over run indices (run i of
-:func:`irscale.scales.all_runs` is i written in base c+1):
+"""Orders on the runs REL^N, REL = {0..c} (Ferrante, Ferro et al. 2015, 2019), as rank
+functions and cover relations over run indices (run i of :func:`irscale.scales.all_runs`
+is i written in base c+1):
 
 * ``set``: the set-based total order (2019, eq. 1): runs compared by the multiset of
   their grades (sorted descending, compared lexicographically); rank function SBTO;
@@ -62,7 +62,7 @@ def positional_weights(N: int, c: int) -> np.ndarray:
 
 def set_rank(runs: np.ndarray, c: int) -> np.ndarray:
     """Rank function of the set-based order (SBTO, 2019 paper eq. 3)."""
-    from irscale.scales.spaces import sbto_rank
+    from irscale.scales.spaces.sbto import sbto_rank
 
     return sbto_rank(runs, c)
 

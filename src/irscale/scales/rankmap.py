@@ -1,6 +1,6 @@
 """Rank maps: the interval-scale transformation phi of a measure at run length N.
 
-``phi(m) = |{x in M(REL^N) : x <= m}|`` (the "unq" strategy of SPEC section 3); the
+``phi(m) = |{x in M(REL^N) : x <= m}|`` (the "unq" strategy: phi counts the distinct values at or below m); the
 ``min``, ``max`` and ``mid`` strategies rank over the multiset of the (c+1)^N run
 values instead (1 + runs below, runs at or below, their mean).
 

@@ -35,13 +35,14 @@ order (``Statement.phi_own_order_only``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
 
 from irscale.errors import IrscaleError
+from irscale.measures import AP, DCG, ERR, RBP, RBTO, RR, SBTO, F, NumRelRet, P, R, gP, gR, nDCG
+from irscale.measures.registry import ENTRIES, set_theory, theory_of
 
 SCALES = ("interval", "ordinal", "not ordinal", "unknown")  # unknown: not established (scale_of's fallback)
 
@@ -135,15 +136,16 @@ class Statement:
 
 # -- the statements -------------------------------------------------------------------------------
 
-_RULES: dict[str, Callable] = {}
 
-
-def _about(*names: str):
-    """Register the rule that makes the statement for the measures named ``names``."""
+def about(*measures: type):
+    """Declare the rule that makes the statement for the measure classes ``measures``
+    (kept in their entries of :mod:`irscale.measures.registry`; a user may declare one for
+    a measure of their own). ``rule(m, N, c)`` returns ``(order, scale, reason, source)``
+    or None where the papers say nothing about that instance."""
 
     def deco(fn):
-        for n in names:
-            _RULES[n] = fn
+        for m in measures:
+            set_theory(m, fn)
         return fn
 
     return deco
@@ -176,8 +178,8 @@ def statement(measure, N: int, levels: int = 2) -> Statement | None:
         m = at_depth(m, N)
     binary = (not m.graded) or getattr(m, "rel", None) is not None
     c = 1 if binary else levels - 1
-    rule = _RULES.get(type(m).__name__)
-    if rule is None or type(m).__module__.split(".")[:2] != ["irscale", "measures"]:
+    rule = theory_of(type(m))  # keyed by the class: a subclass or a namesake gets no statement
+    if rule is None:
         return None
     out = rule(m, N, c)
     if out is None:
@@ -243,7 +245,7 @@ def _scale(ordinal: bool, interval: bool) -> str:
     return "interval" if interval else "ordinal" if ordinal else "not ordinal"
 
 
-@_about("P", "R", "F", "NumRelRet")
+@about(P, R, F, NumRelRet)
 def _set_measures(m, N, c):
     why = (
         "the number of relevant documents retrieved, affinely"
@@ -253,7 +255,7 @@ def _set_measures(m, N, c):
     return "set", "interval", why, f"{S2019}, Sec. 4.1"
 
 
-@_about("gP", "gR")
+@about(gP, gR)
 def _generalized(m, N, c):
     gains = _gains(m, c)
     if gains is None:
@@ -275,17 +277,17 @@ def _generalized(m, N, c):
     )
 
 
-@_about("SBTO")
+@about(SBTO)
 def _sbto(m, N, c):
     return "set", "interval", "the rank function of the set-based order", f"{S2019}, Sec. 4, Def. 2"
 
 
-@_about("RBTO")
+@about(RBTO)
 def _rbto(m, N, c):
     return "strong", "interval", "the rank function of the strong order", f"{S2019}, Sec. 5, Def. 3"
 
 
-@_about("RBP")
+@about(RBP)
 def _rbp(m, N, c):
     gains = _gains(m, c)
     if gains is None:
@@ -326,7 +328,7 @@ def _rbp(m, N, c):
     return "strong", _scale(ordinal, interval), why, src
 
 
-@_about("DCG", "nDCG")
+@about(DCG, nDCG)
 def _dcg(m, N, c):
     from irscale.measures.gains import discounts
 
@@ -366,7 +368,7 @@ def _dcg(m, N, c):
     )
 
 
-@_about("ERR")
+@about(ERR)
 def _err(m, N, c):
     R = [Fraction(2**g - 1, 2**c) for g in range(c + 1)]
     bad = None
@@ -405,7 +407,7 @@ def _err(m, N, c):
     )
 
 
-@_about("AP")
+@about(AP)
 def _ap(m, N, c):
     src = f"{S2019}, Sec. 5-6; {S2021}, Sec. 3.2"
     if N == 1:
@@ -415,7 +417,7 @@ def _ap(m, N, c):
     return "strong", "not ordinal", "(1,0,0,...) scores below (0,1,1,...) although it is above it", src
 
 
-@_about("RR")
+@about(RR)
 def _rr(m, N, c):
     if N == 1:
         return "strong", "interval", "N = 1: two runs", "N = 1"
@@ -494,7 +496,7 @@ def verify(measure, N: int, levels: int = 2) -> TheoryCheck:
     if st is None:
         raise IrscaleError(
             f"the papers make no statement about {measure} that irscale knows (it has statements "
-            f"for {', '.join(sorted(_RULES))} with linear or exponential gains); "
+            f"for {', '.join(sorted(e.name for e in ENTRIES.values() if e.theory))} with linear or exponential gains); "
             "the other checks of irscale inspect still apply"
         )
     from irscale.measures import parse_measure

@@ -11,7 +11,7 @@ array holds each integer x as two numbers:
   guarantees: a few roundings in float64 at relative 2^-53 each).
 
 Together they are exact: x = words + 2^64 * round((approx - words) / 2^64) whenever the
-error is far below 2^63, and two integers x, y with |x - y| < 2^63 compare exactly by
+error is far below 2^63, and two integers x, y with ``|x - y| < 2^63`` compare exactly by
 the signed 64-bit difference of their words, int64(words(x) - words(y)). The split
 engine orders and deduplicates the halves by (high word, low word), and a bucket's keys
 by their signed word offsets from the bucket's lower bound where the bucket is narrower

@@ -1,0 +1,129 @@
+"""ERR: key = L * 2^(cN) * ERR, an integer (stopping probabilities are multiples of 2^-c); split, with
+wide keys beyond int64."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from irscale.errors import MeasureError
+from irscale.measures import ERR
+from irscale.scales.spaces.base import Space, all_runs, serves
+from irscale.scales.wide import MASK, Wide
+
+
+@serves(ERR)
+@dataclass(frozen=True, eq=False)
+class ERRSpace(Space):
+    """Key = lcm(1..N) * 2^(cN) * ERR: with stopping probabilities R = (2^g - 1) / 2^c
+    every term is an integer. Split: the prefix's continuation probability is the state
+    (binary: 2^-R1). Keys beyond int64 (binary N >= 27, 3 levels N >= 19, 4 levels
+    N >= 15, 5 levels N >= 12) are split as :class:`~irscale.scales.wide.Wide` arrays."""
+
+    family: str = "err"
+    splittable: bool = True
+    wide_split: bool = True
+
+    def pick_engine(self):
+        if self.int64:
+            return super().pick_engine()
+        from irscale.scales.engines import MAX_PAIRS
+        from irscale.scales.wide import MAX_BITS
+
+        def fits(n: int) -> bool:  # runs (one pair each) and key width the split engine accepts;
+            # grade terms 2^c in int64 (a space with 52 or more levels is int64 only at N = 1)
+            return (
+                self.cc <= 50
+                and (self.cc + 1) ** n <= MAX_PAIRS
+                and (math.lcm(*range(1, n + 1)) << (self.cc * n + 1)).bit_length() <= MAX_BITS
+            )
+
+        if fits(self.N):
+            return "split"
+        last = max((n for n in range(1, self.N) if fits(n)), default=0)
+        binary = "binary relevance (--max-grade 1 or --relevance lenient: exact up to N=35)"
+        fewer = (
+            ""
+            if self.cc == 1
+            else f", or {binary}"
+            if self.cc == 2
+            else f", fewer levels (--max-grade {self.cc - 1} or less; max_grade= in the API), or {binary}"
+        )
+        why = (
+            f"its exact keys need {self.max_key.bit_length()} bits, beyond the split engine's {MAX_BITS}"
+            if self.n_runs <= MAX_PAIRS
+            else f"the split engine lists every run, up to {MAX_PAIRS:,}"
+        )
+        upto = f"up to N={last}" if last else "at no N"
+        raise MeasureError(  # ERR's values have no product structure: an exact engine lists them (guide: Long runs)
+            f"{self.measure} at N={self.N} with {self.cc + 1} relevance levels: {why}, so ERR is exact {upto} on "
+            f"{self.cc + 1} levels; use " + (f"-N {last} or less{fewer}" if last else fewer.lstrip(", "))
+        )
+
+    @cached_property
+    def L(self) -> int:
+        return math.lcm(*range(1, self.N + 1))
+
+    @cached_property
+    def cc(self) -> int:
+        return 1 if self.binary_measure else self.c
+
+    @cached_property
+    def max_key(self):
+        return self.L * 2 ** (self.cc * self.N) * 2  # ERR <= sum 1/k ... bounded by 2^(cN) L H_N; safe
+
+    def _terms(self, g, first_rank: int, total: int, dtype=None):
+        """Sum over ranks of L/k * (2^g_k - 1) * prod_{j<k} (2^c - 2^g_j + 1) * 2^(c(total-k'))
+        for a block of ranks starting at ``first_rank`` (1-based), as if the block were a
+        whole run of length ``total`` ranks ending at N; and the block's continuation
+        numerator prod (2^c - 2^g_j + 1). ``dtype``: int64 while every key stays below
+        2^62 (then so do all partial products, whose factors are >= 1), exact Python
+        integers (object) otherwise; uint64 gives the terms mod 2^64 and float64 within
+        relative (2 m + 2) 2^-53 of them (m ranks; see irscale.scales.wide)."""
+        c = self.cc
+        dtype = dtype or (np.int64 if self.int64 else object)
+        g = np.asarray(g).astype(np.int64)
+        n, m = g.shape
+        stop = ((1 << g) - 1).astype(dtype)  # numerator of R over 2^c
+        cont = ((1 << c) - (1 << g) + 1).astype(dtype)  # numerator of 1 - R over 2^c
+        reach = np.ones(n, dtype=dtype)
+        out = np.zeros(n, dtype=dtype)
+        for i in range(m):
+            f = (self.L // (first_rank + i)) << (c * (total - 1 - i))
+            f = np.uint64(f & MASK) if dtype is np.uint64 else float(f) if dtype is np.float64 else f
+            out += stop[:, i] * reach * f
+            reach = reach * cont[:, i]
+        return out, reach
+
+    def keys(self, g):
+        return self._terms(g, 1, self.N)[0]
+
+    def key_values(self, keys):
+        if not self.int64:
+            den = self.L << (self.cc * self.N)
+            return np.array([int(k) / den for k in keys], dtype=np.float64)  # int / int: correctly rounded
+        return np.asarray(keys, dtype=np.float64) / (self.L * 2.0 ** (self.cc * self.N))
+
+    def split_parts(self, h):
+        c = self.cc
+        if c > 50:  # grade terms 2^c and continuation products in int64
+            raise MeasureError(
+                f"{self.measure}: the split engine serves ERR on up to 51 relevance levels, not "
+                f"{c + 1}; use fewer levels (max_grade= / --max-grade)"
+            )
+        pre, suf = all_runs(h, c), all_runs(self.N - h, c)
+        # prefix terms as if the run ended at N (they carry 2^(c(N-h)) more than alone); behind
+        # a prefix with continuation numerator `reach` (over 2^(ch)) the suffix's terms are
+        # E * reach / 2^(ch) * 2^(ch) = E * reach: the 2^(c(N-k)) factor counts the suffix's
+        # own ranks and the prefix's 2^(ch) denominators cancel the extra ch bits
+        reach = np.prod((1 << c) - (1 << pre.astype(np.int64)) + 1, axis=1)  # <= 2^(ch) < 2^50 (MAX_BITS)
+        if self.int64:
+            V = self._terms(pre, 1, self.N)[0]
+            E = self._terms(suf, h + 1, self.N - h)[0]
+            return V, reach, (lambda s: E * s)
+        V = Wide(self._terms(pre, 1, self.N, np.float64)[0], self._terms(pre, 1, self.N, np.uint64)[0])
+        E = Wide(self._terms(suf, h + 1, self.N - h, np.float64)[0], self._terms(suf, h + 1, self.N - h, np.uint64)[0])
+        return V, reach, E.scaled
