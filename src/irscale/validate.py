@@ -10,9 +10,12 @@ raw ``AttributeError`` deep inside, and never silently means something else
 from __future__ import annotations
 
 import numbers
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from irscale.errors import ArgumentError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _show(value) -> str:
@@ -81,7 +84,7 @@ def levels(value, name: str = "levels") -> int:
     return value
 
 
-def writable_dir(name: str, path, *, create: bool = False):
+def writable_dir(name: str, path, *, create: bool = False) -> Path:
     """``path`` checked as a directory that can be written, before the work that will write
     there: an existing directory, or one that can be made (every existing parent a
     directory, the nearest existing one writable: a probe file is made and removed there).
