@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -26,6 +26,9 @@ from irscale.errors import ArgumentError, InputFormatError, IrscaleError, Policy
 from irscale.io.trec import Qrels, Run, key_hash
 from irscale.kernels import compiled
 from irscale.validate import integer
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PAD = np.int16(-32768)
 UNJUDGED = np.int16(-32767)
@@ -178,7 +181,7 @@ class _QrelsIndex:
     hash index (O(1) lookups); every hit is then verified on the bytes, so the lookup
     stays exact."""
 
-    table: object  # pandas.Index of the record hashes, in record order
+    table: pd.Index  # the record hashes, in record order
     width: int  # docno width the hash covers
     unique: bool  # no two qrels keys share a hash (else the slow exact path is used)
 
@@ -315,9 +318,9 @@ def judge_run(run: Run, qrels: Qrels, depth: int | None = None) -> tuple[np.ndar
     if kernels is not None:
         docs, qdocs = _byte_rows(run.docno), _byte_rows(qrels.docno)
         w, W = docs.shape[1], qdocs.shape[1]
-        fits = np.ones(len(qdocs), dtype=np.bool_)
+        fits: np.ndarray = np.ones(len(qdocs), dtype=np.bool_)
         if W > w:  # a judged docno longer than every docno of the run matches none
-            fits = ~qdocs[:, w:].any(axis=1)
+            fits = ~qdocs[:, w:].any(axis=1)  # type: ignore[assignment]  # numpy's stubs: any(axis=) of 2-D is an array
             qdocs = np.ascontiguousarray(qdocs[:, :w])
         elif W < w:
             qdocs = np.concatenate([qdocs, np.zeros((len(qdocs), w - W), dtype=np.uint8)], axis=1)

@@ -133,4 +133,5 @@ _SHARED_FN: Callable | None = None  # the task of the process pool being started
 
 
 def _call_shared_fn(item):
+    assert _SHARED_FN is not None  # set before the pool's processes are started
     return _SHARED_FN(item)

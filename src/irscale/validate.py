@@ -10,8 +10,12 @@ raw ``AttributeError`` deep inside, and never silently means something else
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from irscale.errors import ArgumentError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _show(value) -> str:
@@ -19,6 +23,14 @@ def _show(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+@overload
+def integer(
+    name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None, none: Literal[False] = False
+) -> int: ...
+@overload
+def integer(
+    name: str, value: Any, *, minimum: int | None = None, maximum: int | None = None, none: bool
+) -> int | None: ...
 def integer(
     name: str, value, *, minimum: int | None = None, maximum: int | None = None, none: bool = False
 ) -> int | None:
@@ -72,7 +84,7 @@ def levels(value, name: str = "levels") -> int:
     return value
 
 
-def writable_dir(name: str, path, *, create: bool = False):
+def writable_dir(name: str, path, *, create: bool = False) -> Path:
     """``path`` checked as a directory that can be written, before the work that will write
     there: an existing directory, or one that can be made (every existing parent a
     directory, the nearest existing one writable: a probe file is made and removed there).
@@ -108,12 +120,13 @@ def writable_dir(name: str, path, *, create: bool = False):
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
-        why = {
+        reasons: dict[int | None, str] = {
             errno.EROFS: "a read-only file system",
             errno.EACCES: "permission denied",
             errno.EPERM: "operation not permitted",
             errno.ENOENT: "it cannot hold new files",
-        }.get(e.errno, e.strerror or str(e))
+        }
+        why = reasons.get(e.errno, e.strerror or str(e))
         raise ArgumentError(
             f"{name} {p}: cannot write there ({why}); name a directory you can write, for example --out ./study"
         ) from None

@@ -85,10 +85,9 @@ def irscale_measure(
         max_grade = integer("max_grade", max_grade, minimum=1)
     opts = _options(score_precision=(score_precision, "float64"), max_grade=(max_grade, None))
     name = f"irscale({m}{opts})"
-    ev = dict(score_precision=score_precision, max_grade=max_grade)
 
     def table(qrels: Qrels, run: Run):
-        return evaluate(qrels, [run], [m], **ev), 0
+        return evaluate(qrels, [run], [m], score_precision=score_precision, max_grade=max_grade), 0
 
     return _define(table, name, f"irscale's {m} (evaluated like trec_eval)", score_precision)
 

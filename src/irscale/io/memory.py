@@ -41,6 +41,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from operator import attrgetter
 from pathlib import Path
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -226,9 +227,10 @@ def _key_column(values, what: str, src: _Source, fix: str) -> np.ndarray:
             raise _bad_key(src, what, values, fix)
         arrow = _arrow_text(values)
         if arrow is not None:
-            if arrow[3]:
+            buf, starts, ends, nulls = arrow
+            if nulls:
                 raise _bad_key(src, what, values, fix)
-            return _checked(*arrow[:3], what, src, sep=False)
+            return _checked(buf, starts, ends, what, src, sep=False)
         arr = values.to_numpy(dtype=object)
     else:
         arr = _object_values(values)
@@ -249,7 +251,7 @@ def _key_column(values, what: str, src: _Source, fix: str) -> np.ndarray:
     return _encode(strs, what, src)
 
 
-def _arrow_text(values):
+def _arrow_text(values) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
     """``(bytes, starts, ends, null count)`` of a pyarrow-backed string Series (pandas 3's
     default ``str`` dtype, ``ArrowDtype(pa.string())``, Parquet columns), read from its
     buffers without a Python object per value; None for any other Series."""
@@ -265,6 +267,7 @@ def _arrow_text(values):
     arr = values.array.__arrow_array__()
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
+    width: type[np.signedinteger]
     if arr.type == pa.string():
         width = np.int32
     elif arr.type == pa.large_string():
@@ -593,7 +596,10 @@ def qrels_from_frame(frame, *, path: str = "<DataFrame>") -> Qrels:
 def _flatten(d: Mapping, what: str, src: _Source):
     """qid, docno (bytes arrays) and the values of ``{qid: {docno: value}}``, with the
     message context of each record."""
-    keys, counts, docnos, values = [], [], [], []
+    keys: list[Any] = []
+    counts: list[int] = []
+    docnos: list[Any] = []
+    values: list[Any] = []
     for q, docs in d.items():
         if not isinstance(docs, Mapping):
             raise src.error(
@@ -606,10 +612,10 @@ def _flatten(d: Mapping, what: str, src: _Source):
         values.extend(docs.values())
     if not docnos:
         raise _empty(src, what)
-    counts = np.array(counts)
-    topic_of = np.repeat(np.arange(len(keys)), counts)
+    per_topic = np.array(counts)
+    topic_of = np.repeat(np.arange(len(keys)), per_topic)
     key_src = _Source(src.label, lambda i: f"key {keys[i]!r}")
-    qid = np.repeat(_key_column(keys, "qid", key_src, "qids are the dict's keys"), counts)
+    qid = np.repeat(_key_column(keys, "qid", key_src, "qids are the dict's keys"), per_topic)
     doc_src = _Source(src.label, lambda i: f"entry [{keys[topic_of[i]]!r}][{docnos[i]!r}]")
     docno = _key_column(docnos, "docno", doc_src, "docnos are the inner dicts' keys")
     return qid, docno, values
@@ -832,6 +838,13 @@ def one_run(runs) -> tuple[bool, object]:
     return _peek(runs, SCORED_DOC_FIELDS)
 
 
+class _RunOptions(TypedDict):
+    """The reading options memory_runs passes on to each reader."""
+
+    score_precision: ScorePrecision
+    duplicates: Duplicates
+
+
 def memory_runs(
     obj,
     *,
@@ -848,7 +861,7 @@ def memory_runs(
     """
     tag = "" if position is None else f" #{position}"
     default = name or ("run" if position is None else f"run{position}")
-    opts = dict(score_precision=score_precision, duplicates=duplicates)
+    opts: _RunOptions = {"score_precision": score_precision, "duplicates": duplicates}
     if _is_frame(obj):
         own = obj.attrs.get("name") if isinstance(obj.attrs.get("name"), str) else None
         multi = any(c in obj.columns for c in NAME_COLUMNS)

@@ -204,7 +204,7 @@ class _Records:
     """Where the records of a file read in pieces came from, for error messages."""
 
     path: str
-    source: object  # the path or bytes, read again for the text of an offending line
+    source: str | Path | bytes  # the path or bytes, read again for the text of an offending line
     starts: np.ndarray  # index of each piece's first record (ascending)
     lines: list  # per piece: its records' line numbers, or (an int) the first one when consecutive
 
@@ -519,12 +519,12 @@ def tokenize(
     if part and len(data_counts) == 0:
         return _no_tokens(buf, path, data, nfields, keep, blank=False)
     _check_fields(data, path, data_counts, data_lines, nfields, expected, extra_fields, extra_advice)
-    keep = np.repeat(~comment, counts) if comment.any() else None  # per token, over all lines
+    kept = np.repeat(~comment, counts) if comment.any() else None  # per token, over all lines
     if (data_counts > nfields).any():
         pos = np.arange(len(starts)) - np.repeat(first_idx, counts)  # position within its line
-        keep = (pos < nfields) if keep is None else (keep & (pos < nfields))
-    if keep is not None:
-        starts, ends = starts[keep], ends[keep]
+        kept = (pos < nfields) if kept is None else (kept & (pos < nfields))
+    if kept is not None:
+        starts, ends = starts[kept], ends[kept]
     starts = starts.reshape(-1, nfields)
     ends = ends.reshape(-1, nfields)
     return _Tokens(buf, starts, ends, data_lines, path, data, newlines=len(newlines))
@@ -713,7 +713,7 @@ def _first_bad(
                 f"{what} must be {'an integer' if lo is not None else 'a number'}, "
                 f"found {v.decode('utf-8', 'replace')!r}; {syntax}",
             )
-        if lo is not None and not lo <= int(v) <= hi:
+        if lo is not None and hi is not None and not lo <= int(v) <= hi:
             return _range_error(tok, i, int(v))
     raise AssertionError(f"no bad {what} found in a column numpy could not parse")  # a bug, not bad input
 
@@ -1110,9 +1110,10 @@ def _run_columns(tok: _Tokens, first: int, score_precision: str) -> _Columns:
         rank[order] = np.arange(len(uniq), dtype=np.int32)
         tag_list, tag_codes = list(uniq[order]), rank[inverse.reshape(-1)]
     lines = tok.lines + (first - 1)
+    where: np.ndarray | int = lines
     if lines[-1] - lines[0] == len(lines) - 1:  # no comment or blank line among them: keep the first
-        lines = int(lines[0])
-    return _Columns(topics, codes, tok.column(2), score, lines, tag_list, tag_codes)
+        where = int(lines[0])
+    return _Columns(topics, codes, tok.column(2), score, where, tag_list, tag_codes)
 
 
 def _parse_runs(
@@ -1212,7 +1213,7 @@ def _parse_runs(
     ]
 
 
-def _piece_columns(k: int, first: int, piece: bytes, *, path: str, extra_fields: str, score_precision: str):
+def _piece_columns(k: int, first: int, piece: bytes, *, path: str, extra_fields: ExtraFields, score_precision: str):
     """(bytes, blank, columns or None, newlines) of the ``k``-th piece of a file, whose
     first line is ``first``."""
     try:

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def parse_gains(value, name: str = "gains") -> str | None:
         text = value.strip()
         if not text:
             raise MeasureError(f"{name}: empty gain map; {_GAIN_HELP}")
-        pairs = []
+        pairs: list[tuple[Any, Any]] = []
         for item in text.split(","):
             g, sep, v = item.partition(":")
             if not sep:
@@ -152,6 +153,9 @@ class _GainMeasure(Measure):
     """The gain map of DCG, nDCG, RBP, gP and gR (a ``gains`` field, canonical string)."""
 
     param_aliases = {"gain": "gains"}
+
+    if TYPE_CHECKING:  # the field of each subclass (a dataclass field there, not here)
+        gains: str | None
 
     def show_param(self, name, value):
         if name == "gains" and isinstance(value, str):
@@ -240,6 +244,11 @@ class _DCGFamily(_GainMeasure):
         "rel": "binary gains (1 for grade >= rel) instead of the grade",
         "gains": _GAINS_DOC,
     }
+
+    if TYPE_CHECKING:  # the fields of DCG and nDCG (dataclass fields there, not here)
+        cutoff: int | None
+        base: float | None
+        rel: int | None
 
     @property
     def label(self):  # the paper's column labels: DCG_b02, nDCG_b10
@@ -353,8 +362,10 @@ def _check_p(p, name: str = "RBP"):
             if not math.isfinite(p):
                 raise ValueError
             f = Fraction(repr(float(p)))
-        elif isinstance(p, (int, np.integer, Fraction)):
-            f = Fraction(p)
+        elif isinstance(p, Fraction):
+            f = p
+        elif isinstance(p, (int, np.integer)):
+            f = Fraction(int(p))
         else:
             raise TypeError
     except (TypeError, ValueError, ZeroDivisionError):
@@ -498,16 +509,22 @@ class gP(_GainMeasure):
     def _top(self, c: int) -> float:
         return float(self.top_gain(c)) if self.gains is not None else float(c)
 
+    @property
+    def _N(self) -> int:
+        """N, the cutoff: never None (``requires_cutoff``: __post_init__ refuses None)."""
+        assert self.cutoff is not None
+        return self.cutoff
+
     def normalizer(self, topics, N, c):
         return np.full(len(topics.names), self._top(c) * N)
 
     def batch(self, grades, topics):
         g = self._gains_of(cut(grades, self.cutoff), topics.max_grade)
-        return g.sum(axis=-1) / (self._top(topics.max_grade) * self.cutoff)
+        return g.sum(axis=-1) / (self._top(topics.max_grade) * self._N)
 
     def reference(self, grades, topic):
         c = topic.max_grade
-        return sum(self._ref_gain(g, c) for g in grades[: self.cutoff]) / (self._top(c) * self.cutoff)
+        return sum(self._ref_gain(g, c) for g in grades[: self.cutoff]) / (self._top(c) * self._N)
 
 
 @register("gR")

@@ -40,7 +40,7 @@ class P(Measure):
         return np.full(len(topics.names), float(N))
 
     def batch(self, grades, topics):
-        den = self.cutoff if self.cutoff else _num_ret(grades, None)
+        den = np.asarray(self.cutoff if self.cutoff else _num_ret(grades, None))
         return safe_div(_rel_ret(grades, self.cutoff, self.rel), den)
 
     def reference(self, grades, topic):

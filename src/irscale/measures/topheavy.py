@@ -21,6 +21,12 @@ class _TotalOrderMeasure(Measure):
     graded = True
     requires_cutoff = True
 
+    @property
+    def _N(self) -> int:
+        """The run length N: the cutoff, never None (``requires_cutoff``: __post_init__ refuses None)."""
+        assert self.cutoff is not None
+        return self.cutoff
+
 
 @register("SBTO")
 @dataclass(frozen=True)
@@ -36,7 +42,7 @@ class SBTO(_TotalOrderMeasure):
     def batch(self, grades, topics):
         from scipy.special import comb  # here: scipy.special takes 0.3 s to import
 
-        N = self.cutoff
+        N = self._N
         d = graded_gain(cut(grades, N), topics.max_grade, self.rel)
         if d.shape[-1] < N:
             d = np.concatenate([d, np.zeros(d.shape[:-1] + (N - d.shape[-1],))], axis=-1)
@@ -45,7 +51,7 @@ class SBTO(_TotalOrderMeasure):
         return comb(d + N - j, N - j + 1).sum(axis=-1)
 
     def reference(self, grades, topic):
-        N = self.cutoff
+        N = self._N
         d = sorted((int(ref_gain(g, topic.max_grade, self.rel)) for g in grades[:N]), reverse=True)
         d += [0] * (N - len(d))
         return float(sum(math.comb(d[j - 1] + N - j, N - j + 1) for j in range(1, N + 1)))
@@ -61,14 +67,14 @@ class RBTO(_TotalOrderMeasure):
     examples = ("RBTO(rel=1)@4",)  # checked by the conformance suite (irscale.testing)
 
     def batch(self, grades, topics):
-        N = self.cutoff
+        N = self._N
         c = 1 if self.rel is not None else topics.max_grade
         d = graded_gain(cut(grades, N), topics.max_grade, self.rel)
         w = float(c + 1) ** (N - 1 - np.arange(d.shape[-1], dtype=np.float64))
         return d @ w
 
     def reference(self, grades, topic):
-        N = self.cutoff
+        N = self._N
         c = 1 if self.rel is not None else topic.max_grade
         d = [int(ref_gain(g, topic.max_grade, self.rel)) for g in grades[:N]]
         return float(sum(x * (c + 1) ** (N - 1 - i) for i, x in enumerate(d)))

@@ -23,11 +23,12 @@ file-writing signatures (list of paths).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import io
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,7 +141,7 @@ def text_overlaps(fig, tol: float = 1.0) -> list[tuple[str, str]]:
 
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
-    hidden = set()
+    hidden: set[int] = set()
     for ax in fig.axes:  # ticks outside the view are laid out but not drawn
         for axis in (ax.xaxis, ax.yaxis):
             lo, hi = sorted(axis.get_view_interval())
@@ -393,17 +394,24 @@ def spacing_data(
     rm = build(m, N, levels, engine=engine, queries=keys)
     listed = None
     if exact is True or (exact is None and rm.size <= exact_limit):
+        assert rm.summary is not None  # RankMap.__post_init__ sets it
         listed = rm.summary.listed()
         if listed is None and exact is True:
             raise IrscaleError(
                 f"the {rm.engine} engine of {name} at N={N} does not list its values; use exact=False (sampled runs)"
             )
-    if listed is not None or len(runs) == rm.n_runs:
-        ukeys = np.asarray(listed) if listed is not None else np.unique(keys)
+    if listed is not None:
+        ukeys = np.asarray(listed)
         runs, sampled, is_exact = None, 0, True
     else:
+        assert (
+            runs is not None and keys is not None
+        )  # exact is not True (where it is, the values are listed): runs were sampled
         ukeys = np.unique(keys)
-        sampled, is_exact = len(runs), False
+        if len(runs) == rm.n_runs:  # the sample holds every run
+            runs, sampled, is_exact = None, 0, True
+        else:
+            sampled, is_exact = len(runs), False
     r = rm.rank(ukeys, ("min", "max") + (("unq",) if phi and not is_exact else ()))
     order = np.argsort(r["max"], kind="stable")
     ranks = (
@@ -452,7 +460,7 @@ def _enumerated_spacing(m, name: str, N: int, levels: int) -> Spacing:
         )
     fn = as_measure(m, N, c)
     runs = all_runs(N, c)
-    keys = fn.keys(runs)
+    keys = fn.order_keys(runs)
     vals = fn.values(runs)
     ukeys, first, counts = np.unique(keys, return_index=True, return_counts=True)
     le = np.cumsum(counts)
@@ -596,6 +604,7 @@ def _spacing_panel(ax, d: Spacing, kind: str, first_col: bool):
             ax.set_xlabel("fraction of runs at or below")
     else:
         x = d.phi_frac
+        assert x is not None  # the equispaced view's spacings are computed with phi
         ax.plot(x, d.value, ".", color="C1", markersize=ms, rasterized=many)
         if len(x) > 1:
             ax.plot([x[0], x[-1]], [d.value[0], d.value[-1]], "--", color="0.35", linewidth=0.8)
@@ -698,7 +707,7 @@ def means_scatter(
             shown = "" if len(drawn) == len(pairs) else f", the {len(drawn)} widest shown"
             ax.add_collection(
                 LineCollection(
-                    segs,
+                    segs,  # type: ignore[arg-type]  # matplotlib's stubs want a Sequence; an (n, 2, 2) array is one
                     colors="tab:red",
                     linewidths=0.7,
                     alpha=0.45,
@@ -814,7 +823,9 @@ def means_panels(
                     ],
                     axis=1,
                 )
-                ax.add_collection(LineCollection(segs, colors="tab:red", linewidths=0.5, alpha=0.4, zorder=1))
+                # matplotlib's stubs want a Sequence of segments; an (n, 2, 2) array is one at run time
+                segments = LineCollection(segs, colors="tab:red", linewidths=0.5, alpha=0.4, zorder=1)  # type: ignore[arg-type]
+                ax.add_collection(segments)
             in_swap = np.zeros(len(o), dtype=bool)
             in_swap[pairs.ravel()] = True
             ax.scatter(o[~in_swap], r[~in_swap], s=6, color="tab:blue", zorder=2, linewidths=0)
@@ -1239,7 +1250,9 @@ def _hasse_runs(N: int, levels: int, measure, out, stem) -> Picture:
         ax = fig.add_axes([0.25 / fig_w, 0.25 / fig_h, ax_w / fig_w, ax_h / fig_h])
         ax.set_xlim(-ax_w / 2, ax_w / 2)
         ax.set_ylim(-0.2, (H - 1) * row + 0.2)
-        ax.add_collection(LineCollection(np.stack([pos[lo], pos[hi]], axis=1), colors="0.55", linewidths=0.7, zorder=1))
+        segs = np.stack([pos[lo], pos[hi]], axis=1)
+        # matplotlib's stubs want a Sequence of segments; an (n, 2, 2) array is one at run time
+        ax.add_collection(LineCollection(segs, colors="0.55", linewidths=0.7, zorder=1))  # type: ignore[arg-type]
         fills, inks = [], []
         for i in range(len(runs)):
             fc = cmap(norm(tone[i]))
@@ -1458,7 +1471,8 @@ def study_figures(
 
     names = {parse_measure(m).label: m for m in study.measures}  # the study's frames use short labels
     canonical = lambda df, cols: df.assign(**{c: df[c].map(lambda v: names.get(v, v)) for c in cols})  # noqa: E731
-    jobs, light = [], set()  # each job draws one figure (light: a heatmap), side by side in forked processes
+    jobs: list[Callable[[], Picture]] = []
+    light: set[int] = set()  # each job draws one figure (light: a heatmap), side by side in forked processes
     if not others:
         study = dataclasses.replace(study, table4=None, changes=None, means=None)
     if study.table4 is not None and len(study.table4):
@@ -1470,7 +1484,8 @@ def study_figures(
         ):
             light.add(len(jobs))
             jobs.append(
-                lambda value=value, what=what, stem=stem: tau_heatmap(
+                functools.partial(
+                    tau_heatmap,
                     table4,
                     value=value,
                     title=f"Kendall's tau between {what}, N = {study.N}",

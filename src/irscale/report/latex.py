@@ -299,7 +299,9 @@ def _char_width(ch: str, font: str, pt: int, math: bool) -> float:
 
 def _words(src: str) -> list[str]:
     """``src`` split at its spaces outside braces and math (where a line may break)."""
-    out, cur, depth, math = [], [], 0, False
+    out: list[str] = []
+    cur: list[str] = []
+    depth, math = 0, False
     for tok in _TOKEN.findall(src):
         if tok == " " and depth == 0 and not math:
             if cur:
@@ -393,15 +395,17 @@ class _Col:
         ws = self.widths(size)[4]
         room = self.body(size, level) if room is None else room
         space = _char_width(" ", "rm", size, False)
-        best = None
+        best: tuple[float, tuple[int, ...]] | None = None
         for k in range(1, min(3, len(words)) + 1):
             for cuts in combinations(range(1, len(words)), k - 1):
                 bounds = (0, *cuts, len(words))
                 wide = max(sum(ws[a:b]) + space * (b - a - 1) for a, b in zip(bounds, bounds[1:]))
                 if best is None or wide < best[0] - 0.01:
                     best = (wide, bounds)
+            assert best is not None  # k = 1 proposes the head on one line
             if best[0] <= room:
                 break
+        assert best is not None  # len(words) >= 2: the loop ran
         bounds = best[1]
         return [" ".join(words[a:b]) for a, b in zip(bounds, bounds[1:])]
 
@@ -466,7 +470,9 @@ def _layout(cols: list[_Col], target: float, allow_normal: bool) -> _Layout:
         if whole is not None:
             return _Layout(size_name, sep, level, [_part(cols, list(range(len(cols))), whole, size, level)], True)
         k = list(keys)
-        parts, cur, ok = [], [], True
+        parts: list[list[int]] = []
+        cur: list[int] = []
+        ok = True
         for i in range(len(k), len(cols)):
             if cur and _fit([cols[j] for j in k + cur + [i]], size, sep, level, target) is None:
                 parts.append(cur)
@@ -484,6 +490,7 @@ def _layout(cols: list[_Col], target: float, allow_normal: bool) -> _Layout:
         cand.cost, cand.keys = _printed(cols, cand), len(k)
         if best is None or (not cand.fits, cand.cost) < (not best.fits, best.cost):
             best = cand
+    assert best is not None  # _SETTINGS has sizes other than normalsize
     return best
 
 
@@ -557,7 +564,7 @@ class _Block:
         line = " & ".join(out) + r" \\"
         return line, lines * self.lay.leading + (0.8 if "$^{" in line else 0.0), lines  # marks stand a little higher
 
-    def cost(self, item: tuple[str, object], first: bool) -> tuple[int, float]:
+    def cost(self, item: _Item, first: bool) -> tuple[int, float]:
         """The lines and height of a body item (a group title or a row)."""
         _, height, lines = self.group(str(item[1]), first) if item[0] == "group" else self.row(int(item[1]))
         return lines, height
@@ -579,11 +586,14 @@ class _Block:
         return ("" if first else "\\addlinespace\n") + line, height, lines
 
 
-def _items(table: ReportTable, cols, rows, shown, best) -> tuple[list[list[tuple[str, str]]], list[tuple[str, object]]]:
+_Item = tuple[str, str | int]  # a body item: ("group", title) or ("row", position)
+
+
+def _items(table: ReportTable, cols, rows, shown, best) -> tuple[list[list[tuple[str, str]]], list[_Item]]:
     """Each column's cells ``(value with bold and marks, what follows)`` in LaTeX, and the
     body's items in order: ``("group", title)`` or ``("row", position)``."""
     cells: list[list[tuple[str, str]]] = [[] for _ in cols]
-    items: list[tuple[str, object]] = []
+    items: list[_Item] = []
     last = None
     for i, r in enumerate(rows[:shown]):
         if table.group:

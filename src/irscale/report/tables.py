@@ -9,6 +9,7 @@ import pandas as pd
 
 from irscale.experiment import ScoreTable
 from irscale.report.study import float_text
+from irscale.scales.theory import Statement
 
 
 def long_frame(table: ScoreTable, per_topic: bool) -> pd.DataFrame:
@@ -112,9 +113,10 @@ def theory_texts(table: ScoreTable) -> list[str]:
         inner = getattr(col, "measure", None)
         if inner is None or not hasattr(col, "theory") or str(inner) in out:
             continue
+        theory = col.theory  # a Statement or None
         out[str(inner)] = (
-            col.theory.text()
-            if col.theory is not None
+            theory.text()
+            if isinstance(theory, Statement)
             else f"{inner}: the papers make no statement about it; phi equi-spaces its own order"
         )
     return list(out.values())

@@ -445,6 +445,7 @@ def rbp_bounds(
     (transform does), else computed here."""
     from irscale.errors import MeasureError
     from irscale.measures import parse_measure
+    from irscale.measures.gains import RBP
     from irscale.scales.spaces import space_for
     from irscale.scales.spaces.rbp import RBPSpace
 
@@ -466,6 +467,7 @@ def rbp_bounds(
             f"{m} at N = {N}{on}: this p gives a closed form (exact at any N, nothing to bound); "
             f"build its rank map instead: irscale.scales.build('{m}', {N}, {levels})"
         )
+    assert isinstance(m, RBP)  # an RBPSpace serves RBP only
     p = m.p_exact
     a, b = p.numerator, p.denominator
     top = levels - 1  # the judged grades; a binary measure (rel=) binarises them below

@@ -18,11 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.errors import IrscaleError, count_text
 from irscale.scales.orders import ORDERS, positional_weights, set_rank, strong_rank, weak_covers, weak_moves
+
+if TYPE_CHECKING:
+    from irscale.scales.rankmap import RankMap
 
 MAX_RUNS = 50_000_000  # runs a check enumerates at most
 
@@ -87,6 +91,7 @@ class MeasureFn:
 
     def order_keys(self, runs):
         """Exact keys: ordered and tied exactly like the measure."""
+        assert self.keys is not None  # __post_init__ sets the keys where none are given
         return self.keys(runs)
 
     def on_all_runs(self) -> _AllRuns:
@@ -96,7 +101,7 @@ class MeasureFn:
 
             runs = all_runs(self.N, self.c)
             vals = self.values(runs)
-            keys = self.keys(runs)
+            keys = self.order_keys(runs)
             self._all = _AllRuns(runs, keys, vals)
         return self._all
 
@@ -146,7 +151,7 @@ def _space_keys(space) -> Callable[[np.ndarray], np.ndarray] | None:
         return exact
     if space.n_runs > MAX_RUNS:
         return None
-    rank_map = []
+    rank_map: list[RankMap] = []
 
     def phi(runs):
         if not rank_map:
@@ -354,7 +359,7 @@ def is_interval(measure, order: str = "strong", N: int = 6, levels: int = 2, cha
         # of the function would be gaps; the rank functions here are onto 0..size-1)
         ranks, first = np.unique(on.rank(order, c), return_index=True)
         steps = np.diff(vals[first]) / np.diff(ranks)
-    bad = np.flatnonzero(np.abs(steps - steps[0]) > tol) if len(steps) else []
+    bad = np.flatnonzero(np.abs(steps - steps[0]) > tol) if len(steps) else np.empty(0, dtype=np.intp)
     if len(bad):
         b = bad[0]
         return Verdict(

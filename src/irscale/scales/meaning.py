@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ def _monotone_maps(values: np.ndarray, rng, trials: int):
     lo, hi = float(values.min()), float(values.max())
     span = hi - lo or 1.0
     shifted = lambda x: (x - lo) / span + 1.0  # noqa: E731  -> [1, 2], positive
-    maps = [
+    maps: list[tuple[str, Callable[..., Any]]] = [
         ("x^2 (after moving to [1, 2])", lambda x: shifted(x) ** 2),
         ("x^10 (after moving to [1, 2])", lambda x: shifted(x) ** 10),
         ("sqrt (after moving to [1, 2])", lambda x: np.sqrt(shifted(x))),
@@ -149,7 +150,7 @@ def meaningful(
         data = {k: np.asarray(v, dtype=np.float64) for k, v in data.items()}
     except (TypeError, ValueError):
         raise ArgumentError("every sample in data must be numbers (a list or array of floats)") from None
-    label = name or getattr(statement, "__name__", "statement")
+    label: str = name if name else getattr(statement, "__name__", "statement")
     truth = bool(statement(data))
     rng = np.random.default_rng(seed)
     allv = np.concatenate([v.reshape(-1) for v in data.values()])

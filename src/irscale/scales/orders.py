@@ -125,8 +125,7 @@ def weak_covers(N: int, c: int) -> tuple[np.ndarray, np.ndarray]:
             f"the graded weak order's covers are computed up to 729 runs ({c + 1} levels, N={N} "
             f"has {len(runs)}); ordinality checks use its generators at any size"
         )
-    lo, hi = weak_moves(N, c)
-    return _transitive_reduction(lo, hi, len(runs))
+    return _transitive_reduction(*weak_moves(N, c), len(runs))
 
 
 def maximal_chain(N: int, c: int = 1, pick: str = "first") -> np.ndarray:

@@ -207,13 +207,14 @@ def _equispaced(m, N: int, levels: int) -> tuple[str, str]:
     for start in range(0, total, _CHUNK):
         idx = np.arange(start, min(total, start + _CHUNK), dtype=np.int64)
         runs = ((idx[:, None] // powers) % levels).astype(np.int16)
-        k, first = np.unique(np.asarray(fn.keys(runs)), return_index=True)
+        k, first = np.unique(np.asarray(fn.order_keys(runs)), return_index=True)
         v = np.asarray(fn.values(runs[first]), dtype=np.float64)
         if keys is not None:
             k, v = np.concatenate([keys, k]), np.concatenate([vals, v])
             k, first = np.unique(k, return_index=True)
             v = v[first]
         keys, vals = k, v
+    assert vals is not None  # levels**N >= 2 runs: the loop ran
     vals = np.sort(vals)
     n = len(vals)
     if n <= 2:

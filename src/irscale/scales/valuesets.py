@@ -26,17 +26,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.errors import IrscaleError
+
+if TYPE_CHECKING:
+    from irscale.scales.spaces import Space
 
 
 class ValueSet:
     """The interface (see the module docstring)."""
 
     memo = False  # answers are expensive: the rank map remembers (and persists) them
-    size: int  # distinct values (a field or a property of each kind)
+
+    if TYPE_CHECKING:  # declared read-only for the type checker; no class attribute at run time
+
+        @property
+        def size(self) -> int:
+            """Distinct values (a field or a property of each kind)."""
+            ...
 
     def phi(self, keys: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -110,7 +120,7 @@ def _first_last(n: int, first: int | None, last: int | None) -> range:
 class ClosedForm(ValueSet):
     """Closed forms: every closed family's key is its rank minus one (0..size-1)."""
 
-    space: object
+    space: Space  # a closed-form space (closed_size, closed_phi, closed_runs_le)
 
     @property
     def size(self) -> int:
@@ -247,10 +257,10 @@ class Buckets(ValueSet):
     cum_distinct: np.ndarray  # int64, B + 1
     cum_runs: np.ndarray  # object (Python ints), B + 1
     # a bucket's sorted distinct keys (int64, or irscale.scales.wide.KEY records) and runs per key
-    regenerate: Callable[[int, bool], tuple[np.ndarray, np.ndarray | None]] = field(repr=False, default=None)
-    count_pairs: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] = field(repr=False, default=None)
+    regenerate: Callable[[int, bool], tuple[np.ndarray, np.ndarray | None]] = field(repr=False)
+    count_pairs: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] = field(repr=False)
     # [(bucket, keys)] -> per bucket, its distinct keys at or below each key (buckets in parallel)
-    rank: Callable[[list], list] = field(repr=False, default=None)
+    rank: Callable[[list], list] = field(repr=False)
     answers: tuple | None = field(repr=False, default=None)  # (keys, phi) computed while building
     memo = True
 
