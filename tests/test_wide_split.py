@@ -22,10 +22,9 @@ from hypothesis import strategies as st
 from irscale.errors import MeasureError
 from irscale.measures import parse_measure
 from irscale.scales import build, engines
-from irscale.scales.engines import split_engine
+from irscale.scales.engines import Buckets, split_engine
 from irscale.scales.spaces import all_runs
 from irscale.scales.spaces.err import ERRSpace
-from irscale.scales.valuesets import Buckets
 from irscale.scales.wide import KEY, MASK, REL_ERROR, Wide, as_keys, keys_ints
 
 K = 3**20  # odd, so scaled keys keep no power-of-two structure; 31.7 more bits

@@ -167,7 +167,7 @@ def check_space(measure: Measure) -> None:
 def _at(measure: Measure, N: int) -> Measure:
     """The measure at run length N (its cutoff moved to N where it has one)."""
     if any(f.name == "cutoff" for f in dataclasses.fields(measure)):
-        return dataclasses.replace(measure, cutoff=N)
+        return dataclasses.replace(measure, **{"cutoff": N})  # (the base class has no cutoff field)
     return measure
 
 
@@ -221,13 +221,14 @@ def _check_ties_and_order(what: str, keys: list, values: list[float], ordered: b
 def _brute_phi(keys: list[int], values: list[float]) -> tuple[list[int], list[float]]:
     """phi by its definition, from the runs' values (their keys group the ties): unq =
     1 + the distinct values below; mid = the mean of 1 + runs below and runs at or below."""
-    value_of = {}
+    value_of: dict[int, float] = {}
     for k, v in zip(keys, values):
         value_of.setdefault(k, v)
     order = sorted(value_of, key=value_of.__getitem__)
     dense = {k: i + 1 for i, k in enumerate(order)}
     count = {k: keys.count(k) for k in order}
-    below, seen = {}, 0
+    below: dict[int, int] = {}
+    seen = 0
     for k in order:
         below[k] = seen
         seen += count[k]
@@ -258,7 +259,7 @@ def check_end_to_end(measure: Measure) -> None:
             return  # no ranked version: refused with a message (check_refusals looks at it closer)
         assert [str(x) for x in t.measures][1:] == [f"ranked({m})", f"ranked({m}, ties=mid)"], t.measures
         assert (t.values[1] >= 1).all(), f"{m}: phi below 1 in transform"
-        study = compare(table, [m], depth=N, tests=["sign", "ttest"], effects=False, measure_free=False)
+        study = compare(table, [str(m)], depth=N, tests=["sign", "ttest"], effects=False, measure_free=False)
         assert list(study.table2["measure"]) == [str(m)], (
             f"{m}: compare's Table 2 names {list(study.table2['measure'])}"
         )

@@ -15,7 +15,8 @@ same questions whatever its kind:
 Kinds: :class:`ClosedForm` (P, R, F, gP, RR, RBTO, SBTO, binary RBP with p <= 1/2),
 :class:`Table` (every distinct key in memory, key order = value order),
 :class:`ValueTable` (DCG: keys group runs, several keys may share a value),
-:class:`Buckets` (key ranges of a split, keys regenerated on demand) and
+:class:`irscale.scales.engines.Buckets` (key ranges of a split, keys regenerated on
+demand) and
 :class:`irscale.scales.counting.Counter` (pair counting, nothing listed). Kinds whose
 answers are expensive (``memo = True``) have them remembered, and persisted, by the
 rank map.
@@ -23,8 +24,7 @@ rank map.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -90,8 +90,9 @@ def kind(name: str):
 
 def from_arrays(space, engine: str, z: dict) -> ValueSet:
     """The value set stored in ``z`` (a cache file's arrays). Files written before kinds
-    were stored are recognised by their arrays."""
-    import irscale.scales.counting  # noqa: F401  (registers the "count" kind; it builds on this module)
+    were stored are recognised by their arrays. The kinds register themselves in the
+    modules of their engines (``buckets``: engines, ``count``: counting), which the rank
+    map, the one caller, imports first."""
     from irscale.scales.cache import ints_in
 
     z = {k: (ints_in(v) if k in ("keys", "runs") else v) for k, v in z.items()}
@@ -241,84 +242,3 @@ class ValueTable(ValueSet):
     @classmethod
     def from_arrays(cls, space, z):
         return cls(z["keys"], z["runs"], z["phi_of_key"], z["value_order"])
-
-
-@kind("buckets")
-@dataclass
-class Buckets(ValueSet):
-    """The value set as key ranges [bounds[b], bounds[b+1]) with the number of distinct
-    keys and of runs before each (a split too large to hold). A bucket's distinct keys
-    are regenerated on demand (for phi and listing); run counts need no keys at all:
-    ``count_pairs(queries)`` counts the (prefix, suffix) pairs at or below and strictly
-    below each query directly from the two halves."""
-
-    h: int  # split rank the buckets were produced with
-    bounds: np.ndarray  # B + 1: int64, or Python ints (object) for keys beyond int64
-    cum_distinct: np.ndarray  # int64, B + 1
-    cum_runs: np.ndarray  # object (Python ints), B + 1
-    # a bucket's sorted distinct keys (int64, or irscale.scales.wide.KEY records) and runs per key
-    regenerate: Callable[[int, bool], tuple[np.ndarray, np.ndarray | None]] = field(repr=False)
-    count_pairs: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] = field(repr=False)
-    # [(bucket, keys)] -> per bucket, its distinct keys at or below each key (buckets in parallel)
-    rank: Callable[[list], list] = field(repr=False)
-    answers: tuple | None = field(repr=False, default=None)  # (keys, phi) computed while building
-    memo = True
-
-    @property
-    def size(self) -> int:
-        return int(self.cum_distinct[-1])
-
-    def phi(self, keys):
-        keys = np.asarray(keys)
-        bounds = self.bounds.astype(object) if keys.dtype == object else self.bounds
-        b = np.clip(np.searchsorted(bounds, keys, side="right") - 1, 0, len(bounds) - 2)
-        groups = [(int(bb), keys[b == bb]) for bb in np.unique(b)]
-        out = np.empty(len(keys), dtype=np.int64)
-        for (bb, _), rank in zip(groups, self.rank(groups)):
-            out[b == bb] = self.cum_distinct[bb] + rank
-        return out
-
-    def runs_le(self, keys):
-        return self.count_pairs(keys)[0]
-
-    def runs_at(self, keys):
-        le, lt = self.count_pairs(keys)
-        return le - lt
-
-    def runs_le_at(self, keys):
-        le, lt = self.count_pairs(keys)  # one pass for both
-        return le, le - lt
-
-    def listed(self, first=None, last=None):
-        from irscale.scales.wide import KEY, keys_ints
-
-        need = first if first is not None else last
-        parts = []
-        rng = range(len(self.bounds) - 1) if last is None else range(len(self.bounds) - 2, -1, -1)
-        for b in rng:
-            parts.append(self.regenerate(b, False)[0])
-            if need is not None and sum(map(len, parts)) >= need:
-                break
-        keys = np.concatenate(parts if last is None else parts[::-1])
-        keys = keys[list(_first_last(len(keys), first, last))]
-        return keys_ints(keys) if keys.dtype == KEY else keys
-
-    def arrays(self):
-        from irscale.scales.cache import ints_out
-
-        return {
-            "h": np.array(self.h),
-            "bounds": ints_out(self.bounds),
-            "cum_distinct": self.cum_distinct,
-            "cum_runs": ints_out(self.cum_runs),
-        }
-
-    @classmethod
-    def from_arrays(cls, space, z):
-        from irscale.scales.cache import ints_in
-        from irscale.scales.engines import attach_buckets  # engines builds on this module
-
-        bounds = ints_in(z["bounds"])
-        if getattr(space, "wide_split", False) and not space.int64:  # Python ints, as built
-            bounds = np.array([int(x) for x in bounds], dtype=object)
-        return attach_buckets(space, int(z["h"]), bounds, z["cum_distinct"], [int(x) for x in z["cum_runs"]])
