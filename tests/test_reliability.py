@@ -455,7 +455,7 @@ def test_cli_messages_show_invisible_characters_and_brackets_literally(tmp_path)
     assert "AP\\u200b" in msg and "\u200b" not in msg
 
 
-# -- reader items through the CLI (the API side is in test_reader_reliability.py) ------------------
+# -- reader items through the CLI (the API side is in test_trec_reliability.py) ------------------
 
 
 def test_cli_bom_is_stripped_with_one_warning(tmp_path):

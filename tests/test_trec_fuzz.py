@@ -18,7 +18,7 @@ characters classified with :mod:`unicodedata`, numbers with Python's ``float``/`
 behind strict regular expressions, order by sorting tuples.
 
 Examples are derandomized (reproducible in CI) and few enough for the file to run in
-seconds; ``IRSCALE_FUZZ_EXAMPLES=20000 pytest tests/test_reader_fuzz.py`` searches harder,
+seconds; ``IRSCALE_FUZZ_EXAMPLES=20000 pytest tests/test_trec_fuzz.py`` searches harder,
 with fresh random examples on every run (pass ``--hypothesis-seed`` to repeat one).
 """
 
