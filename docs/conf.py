@@ -1,5 +1,6 @@
 """Sphinx configuration of irscale's documentation: the guide, the architecture page and an
-API reference generated from the docstrings (autodoc, numpy style read by napoleon). Build it with warnings as errors, as tests/test_docs.py does:
+API reference generated from the docstrings (autodoc, numpy style read by napoleon). Build it
+with warnings as errors, as tests/test_docs.py does:
 
     python3 -m sphinx -W --keep-going -b html docs docs/_build/html
 
