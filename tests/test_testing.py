@@ -146,3 +146,12 @@ def test_parametrize_names_each_measure_and_check():
     mark = testing.parametrize_with_checks(["RR@3"])
     ids = mark.kwargs["ids"]
     assert ids == [f"RR@3-{c.__name__.removeprefix('check_')}" for c in testing.CHECKS]
+
+
+def test_without_hypothesis_the_error_names_the_extra(monkeypatch):
+    """The README's install has no hypothesis: the property check says what to install."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "hypothesis", None)  # import hypothesis now raises ImportError
+    with pytest.raises(ImportError, match=r'pip install "irscale\[testing\]"'):
+        testing.check_batch_equals_reference(testing.instances("RR@3")[0])

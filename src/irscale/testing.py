@@ -88,7 +88,7 @@ def check_batch_equals_reference(measure: Measure, *, max_examples: int = 100) -
     try:
         from hypothesis import given, settings
         from hypothesis import strategies as st
-    except ImportError:  # pragma: no cover - the test extra has it
+    except ImportError:
         raise ImportError(
             'irscale.testing needs hypothesis for its property checks: pip install "irscale[testing]"'
         ) from None
