@@ -6,6 +6,7 @@ Dask schedulers giving the same answers, and engines refusing sizes up front."""
 from __future__ import annotations
 
 import bisect
+import contextlib
 import time
 from itertools import product
 
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from irscale import kernels
 from irscale.errors import ArgumentError, IrscaleError
 from irscale.scales import build, merge
 from irscale.scales.rankmap import pick_engine
@@ -42,6 +44,11 @@ def _pairs_brute(P, S, Pn, Sn, x, tol):
 def test_merge_kernels_equal_pairs_counted_one_by_one(use_numba):
     if use_numba and not merge.have_numba():
         pytest.skip("numba is not installed (pip install numba)")
+    with contextlib.nullcontext() if use_numba else kernels.disabled("scales.merge"):
+        _check_merge_kernels()
+
+
+def _check_merge_kernels():
     rng = np.random.default_rng(7)
     P = np.sort(np.round(rng.random(120) * 4, 2))  # rounded: many equal and near-equal sums
     S = np.sort(np.round(rng.random(90) * 4, 2))
@@ -50,12 +57,12 @@ def test_merge_kernels_equal_pairs_counted_one_by_one(use_numba):
     Sc = np.concatenate([[0], np.cumsum(Sn, dtype=np.uint64)]).astype(np.uint64)
     xs = np.sort(np.concatenate([P[:5] + S[-5:], rng.random(20) * 8, [0.0, -1.0, 9.0]]))
     tol = np.full(len(xs), 1e-9)
-    lo, hi, wmod, wflt, bi, bj = merge.scan(P, S, Pn, Sc, xs, tol, use_numba)
+    lo, hi, wmod, wflt, bi, bj = merge.scan(P, S, Pn, Sc, xs, tol)
     for q, x in enumerate(xs):
         blo, bhi, runs, band = _pairs_brute(P, S, Pn, Sn, x, 1e-9)
         assert (lo[q], hi[q]) == (blo, bhi)
         assert merge.exact_sum(wmod[q], wflt[q]) == runs
-        i, j = merge.band(P, S, x, 1e-9, int(hi[q] - lo[q]), use_numba)
+        i, j = merge.band(P, S, x, 1e-9, int(hi[q] - lo[q]))
         assert set(zip(i.tolist(), j.tolist())) == band
         if bi is not None and len(band) <= merge.BAND:
             assert set(zip(bi[q, : len(band)].tolist(), bj[q, : len(band)].tolist())) == band
@@ -132,15 +139,14 @@ def test_numpy_and_numba_kernels_and_schedulers_agree(measure, N, levels):
     ref = {k: rm.summary.count_many(keys, weighted=w) for k, w in (("unq", False), ("le", True))}
     vs = rm.summary
     try:
-        vs.use_numba = False
-        assert (vs.count_many(keys) == ref["unq"]).all()
-        assert (vs.count_many(keys, weighted=True) == ref["le"]).all()
-        vs.use_numba = None
+        with kernels.disabled("scales.merge"):  # the numpy merge
+            assert (vs.count_many(keys) == ref["unq"]).all()
+            assert (vs.count_many(keys, weighted=True) == ref["le"]).all()
         for scheduler in ("threads", "synchronous"):
             vs.scheduler = scheduler
             assert (vs.count_many(keys) == ref["unq"]).all()
     finally:
-        vs.scheduler, vs.use_numba = None, None
+        vs.scheduler = None
     other = build(measure, N, levels, engine="dcg" if measure == "DCG" else "split", cache=False)
     assert (other.rank(keys)["unq"] == ref["unq"]).all()
     lo_hi = other.rank(keys, ("max",))["max"]

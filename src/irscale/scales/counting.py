@@ -51,7 +51,6 @@ class Counter(ValueSet):
     tol: float = 0.0
     scheduler: object = field(default=None, repr=False)  # Dask scheduler for the queries (None: threads)
     progress: Callable | None = field(default=None, repr=False)  # progress(done, total) per block of queries
-    use_numba: bool | None = None  # None: numba where installed (merge.have_numba)
 
     memo = True
 
@@ -96,11 +95,11 @@ class Counter(ValueSet):
         tol = self.tol * np.maximum(1.0, np.abs(x))
         by_value = np.argsort(x, kind="stable")  # a block's queries merge through nearby parts of S
         blocks = [by_value[a : a + block] for a in range(0, len(keys), block)]
-        P, S, use = self.P, self.S, self.use_numba
+        P, S = self.P, self.S
         halves = dict(P=P, S=S, Pn=self.Pn, Sc=self.Sc)  # sent once to each Dask worker
         parts = parallel_map(
             _scan_block,
-            [(x[idx], tol[idx], use, self._sums) for idx in blocks],
+            [(x[idx], tol[idx], self._sums) for idx in blocks],
             self.scheduler,
             self.progress,
             shared=halves,
@@ -119,7 +118,7 @@ class Counter(ValueSet):
                 if kept is not None and nb <= merge.BAND:
                     i, j = kept[0][q, :nb], kept[1][q, :nb]
                 else:
-                    i, j = merge.band(P, S, x[q], tol[q], nb, use)
+                    i, j = merge.band(P, S, x[q], tol[q], nb)
                 ok = self.exact_le(i, j, queries[q])
                 n_values += int(ok.sum())
                 n_runs += sum(int(a) * int(b) for a, b in zip(self.Pn[i[ok]], self.Sn[j[ok]]))
@@ -132,10 +131,10 @@ class Counter(ValueSet):
 def _scan_block(block, P, S, Pn, Sc):
     """One block of queries (a task; the halves come as shared arguments): merge.scan,
     run sums included (the "mid" ranks ask them next)."""
-    x, tol, use, sums = block
+    x, tol, sums = block
     from irscale.scales import merge
 
-    return merge.scan(P, S, Pn, Sc, x, tol, use, sums)
+    return merge.scan(P, S, Pn, Sc, x, tol, sums)
 
 
 class Deferred(ValueSet):

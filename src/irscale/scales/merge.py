@@ -110,7 +110,7 @@ def _np_bounds(P, S, x, t_):
 BAND = 64  # undecided pairs kept per query by the scan (more: a second pass, band())
 
 
-def scan(P, S, Pn, Sc, xs, tol, use_numba: bool | None = None, weighted: int = 2):
+def scan(P, S, Pn, Sc, xs, tol, weighted: int = 2):
     """Per query x (float64 array ``xs``, tolerances ``tol``): pairs surely below
     (``lo``), pairs not surely above (``hi``; hi - lo undecided), the runs behind the
     pairs surely below as (sum mod 2^64, float sum): see :func:`exact_sum`, and the
@@ -126,9 +126,7 @@ def scan(P, S, Pn, Sc, xs, tol, use_numba: bool | None = None, weighted: int = 2
     hi = np.zeros(n, dtype=np.int64)
     wmod = np.zeros(n, dtype=np.uint64)
     wflt = np.zeros(n, dtype=np.float64)
-    kernels = _numba_kernels() if use_numba is not False else None
-    if use_numba and kernels is None:
-        raise ImportError("numba is not installed: pip install numba")
+    kernels = _numba_kernels()  # None without numba, or within irscale.kernels.disabled()
     if kernels is not None:
         bi = np.zeros((n, BAND), dtype=np.int64)
         bj = np.zeros((n, BAND), dtype=np.int64)
@@ -163,9 +161,9 @@ def scan(P, S, Pn, Sc, xs, tol, use_numba: bool | None = None, weighted: int = 2
     return lo, hi, wmod, wflt, None, None
 
 
-def band(P, S, x: float, t_: float, size: int, use_numba: bool | None = None):
+def band(P, S, x: float, t_: float, size: int):
     """The ``size`` undecided pairs (i, j) of one query (``size`` = its hi - lo)."""
-    kernels = _numba_kernels() if use_numba is not False else None
+    kernels = _numba_kernels()
     if kernels is not None:
         out_i = np.empty(size, dtype=np.int64)
         out_j = np.empty(size, dtype=np.int64)
