@@ -511,6 +511,29 @@ def _means_table(study: Study, max_rows: int) -> ReportTable | None:
     if means is None or means.empty:
         return None
     name = canonical_names(study)
+    wide, scales, values = _wide_means(study, means, name)
+    cols = _means_columns(study, wide, scales, values)
+    marks, legend = _marks_from_pairs(study, name)
+    return ReportTable(
+        "means",
+        "means_original_vs_ranked",
+        "Mean scores on the original and the interval (ranked) scale",
+        f"The mean over {len(study.topics)} topics of each measure and of its ranked version for each system, "
+        f"side by side, at run length N = {study.N}. Means of the original measure are meaningful "
+        "comparisons only where the measure is an interval scale; means of the ranked version are.",
+        wide,
+        tuple(cols),
+        _label(study, "means"),
+        group=("measure",),
+        marks=_mean_marks(wide, scales, marks),
+        legend=tuple(legend),
+        max_rows=max_rows,
+    )
+
+
+def _wide_means(study: Study, means: pd.DataFrame, name) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """The means one row per measure and system, each scale's values (and rank) side by side,
+    baselines flagged: (that frame, the scales, the value names)."""
     m = means.copy()
     m["measure"] = m["measure"].map(name)
     m["system"] = m["system"].astype(str)
@@ -533,6 +556,21 @@ def _means_table(study: Study, max_rows: int) -> ReportTable | None:
     pairs = _part(study, "pairs")
     baselines = set(pairs["system_1"].astype(str)) if pairs is not None and "system_1" in pairs else set()
     wide.insert(2, "baseline", wide["system"].isin(baselines))
+    return wide, scales, values
+
+
+_SCALE_WORDS = {  # the means table's words for each scale: (its name, what its values are)
+    "original": ("original", "the measure's own values"),
+    "ranked": (
+        "ranked",
+        "its ranked version φ (an interval scale: the rank of the run's score among "
+        "all the measure's values on runs of length N, Section 5)",
+    ),
+}
+
+
+def _means_columns(study: Study, wide: pd.DataFrame, scales: list[str], values: list[str]) -> list[Column]:
+    """The means table's columns: measure, system and baseline, then each scale's values and rank."""
     conf = (
         study.provenance.get("ci_level", study.provenance.get("confidence"))
         if isinstance(study.provenance, dict)
@@ -558,55 +596,9 @@ def _means_table(study: Study, max_rows: int) -> ReportTable | None:
             hidden=True,
         ),
     ]
-    scale_words = {
-        "original": ("original", "the measure's own values"),
-        "ranked": (
-            "ranked",
-            "its ranked version φ (an interval scale: the rank of the run's score among "
-            "all the measure's values on runs of length N, Section 5)",
-        ),
-    }
     for sc in scales:
-        word, what = scale_words.get(sc, (sc, f"its {sc} version"))
-        for v in values:
-            key = f"{v}_{sc}"
-            if v == "mean":
-                cols.append(
-                    Column(
-                        key,
-                        f"Mean ({word})",
-                        f"the mean over topics of {what}, with its {ci_words} "
-                        "in brackets; the highest of each measure in bold.",
-                        "float",
-                        latex=rf"Mean ({word})",
-                        best="max",
-                        ci=(f"ci_low_{sc}", f"ci_high_{sc}") if f"ci_low_{sc}" in wide else None,
-                    )
-                )
-            elif v == "halfwidth":
-                cols.append(
-                    Column(
-                        key,
-                        f"Half-width ({word})",
-                        f"the most the mean of {what} can be off: the mean "
-                        "of its half-widths where the ranked version comes from certified bounds "
-                        "(compare's approx), 0 where exact.",
-                        "sci",
-                        hidden=sc == "original",
-                    )
-                )
-            elif v in ("ci_low", "ci_high"):
-                cols.append(
-                    Column(
-                        key,
-                        f"{'Lower' if v == 'ci_low' else 'Upper'} CI bound ({word})",
-                        f"the {'lower' if v == 'ci_low' else 'upper'} bound of the {ci_words} of the mean of {what}.",
-                        "float",
-                        hidden=True,
-                    )
-                )
-            else:
-                cols.append(_generic(key, wide[key]))
+        word, what = _SCALE_WORDS.get(sc, (sc, f"its {sc} version"))
+        cols += [_mean_value_column(wide, v, sc, word, what, ci_words) for v in values]
         if f"rank_{sc}" in wide:
             cols.append(
                 Column(
@@ -617,28 +609,52 @@ def _means_table(study: Study, max_rows: int) -> ReportTable | None:
                     "int",
                 )
             )
-    marks, legend = _marks_from_pairs(study, name)
+    return cols
+
+
+def _mean_value_column(wide: pd.DataFrame, v: str, sc: str, word: str, what: str, ci_words: str) -> Column:
+    """The means table's column of value ``v`` (mean, halfwidth, ci_low, ci_high or another) on scale ``sc``."""
+    key = f"{v}_{sc}"
+    if v == "mean":
+        return Column(
+            key,
+            f"Mean ({word})",
+            f"the mean over topics of {what}, with its {ci_words} in brackets; the highest of each measure in bold.",
+            "float",
+            latex=rf"Mean ({word})",
+            best="max",
+            ci=(f"ci_low_{sc}", f"ci_high_{sc}") if f"ci_low_{sc}" in wide else None,
+        )
+    if v == "halfwidth":
+        return Column(
+            key,
+            f"Half-width ({word})",
+            f"the most the mean of {what} can be off: the mean "
+            "of its half-widths where the ranked version comes from certified bounds "
+            "(compare's approx), 0 where exact.",
+            "sci",
+            hidden=sc == "original",
+        )
+    if v in ("ci_low", "ci_high"):
+        return Column(
+            key,
+            f"{'Lower' if v == 'ci_low' else 'Upper'} CI bound ({word})",
+            f"the {'lower' if v == 'ci_low' else 'upper'} bound of the {ci_words} of the mean of {what}.",
+            "float",
+            hidden=True,
+        )
+    return _generic(key, wide[key])
+
+
+def _mean_marks(wide: pd.DataFrame, scales: list[str], marks: dict) -> dict:
+    """The significance marks of the means table's cells: ``{(row, mean column): symbols}``."""
     cell_marks = {}
     for i, r in enumerate(wide.to_dict(orient="records")):
         for sc in scales:
             s = marks.get((r["measure"], sc, r["system"]))
             if s and f"mean_{sc}" in wide:
                 cell_marks[(i, f"mean_{sc}")] = s
-    return ReportTable(
-        "means",
-        "means_original_vs_ranked",
-        "Mean scores on the original and the interval (ranked) scale",
-        f"The mean over {len(study.topics)} topics of each measure and of its ranked version for each system, "
-        f"side by side, at run length N = {study.N}. Means of the original measure are meaningful "
-        "comparisons only where the measure is an interval scale; means of the ranked version are.",
-        wide,
-        tuple(cols),
-        _label(study, "means"),
-        group=("measure",),
-        marks=cell_marks,
-        legend=tuple(legend),
-        max_rows=max_rows,
-    )
+    return cell_marks
 
 
 def _table2(study: Study, max_rows: int) -> ReportTable:
