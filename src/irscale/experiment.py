@@ -473,35 +473,7 @@ def iter_judged(
     check_progress(progress)
     split_tags = flag("split_tags", split_tags)
     skip_invalid = flag("skip_invalid", skip_invalid)
-    if runs is None or isinstance(runs, (bytes, int, float)):
-        raise wrong_type(
-            "runs", runs, f"a run file, a directory, a glob pattern, a Run, {INPUTS_RUNS}, or a list of them"
-        )
-    single, runs = one_run(runs)  # one DataFrame, dict, ranx Run or ScoredDoc iterable is one run, not a list
-    if single or isinstance(runs, (str, os.PathLike, Run)):
-        runs = [runs]
-    mem_opts = dict(score_precision=score_precision, duplicates=duplicates)
-    items: list = []  # (Run or path, whether it came from a directory or a pattern)
-    for k, r in enumerate(runs, 1):
-        if isinstance(r, Run):
-            items.append((r, False))
-        elif isinstance(r, (str, os.PathLike)):
-            for f in expand_run_paths([r]):
-                if not is_parquet(f):
-                    items.append((f, f != Path(r)))
-                    continue
-                try:  # read here: a Parquet file becomes Run objects
-                    items.extend((m, False) for m in read_parquet_runs(f, **mem_opts))
-                except InputFormatError as e:
-                    if not skip_invalid:
-                        raise
-                    warn(f"skipping {e.path}, not a valid run ({_reason(e)})", stacklevel=2)
-        elif (mem := memory_runs(r, position=None if single else k, **mem_opts)) is not None:
-            items.extend((m, False) for m in mem)
-        else:
-            raise wrong_type("each run", r, f"a path (str or Path), a Run, or {INPUTS_RUNS}")
-    if not items:
-        raise ArgumentError("no run given; name run files, a directory of runs or a glob pattern")
+    items = _run_items(runs, skip_invalid, score_precision=score_precision, duplicates=duplicates)
     _index(qrels)  # build the lookup index once, before workers share it
     total = len(items)
     forked = _can_fork() and min(workers or min(os.cpu_count() or 1, 8), total) > 1  # parallel_imap's choice
@@ -519,15 +491,7 @@ def iter_judged(
     valid = 0
     # forked processes where they can be (they inherit the task: the qrels are not pickled), else
     # threads; results arrive in order, so warnings and progress follow the input order
-    if progress and (total == 1 or workers == 1):  # read here: report each file's progress as it is read
-
-        def read(k, entry):
-            label = entry[0].name if isinstance(entry[0], Run) else Path(entry[0]).name
-            return task(entry, on_read=lambda f: progress(k + 0.95 * f, total, label))
-
-        results = (read(k, entry) for k, entry in enumerate(items))
-    else:
-        results = parallel_imap(task, items, workers=workers, processes=forked)
+    results = _judged_results(task, items, progress, workers, forked)
     with closing(results):
         for i, res in enumerate(results):
             if isinstance(res, _Said):  # a forked reader's warnings, said here in the input's order
@@ -546,6 +510,54 @@ def iter_judged(
                 yield from res
     if not valid:
         raise IrscaleError(f"none of the {total} file(s) given is a valid run (see the warnings above)")
+
+
+def _run_items(runs, skip_invalid: bool, **mem_opts) -> list:
+    """What iter_judged reads, one entry per run or run file: (a Run or a path, whether a
+    directory or a pattern named it); Parquet files and in-memory inputs become Runs here."""
+    if runs is None or isinstance(runs, (bytes, int, float)):
+        raise wrong_type(
+            "runs", runs, f"a run file, a directory, a glob pattern, a Run, {INPUTS_RUNS}, or a list of them"
+        )
+    single, runs = one_run(runs)  # one DataFrame, dict, ranx Run or ScoredDoc iterable is one run, not a list
+    if single or isinstance(runs, (str, os.PathLike, Run)):
+        runs = [runs]
+    items: list = []  # (Run or path, whether it came from a directory or a pattern)
+    for k, r in enumerate(runs, 1):
+        if isinstance(r, Run):
+            items.append((r, False))
+        elif isinstance(r, (str, os.PathLike)):
+            for f in expand_run_paths([r]):
+                if not is_parquet(f):
+                    items.append((f, f != Path(r)))
+                    continue
+                try:  # read here: a Parquet file becomes Run objects
+                    items.extend((m, False) for m in read_parquet_runs(f, **mem_opts))
+                except InputFormatError as e:
+                    if not skip_invalid:
+                        raise
+                    warn(f"skipping {e.path}, not a valid run ({_reason(e)})", stacklevel=3)
+        elif (mem := memory_runs(r, position=None if single else k, **mem_opts)) is not None:
+            items.extend((m, False) for m in mem)
+        else:
+            raise wrong_type("each run", r, f"a path (str or Path), a Run, or {INPUTS_RUNS}")
+    if not items:
+        raise ArgumentError("no run given; name run files, a directory of runs or a glob pattern")
+    return items
+
+
+def _judged_results(task, items: list, progress, workers: int | None, forked: bool):
+    """``task`` applied to each of ``items``, results in input order: in the calling thread
+    where one file's reading progress is worth reporting, else in parallel (parallel_imap)."""
+    total = len(items)
+    if progress and (total == 1 or workers == 1):  # read here: report each file's progress as it is read
+
+        def read(k, entry):
+            label = entry[0].name if isinstance(entry[0], Run) else Path(entry[0]).name
+            return task(entry, on_read=lambda f: progress(k + 0.95 * f, total, label))
+
+        return (read(k, entry) for k, entry in enumerate(items))
+    return parallel_imap(task, items, workers=workers, processes=forked)
 
 
 def reader_options(score_precision: str, extra_fields: str, duplicates: str) -> dict:
@@ -693,35 +705,16 @@ def evaluate(
     check_progress(progress)
     qrels = as_qrels(qrels)
     if isinstance(runs, JudgedRuns):
-        defaults = dict(
-            depth=None,
-            missing_topics="zero",
-            split_tags=False,
-            skip_invalid=False,
-            max_grade=None,
-            duplicates="error",
-            extra_fields="error",
-            score_precision="float64",
+        _refuse_reading_options(
+            depth=depth,
+            missing_topics=missing_topics,
+            split_tags=split_tags,
+            skip_invalid=skip_invalid,
+            max_grade=max_grade,
+            duplicates=duplicates,
+            extra_fields=extra_fields,
+            score_precision=score_precision,
         )
-        given = [
-            k
-            for k, v in dict(
-                depth=depth,
-                missing_topics=missing_topics,
-                split_tags=split_tags,
-                skip_invalid=skip_invalid,
-                max_grade=max_grade,
-                duplicates=duplicates,
-                extra_fields=extra_fields,
-                score_precision=score_precision,
-            ).items()
-            if v != defaults[k]
-        ]
-        if given:
-            raise ArgumentError(
-                f"{', '.join(given)} apply when runs are read and judged; these runs are judged "
-                "already (JudgedRuns): pass the run files instead, or judge them with those options"
-            )
         table = score(runs, ms)
     else:
         stream = iter_judged(
@@ -743,6 +736,28 @@ def evaluate(
     if table.judged is not None:
         warn_no_relevant(ms, table.judged.topics)  # each measure at its own rel
     return table
+
+
+_READING_DEFAULTS = dict(
+    depth=None,
+    missing_topics="zero",
+    split_tags=False,
+    skip_invalid=False,
+    max_grade=None,
+    duplicates="error",
+    extra_fields="error",
+    score_precision="float64",
+)
+
+
+def _refuse_reading_options(**options) -> None:
+    """Refuse the options of reading and judging runs (any not at its default) given with runs judged already."""
+    given = [k for k, v in options.items() if v != _READING_DEFAULTS[k]]
+    if given:
+        raise ArgumentError(
+            f"{', '.join(given)} apply when runs are read and judged; these runs are judged "
+            "already (JudgedRuns): pass the run files instead, or judge them with those options"
+        )
 
 
 def check_progress(progress) -> None:
