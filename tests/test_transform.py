@@ -105,3 +105,27 @@ def test_cli_transform_rankmap_and_cache(tmp_path, monkeypatch):
     assert "removed 2" in res.stdout  # AP at N=4 (transform) and N=10
     res = cli.invoke(app, ["rankmap", "Success", "-N", "10"])
     assert res.exit_code == 2 and "Success" in res.stderr
+
+
+def test_midpoint_and_half_width_cover_the_bounds_exactly():
+    """transform's bounded columns: [lo, hi] lies within midpoint +- half-width in floating point,
+    the half-width rounded up (bounds spanning many orders of magnitude included)."""
+    from types import SimpleNamespace
+
+    from irscale.experiment import _midpoint_and_half_width
+
+    rng = np.random.default_rng(0)
+    lo = 10.0 ** rng.uniform(-70, 0, 1000)
+    hi = lo * (1 + rng.uniform(0, 1e-3, 1000))
+    mid, half = _midpoint_and_half_width(SimpleNamespace(lo=lo, hi=hi))
+    assert np.all(mid - half <= lo) and np.all(hi <= mid + half) and np.all(half >= (hi - lo) / 2)
+
+
+def test_tie_strategies_are_checked_and_each_kept_once_in_order():
+    from irscale.errors import ArgumentError, PolicyError
+    from irscale.experiment import _tie_list
+
+    assert _tie_list("mid") == ["mid"] and _tie_list(("mid", "unq", "mid")) == ["mid", "unq"]
+    for bad in ([], None, "median", ["unq", "best"]):
+        with pytest.raises((ArgumentError, PolicyError), match="ties"):
+            _tie_list(bad)

@@ -311,9 +311,10 @@ def test_plan_is_validated_before_any_data():
             plan_study(**bad)
 
 
-def test_study_layer_functions_are_short():
-    """No function of the study layer above 80 lines (docstrings not counted)."""
-    tree = ast.parse((Path(irscale.__file__).parent / "study.py").read_text())
+def _long_functions(module: str, limit: int = 80) -> list[str]:
+    """The functions of ``module`` (a path under the package) longer than ``limit`` lines,
+    their docstrings not counted."""
+    tree = ast.parse((Path(irscale.__file__).parent / module).read_text())
     long = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -325,8 +326,22 @@ def test_study_layer_functions_are_short():
                 and isinstance(first.value.value, str)
             ):
                 lines -= first.end_lineno - first.lineno + 1  # the docstring
-            if lines > 80:
-                long.append(f"{node.name}: {lines} lines")
+            if lines > limit:
+                long.append(f"{module}: {node.name}: {lines} lines")
+    return long
+
+
+def test_study_layer_functions_are_short():
+    """No function of the study layer above 80 lines (docstrings not counted)."""
+    long = _long_functions("study.py")
+    assert not long, long
+
+
+@pytest.mark.parametrize("module", ["experiment.py", "stats.py", "effects.py", "measurefree.py", "report/study.py"])
+def test_top_of_the_stack_functions_are_short(module):
+    """No function of the pipeline, the statistics or the study report above 80 lines
+    (docstrings not counted): long ones are split into named steps."""
+    long = _long_functions(module)
     assert not long, long
 
 

@@ -1024,16 +1024,7 @@ def study_trec8_like(
     opts = ReadOpts(
         float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade
     )
-    try:
-        Ns = [int(x) for x in depths.split(",") if x.strip()]
-        if not Ns or min(Ns) < 1:
-            raise ValueError
-    except ValueError:
-        _fail(
-            IrscaleError(
-                f"--depths must be positive integers separated by commas (for example 5,10,20,30), not {depths!r}"
-            )
-        )
+    Ns = _depths(depths)
     measures = list(PAPER_MEASURES)
     extra = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing).kwargs()
     try:
@@ -1073,6 +1064,21 @@ def study_trec8_like(
     for t in tables:
         con.print(t)
     _show_study(studies[-1], None)
+
+
+def _depths(depths: str) -> list[int]:
+    """The run lengths of ``--depths`` (positive integers separated by commas); else the refusal."""
+    try:
+        Ns = [int(x) for x in depths.split(",") if x.strip()]
+        if not Ns or min(Ns) < 1:
+            raise ValueError
+    except ValueError:
+        _fail(
+            IrscaleError(
+                f"--depths must be positive integers separated by commas (for example 5,10,20,30), not {depths!r}"
+            )
+        )
+    return Ns
 
 
 def _study_plan(measures, Ns, levels: int, relevance) -> None:

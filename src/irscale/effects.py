@@ -497,46 +497,22 @@ def pairwise(
     import pandas as pd
 
     M, names = _named_matrix(X, names)
-    test = check_choice("test", test, TESTS)
-    alpha = level("alpha", alpha)
-    correction = check_choice("correction", correction, CORRECTIONS)
-    if test in MULTI and correction != "none":
-        raise ArgumentError(
-            f"test {test!r} is a Tukey-type multiple comparison: its p-values are already "
-            f"adjusted over all pairs of systems (studentized range), so correction must be "
-            f"'none', not {correction!r}; for a Holm or BH correction use a pairwise test "
-            f"({', '.join(repr(t) for t in PAIRWISE)})"
-        )
+    test, alpha, correction = _test_and_correction(test, alpha, correction)
     confidence, n_resamples, seed = _resampling(confidence, n_resamples, seed)
     if ci is not None:
         ci = flag("ci", ci)
     a, b = _comparisons(names, baselines)
     P = len(a)
     if ci is None:
-        ci = P <= CI_AUTO_MAX
-        if not ci:
-            warn(
-                f"pairwise: no confidence intervals for {P:,} comparisons (more than {CI_AUTO_MAX:,}): ci_low and "
-                "ci_high are NaN; ci=True computes them, ci=False skips them silently",
-                stacklevel=2,
-            )
+        ci = _auto_ci(P)
 
-    S = M.shape[1]
     scale = float(np.max(np.abs(M))) or 1.0  # the signed-rank tie grid of stats.run_test (and rank_biserial)
     own = np.maximum(np.abs(M[:, a]).max(axis=0), np.abs(M[:, b]).max(axis=0))  # each pair's own scale
     D = M[:, a] - M[:, b]  # topics x comparisons
     Dt = np.ascontiguousarray(D.T)  # comparisons x topics: diff and the bootstrap sum alike
     means = M.mean(axis=0)
 
-    res = run_test(test, M, alpha)
-    lo_, hi_ = np.minimum(a, b), np.maximum(a, b)
-    k = lo_ * (2 * S - lo_ - 1) // 2 + (hi_ - lo_ - 1)  # position of (lo, hi) in pair_index order
-    stat = res.statistic[k].astype(np.float64)
-    if test in PAIRWISE:
-        stat = np.where(a > b, -stat, stat)
-        p = np.asarray(res.pvalue, dtype=np.float64)[k]
-    else:  # only the listed pairs' studentized-range p-values (slow at finite df)
-        p = sps.studentized_range.sf(stat, res.provenance["k"], res.provenance["df"])
+    res, stat, p = _pair_tests(M, a, b, test, alpha)
     p_adj, sig = correct(p, correction, alpha)
 
     lo = np.full(P, np.nan)
@@ -579,6 +555,50 @@ def pairwise(
         }
     )
     return df
+
+
+def _test_and_correction(test, alpha, correction) -> tuple[str, float, str]:
+    """pairwise's test, alpha and correction checked (a Tukey-type test takes no correction)."""
+    test = check_choice("test", test, TESTS)
+    alpha = level("alpha", alpha)
+    correction = check_choice("correction", correction, CORRECTIONS)
+    if test in MULTI and correction != "none":
+        raise ArgumentError(
+            f"test {test!r} is a Tukey-type multiple comparison: its p-values are already "
+            f"adjusted over all pairs of systems (studentized range), so correction must be "
+            f"'none', not {correction!r}; for a Holm or BH correction use a pairwise test "
+            f"({', '.join(repr(t) for t in PAIRWISE)})"
+        )
+    return test, alpha, correction
+
+
+def _auto_ci(P: int) -> bool:
+    """Whether pairwise computes intervals when ``ci=None``: for at most CI_AUTO_MAX
+    comparisons; beyond, a warning (at pairwise's caller) says they are left out."""
+    if P <= CI_AUTO_MAX:
+        return True
+    warn(
+        f"pairwise: no confidence intervals for {P:,} comparisons (more than {CI_AUTO_MAX:,}): ci_low and "
+        "ci_high are NaN; ci=True computes them, ci=False skips them silently",
+        stacklevel=3,
+    )
+    return False
+
+
+def _pair_tests(M: np.ndarray, a: np.ndarray, b: np.ndarray, test: str, alpha: float):
+    """``stats.run_test(test, M, alpha)`` and each comparison's (a[k] vs b[k]) statistic,
+    signed to read system_1 versus system_2, and p-value: (the test's result, statistics, p-values)."""
+    S = M.shape[1]
+    res = run_test(test, M, alpha)
+    lo_, hi_ = np.minimum(a, b), np.maximum(a, b)
+    k = lo_ * (2 * S - lo_ - 1) // 2 + (hi_ - lo_ - 1)  # position of (lo, hi) in pair_index order
+    stat = res.statistic[k].astype(np.float64)
+    if test in PAIRWISE:
+        stat = np.where(a > b, -stat, stat)
+        p = np.asarray(res.pvalue, dtype=np.float64)[k]
+    else:  # only the listed pairs' studentized-range p-values (slow at finite df)
+        p = sps.studentized_range.sf(stat, res.provenance["k"], res.provenance["df"])
+    return res, stat, p
 
 
 def system_means(X, names=None, confidence: float = 0.95, n_resamples: int = N_RESAMPLES, seed: int | None = 0):

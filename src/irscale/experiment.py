@@ -473,35 +473,7 @@ def iter_judged(
     check_progress(progress)
     split_tags = flag("split_tags", split_tags)
     skip_invalid = flag("skip_invalid", skip_invalid)
-    if runs is None or isinstance(runs, (bytes, int, float)):
-        raise wrong_type(
-            "runs", runs, f"a run file, a directory, a glob pattern, a Run, {INPUTS_RUNS}, or a list of them"
-        )
-    single, runs = one_run(runs)  # one DataFrame, dict, ranx Run or ScoredDoc iterable is one run, not a list
-    if single or isinstance(runs, (str, os.PathLike, Run)):
-        runs = [runs]
-    mem_opts = dict(score_precision=score_precision, duplicates=duplicates)
-    items: list = []  # (Run or path, whether it came from a directory or a pattern)
-    for k, r in enumerate(runs, 1):
-        if isinstance(r, Run):
-            items.append((r, False))
-        elif isinstance(r, (str, os.PathLike)):
-            for f in expand_run_paths([r]):
-                if not is_parquet(f):
-                    items.append((f, f != Path(r)))
-                    continue
-                try:  # read here: a Parquet file becomes Run objects
-                    items.extend((m, False) for m in read_parquet_runs(f, **mem_opts))
-                except InputFormatError as e:
-                    if not skip_invalid:
-                        raise
-                    warn(f"skipping {e.path}, not a valid run ({_reason(e)})", stacklevel=2)
-        elif (mem := memory_runs(r, position=None if single else k, **mem_opts)) is not None:
-            items.extend((m, False) for m in mem)
-        else:
-            raise wrong_type("each run", r, f"a path (str or Path), a Run, or {INPUTS_RUNS}")
-    if not items:
-        raise ArgumentError("no run given; name run files, a directory of runs or a glob pattern")
+    items = _run_items(runs, skip_invalid, score_precision=score_precision, duplicates=duplicates)
     _index(qrels)  # build the lookup index once, before workers share it
     total = len(items)
     forked = _can_fork() and min(workers or min(os.cpu_count() or 1, 8), total) > 1  # parallel_imap's choice
@@ -519,15 +491,7 @@ def iter_judged(
     valid = 0
     # forked processes where they can be (they inherit the task: the qrels are not pickled), else
     # threads; results arrive in order, so warnings and progress follow the input order
-    if progress and (total == 1 or workers == 1):  # read here: report each file's progress as it is read
-
-        def read(k, entry):
-            label = entry[0].name if isinstance(entry[0], Run) else Path(entry[0]).name
-            return task(entry, on_read=lambda f: progress(k + 0.95 * f, total, label))
-
-        results = (read(k, entry) for k, entry in enumerate(items))
-    else:
-        results = parallel_imap(task, items, workers=workers, processes=forked)
+    results = _judged_results(task, items, progress, workers, forked)
     with closing(results):
         for i, res in enumerate(results):
             if isinstance(res, _Said):  # a forked reader's warnings, said here in the input's order
@@ -546,6 +510,54 @@ def iter_judged(
                 yield from res
     if not valid:
         raise IrscaleError(f"none of the {total} file(s) given is a valid run (see the warnings above)")
+
+
+def _run_items(runs, skip_invalid: bool, **mem_opts) -> list:
+    """What iter_judged reads, one entry per run or run file: (a Run or a path, whether a
+    directory or a pattern named it); Parquet files and in-memory inputs become Runs here."""
+    if runs is None or isinstance(runs, (bytes, int, float)):
+        raise wrong_type(
+            "runs", runs, f"a run file, a directory, a glob pattern, a Run, {INPUTS_RUNS}, or a list of them"
+        )
+    single, runs = one_run(runs)  # one DataFrame, dict, ranx Run or ScoredDoc iterable is one run, not a list
+    if single or isinstance(runs, (str, os.PathLike, Run)):
+        runs = [runs]
+    items: list = []  # (Run or path, whether it came from a directory or a pattern)
+    for k, r in enumerate(runs, 1):
+        if isinstance(r, Run):
+            items.append((r, False))
+        elif isinstance(r, (str, os.PathLike)):
+            for f in expand_run_paths([r]):
+                if not is_parquet(f):
+                    items.append((f, f != Path(r)))
+                    continue
+                try:  # read here: a Parquet file becomes Run objects
+                    items.extend((m, False) for m in read_parquet_runs(f, **mem_opts))
+                except InputFormatError as e:
+                    if not skip_invalid:
+                        raise
+                    warn(f"skipping {e.path}, not a valid run ({_reason(e)})", stacklevel=3)
+        elif (mem := memory_runs(r, position=None if single else k, **mem_opts)) is not None:
+            items.extend((m, False) for m in mem)
+        else:
+            raise wrong_type("each run", r, f"a path (str or Path), a Run, or {INPUTS_RUNS}")
+    if not items:
+        raise ArgumentError("no run given; name run files, a directory of runs or a glob pattern")
+    return items
+
+
+def _judged_results(task, items: list, progress, workers: int | None, forked: bool):
+    """``task`` applied to each of ``items``, results in input order: in the calling thread
+    where one file's reading progress is worth reporting, else in parallel (parallel_imap)."""
+    total = len(items)
+    if progress and (total == 1 or workers == 1):  # read here: report each file's progress as it is read
+
+        def read(k, entry):
+            label = entry[0].name if isinstance(entry[0], Run) else Path(entry[0]).name
+            return task(entry, on_read=lambda f: progress(k + 0.95 * f, total, label))
+
+        return (read(k, entry) for k, entry in enumerate(items))
+    return parallel_imap(task, items, workers=workers, processes=forked)
 
 
 def reader_options(score_precision: str, extra_fields: str, duplicates: str) -> dict:
@@ -693,35 +705,16 @@ def evaluate(
     check_progress(progress)
     qrels = as_qrels(qrels)
     if isinstance(runs, JudgedRuns):
-        defaults = dict(
-            depth=None,
-            missing_topics="zero",
-            split_tags=False,
-            skip_invalid=False,
-            max_grade=None,
-            duplicates="error",
-            extra_fields="error",
-            score_precision="float64",
+        _refuse_reading_options(
+            depth=depth,
+            missing_topics=missing_topics,
+            split_tags=split_tags,
+            skip_invalid=skip_invalid,
+            max_grade=max_grade,
+            duplicates=duplicates,
+            extra_fields=extra_fields,
+            score_precision=score_precision,
         )
-        given = [
-            k
-            for k, v in dict(
-                depth=depth,
-                missing_topics=missing_topics,
-                split_tags=split_tags,
-                skip_invalid=skip_invalid,
-                max_grade=max_grade,
-                duplicates=duplicates,
-                extra_fields=extra_fields,
-                score_precision=score_precision,
-            ).items()
-            if v != defaults[k]
-        ]
-        if given:
-            raise ArgumentError(
-                f"{', '.join(given)} apply when runs are read and judged; these runs are judged "
-                "already (JudgedRuns): pass the run files instead, or judge them with those options"
-            )
         table = score(runs, ms)
     else:
         stream = iter_judged(
@@ -743,6 +736,28 @@ def evaluate(
     if table.judged is not None:
         warn_no_relevant(ms, table.judged.topics)  # each measure at its own rel
     return table
+
+
+_READING_DEFAULTS = dict(
+    depth=None,
+    missing_topics="zero",
+    split_tags=False,
+    skip_invalid=False,
+    max_grade=None,
+    duplicates="error",
+    extra_fields="error",
+    score_precision="float64",
+)
+
+
+def _refuse_reading_options(**options) -> None:
+    """Refuse the options of reading and judging runs (any not at its default) given with runs judged already."""
+    given = [k for k, v in options.items() if v != _READING_DEFAULTS[k]]
+    if given:
+        raise ArgumentError(
+            f"{', '.join(given)} apply when runs are read and judged; these runs are judged "
+            "already (JudgedRuns): pass the run files instead, or judge them with those options"
+        )
 
 
 def check_progress(progress) -> None:
@@ -1149,34 +1164,13 @@ def transform(
     >>> t.values[:, 0, 0].tolist()  # RB*AP = 5/3: 6th of 0,1/3,1/2,1,7/6,5/3,2,3; P@3 = 2/3: 3rd
     [0.8333333333333333, 0.6666666666666666, 6.0, 3.0]
     """
-    from irscale.scales import TIES, build, space_for
-    from irscale.scales.spaces import MAX_N
+    from irscale.scales import build, space_for
 
-    tie_list = [ties] if isinstance(ties, str) else list(ties) if isinstance(ties, (list, tuple)) else None
-    if not tie_list:
-        raise ArgumentError(f"ties must be one of {', '.join(map(repr, TIES))} or a list of them, not {ties!r}")
-    tie_list = list(dict.fromkeys(check_choice("ties", t, TIES) for t in tie_list))
-    depth = integer("depth", depth, minimum=1, maximum=MAX_N)
-    normalize = flag("normalize", normalize)
-    exact_values = flag("exact_values", exact_values)
-    check_progress(progress)
-    check_progress(steps)
+    tie_list, depth, normalize, exact_values = _transform_options(ties, depth, normalize, exact_values, progress, steps)
     judged = judged_runs(data)
     judged.check_depth(depth, f"transform at run length N = {depth}")
-    longest = int(np.max(judged.num_ret, initial=0))
-    if depth > longest:
-        warn(
-            f"N = {depth} is longer than every run (the longest has {longest} documents): runs are padded with "
-            "non-relevant documents to N",
-            stacklevel=2,
-        )
-    if measures is None and isinstance(data, ScoreTable):
-        measures = [m for m in data.measures]
-    if measures is None:
-        raise ArgumentError("name the measures to transform, for example ['AP', 'nDCG']")
-    if relevance is not None:
-        check_choice("relevance", relevance, RELEVANCE)
-    measures = relevance_measures(parse_measures(measures, default_cutoff=depth), relevance)  # named as computed
+    _warn_padding(judged, depth)
+    measures = _measures_to_transform(data, measures, depth, relevance)
     judged, relevance = apply_relevance(judged, measures, relevance)
     levels = max(judged.topics.max_grade, 1) + 1
     warn_no_relevant(measures, judged.topics)
@@ -1184,45 +1178,24 @@ def transform(
     ms = [m for m, _ in plan]
     plan = dict(plan)
     bounded = [k for k, m in enumerate(ms) if plan[m]]  # positions of the bounded measures
-    bounded_ms = list(dict.fromkeys(ms[k] for k in bounded))
-    tied = [m for m in bounded_ms if not _runs_distinct(space_for(m, depth, levels - 1))]
-    if tie_list != ["unq"] and tied:
-        raise ArgumentError(
-            f"{', '.join(map(str, tied))}: ties={tie_list} rank over all runs, but at N = {depth} "
-            f"only bounds on phi over distinct values exist, and its runs tie (several runs share "
-            f"a value); use ties='unq' (compare: mid=False, CLI --no-mid)"
-        )
-    if bounded and not normalize:  # approx implies the normalised form for the columns it bounds
-        tail = (
-            f": normalised (phi / number of values), as --approx bounds {'it' if len(bounded_ms) == 1 else 'them'}"
-            "; --normalize does the rest too"
-        )
-        warn(f"ranked {_fit([str(m) for m in bounded_ms], LINE - 34 - len(tail))}{tail}", stacklevel=2)
+    _check_bounded(list(dict.fromkeys(ms[k] for k in bounded)), tie_list, depth, levels, normalize)
     unique = list(dict.fromkeys(ms))  # a measure named twice (P and P@10 at depth 10) is scored once
     base = score(judged, [] if exact_values else unique)
     shape = (len(judged.systems), len(judged.topics))
-    dropped = _dropped(judged)
     values = np.empty((len(ms) * (1 + len(tie_list)) + len(bounded),) + shape, dtype=np.float64)
     maps, bounds, ids = [], {}, {}
     for i, m in enumerate(ms):
         step = (lambda done, total, lab=str(m): steps(lab, done, total)) if steps else None
         space = space_for(m, depth, levels - 1)
-        grades = space.grade_view(judged.grades).reshape(-1, depth)
-        keys = space.keys(grades)
+        keys = space.keys(space.grade_view(judged.grades).reshape(-1, depth))
         values[i] = (
             space.measure_values(keys.reshape(shape), judged.topics) if exact_values else base.values[unique.index(m)]
         )
         if plan[m]:
             if m not in bounds:  # a measure named twice is bounded once
-                bounds[m] = _bounded(
-                    m, depth, levels, _judged_view(judged.grades, depth, levels), approx, space, step, cache, keys
-                )
-                ids[m] = np.unique(keys, return_inverse=True)[1].reshape(shape)
+                bounds[m], ids[m] = _bounds_and_ids(m, judged, depth, levels, approx, space, step, cache, keys)
                 _warn_uncertain(m, bounds[m], ids[m].reshape(-1))
-            b = bounds[m]
-            mid = (b.lo + b.hi) / 2
-            # the half-width rounded up, so that [lo, hi] lies within mid +- half exactly
-            half = np.nextafter(np.maximum(b.hi - mid, mid - b.lo), np.inf)
+            mid, half = _midpoint_and_half_width(bounds[m])
             for k in range(len(tie_list)):  # the runs' values are distinct (checked): one phi for every strategy
                 values[len(ms) * (1 + k) + i] = mid.reshape(shape)
             values[len(ms) * (1 + len(tie_list)) + bounded.index(i)] = half.reshape(shape)
@@ -1231,55 +1204,147 @@ def transform(
                 m, depth, levels, scheduler=scheduler, cache=cache, progress=step, queries=keys, max_pairs=max_pairs
             )
             maps.append(rm)
-            ranks = rm.rank(keys, tie_list)
-            for k, tie in enumerate(tie_list):  # columns in the order the strategies were asked
-                phi = ranks[tie].reshape(shape)
-                values[len(ms) * (1 + k) + i] = rm.normalized(phi, tie) if normalize else phi
+            for k, phi in enumerate(_phi_columns(rm, keys, tie_list, normalize)):  # in the order asked
+                values[len(ms) * (1 + k) + i] = phi.reshape(shape)
         if progress:
             progress(i + 1, len(ms))
-    values[:, dropped] = np.nan  # topics dropped by missing_topics="drop"
+    values[:, _dropped(judged)] = np.nan  # topics dropped by missing_topics="drop"
     from irscale.scales.permissible import scale_of
 
     said = [scale_of(m, depth, levels) for m in ms]
     ranked = [Ranked(m, depth, t, normalize or plan[m], said[i], plan[m]) for t in tie_list for i, m in enumerate(ms)]
     cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded)
     prov = dict(base.provenance, measures=[str(m) for m in ms])
-    prov.update(
-        {
-            "transform": {
-                "N": depth,
-                "relevance": relevance,
-                "ties": ties if isinstance(ties, str) else tie_list,
-                "normalized": normalize,
-                "exact_values": exact_values,
-                "maps": {
-                    str(rm.measure): {"size": rm.size, "engine": rm.engine, "levels": rm.space.c + 1} for rm in maps
-                },
-                "theory": {str(m): st.as_dict() for m, st in zip(ms, said) if st is not None},
-            }
-        }
+    prov["transform"] = _transform_record(
+        depth, relevance, ties if isinstance(ties, str) else tie_list, normalize, exact_values, maps, zip(ms, said)
     )
     if approx is not None:
-        from irscale.errors import count_text
-
         prov["transform"]["approx"] = approx
-        prov["transform"]["bounds"] = {
-            str(m): {
-                "method": b.method,
-                "resolution": b.resolution,  # the size exactly, never through a float (4^1000)
-                "size": count_text(b.size, space_for(m, depth, levels - 1).c + 1, exact=True, sep=""),
-                "confidence": b.confidence,
-                "assumptions": b.assumptions,
-                "largest_half_width": b.width / 2,
-                "table_max_width": b.max_width,
-                "seconds": round(b.seconds, 3),
-                **{k: str(v) for k, v in b.details.items()},
-            }
-            for m, b in bounds.items()
-        }
+        prov["transform"]["bounds"] = _bounds_provenance(bounds, depth, levels)
     return ScoreTable(
         cols, base.systems, base.topics, values, prov, judged, {str(c): ids[c.measure] for c in ranked if c.midpoint}
     )
+
+
+def _transform_options(ties, depth, normalize, exact_values, progress, steps) -> tuple[list[str], int, bool, bool]:
+    """transform's options checked: (the tie strategies, N, normalize, exact_values)."""
+    from irscale.scales.spaces import MAX_N
+
+    tie_list = _tie_list(ties)
+    depth = integer("depth", depth, minimum=1, maximum=MAX_N)
+    normalize = flag("normalize", normalize)
+    exact_values = flag("exact_values", exact_values)
+    check_progress(progress)
+    check_progress(steps)
+    return tie_list, depth, normalize, exact_values
+
+
+def _tie_list(ties) -> list[str]:
+    """The tie strategies asked for (one name or a list), checked, each once, in the order given."""
+    from irscale.scales import TIES
+
+    tie_list = [ties] if isinstance(ties, str) else list(ties) if isinstance(ties, (list, tuple)) else None
+    if not tie_list:
+        raise ArgumentError(f"ties must be one of {', '.join(map(repr, TIES))} or a list of them, not {ties!r}")
+    return list(dict.fromkeys(check_choice("ties", t, TIES) for t in tie_list))
+
+
+def _warn_padding(judged: JudgedRuns, depth: int) -> None:
+    """Warn (at transform's caller) where N is longer than every run: all are padded to N."""
+    longest = int(np.max(judged.num_ret, initial=0))
+    if depth > longest:
+        warn(
+            f"N = {depth} is longer than every run (the longest has {longest} documents): runs are padded with "
+            "non-relevant documents to N",
+            stacklevel=3,
+        )
+
+
+def _measures_to_transform(data, measures, depth: int, relevance: str | None) -> list[Measure]:
+    """The measures transform was asked for (by default a ScoreTable's own), parsed at ``depth``
+    and named as they will be computed under ``relevance``."""
+    if measures is None and isinstance(data, ScoreTable):
+        measures = [m for m in data.measures]
+    if measures is None:
+        raise ArgumentError("name the measures to transform, for example ['AP', 'nDCG']")
+    if relevance is not None:
+        check_choice("relevance", relevance, RELEVANCE)
+    return relevance_measures(parse_measures(measures, default_cutoff=depth), relevance)  # named as computed
+
+
+def _check_bounded(bounded_ms: list[Measure], tie_list: list[str], depth: int, levels: int, normalize: bool) -> None:
+    """Refuse ties over all runs for bounded measures whose runs tie; warn (at transform's
+    caller) that bounded columns are normalised when ``normalize`` is off."""
+    from irscale.scales import space_for
+
+    tied = [m for m in bounded_ms if not _runs_distinct(space_for(m, depth, levels - 1))]
+    if tie_list != ["unq"] and tied:
+        raise ArgumentError(
+            f"{', '.join(map(str, tied))}: ties={tie_list} rank over all runs, but at N = {depth} "
+            f"only bounds on phi over distinct values exist, and its runs tie (several runs share "
+            f"a value); use ties='unq' (compare: mid=False, CLI --no-mid)"
+        )
+    if bounded_ms and not normalize:  # approx implies the normalised form for the columns it bounds
+        tail = (
+            f": normalised (phi / number of values), as --approx bounds {'it' if len(bounded_ms) == 1 else 'them'}"
+            "; --normalize does the rest too"
+        )
+        warn(f"ranked {_fit([str(m) for m in bounded_ms], LINE - 34 - len(tail))}{tail}", stacklevel=3)
+
+
+def _bounds_and_ids(m: Measure, judged: JudgedRuns, depth, levels, approx, space, step, cache, keys) -> tuple:
+    """Certified bounds on the phi of every run of ``judged`` (:func:`_bounded`) and the
+    identities of the runs' exact values (one per system and topic)."""
+    b = _bounded(m, depth, levels, _judged_view(judged.grades, depth, levels), approx, space, step, cache, keys)
+    return b, np.unique(keys, return_inverse=True)[1].reshape(len(judged.systems), len(judged.topics))
+
+
+def _midpoint_and_half_width(b) -> tuple[np.ndarray, np.ndarray]:
+    """The midpoint of each run's bounds [lo, hi] and the half-width rounded up, so that
+    [lo, hi] lies within midpoint +- half-width exactly."""
+    mid = (b.lo + b.hi) / 2
+    return mid, np.nextafter(np.maximum(b.hi - mid, mid - b.lo), np.inf)
+
+
+def _phi_columns(rm, keys: np.ndarray, tie_list: list[str], normalize: bool) -> list[np.ndarray]:
+    """phi of the runs' ``keys`` under each tie strategy, in the order of ``tie_list``
+    (normalised where asked)."""
+    ranks = rm.rank(keys, tie_list)
+    return [rm.normalized(ranks[tie], tie) if normalize else ranks[tie] for tie in tie_list]
+
+
+def _transform_record(N: int, relevance, ties, normalize: bool, exact_values: bool, maps: list, theory) -> dict:
+    """What ``provenance["transform"]`` records: the options, each rank map's size, engine and
+    levels, and each measure's scale (``theory``: pairs of a measure and its statement or None)."""
+    return {
+        "N": N,
+        "relevance": relevance,
+        "ties": ties,
+        "normalized": normalize,
+        "exact_values": exact_values,
+        "maps": {str(rm.measure): {"size": rm.size, "engine": rm.engine, "levels": rm.space.c + 1} for rm in maps},
+        "theory": {str(m): st.as_dict() for m, st in theory if st is not None},
+    }
+
+
+def _bounds_provenance(bounds: dict, depth: int, levels: int) -> dict:
+    """What transform's provenance records of each bounded measure's certified bounds."""
+    from irscale.scales import space_for
+
+    return {
+        str(m): {
+            "method": b.method,
+            "resolution": b.resolution,  # the size exactly, never through a float (4^1000)
+            "size": count_text(b.size, space_for(m, depth, levels - 1).c + 1, exact=True, sep=""),
+            "confidence": b.confidence,
+            "assumptions": b.assumptions,
+            "largest_half_width": b.width / 2,
+            "table_max_width": b.max_width,
+            "seconds": round(b.seconds, 3),
+            **{k: str(v) for k, v in b.details.items()},
+        }
+        for m, b in bounds.items()
+    }
 
 
 def _warn_uncertain(m: Measure, b, ids: np.ndarray) -> None:

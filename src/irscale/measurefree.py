@@ -278,32 +278,44 @@ def topic_comparisons(
     G = weak_grades(grades, depth, rel, max_grade)
     if G.ndim != 3:
         raise ArgumentError(f"grades must have shape (systems, topics, depth), got {G.shape}")
+    out = _pair_codes(G, max_elements)
+    return _square(out, G.shape[0]) if square else out
+
+
+def _pair_codes(G: np.ndarray, max_elements: int) -> np.ndarray:
+    """The weak-order codes (pairs, T) of every pair of systems i < j of the weak grades ``G``
+    on every topic, in blocks of topics and systems of at most ``max_elements`` prefix counts."""
     S, T, N = G.shape
-    i_idx, j_idx = np.triu_indices(S, k=1)
+    i_idx, _ = np.triu_indices(S, k=1)
     pair_start = np.concatenate([[0], np.cumsum(np.arange(S - 1, 0, -1))]).astype(np.int64)  # first pair of i
     out = np.empty((len(i_idx), T), dtype=np.int8)
     levels = _levels(G)
     if len(levels) == 0 or N == 0:
         out[:] = EQUAL
-    else:
-        M = len(levels) * N  # prefix counts per (system, topic)
-        tb = int(max(1, min(T, max_elements // max(S * M, 1))))  # topics per block: counts of all systems
-        for t0 in range(0, T, tb):
-            t1 = min(T, t0 + tb)
-            A = _prefix_counts(G[:, t0:t1], levels)  # (S, tb, M)
-            jb = int(max(1, max_elements // max((t1 - t0) * M, 1)))  # systems compared at a time
-            for i in range(S - 1):
-                a = A[i]
-                for j0 in range(i + 1, S, jb):
-                    j1 = min(S, j0 + jb)
-                    B = A[j0:j1]
-                    up = (B < a).any(axis=-1)  # system i has more somewhere
-                    down = (B > a).any(axis=-1)  # system j has more somewhere
-                    p0 = pair_start[i] + (j0 - i - 1)
-                    out[p0 : p0 + (j1 - j0), t0:t1] = _codes(up, down)
-    if not square:
         return out
-    sq = np.zeros((S, S, T), dtype=np.int8)
+    M = len(levels) * N  # prefix counts per (system, topic)
+    tb = int(max(1, min(T, max_elements // max(S * M, 1))))  # topics per block: counts of all systems
+    for t0 in range(0, T, tb):
+        t1 = min(T, t0 + tb)
+        A = _prefix_counts(G[:, t0:t1], levels)  # (S, tb, M)
+        jb = int(max(1, max_elements // max((t1 - t0) * M, 1)))  # systems compared at a time
+        for i in range(S - 1):
+            a = A[i]
+            for j0 in range(i + 1, S, jb):
+                j1 = min(S, j0 + jb)
+                B = A[j0:j1]
+                up = (B < a).any(axis=-1)  # system i has more somewhere
+                down = (B > a).any(axis=-1)  # system j has more somewhere
+                p0 = pair_start[i] + (j0 - i - 1)
+                out[p0 : p0 + (j1 - j0), t0:t1] = _codes(up, down)
+    return out
+
+
+def _square(out: np.ndarray, S: int) -> np.ndarray:
+    """The (S, S, T) matrix of the pairs' codes ``out`` (pairs, T): ``[i, j]`` and its mirror
+    ``[j, i]`` (incomparable stays so, the others negated), the diagonal equal."""
+    i_idx, j_idx = np.triu_indices(S, k=1)
+    sq = np.zeros((S, S, out.shape[1]), dtype=np.int8)
     sq[i_idx, j_idx] = out
     sq[j_idx, i_idx] = np.where(out == INCOMPARABLE, INCOMPARABLE, -out)
     return sq

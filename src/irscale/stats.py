@@ -532,7 +532,7 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
     X = np.asarray(X, dtype=np.float64)
     H = np.asarray(H, dtype=np.float64)
     ids = np.asarray(ids)
-    T, S = X.shape
+    _, S = X.shape
     i, j = pair_index(S)
     sig = run_test(test, X, alpha).significant if reported is None else np.asarray(reported, dtype=bool)
     bad = np.isnan(X).any(axis=0) | np.isnan(H).any(axis=0)  # systems with a topic left out: not analysed
@@ -545,117 +545,151 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
     pad = 4 * np.finfo(np.float64).eps * (np.abs(X) + H)
     lo, hi = X - H - pad, X + H + pad
 
-    def against(can_sig, can_not):  # the reported decision could be wrong
-        return out | np.where(sig, can_not, can_sig)
-
     if test == "sign":
-        same = ids[:, i] == ids[:, j]
-        d = X[:, i] - X[:, j]
-        unsure = ~same & (lo[:, i] <= hi[:, j]) & (lo[:, j] <= hi[:, i])
-        pos, neg, u = (~same & ~unsure & (d > 0)).sum(0), (~same & ~unsure & (d < 0)).sum(0), unsure.sum(0)
-        can_sig, can_not = np.zeros(len(i), bool), np.zeros(len(i), bool)
-        for p in range(len(i)):  # every split of the uncertain topics: exact
-            k = np.arange(u[p] + 1)
-            n = pos[p] + neg[p] + u[p]
-            smaller = np.minimum(pos[p] + k, neg[p] + u[p] - k)
-            s_ = (np.minimum(1.0, 2 * sps.binom.cdf(smaller, n, 0.5)) < alpha) if n else np.zeros(1, bool)
-            can_sig[p], can_not[p] = s_.any(), not s_.all()
-        return against(can_sig, can_not)
-    if test == "ranksum":
-        can_sig, can_not = np.zeros(len(i), bool), np.zeros(len(i), bool)
-        n1 = n2 = T
-        N = 2 * T
-        z_crit = sps.norm.isf(alpha / 2)
-        for c in range(0, len(i), 256):
-            s_ = slice(c, c + 256)
-            L = np.concatenate([lo[:, i[s_]], lo[:, j[s_]]])  # (2T, P)
-            U = np.concatenate([hi[:, i[s_]], hi[:, j[s_]]])
-            D = np.concatenate([ids[:, i[s_]], ids[:, j[s_]]])
-            r_lo, r_hi, ties = _rank_bounds(L, U, D)
-            W_lo, W_hi = r_lo[:T].sum(0), r_hi[:T].sum(0)
-            var = n1 * n2 / 12 * ((N + 1) - ties / (N * (N - 1)))
-            mean = n1 * (N + 1) / 2
-            nearest = np.minimum(np.abs(W_lo - mean), np.abs(W_hi - mean))
-            dev_min = np.where((W_lo <= mean) & (mean <= W_hi), 0.0, nearest)
-            dev_max = np.maximum(np.abs(W_lo - mean), np.abs(W_hi - mean))
-            sd = np.sqrt(np.maximum(var, 1e-300))
-            z_lo, z_hi = np.maximum(dev_min - 0.5, 0) / sd, np.maximum(dev_max - 0.5, 0) / sd
-            can_sig[s_] = (var > 0) & (z_hi > z_crit)
-            can_not[s_] = (var <= 0) | (z_lo <= z_crit)
-        return against(can_sig, can_not)
-    if test in ("kruskal", "friedman"):
-        if test == "kruskal":
-            N = T * S
-            r_lo, r_hi, ties = _rank_bounds(lo.reshape(-1, 1), hi.reshape(-1, 1), ids.reshape(-1, 1))
-            r_lo, r_hi, ties = r_lo.reshape(T, S), r_hi.reshape(T, S), float(ties[0])
-            var = N * (N + 1) / 12 - ties / (12 * (N - 1))
-        else:
-            r_lo, r_hi, ties = _rank_bounds(lo.T, hi.T, ids.T)  # within each topic
-            r_lo, r_hi = r_lo.T, r_hi.T
-            var = S * (S + 1) / 12 * (1 - ties.sum() / (T * S * (S * S - 1)))
-        m_lo, m_hi = r_lo.mean(0), r_hi.mean(0)
-        gap_max = np.maximum(m_hi[i] - m_lo[j], m_hi[j] - m_lo[i])
-        gap_min = np.maximum(0.0, np.maximum(m_lo[i] - m_hi[j], m_lo[j] - m_hi[i]))
-        se = math.sqrt(max(var, 1e-300) * 2 / T)
-        crit = _q_critical(float(alpha), S, np.inf)
-        return against(gap_max / se * math.sqrt(2) > crit, gap_min / se * math.sqrt(2) <= crit)
-    if test == "signrank":
-        d, w = X[:, i] - X[:, j], H[:, i] + H[:, j] + pad[:, i] + pad[:, j]
-        nonzero = ids[:, i] != ids[:, j]  # zero differences are exactly the equal values
-        n = nonzero.sum(0)
-        sure_pos, unsure = nonzero & (d - w > 0), nonzero & (np.abs(d) <= w)
-        # the test ranks round(|d| / scale, 9), scale = the largest |score|: each cell's grid
-        # value lies between its bounds' (rounding is monotone); equal bounds are a certain value
-        scale_lo, scale_hi = float(np.max(np.abs(X) - H - pad)), float(np.max(np.abs(X) + H + pad))
-        if scale_lo <= 0:  # the test's scale could fall back to 1: not worth bounding
-            return out | True
-        eps4 = 4 * np.finfo(np.float64).eps
-        g_lo = np.round(np.where(unsure, 0.0, np.abs(d) - w) / scale_hi * (1 - eps4), 9)
-        g_hi = np.round((np.abs(d) + w) / scale_lo * (1 + eps4), 9)
-        zero_n = (~nonzero).sum(0)
-        # zero differences: one group certainly below every other (its size taken off the ranks)
-        L, U = np.where(nonzero, g_lo, -1.0), np.where(nonzero, g_hi, -1.0)
-        grid_ids = np.where(~nonzero, -1.0, np.where(g_lo == g_hi, g_lo, -2.0 - np.arange(T)[:, None]))
-        r_lo, r_hi, certain_ties = _rank_bounds(L, U, grid_ids)
-        r_lo, r_hi = r_lo - zero_n, r_hi - zero_n
-        W_lo = np.where(sure_pos, r_lo, 0).sum(0)
-        W_hi = np.where(sure_pos | unsure, r_hi, 0).sum(0)
-        mean = n * (n + 1) / 4
-        # ties: at least the certain groups, at most groups of overlapping grid intervals
-        t_min = certain_ties - (zero_n**3 - zero_n)
-        t_max = np.maximum(t_min, [_overlap_tie_bound(L[nonzero[:, k], k], U[nonzero[:, k], k]) for k in range(len(i))])
-        base = n * (n + 1) * (2 * n + 1) / 24
-        var_lo, var_hi = base - t_max / 48, base - t_min / 48
-        dev_min = np.where((W_lo <= mean) & (mean <= W_hi), 0.0, np.minimum(np.abs(W_lo - mean), np.abs(W_hi - mean)))
+        can_sig, can_not = _sign_decisions(X, ids, lo, hi, i, j, alpha)
+    elif test == "ranksum":
+        can_sig, can_not = _ranksum_decisions(lo, hi, ids, i, j, alpha)
+    elif test in ("kruskal", "friedman"):
+        can_sig, can_not = _mean_rank_decisions(test, lo, hi, ids, i, j, alpha)
+    elif test == "signrank":
+        can_sig, can_not = _signrank_decisions(X, H, pad, ids, i, j, alpha)
+    elif test == "ttest":
+        can_sig, can_not = _ttest_decisions(X, H, i, j, alpha)
+    elif test in ("anova1", "anova2"):
+        can_sig, can_not = _tukey_decisions(test, X, H, i, j, alpha)
+    else:
+        raise ValueError(f"unknown test {test!r}")
+    return out | np.where(sig, can_not, can_sig)  # the reported decision could be wrong
+
+
+def _sign_decisions(X, ids, lo, hi, i, j, alpha):
+    """Per pair (i, j): (could be significant, could be not) by the sign test, every split of unsure topics tried."""
+    same = ids[:, i] == ids[:, j]
+    d = X[:, i] - X[:, j]
+    unsure = ~same & (lo[:, i] <= hi[:, j]) & (lo[:, j] <= hi[:, i])
+    pos, neg, u = (~same & ~unsure & (d > 0)).sum(0), (~same & ~unsure & (d < 0)).sum(0), unsure.sum(0)
+    can_sig, can_not = np.zeros(len(i), bool), np.zeros(len(i), bool)
+    for p in range(len(i)):  # every split of the uncertain topics: exact
+        k = np.arange(u[p] + 1)
+        n = pos[p] + neg[p] + u[p]
+        smaller = np.minimum(pos[p] + k, neg[p] + u[p] - k)
+        s_ = (np.minimum(1.0, 2 * sps.binom.cdf(smaller, n, 0.5)) < alpha) if n else np.zeros(1, bool)
+        can_sig[p], can_not[p] = s_.any(), not s_.all()
+    return can_sig, can_not
+
+
+def _ranksum_decisions(lo, hi, ids, i, j, alpha):
+    """Per pair (i, j): (could be significant, could be not) by the rank-sum test, from bounds on the rank sums."""
+    T = lo.shape[0]
+    can_sig, can_not = np.zeros(len(i), bool), np.zeros(len(i), bool)
+    n1 = n2 = T
+    N = 2 * T
+    z_crit = sps.norm.isf(alpha / 2)
+    for c in range(0, len(i), 256):
+        s_ = slice(c, c + 256)
+        L = np.concatenate([lo[:, i[s_]], lo[:, j[s_]]])  # (2T, P)
+        U = np.concatenate([hi[:, i[s_]], hi[:, j[s_]]])
+        D = np.concatenate([ids[:, i[s_]], ids[:, j[s_]]])
+        r_lo, r_hi, ties = _rank_bounds(L, U, D)
+        W_lo, W_hi = r_lo[:T].sum(0), r_hi[:T].sum(0)
+        var = n1 * n2 / 12 * ((N + 1) - ties / (N * (N - 1)))
+        mean = n1 * (N + 1) / 2
+        nearest = np.minimum(np.abs(W_lo - mean), np.abs(W_hi - mean))
+        dev_min = np.where((W_lo <= mean) & (mean <= W_hi), 0.0, nearest)
         dev_max = np.maximum(np.abs(W_lo - mean), np.abs(W_hi - mean))
-        z_crit = sps.norm.isf(alpha / 2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z_hi = np.where(var_lo > 0, np.maximum(dev_max - 0.5, 0) / np.sqrt(var_lo), np.inf)
-            z_lo = np.where(var_hi > 0, np.maximum(dev_min - 0.5, 0) / np.sqrt(np.maximum(var_hi, 1e-300)), 0.0)
-        return against((var_hi > 0) & (z_hi > z_crit), (var_lo <= 0) | (z_lo <= z_crit))
-    if test == "ttest":
-        d, w = X[:, i] - X[:, j], H[:, i] + H[:, j]
-        m, s = d.mean(0), d.std(0, ddof=1) if T > 1 else np.zeros(len(i))
-        dm, ds = w.mean(0), np.sqrt((w**2).sum(0) / max(T - 1, 1))
-        crit = sps.t.isf(alpha / 2, max(T - 1, 1))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t_lo = np.nan_to_num(np.maximum(np.abs(m) - dm, 0) * math.sqrt(T) / (s + ds))
-            t_hi = np.where(s - ds > 0, (np.abs(m) + dm) * math.sqrt(T) / (s - ds), np.inf)
-        return against(t_hi > crit, t_lo <= crit)
-    if test in ("anova1", "anova2"):
-        if test == "anova1":
-            resid, df = X - X.mean(axis=0), S * (T - 1)
-        else:
-            resid, df = X - X.mean(axis=0)[None, :] - X.mean(axis=1)[:, None] + X.mean(), (T - 1) * (S - 1)
-        crit = _q_critical(float(alpha), S, df)
-        root, move = math.sqrt((resid**2).sum()), math.sqrt((H**2).sum())
-        means, hm = X.mean(axis=0), H.mean(axis=0)
-        diff, dd = np.abs(means[i] - means[j]), hm[i] + hm[j]
-        scale = math.sqrt(T * df)  # q = |difference| sqrt(T) / sqrt(SSE / df)
-        q_lo = np.maximum(diff - dd, 0) * scale / (root + move)
-        q_hi = (diff + dd) * scale / (root - move) if root > move else np.full(len(i), np.inf)
-        return against(q_hi > crit, q_lo <= crit)
-    raise ValueError(f"unknown test {test!r}")
+        sd = np.sqrt(np.maximum(var, 1e-300))
+        z_lo, z_hi = np.maximum(dev_min - 0.5, 0) / sd, np.maximum(dev_max - 0.5, 0) / sd
+        can_sig[s_] = (var > 0) & (z_hi > z_crit)
+        can_not[s_] = (var <= 0) | (z_lo <= z_crit)
+    return can_sig, can_not
+
+
+def _mean_rank_decisions(test, lo, hi, ids, i, j, alpha):
+    """Per pair (i, j): (could be significant, could be not) by Kruskal-Wallis or Friedman, from mean-rank bounds."""
+    T, S = lo.shape
+    if test == "kruskal":
+        N = T * S
+        r_lo, r_hi, ties = _rank_bounds(lo.reshape(-1, 1), hi.reshape(-1, 1), ids.reshape(-1, 1))
+        r_lo, r_hi, ties = r_lo.reshape(T, S), r_hi.reshape(T, S), float(ties[0])
+        var = N * (N + 1) / 12 - ties / (12 * (N - 1))
+    else:
+        r_lo, r_hi, ties = _rank_bounds(lo.T, hi.T, ids.T)  # within each topic
+        r_lo, r_hi = r_lo.T, r_hi.T
+        var = S * (S + 1) / 12 * (1 - ties.sum() / (T * S * (S * S - 1)))
+    m_lo, m_hi = r_lo.mean(0), r_hi.mean(0)
+    gap_max = np.maximum(m_hi[i] - m_lo[j], m_hi[j] - m_lo[i])
+    gap_min = np.maximum(0.0, np.maximum(m_lo[i] - m_hi[j], m_lo[j] - m_hi[i]))
+    se = math.sqrt(max(var, 1e-300) * 2 / T)
+    crit = _q_critical(float(alpha), S, np.inf)
+    return gap_max / se * math.sqrt(2) > crit, gap_min / se * math.sqrt(2) <= crit
+
+
+def _signrank_decisions(X, H, pad, ids, i, j, alpha):
+    """Per pair (i, j): (could be significant, could be not) by the signed-rank test, on its grid of |differences|."""
+    T = X.shape[0]
+    d, w = X[:, i] - X[:, j], H[:, i] + H[:, j] + pad[:, i] + pad[:, j]
+    nonzero = ids[:, i] != ids[:, j]  # zero differences are exactly the equal values
+    n = nonzero.sum(0)
+    sure_pos, unsure = nonzero & (d - w > 0), nonzero & (np.abs(d) <= w)
+    # the test ranks round(|d| / scale, 9), scale = the largest |score|: each cell's grid
+    # value lies between its bounds' (rounding is monotone); equal bounds are a certain value
+    scale_lo, scale_hi = float(np.max(np.abs(X) - H - pad)), float(np.max(np.abs(X) + H + pad))
+    if scale_lo <= 0:  # the test's scale could fall back to 1: not worth bounding
+        return np.ones(len(i), bool), np.ones(len(i), bool)  # either decision could be
+    eps4 = 4 * np.finfo(np.float64).eps
+    g_lo = np.round(np.where(unsure, 0.0, np.abs(d) - w) / scale_hi * (1 - eps4), 9)
+    g_hi = np.round((np.abs(d) + w) / scale_lo * (1 + eps4), 9)
+    zero_n = (~nonzero).sum(0)
+    # zero differences: one group certainly below every other (its size taken off the ranks)
+    L, U = np.where(nonzero, g_lo, -1.0), np.where(nonzero, g_hi, -1.0)
+    grid_ids = np.where(~nonzero, -1.0, np.where(g_lo == g_hi, g_lo, -2.0 - np.arange(T)[:, None]))
+    r_lo, r_hi, certain_ties = _rank_bounds(L, U, grid_ids)
+    r_lo, r_hi = r_lo - zero_n, r_hi - zero_n
+    W_lo = np.where(sure_pos, r_lo, 0).sum(0)
+    W_hi = np.where(sure_pos | unsure, r_hi, 0).sum(0)
+    mean = n * (n + 1) / 4
+    # ties: at least the certain groups, at most groups of overlapping grid intervals
+    t_min = certain_ties - (zero_n**3 - zero_n)
+    t_max = np.maximum(t_min, [_overlap_tie_bound(L[nonzero[:, k], k], U[nonzero[:, k], k]) for k in range(len(i))])
+    base = n * (n + 1) * (2 * n + 1) / 24
+    var_lo, var_hi = base - t_max / 48, base - t_min / 48
+    dev_min = np.where((W_lo <= mean) & (mean <= W_hi), 0.0, np.minimum(np.abs(W_lo - mean), np.abs(W_hi - mean)))
+    dev_max = np.maximum(np.abs(W_lo - mean), np.abs(W_hi - mean))
+    z_crit = sps.norm.isf(alpha / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z_hi = np.where(var_lo > 0, np.maximum(dev_max - 0.5, 0) / np.sqrt(var_lo), np.inf)
+        z_lo = np.where(var_hi > 0, np.maximum(dev_min - 0.5, 0) / np.sqrt(np.maximum(var_hi, 1e-300)), 0.0)
+    return (var_hi > 0) & (z_hi > z_crit), (var_lo <= 0) | (z_lo <= z_crit)
+
+
+def _ttest_decisions(X, H, i, j, alpha):
+    """Per pair (i, j): (could be significant, could be not) by the t test, from bounds on mean difference and sd."""
+    T = X.shape[0]
+    d, w = X[:, i] - X[:, j], H[:, i] + H[:, j]
+    m, s = d.mean(0), d.std(0, ddof=1) if T > 1 else np.zeros(len(i))
+    dm, ds = w.mean(0), np.sqrt((w**2).sum(0) / max(T - 1, 1))
+    crit = sps.t.isf(alpha / 2, max(T - 1, 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_lo = np.nan_to_num(np.maximum(np.abs(m) - dm, 0) * math.sqrt(T) / (s + ds))
+        t_hi = np.where(s - ds > 0, (np.abs(m) + dm) * math.sqrt(T) / (s - ds), np.inf)
+    return t_hi > crit, t_lo <= crit
+
+
+def _tukey_decisions(test, X, H, i, j, alpha):
+    """Per pair (i, j): (could be significant, could be not) by ANOVA and Tukey HSD, from bounds on means and on SSE."""
+    T, S = X.shape
+    if test == "anova1":
+        resid, df = X - X.mean(axis=0), S * (T - 1)
+    else:
+        resid, df = X - X.mean(axis=0)[None, :] - X.mean(axis=1)[:, None] + X.mean(), (T - 1) * (S - 1)
+    crit = _q_critical(float(alpha), S, df)
+    root, move = math.sqrt((resid**2).sum()), math.sqrt((H**2).sum())
+    means, hm = X.mean(axis=0), H.mean(axis=0)
+    diff, dd = np.abs(means[i] - means[j]), hm[i] + hm[j]
+    scale = math.sqrt(T * df)  # q = |difference| sqrt(T) / sqrt(SSE / df)
+    q_lo = np.maximum(diff - dd, 0) * scale / (root + move)
+    q_hi = (diff + dd) * scale / (root - move) if root > move else np.full(len(i), np.inf)
+    return q_hi > crit, q_lo <= crit
 
 
 def unordered_share(lo, hi, ids) -> float:

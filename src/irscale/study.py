@@ -165,8 +165,7 @@ def plan_study(
     the baselines' form. The CLI calls it before reading the runs."""
     from irscale.effects import CORRECTIONS
     from irscale.errors import ArgumentError, check_choice
-    from irscale.experiment import RELEVANCE, _approx, relevance_measures
-    from irscale.measures import parse_measures
+    from irscale.experiment import RELEVANCE, _approx
     from irscale.validate import flag, integer, level, wrong_type
 
     depth = integer("depth", depth, minimum=1)
@@ -185,15 +184,7 @@ def plan_study(
         baselines = [baselines] if isinstance(baselines, str) else list(baselines)
         if not baselines or not all(isinstance(b, str) for b in baselines):
             raise ArgumentError(f"baselines must name at least one system, not {baselines!r}")
-    ms = [at_depth(m, depth) for m in parse_measures(measures, default_cutoff=depth)]
-    ms = relevance_measures(ms, relevance)
-    low = [str(m) for m in ms if isinstance(getattr(m, "rel", None), int) and m.rel < 1]
-    if low and flag("measure_free", measure_free):
-        raise ArgumentError(
-            f"{', '.join(low)}: rel below 1 counts judged non-relevant documents as relevant, and the "
-            "measure-free view (the weak order on runs binarised at rel) needs rel >= 1; pass "
-            "measure_free=False (CLI --no-measure-free) or rel=1 or more"
-        )
+    ms = _study_measures(measures, depth, relevance, measure_free)
     if baselines is not None and not list(tests):
         raise ArgumentError(
             "comparisons with baselines need at least one test (tests=, CLI -t): each row is a "
@@ -224,6 +215,26 @@ def plan_study(
         _approx(approx),
         integer("max_pairs", max_pairs, minimum=1, none=True),
     )
+
+
+def _study_measures(measures, depth: int, relevance: str | None, measure_free) -> list:
+    """The study's measures cut at N and named under the relevance protocol; a rel below 1
+    refused where the measure-free view is asked for."""
+    from irscale.errors import ArgumentError
+    from irscale.experiment import relevance_measures
+    from irscale.measures import parse_measures
+    from irscale.validate import flag
+
+    ms = [at_depth(m, depth) for m in parse_measures(measures, default_cutoff=depth)]
+    ms = relevance_measures(ms, relevance)
+    low = [str(m) for m in ms if isinstance(getattr(m, "rel", None), int) and m.rel < 1]
+    if low and flag("measure_free", measure_free):
+        raise ArgumentError(
+            f"{', '.join(low)}: rel below 1 counts judged non-relevant documents as relevant, and the "
+            "measure-free view (the weak order on runs binarised at rel) needs rel >= 1; pass "
+            "measure_free=False (CLI --no-measure-free) or rel=1 or more"
+        )
+    return ms
 
 
 # -- the per-topic scores a study rests on, addressed by measure ---------------------------------------

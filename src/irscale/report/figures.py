@@ -392,21 +392,13 @@ def spacing_data(
         runs = sample_runs(N, c, samples, seed)
         keys = space.keys(runs)
     rm = build(m, N, levels, engine=engine, queries=keys)
-    listed = None
-    if exact is True or (exact is None and rm.size <= exact_limit):
-        assert rm.summary is not None  # RankMap.__post_init__ sets it
-        listed = rm.summary.listed()
-        if listed is None and exact is True:
-            raise IrscaleError(
-                f"the {rm.engine} engine of {name} at N={N} does not list its values; use exact=False (sampled runs)"
-            )
-    if listed is not None:
-        ukeys = np.asarray(listed)
+    listed = _listed_keys(rm, exact, exact_limit, name, N)
+    # exact is not True unless the values are listed: otherwise runs were sampled
+    if listed is not None or (runs is not None and len(runs) == rm.n_runs):
+        ukeys = np.asarray(listed) if listed is not None else np.unique(np.asarray(keys))
         runs, sampled, is_exact = None, 0, True
     else:
-        assert (
-            runs is not None and keys is not None
-        )  # exact is not True (where it is, the values are listed): runs were sampled
+        assert runs is not None and keys is not None
         ukeys = np.unique(keys)
         if len(runs) == rm.n_runs:  # the sample holds every run
             runs, sampled, is_exact = None, 0, True
@@ -423,11 +415,8 @@ def spacing_data(
     )
     n = float(rm.n_runs)
     value = _display(space, ukeys[order])
-    names = None
-    if is_exact and rm.n_runs <= 16:  # tiny spaces: every run by name, as the paper's Figure 2
-        every = all_runs(N, c)
-        le = rm.rank(space.keys(every), ("max",))["max"]
-        names = tuple("".join(map(str, every[i])) for i in np.lexsort((np.arange(len(every)), le)))
+    # tiny spaces: every run by name, as the paper's Figure 2
+    names = _runs_by_name(rm, space, N, c) if is_exact and rm.n_runs <= 16 else None
     return Spacing(
         name,
         N,
@@ -446,6 +435,27 @@ def spacing_data(
         runs,
         names,
     )
+
+
+def _listed_keys(rm, exact: bool | None, exact_limit: int, name: str, N: int):
+    """Every distinct value's key of rank map ``rm`` where the spacing plot is exact (asked, or
+    by default at most ``exact_limit`` values) and the map lists them; else None (sampled)."""
+    if not (exact is True or (exact is None and rm.size <= exact_limit)):
+        return None
+    listed = rm.summary.listed()
+    if listed is None and exact is True:
+        raise IrscaleError(
+            f"the {rm.engine} engine of {name} at N={N} does not list its values; use exact=False (sampled runs)"
+        )
+    return listed
+
+
+def _runs_by_name(rm, space, N: int, c: int) -> tuple[str, ...]:
+    """Every run of length N over grades 0..c by name (its grades), in the order of its rank
+    (runs of one value in their enumeration order)."""
+    every = all_runs(N, c)
+    le = rm.rank(space.keys(every), ("max",))["max"]
+    return tuple("".join(map(str, every[i])) for i in np.lexsort((np.arange(len(every)), le)))
 
 
 def _enumerated_spacing(m, name: str, N: int, levels: int) -> Spacing:
@@ -678,8 +688,6 @@ def means_scatter(
     at most ``label_swapped`` systems swap, every one of them; a label that would
     overlap another is left out. ``data``: {"swapped": [(name, name)], "pairs": (k, 2)
     indices, "labelled": names, "lines": pairs drawn}."""
-    from matplotlib.collections import LineCollection
-
     o = np.asarray(original, dtype=np.float64)
     r = np.asarray(ranked, dtype=np.float64)
     pairs = swapped_pairs(o, r)
@@ -689,47 +697,14 @@ def means_scatter(
         raise ArgumentError(f"{len(systems)} system names for {S} means")
     in_swap = np.zeros(S, dtype=bool)
     in_swap[pairs.ravel()] = True
-    drawn = pairs
-    if len(pairs) > max_lines:
-        gap = np.abs(o[pairs[:, 0]] - o[pairs[:, 1]])
-        drawn = pairs[np.sort(np.argsort(-gap, kind="stable")[:max_lines])]
+    drawn = _widest_pairs(o, pairs, max_lines)
     total = S * (S - 1) // 2
     mname = f" of {measure}" if measure else ""
     title = title or f"System means{mname}, original against ranked: {len(pairs):,} of {total:,} pairs swap order"
     plt = _plt()
     with _style():
         fig, ax = plt.subplots(figsize=(6.4, 5.2), layout="constrained")
-        if len(drawn):
-            segs = np.stack(
-                [np.column_stack([o[drawn[:, 0]], r[drawn[:, 0]]]), np.column_stack([o[drawn[:, 1]], r[drawn[:, 1]]])],
-                axis=1,
-            )
-            shown = "" if len(drawn) == len(pairs) else f", the {len(drawn)} widest shown"
-            ax.add_collection(
-                LineCollection(
-                    segs,  # type: ignore[arg-type]  # matplotlib's stubs want a Sequence; an (n, 2, 2) array is one
-                    colors="tab:red",
-                    linewidths=0.7,
-                    alpha=0.45,
-                    zorder=1,
-                    label=f"swapped pair ({len(pairs):,}{shown})",
-                    gid="swapped-pairs",
-                )
-            )
-        ax.scatter(
-            o[~in_swap], r[~in_swap], s=18, color="tab:blue", zorder=2, label="keeps its order with every system"
-        )
-        if in_swap.any():
-            ax.scatter(
-                o[in_swap],
-                r[in_swap],
-                s=22,
-                color="tab:orange",
-                edgecolors="black",
-                linewidths=0.4,
-                zorder=3,
-                label="in a swapped pair",
-            )
+        _draw_swaps(ax, o, r, pairs, drawn, in_swap)
         ax.margins(0.07)
         ax.autoscale_view()
         ax.set_xlabel(xlabel or f"mean{(' ' + measure) if measure else ''} (original scale)")
@@ -758,6 +733,38 @@ def means_scatter(
     )
 
 
+def _draw_swaps(ax, o: np.ndarray, r: np.ndarray, pairs: np.ndarray, drawn: np.ndarray, in_swap: np.ndarray) -> None:
+    """:func:`means_scatter`'s marks: a red line for each drawn swapped pair, the systems in
+    blue, those in a swapped pair in orange, each with its legend entry."""
+    from matplotlib.collections import LineCollection
+
+    if len(drawn):
+        shown = "" if len(drawn) == len(pairs) else f", the {len(drawn)} widest shown"
+        ax.add_collection(
+            LineCollection(
+                _pair_segments(o, r, drawn),  # type: ignore[arg-type]  # matplotlib's stubs want a Sequence; an (n, 2, 2) array is one
+                colors="tab:red",
+                linewidths=0.7,
+                alpha=0.45,
+                zorder=1,
+                label=f"swapped pair ({len(pairs):,}{shown})",
+                gid="swapped-pairs",
+            )
+        )
+    ax.scatter(o[~in_swap], r[~in_swap], s=18, color="tab:blue", zorder=2, label="keeps its order with every system")
+    if in_swap.any():
+        ax.scatter(
+            o[in_swap],
+            r[in_swap],
+            s=22,
+            color="tab:orange",
+            edgecolors="black",
+            linewidths=0.4,
+            zorder=3,
+            label="in a swapped pair",
+        )
+
+
 def means_panels(
     means,
     *,
@@ -776,7 +783,6 @@ def means_panels(
     no system is labelled (the means table names them). ``data``: {measure: (k, 2)
     swapped index pairs}."""
     import pandas as pd
-    from matplotlib.collections import LineCollection
 
     need = {"measure", "scale", "system", "mean"}
     if not isinstance(means, pd.DataFrame) or not need <= set(means.columns):
@@ -803,41 +809,9 @@ def means_panels(
             hspace=0.55,
         )
         for k, m in enumerate(measures):
-            ax = axes[k // cols][k % cols]
-            rows_m = means[means["measure"] == m]
-            o = rows_m[rows_m["scale"] == "original"].set_index("system")["mean"]
-            r = rows_m[rows_m["scale"] == "ranked"].set_index("system")["mean"].reindex(o.index)
-            o, r = o.to_numpy(np.float64), r.to_numpy(np.float64)
-            pairs = swapped_pairs(o, r)
+            pairs = _means_panel(axes[k // cols][k % cols], m, *_panel_means(means, m), max_lines)
             data[str(m)] = pairs
             swaps.append(len(pairs))
-            drawn = pairs
-            if len(pairs) > max_lines:
-                gap = np.abs(o[pairs[:, 0]] - o[pairs[:, 1]])
-                drawn = pairs[np.sort(np.argsort(-gap, kind="stable")[:max_lines])]
-            if len(drawn):
-                segs = np.stack(
-                    [
-                        np.column_stack([o[drawn[:, 0]], r[drawn[:, 0]]]),
-                        np.column_stack([o[drawn[:, 1]], r[drawn[:, 1]]]),
-                    ],
-                    axis=1,
-                )
-                # matplotlib's stubs want a Sequence of segments; an (n, 2, 2) array is one at run time
-                segments = LineCollection(segs, colors="tab:red", linewidths=0.5, alpha=0.4, zorder=1)  # type: ignore[arg-type]
-                ax.add_collection(segments)
-            in_swap = np.zeros(len(o), dtype=bool)
-            in_swap[pairs.ravel()] = True
-            ax.scatter(o[~in_swap], r[~in_swap], s=6, color="tab:blue", zorder=2, linewidths=0)
-            ax.scatter(o[in_swap], r[in_swap], s=8, color="tab:orange", zorder=3, linewidths=0)
-            ax.margins(0.07)
-            ax.autoscale_view()
-            ax.locator_params(nbins=3)
-            ax.tick_params(labelsize=6, length=2, pad=1)
-            for t in ax.yaxis.get_offset_text(), ax.xaxis.get_offset_text():
-                t.set_fontsize(6)
-            total = len(o) * (len(o) - 1) // 2
-            ax.set_title(f"{m}\n{len(pairs):,} of {total:,} pairs swap", fontsize=7)
         for k in range(len(measures), rows * cols):
             axes[k // cols][k % cols].set_visible(False)
         fig.supxlabel("system mean, original scale", fontsize=8)
@@ -860,6 +834,56 @@ def means_panels(
         + "."
     )
     return _finish(fig, title, out, stem, data, pdf=pdf, caption=caption)
+
+
+def _widest_pairs(o: np.ndarray, pairs: np.ndarray, max_lines: int) -> np.ndarray:
+    """The swapped ``pairs`` to draw: all, or the ``max_lines`` with the widest gap of original means (in order)."""
+    if len(pairs) <= max_lines:
+        return pairs
+    gap = np.abs(o[pairs[:, 0]] - o[pairs[:, 1]])
+    return pairs[np.sort(np.argsort(-gap, kind="stable")[:max_lines])]
+
+
+def _pair_segments(o: np.ndarray, r: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    """The line segments (k, 2, 2) joining the two systems of each pair of ``drawn`` at (original, ranked)."""
+    return np.stack(
+        [np.column_stack([o[drawn[:, 0]], r[drawn[:, 0]]]), np.column_stack([o[drawn[:, 1]], r[drawn[:, 1]]])],
+        axis=1,
+    )
+
+
+def _panel_means(means, m) -> tuple[np.ndarray, np.ndarray]:
+    """Measure ``m``'s system means of a study's means table: (original, ranked), ranked in the original's order."""
+    rows_m = means[means["measure"] == m]
+    o = rows_m[rows_m["scale"] == "original"].set_index("system")["mean"]
+    r = rows_m[rows_m["scale"] == "ranked"].set_index("system")["mean"].reindex(o.index)
+    return o.to_numpy(np.float64), r.to_numpy(np.float64)
+
+
+def _means_panel(ax, m, o: np.ndarray, r: np.ndarray, max_lines: int) -> np.ndarray:
+    """Draw one measure's panel of :func:`means_panels` on ``ax``; return its swapped pairs."""
+    from matplotlib.collections import LineCollection
+
+    pairs = swapped_pairs(o, r)
+    drawn = _widest_pairs(o, pairs, max_lines)
+    if len(drawn):
+        segs = _pair_segments(o, r, drawn)
+        ax.add_collection(
+            LineCollection(segs, colors="tab:red", linewidths=0.5, alpha=0.4, zorder=1)  # type: ignore[arg-type]
+        )
+    in_swap = np.zeros(len(o), dtype=bool)
+    in_swap[pairs.ravel()] = True
+    ax.scatter(o[~in_swap], r[~in_swap], s=6, color="tab:blue", zorder=2, linewidths=0)
+    ax.scatter(o[in_swap], r[in_swap], s=8, color="tab:orange", zorder=3, linewidths=0)
+    ax.margins(0.07)
+    ax.autoscale_view()
+    ax.locator_params(nbins=3)
+    ax.tick_params(labelsize=6, length=2, pad=1)
+    for t in ax.yaxis.get_offset_text(), ax.xaxis.get_offset_text():
+        t.set_fontsize(6)
+    total = len(o) * (len(o) - 1) // 2
+    ax.set_title(f"{m}\n{len(pairs):,} of {total:,} pairs swap", fontsize=7)
+    return pairs
 
 
 _LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
@@ -1069,12 +1093,7 @@ def significance_changes_plot(
         )
     rows = list(dict.fromkeys(changes["measure"]))
     cols = list(dict.fromkeys(changes["test"]))
-    grid = {
-        k: changes.pivot_table(
-            index="measure", columns="test", values=k, aggfunc="sum" if k != "delta_pct" else "mean", sort=False
-        ).reindex(index=rows, columns=cols)
-        for k in (["s2ns", "ns2s"] + (["delta_pct"] if delta else []))
-    }
+    grid = _changes_grids(changes, rows, cols, delta)
     title = title or "Significance decisions changed by ranking, per measure and test"
     panels = [
         ("s2ns", "S2NS: significant, then not (count of system pairs)"),
@@ -1093,36 +1112,7 @@ def significance_changes_plot(
         counts = np.concatenate([grid["s2ns"].to_numpy(float).ravel(), grid["ns2s"].to_numpy(float).ravel()])
         vmax = float(np.nanmax(counts)) if np.isfinite(counts).any() else 1.0
         for ax, (k, label) in zip(axes[:, 0], panels):
-            M = grid[k].to_numpy(dtype=np.float64)
-            cmap = plt.get_cmap("YlOrRd" if k != "delta_pct" else "Purples").with_extremes(bad="0.85")
-            im = ax.imshow(
-                np.ma.masked_invalid(M),
-                cmap=cmap,
-                aspect="auto",
-                vmin=0,
-                vmax=max(vmax, 1.0)
-                if k != "delta_pct"
-                else max(float(np.nanmax(M)) if np.isfinite(M).any() else 1.0, 1.0),
-            )
-            for a in range(M.shape[0]):
-                for b in range(M.shape[1]):
-                    if np.isfinite(M[a, b]):
-                        txt = f"{M[a, b]:.0f}" if k != "delta_pct" else f"{M[a, b]:.0f}%"
-                        ax.text(
-                            b,
-                            a,
-                            txt,
-                            ha="center",
-                            va="center",
-                            fontsize=8,
-                            color=_ink(im.cmap(im.norm(M[a, b]))),
-                            in_layout=False,
-                        )  # inside the axes: the layout need not measure it
-            ax.set_yticks(range(len(rows)))
-            ax.set_yticklabels(rows)
-            ax.set_ylabel("measure")
-            ax.set_title(label)
-            fig.colorbar(im, ax=ax, label="pairs" if k != "delta_pct" else "delta %", shrink=0.9, aspect=10)
+            _changes_panel(fig, ax, grid[k].to_numpy(dtype=np.float64), k, label, rows, vmax)
         last = axes[-1, 0]
         last.set_xticks(range(len(cols)))
         last.set_xticklabels(cols, rotation=90)
@@ -1140,6 +1130,50 @@ def significance_changes_plot(
         "original scale but not on the ranked one, NS2S the other way"
         + (", and delta %: both over the pairs significant on the original scale." if delta else "."),
     )
+
+
+def _changes_grids(changes, rows: list, cols: list, delta: bool) -> dict:
+    """The matrices (measure x test DataFrames) of :func:`significance_changes_plot`: S2NS and
+    NS2S summed over repeated rows, delta_pct (with ``delta``) averaged."""
+    return {
+        k: changes.pivot_table(
+            index="measure", columns="test", values=k, aggfunc="sum" if k != "delta_pct" else "mean", sort=False
+        ).reindex(index=rows, columns=cols)
+        for k in (["s2ns", "ns2s"] + (["delta_pct"] if delta else []))
+    }
+
+
+def _changes_panel(fig, ax, M: np.ndarray, k: str, label: str, rows: list, vmax: float) -> None:
+    """Draw one panel of :func:`significance_changes_plot`: matrix ``M`` of column ``k`` as a
+    heat map with its values written in, its measures and its colour bar."""
+    plt = _plt()
+    cmap = plt.get_cmap("YlOrRd" if k != "delta_pct" else "Purples").with_extremes(bad="0.85")
+    im = ax.imshow(
+        np.ma.masked_invalid(M),
+        cmap=cmap,
+        aspect="auto",
+        vmin=0,
+        vmax=max(vmax, 1.0) if k != "delta_pct" else max(float(np.nanmax(M)) if np.isfinite(M).any() else 1.0, 1.0),
+    )
+    for a in range(M.shape[0]):
+        for b in range(M.shape[1]):
+            if np.isfinite(M[a, b]):
+                txt = f"{M[a, b]:.0f}" if k != "delta_pct" else f"{M[a, b]:.0f}%"
+                ax.text(
+                    b,
+                    a,
+                    txt,
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color=_ink(im.cmap(im.norm(M[a, b]))),
+                    in_layout=False,
+                )  # inside the axes: the layout need not measure it
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(rows)
+    ax.set_ylabel("measure")
+    ax.set_title(label)
+    fig.colorbar(im, ax=ax, label="pairs" if k != "delta_pct" else "delta %", shrink=0.9, aspect=10)
 
 
 # -- Hasse diagram of the weak order -----------------------------------------------------------------
@@ -1219,13 +1253,7 @@ def _hasse_runs(N: int, levels: int, measure, out, stem) -> Picture:
     lo, hi = weak_covers(N, c)
     height = weak_level(runs)
     tone = runs.astype(np.int64).sum(axis=1)
-    labels = ["".join(map(str, r)) for r in runs]
-    mname = None
-    if measure is not None:
-        fn = as_measure(measure, N, c)
-        mname = _name(measure)
-        vals = fn.values(runs)
-        labels = [f"{s} {v:.3g}" for s, v in zip(labels, vals)]
+    labels, mname = _hasse_labels(runs, measure, N, c)
     rowsets = _hasse_order(runs, lo, hi, height)
     size = 8
     font = FontProperties(family="monospace", size=size)
@@ -1236,10 +1264,7 @@ def _hasse_runs(N: int, levels: int, measure, out, stem) -> Picture:
     H = int(height.max()) + 1
     ax_w, ax_h = widest * slot + 0.1, (H - 1) * row + 0.4
     fig_w, fig_h = ax_w + 1.3, ax_h + 1.1
-    pos = np.zeros((len(runs), 2))
-    for h, members in rowsets.items():
-        for k, node in enumerate(members):
-            pos[node] = ((k - (len(members) - 1) / 2) * slot, h * row)
+    pos = _hasse_positions(rowsets, len(runs), slot, row)
     K = int(tone.max()) + 1
     base = _plt().get_cmap("viridis")
     cmap = ListedColormap([base(x) for x in np.linspace(0.0, 0.92, K)])
@@ -1250,26 +1275,15 @@ def _hasse_runs(N: int, levels: int, measure, out, stem) -> Picture:
         ax = fig.add_axes([0.25 / fig_w, 0.25 / fig_h, ax_w / fig_w, ax_h / fig_h])
         ax.set_xlim(-ax_w / 2, ax_w / 2)
         ax.set_ylim(-0.2, (H - 1) * row + 0.2)
-        segs = np.stack([pos[lo], pos[hi]], axis=1)
-        # matplotlib's stubs want a Sequence of segments; an (n, 2, 2) array is one at run time
-        ax.add_collection(LineCollection(segs, colors="0.55", linewidths=0.7, zorder=1))  # type: ignore[arg-type]
-        fills, inks = [], []
-        for i in range(len(runs)):
-            fc = cmap(norm(tone[i]))
-            fills.append(fc)
-            inks.append(_ink(fc))
-            ax.text(
-                pos[i, 0],
-                pos[i, 1],
-                labels[i],
-                ha="center",
-                va="center",
-                fontsize=size,
-                family="monospace",
-                color=_ink(fc),
-                zorder=3,
-                bbox={"boxstyle": "round,pad=0.3", "fc": fc, "ec": "0.25", "lw": 0.5},
+        ax.add_collection(
+            LineCollection(
+                np.stack([pos[lo], pos[hi]], axis=1),  # type: ignore[arg-type]  # (n, 2, 2) segments (see above)
+                colors="0.55",
+                linewidths=0.7,
+                zorder=1,
             )
+        )
+        fills, inks = _draw_hasse_nodes(ax, pos, labels, [cmap(norm(t)) for t in tone], size)
         ax.axis("off")
         cax = fig.add_axes([(ax_w + 0.5) / fig_w, 0.25 / fig_h, 0.15 / fig_w, min(ax_h, 3.0) / fig_h])
         sm = plt.cm.ScalarMappable(norm=norm, cmap=cmap)
@@ -1302,6 +1316,47 @@ def _hasse_runs(N: int, levels: int, measure, out, stem) -> Picture:
         + (" (sum of grades)" if c > 1 else "")
         + (f"; each label gives the run and its {mname}." if mname else "."),
     )
+
+
+def _hasse_labels(runs: np.ndarray, measure, N: int, c: int) -> tuple[list[str], str | None]:
+    """Each run's label (its grades, and the measure's value with RB = N when ``measure`` is
+    given) and the measure's name (None without one)."""
+    labels = ["".join(map(str, r)) for r in runs]
+    if measure is None:
+        return labels, None
+    vals = as_measure(measure, N, c).values(runs)
+    return [f"{s} {v:.3g}" for s, v in zip(labels, vals)], _name(measure)
+
+
+def _hasse_positions(rowsets: dict[int, list[int]], n: int, slot: float, row: float) -> np.ndarray:
+    """Each of the ``n`` runs' (x, y) in the diagram: its row's members side by side, ``slot``
+    apart and centred, rows ``row`` apart."""
+    pos = np.zeros((n, 2))
+    for h, members in rowsets.items():
+        for k, node in enumerate(members):
+            pos[node] = ((k - (len(members) - 1) / 2) * slot, h * row)
+    return pos
+
+
+def _draw_hasse_nodes(ax, pos: np.ndarray, labels: list[str], fills: list, size: int) -> tuple[list, list]:
+    """Write each run's label at its position in a box of its fill colour, in the ink that
+    reads on it; return the fills and the inks."""
+    inks = []
+    for i, fc in enumerate(fills):
+        inks.append(_ink(fc))
+        ax.text(
+            pos[i, 0],
+            pos[i, 1],
+            labels[i],
+            ha="center",
+            va="center",
+            fontsize=size,
+            family="monospace",
+            color=_ink(fc),
+            zorder=3,
+            bbox={"boxstyle": "round,pad=0.3", "fc": fc, "ec": "0.25", "lw": 0.5},
+        )
+    return fills, inks
 
 
 def _hasse_order(runs, lo, hi, height) -> dict[int, list[int]]:

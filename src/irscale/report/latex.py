@@ -655,12 +655,37 @@ def latex_table(
     more_h = 15 + cap_lead  # a continuation's caption
     limit = PAGE_HEIGHT * 0.92
 
+    floats, used_h = _floats(items, blocks, part_rows, limit, cap_h, more_h)
+    notes = _notes(table, cols, shown)
+    last_h = (cap_h if len(floats) == 1 else more_h) + used_h
+    notes_apart = last_h + _notes_height(notes, target) > limit
+
+    out = [f"% irscale {__version__}: {title}".replace("\n", " "), r"% needs \usepackage{booktabs} in the preamble"]
+    for k, content in enumerate(floats):
+        out += _float_begin(table, lay, placement, title, caption, k == 0)
+        out += _float_body(content, blocks, len(cols), lay)
+        if k == len(floats) - 1 and not notes_apart:
+            out += _notes_block(notes)
+        else:
+            out += [r"\par\smallskip", r"{\footnotesize Continued in the next table.}"]
+        out.append(r"\end{table}")
+    if notes_apart:  # notes in floats of their own, none taller than a page
+        for piece in _note_pieces(notes, limit - more_h, target):
+            out += _float_begin(table, lay, placement, title, caption, False) + _notes_block(piece) + [r"\end{table}"]
+    return "\n".join(out) + "\n"
+
+
+def _floats(
+    items: list, blocks: list[_Block], part_rows: int, limit: float, cap_h: float, more_h: float
+) -> tuple[list[list[tuple[list, _Block]]], float]:
+    """The table's floats, each a list of (chunk of body items, its column part), and the
+    height the last one's parts take: each column part in turn, its rows in chunks that fit
+    a float; then as many chunks in one float as fit it (a short table: every part in one float)."""
+
     def size_of(chunk, b: _Block) -> tuple[int, float]:  # a chunk's lines and height in block b
         costs = [b.cost(x, k == 0) for k, x in enumerate(chunk)]
         return sum(n for n, _ in costs), sum(h for _, h in costs) + b.head_height
 
-    # each column part in turn, its rows in chunks that fit a float; then as many chunks in one float
-    # as fit it (a short table: every part in one float)
     blocks_in = [
         (c, b)
         for b in blocks
@@ -678,50 +703,42 @@ def latex_table(
         floats[-1].append((chunk, b))
         used_lines += n
         used_h += h + (7 if len(floats[-1]) > 1 else 0)  # \medskip between two parts
-    notes = _notes(table, cols, shown)
-    last_h = (cap_h if len(floats) == 1 else more_h) + used_h
-    notes_apart = last_h + _notes_height(notes, target) > limit
+    return floats, used_h
 
-    out = [f"% irscale {__version__}: {title}".replace("\n", " "), r"% needs \usepackage{booktabs} in the preamble"]
 
-    def begin(first: bool) -> list[str]:
-        got = [rf"\begin{{table}}[{placement}]", r"\centering"]
-        if lay.size_name != "normalsize":
-            got.append(r"\small")
-        if first:
-            got += [rf"\caption[{title}]{{{caption}}}", rf"\label{{{table.label}}}"]
-        else:  # the same number as the first part
-            got += [r"\addtocounter{table}{-1}", rf"\caption[]{{{title} (continued)}}"]
-        return got + [r"\smallskip"]  # (article sets no space between a caption and what follows)
+def _float_begin(table: ReportTable, lay: _Layout, placement: str, title: str, caption: str, first: bool) -> list[str]:
+    """The opening lines of one of the table's floats: the first captioned and labelled, the
+    others ``(continued)`` under the same number."""
+    got = [rf"\begin{{table}}[{placement}]", r"\centering"]
+    if lay.size_name != "normalsize":
+        got.append(r"\small")
+    if first:
+        got += [rf"\caption[{title}]{{{caption}}}", rf"\label{{{table.label}}}"]
+    else:  # the same number as the first part
+        got += [r"\addtocounter{table}{-1}", rf"\caption[]{{{title} (continued)}}"]
+    return got + [r"\smallskip"]  # (article sets no space between a caption and what follows)
 
-    for k, content in enumerate(floats):
-        out += begin(k == 0)
-        if lay.size_name == "footnotesize":
-            out.append(r"\footnotesize")
-        if lay.sep != 6:
-            out.append(rf"\setlength{{\tabcolsep}}{{{lay.sep:g}pt}}")
-        for p, (chunk, b) in enumerate(content):
-            if p:
-                out.append(r"\par\medskip")
-            if len(blocks) > 1:  # which columns (a reader of the .tex, or a program, joins the parts by row)
-                out.append(
-                    f"% irscale column part {blocks.index(b) + 1} of {len(blocks)}: columns "
-                    f"{_spans(j + 1 for j, _, _ in b.part)} of {len(cols)} (key columns: {lay.keys})"
-                )
-            out += b.head
-            out += [
-                (b.group(str(x[1]), j == 0) if x[0] == "group" else b.row(int(x[1])))[0] for j, x in enumerate(chunk)
-            ]
-            out += [r"\bottomrule", r"\end{tabular}"]
-        if k == len(floats) - 1 and not notes_apart:
-            out += _notes_block(notes)
-        else:
-            out += [r"\par\smallskip", r"{\footnotesize Continued in the next table.}"]
-        out.append(r"\end{table}")
-    if notes_apart:  # notes in floats of their own, none taller than a page
-        for piece in _note_pieces(notes, limit - more_h, target):
-            out += begin(False) + _notes_block(piece) + [r"\end{table}"]
-    return "\n".join(out) + "\n"
+
+def _float_body(content: list[tuple[list, _Block]], blocks: list[_Block], n_cols: int, lay: _Layout) -> list[str]:
+    """One float's tabulars: the layout's font size and column separation, then each chunk in
+    its column part (a comment names the part's columns where there are several)."""
+    out = []
+    if lay.size_name == "footnotesize":
+        out.append(r"\footnotesize")
+    if lay.sep != 6:
+        out.append(rf"\setlength{{\tabcolsep}}{{{lay.sep:g}pt}}")
+    for p, (chunk, b) in enumerate(content):
+        if p:
+            out.append(r"\par\medskip")
+        if len(blocks) > 1:  # which columns (a reader of the .tex, or a program, joins the parts by row)
+            out.append(
+                f"% irscale column part {blocks.index(b) + 1} of {len(blocks)}: columns "
+                f"{_spans(j + 1 for j, _, _ in b.part)} of {n_cols} (key columns: {lay.keys})"
+            )
+        out += b.head
+        out += [(b.group(str(x[1]), j == 0) if x[0] == "group" else b.row(int(x[1])))[0] for j, x in enumerate(chunk)]
+        out += [r"\bottomrule", r"\end{tabular}"]
+    return out
 
 
 def _chunks(items: list, cost, part_rows: int, room: float) -> list[list]:

@@ -25,7 +25,7 @@ import dataclasses
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -511,6 +511,29 @@ def _means_table(study: Study, max_rows: int) -> ReportTable | None:
     if means is None or means.empty:
         return None
     name = canonical_names(study)
+    wide, scales, values = _wide_means(study, means, name)
+    cols = _means_columns(study, wide, scales, values)
+    marks, legend = _marks_from_pairs(study, name)
+    return ReportTable(
+        "means",
+        "means_original_vs_ranked",
+        "Mean scores on the original and the interval (ranked) scale",
+        f"The mean over {len(study.topics)} topics of each measure and of its ranked version for each system, "
+        f"side by side, at run length N = {study.N}. Means of the original measure are meaningful "
+        "comparisons only where the measure is an interval scale; means of the ranked version are.",
+        wide,
+        tuple(cols),
+        _label(study, "means"),
+        group=("measure",),
+        marks=_mean_marks(wide, scales, marks),
+        legend=tuple(legend),
+        max_rows=max_rows,
+    )
+
+
+def _wide_means(study: Study, means: pd.DataFrame, name) -> tuple[pd.DataFrame, list[str], list[str]]:
+    """The means one row per measure and system, each scale's values (and rank) side by side,
+    baselines flagged: (that frame, the scales, the value names)."""
     m = means.copy()
     m["measure"] = m["measure"].map(name)
     m["system"] = m["system"].astype(str)
@@ -533,6 +556,21 @@ def _means_table(study: Study, max_rows: int) -> ReportTable | None:
     pairs = _part(study, "pairs")
     baselines = set(pairs["system_1"].astype(str)) if pairs is not None and "system_1" in pairs else set()
     wide.insert(2, "baseline", wide["system"].isin(baselines))
+    return wide, scales, values
+
+
+_SCALE_WORDS = {  # the means table's words for each scale: (its name, what its values are)
+    "original": ("original", "the measure's own values"),
+    "ranked": (
+        "ranked",
+        "its ranked version φ (an interval scale: the rank of the run's score among "
+        "all the measure's values on runs of length N, Section 5)",
+    ),
+}
+
+
+def _means_columns(study: Study, wide: pd.DataFrame, scales: list[str], values: list[str]) -> list[Column]:
+    """The means table's columns: measure, system and baseline, then each scale's values and rank."""
     conf = (
         study.provenance.get("ci_level", study.provenance.get("confidence"))
         if isinstance(study.provenance, dict)
@@ -558,55 +596,9 @@ def _means_table(study: Study, max_rows: int) -> ReportTable | None:
             hidden=True,
         ),
     ]
-    scale_words = {
-        "original": ("original", "the measure's own values"),
-        "ranked": (
-            "ranked",
-            "its ranked version φ (an interval scale: the rank of the run's score among "
-            "all the measure's values on runs of length N, Section 5)",
-        ),
-    }
     for sc in scales:
-        word, what = scale_words.get(sc, (sc, f"its {sc} version"))
-        for v in values:
-            key = f"{v}_{sc}"
-            if v == "mean":
-                cols.append(
-                    Column(
-                        key,
-                        f"Mean ({word})",
-                        f"the mean over topics of {what}, with its {ci_words} "
-                        "in brackets; the highest of each measure in bold.",
-                        "float",
-                        latex=rf"Mean ({word})",
-                        best="max",
-                        ci=(f"ci_low_{sc}", f"ci_high_{sc}") if f"ci_low_{sc}" in wide else None,
-                    )
-                )
-            elif v == "halfwidth":
-                cols.append(
-                    Column(
-                        key,
-                        f"Half-width ({word})",
-                        f"the most the mean of {what} can be off: the mean "
-                        "of its half-widths where the ranked version comes from certified bounds "
-                        "(compare's approx), 0 where exact.",
-                        "sci",
-                        hidden=sc == "original",
-                    )
-                )
-            elif v in ("ci_low", "ci_high"):
-                cols.append(
-                    Column(
-                        key,
-                        f"{'Lower' if v == 'ci_low' else 'Upper'} CI bound ({word})",
-                        f"the {'lower' if v == 'ci_low' else 'upper'} bound of the {ci_words} of the mean of {what}.",
-                        "float",
-                        hidden=True,
-                    )
-                )
-            else:
-                cols.append(_generic(key, wide[key]))
+        word, what = _SCALE_WORDS.get(sc, (sc, f"its {sc} version"))
+        cols += [_mean_value_column(wide, v, sc, word, what, ci_words) for v in values]
         if f"rank_{sc}" in wide:
             cols.append(
                 Column(
@@ -617,28 +609,52 @@ def _means_table(study: Study, max_rows: int) -> ReportTable | None:
                     "int",
                 )
             )
-    marks, legend = _marks_from_pairs(study, name)
+    return cols
+
+
+def _mean_value_column(wide: pd.DataFrame, v: str, sc: str, word: str, what: str, ci_words: str) -> Column:
+    """The means table's column of value ``v`` (mean, halfwidth, ci_low, ci_high or another) on scale ``sc``."""
+    key = f"{v}_{sc}"
+    if v == "mean":
+        return Column(
+            key,
+            f"Mean ({word})",
+            f"the mean over topics of {what}, with its {ci_words} in brackets; the highest of each measure in bold.",
+            "float",
+            latex=rf"Mean ({word})",
+            best="max",
+            ci=(f"ci_low_{sc}", f"ci_high_{sc}") if f"ci_low_{sc}" in wide else None,
+        )
+    if v == "halfwidth":
+        return Column(
+            key,
+            f"Half-width ({word})",
+            f"the most the mean of {what} can be off: the mean "
+            "of its half-widths where the ranked version comes from certified bounds "
+            "(compare's approx), 0 where exact.",
+            "sci",
+            hidden=sc == "original",
+        )
+    if v in ("ci_low", "ci_high"):
+        return Column(
+            key,
+            f"{'Lower' if v == 'ci_low' else 'Upper'} CI bound ({word})",
+            f"the {'lower' if v == 'ci_low' else 'upper'} bound of the {ci_words} of the mean of {what}.",
+            "float",
+            hidden=True,
+        )
+    return _generic(key, wide[key])
+
+
+def _mean_marks(wide: pd.DataFrame, scales: list[str], marks: dict) -> dict:
+    """The significance marks of the means table's cells: ``{(row, mean column): symbols}``."""
     cell_marks = {}
     for i, r in enumerate(wide.to_dict(orient="records")):
         for sc in scales:
             s = marks.get((r["measure"], sc, r["system"]))
             if s and f"mean_{sc}" in wide:
                 cell_marks[(i, f"mean_{sc}")] = s
-    return ReportTable(
-        "means",
-        "means_original_vs_ranked",
-        "Mean scores on the original and the interval (ranked) scale",
-        f"The mean over {len(study.topics)} topics of each measure and of its ranked version for each system, "
-        f"side by side, at run length N = {study.N}. Means of the original measure are meaningful "
-        "comparisons only where the measure is an interval scale; means of the ranked version are.",
-        wide,
-        tuple(cols),
-        _label(study, "means"),
-        group=("measure",),
-        marks=cell_marks,
-        legend=tuple(legend),
-        max_rows=max_rows,
-    )
+    return cell_marks
 
 
 def _table2(study: Study, max_rows: int) -> ReportTable:
@@ -1134,10 +1150,17 @@ def _measure_free_tables(study: Study, max_rows: int) -> list[ReportTable]:
     full = measure_free_table(study)
     if full is None or full.frame.empty or "incomparable_share" not in full.frame:
         return []
-    mf = full.frame
-    share = pd.to_numeric(mf["incomparable_share"], errors="coerce")
+    share = pd.to_numeric(full.frame["incomparable_share"], errors="coerce")
+    return [
+        _measure_free_summary(study, full.frame, share),
+        _measure_free_histogram(study, share),
+        _measure_free_top(study, full, share),
+    ]
+
+
+def _incomparable_statistics(mf: pd.DataFrame, share: pd.Series, alpha: float) -> list[tuple]:
+    """The measure-free summary's rows: (statistic, value, kind, meaning) of the pairs' incomparable shares."""
     n = len(mf)
-    alpha = _alpha(study)
     topics = (
         mf[[c for c in ("better", "worse", "equal", "incomparable") if c in mf]].sum(axis=1)
         if "better" in mf
@@ -1170,6 +1193,12 @@ def _measure_free_tables(study: Study, max_rows: int) -> list[ReportTable]:
                 "pairs whose better and worse topics differ significantly, whatever the measure",
             )
         )
+    return stats
+
+
+def _measure_free_summary(study: Study, mf: pd.DataFrame, share: pd.Series) -> ReportTable:
+    """The table of statistics of the pairs' shares of incomparable topics."""
+    stats = _incomparable_statistics(mf, share, _alpha(study))
     summary = pd.DataFrame(
         {
             "statistic": [s[0] for s in stats],
@@ -1178,7 +1207,7 @@ def _measure_free_tables(study: Study, max_rows: int) -> list[ReportTable]:
             "meaning": [s[3] for s in stats],
         }
     )
-    t_summary = ReportTable(
+    return ReportTable(
         "measure_free_summary",
         "measure_free_summary",
         "Measure-free comparison: how often runs are incomparable",
@@ -1196,10 +1225,15 @@ def _measure_free_tables(study: Study, max_rows: int) -> list[ReportTable]:
         files=False,
         exts=("tex",),
     )
+
+
+def _measure_free_histogram(study: Study, share: pd.Series) -> ReportTable:
+    """The table of how many pairs have each share of incomparable topics (bins of 10 points)."""
+    n = len(share)
     edges = np.linspace(0, 1, 11)
     counts = np.histogram(share.dropna().clip(0, 1), bins=edges)[0]
     hist = pd.DataFrame({"from": edges[:-1], "to": edges[1:], "pairs": counts, "share_of_pairs": counts / max(n, 1)})
-    t_hist = ReportTable(
+    return ReportTable(
         "measure_free_histogram",
         "measure_free_summary",
         "Measure-free comparison: distribution of incomparable shares",
@@ -1216,14 +1250,19 @@ def _measure_free_tables(study: Study, max_rows: int) -> list[ReportTable]:
         files=False,
         exts=("tex",),
     )
-    k = min(10, n)
+
+
+def _measure_free_top(study: Study, full: ReportTable, share: pd.Series) -> ReportTable:
+    """The table of the (at most 10) pairs with the largest shares of incomparable topics."""
+    mf = full.frame
+    k = min(10, len(mf))
     top = (
         mf.assign(_s=share)
         .sort_values(["_s"] + (["incomparable"] if "incomparable" in mf else []), ascending=False, kind="stable")
         .drop(columns="_s")
         .head(k)
     )
-    t_top = ReportTable(
+    return ReportTable(
         "measure_free_top",
         "measure_free_summary",
         f"Measure-free comparison: the {k} pairs with the most incomparable topics",
@@ -1235,7 +1274,6 @@ def _measure_free_tables(study: Study, max_rows: int) -> list[ReportTable]:
         files=False,
         exts=("tex",),
     )
-    return [t_summary, t_hist, t_top]
 
 
 # -- CSV and JSON ----------------------------------------------------------------------------------
@@ -1628,8 +1666,6 @@ def write_report(
     caption)`` triples, embedded in the HTML report; ``command``: the command line that ran
     the study, shown in the reports and the provenance."""
     from irscale.report.html import html_report
-    from irscale.report.latex import latex_document_tables, latex_report
-    from irscale.report.latex import latex_table as latex_table_text
     from irscale.validate import writable_dir
 
     # an existing file, a read-only place: one IrscaleError, before any file
@@ -1645,33 +1681,11 @@ def write_report(
         written.append(path)
 
     tables = report_tables(study)
-    own = {t.key: t for t in tables if t.files}
-    data_tables = [
-        own.get("means"),
-        own.get("table2"),
-        own.get("table4"),
-        changes_table(study),
-        own.get("pairs"),
-        measure_free_table(study),
-    ]
-    links = {}
-    for t in (t for t in data_tables if t is not None):
-        stem = f"{t.stem}_{tag}"
-        frame = data_frame(t)
-        put(f"{stem}.csv", frame.to_csv(index=False))
-        if t.key != "measure_free":  # every system pair (8,256 on TREC-8): the CSV only, JSON would double it
-            put(f"{stem}.json", table_json(t, study.provenance, frame))
-    texts = [latex_table_text(t) for t in tables]  # rendered once: the tables' files and report_N<N>.tex
-    for stem, text in latex_document_tables(tables, texts=texts).items():
-        put(f"{stem}_{tag}.tex", text)
-    put(
-        f"report_{tag}.tex",
-        latex_report(
-            tables, _latex_figures(figure_files, figures), title=f"irscale report (N = {study.N})", texts=texts
-        ),
-    )
-    for t in tables:
-        links[t.key] = f"{t.stem}_{tag}"
+    for name, text in _data_files(study, tables, tag):
+        put(name, text)
+    for name, text in _latex_files(study, tables, tag, _latex_figures(figure_files, figures)):
+        put(name, text)
+    links = {t.key: f"{t.stem}_{tag}" for t in tables}
     links["provenance"] = f"provenance_{tag}"
     for name, content in (file for files in figure_files for file in files):
         path = out / name
@@ -1690,6 +1704,38 @@ def write_report(
     html = out / f"report_{tag}.html"
     html.write_text(html_report(study, figures, command, links, tables=tables), encoding="utf-8")
     return [html] + written
+
+
+def _data_files(study: Study, tables: list[ReportTable], tag: str) -> Iterator[tuple[str, str]]:
+    """The report's CSV and JSON files, one at a time as (name, text): the tables that have
+    files, Tables 5 and 6 in one, and every measure-free pair (CSV only)."""
+    own = {t.key: t for t in tables if t.files}
+    data_tables = [
+        own.get("means"),
+        own.get("table2"),
+        own.get("table4"),
+        changes_table(study),
+        own.get("pairs"),
+        measure_free_table(study),
+    ]
+    for t in (t for t in data_tables if t is not None):
+        stem = f"{t.stem}_{tag}"
+        frame = data_frame(t)
+        yield f"{stem}.csv", frame.to_csv(index=False)
+        if t.key != "measure_free":  # every system pair (8,256 on TREC-8): the CSV only, JSON would double it
+            yield f"{stem}.json", table_json(t, study.provenance, frame)
+
+
+def _latex_files(study: Study, tables: list[ReportTable], tag: str, figures) -> Iterator[tuple[str, str]]:
+    """The report's LaTeX files, one at a time as (name, text): each table's ``.tex`` and the
+    whole document ``report_N<N>.tex`` (``figures``: :func:`_latex_figures`)."""
+    from irscale.report.latex import latex_document_tables, latex_report
+    from irscale.report.latex import latex_table as latex_table_text
+
+    texts = [latex_table_text(t) for t in tables]  # rendered once: the tables' files and report_N<N>.tex
+    for stem, text in latex_document_tables(tables, texts=texts).items():
+        yield f"{stem}_{tag}.tex", text
+    yield f"report_{tag}.tex", latex_report(tables, figures, title=f"irscale report (N = {study.N})", texts=texts)
 
 
 def _latex_figures(figure_files, figures) -> list[tuple[str, str]]:
