@@ -23,6 +23,7 @@ from conftest import TREC8, need
 from test_report import fake_study
 
 import irscale
+from irscale.report import files as rf
 from irscale.report import study as rs
 from irscale.report.latex import WIDTHS, latex_escape, latex_report, latex_table, tex_width
 from irscale.study import compare
@@ -115,7 +116,7 @@ def test_real_reports_fit_one_column(tmp_path, studies, which):
     """write_report's report_N<N>.tex (the default width) compiles on article's page, every
     table and its every column in it."""
     st = studies[which]
-    rs.write_report(st, tmp_path)
+    rf.write_report(st, tmp_path)
     tex = tmp_path / f"report_N{st.N}.tex"
     body = tex.read_text(encoding="utf-8")
     tables = rs.report_tables(st)

@@ -58,3 +58,61 @@ def test_imports_go_one_way():
                 if RANK[other] > RANK[me] and (me, other) not in ALLOWED:
                     bad.append(f"{rel}:{node.lineno} imports {t} (layer {other} is above {me})")
     assert not bad, "\n".join(bad)
+
+
+def _runtime_imports(path: Path) -> list[str]:
+    """The irscale modules a file imports when it runs (at module level or inside a
+    function); imports only for the type checker (under ``if TYPE_CHECKING:``) are left out.
+    ``from irscale.pkg import mod`` imports the module ``irscale.pkg.mod``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(x)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)
+        for b in n.body
+        for x in ast.walk(b)
+    }
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("irscale"):
+            subs = [f"{node.module}.{a.name}" for a in node.names if _is_module(f"{node.module}.{a.name}")]
+            out += subs + ([node.module] if len(subs) < len(node.names) else [])
+        elif isinstance(node, ast.Import):
+            out += [a.name for a in node.names if a.name.startswith("irscale")]
+    return out
+
+
+def _is_module(name: str) -> bool:
+    rel = Path(*name.split("."))
+    return (ROOT.parent / rel).with_suffix(".py").is_file() or (ROOT.parent / rel / "__init__.py").is_file()
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_import_cycles():
+    """No module imports, at run time, a module that imports it back, directly or through
+    others (a cycle makes the import order matter, and hides which module builds on which).
+    Function-local imports count: they only delay the cycle."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for f in sorted(ROOT.rglob("*.py")):
+        me = _module_name(f)
+        graph.add_node(me)
+        graph.add_edges_from((me, t) for t in _runtime_imports(f) if t != me and _is_module(t))
+    cycles = [sorted(c) for c in nx.strongly_connected_components(graph) if len(c) > 1]
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_check_sees_function_local_imports(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from irscale.study import Study\n"
+        "def f():\n    from irscale.scales import rankmap\n    import irscale.errors\n"
+    )
+    assert sorted(_runtime_imports(f)) == ["irscale.errors", "irscale.scales.rankmap"]

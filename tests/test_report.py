@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from irscale.report import files as rf
 from irscale.report import study as rs
 from irscale.report.html import html_report, inline_svg
 from irscale.report.latex import latex_escape, latex_standalone, latex_table
@@ -213,7 +214,7 @@ def test_tables_5_and_6_split_the_changes_by_recall_base():
 
 def test_canonical_measure_names_everywhere(tmp_path):
     st = fake_study()
-    files = rs.write_report(st, tmp_path)
+    files = rf.write_report(st, tmp_path)
     for f in files:
         text = f.read_text()
         assert "RBP_p05" not in text and "nDCG_b02" not in text, f.name
@@ -269,7 +270,7 @@ def test_pairs_table_raw_and_adjusted_p_values():
 
 def test_measure_free_is_summarised_not_dumped(tmp_path):
     st = fake_study(n_free=127)  # 8,001 pairs of systems
-    files = rs.write_report(st, tmp_path)
+    files = rf.write_report(st, tmp_path)
     full = pd.read_csv(tmp_path / "measure_free_pairs_N10.csv")
     assert len(full) == 127 * 126 // 2
     html = (tmp_path / "report_N10.html").read_text()
@@ -358,7 +359,7 @@ def test_latex_compiles(tmp_path):
 
 
 def test_csv_has_exact_and_display_values(tmp_path):
-    rs.write_report(fake_study(), tmp_path)
+    rf.write_report(fake_study(), tmp_path)
     rows = list(csv.DictReader(io.StringIO((tmp_path / "table2_tau_measure_vs_ranked_N10.csv").read_text())))
     rbp = next(r for r in rows if r["measure"] == "RBP(p=0.5)")
     assert float(rbp["tau_unq"]) == 0.9999999999999999 and rbp["tau_unq_display"] == "1.0000"
@@ -372,7 +373,7 @@ def test_csv_has_exact_and_display_values(tmp_path):
 def test_json_has_explanations_provenance_and_no_nan(tmp_path):
     st = fake_study()
     st.table2.loc[0, "tau_mid"] = np.nan
-    rs.write_report(st, tmp_path)
+    rf.write_report(st, tmp_path)
 
     def no_nan(c):
         pytest.fail(f"{c} is not JSON")
@@ -519,7 +520,7 @@ def mpl_figures():
 
 def test_write_report_returns_every_file_it_writes(tmp_path):
     st = fake_study()
-    files = rs.write_report(st, tmp_path / "out", figures=figures(), command="irscale compare q r --out out")
+    files = rf.write_report(st, tmp_path / "out", figures=figures(), command="irscale compare q r --out out")
     assert len(files) == len(set(files)) and all(f.exists() and f.stat().st_size > 0 for f in files)
     assert sorted(files) == sorted((tmp_path / "out").iterdir())
     names = {f.name for f in files}
@@ -538,7 +539,7 @@ def test_write_report_returns_every_file_it_writes(tmp_path):
     assert files[0].name == "report_N10.html"
     tex = (tmp_path / "out" / "tables5_6_significance_changes_N10.tex").read_text()
     assert r"\label{tab:irscale-table5-N10}" in tex and r"\label{tab:irscale-table6-N10}" in tex
-    plain = rs.write_report(fake_study(extras=False), tmp_path / "plain")
+    plain = rf.write_report(fake_study(extras=False), tmp_path / "plain")
     assert sorted(f.name for f in plain) == sorted(
         ["report_N10.html", "report_N10.md", "report_N10.tex", "provenance_N10.yaml"]
         + [
@@ -608,7 +609,7 @@ def test_tau_tables_over_run_lengths(tmp_path):
     assert title == "Table 2 (unq)" and col == "tau_unq"
     assert list(df.columns) == ["N", "P", "RBP(p=0.5)", "AP", "nDCG(base=2)"]  # the paper's order first
     assert list(df["N"]) == [10, 20]
-    files = rs.write_tau_tables([a, b], tmp_path)
+    files = rf.write_tau_tables([a, b], tmp_path)
     assert sorted(f.name for f in files) == [
         "table2_tau_unq.csv",
         "table2_tau_unq.tex",
@@ -695,7 +696,7 @@ def test_the_console_check_catches_errors(tmp_path):
 def test_report_in_headless_chromium(tmp_path):
     st = fake_study(changes_extra=True)
     figs = figures() + mpl_figures()
-    files = rs.write_report(st, tmp_path / "report", figures=figs, command="irscale compare qrels.txt runs/")
+    files = rf.write_report(st, tmp_path / "report", figures=figs, command="irscale compare qrels.txt runs/")
     page = tmp_path / "report" / "report_N10.html"
     assert page in files
     dom, problems = _browse(page, tmp_path, "--dump-dom")

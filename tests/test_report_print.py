@@ -372,14 +372,14 @@ def test_index_in_headless_chromium(tmp_path):
     """The index page renders without a console error (CSP) in the browser."""
     from test_report import fake_study
 
-    import irscale.report.study as rs
+    import irscale.report.files as rf
 
     a, b = fake_study(extras=False), fake_study(extras=False)
     b.N = 20
     for st in (a, b):
-        rs.write_report(st, tmp_path)
-    rs.write_tau_tables([a, b], tmp_path)
-    index = rs.write_index([a, b], tmp_path, command="irscale study trec8-like q r --depths 10,20")
+        rf.write_report(st, tmp_path)
+    rf.write_tau_tables([a, b], tmp_path)
+    index = rf.write_index([a, b], tmp_path, command="irscale study trec8-like q r --depths 10,20")
     dom, problems = _browse(index, tmp_path, "--dump-dom")
     assert problems == [], problems
     assert 'href="report_N20.html"' in dom and '<section id="table3"' in dom

@@ -1019,7 +1019,7 @@ def study_trec8_like(
     as that N is finished, so a failure later loses only the part that failed."""
     from irscale.experiment import PAPER_MEASURES
     from irscale.report import console as report
-    from irscale.report.study import write_index, write_tau_tables
+    from irscale.report.files import write_index, write_tau_tables
 
     opts = ReadOpts(
         float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade

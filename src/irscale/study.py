@@ -66,9 +66,9 @@ class Study:
     def write(self, out: str | Path, figures=None, command: str | None = None) -> list[Path]:
         """The whole report in directory ``out``: ``report_N<N>.html`` (one self-contained
         file), Markdown, LaTeX, CSV, JSON, the per-topic scores and the provenance as YAML;
-        returns every path written (:func:`irscale.report.study.write_report`).
+        returns every path written (:func:`irscale.report.files.write_report`).
         ``figures``: ``[(title, svg_text, caption)]`` embedded in the HTML."""
-        from irscale.report.study import write_report
+        from irscale.report.files import write_report
 
         return write_report(self, out, figures=figures, command=command)
 

@@ -87,7 +87,7 @@ class Picture:
     ``files`` written (PNG, SVG; empty without ``out``), ``data`` (what was drawn, per
     figure kind), ``overlaps`` (pairs of texts whose boxes overlap: empty when the
     layout is clean) and a ``caption`` in words. ``figure()`` is the (title, svg,
-    caption) triple that :func:`irscale.report.study.write_report` embeds. In Jupyter it
+    caption) triple that :func:`irscale.report.files.write_report` embeds. In Jupyter it
     displays itself."""
 
     svg: str = field(repr=False)
@@ -1514,7 +1514,7 @@ def study_figures(
     study, spacing: bool = False, samples: int = 1000, others: bool = True, pdf: bool = True
 ) -> list[Picture]:
     """The figures of a study's report, as :class:`Picture` objects for
-    :func:`irscale.report.study.write_report` (which embeds them in the HTML and writes each
+    :func:`irscale.report.files.write_report` (which embeds them in the HTML and writes each
     as ``<stem>_N<N>.svg`` and, with ``pdf``, ``.pdf``): Kendall's tau between the measures
     and between their ranked versions (two heatmaps on one colour range, each with its
     colour bar), the significance changes per measure and test, every measure's system
