@@ -319,7 +319,8 @@ def exact_reach(measure: Measure, c: int, below: int, *, max_pairs: int | None =
     for n in range(1, min(below, 200)):
         try:
             choose_engine(
-                space_for(dataclasses.replace(measure, cutoff=n) if moved else measure, n, c), max_pairs=max_pairs
+                space_for(dataclasses.replace(measure, **{"cutoff": n}) if moved else measure, n, c),
+                max_pairs=max_pairs,
             )
         except IrscaleError:
             break

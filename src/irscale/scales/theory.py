@@ -503,7 +503,7 @@ def verify(measure, N: int, levels: int = 2) -> TheoryCheck:
 
     m = parse_measure(measure, default_cutoff=N)
     if (getattr(m, "rel", None) or 1) > 1:  # its binary space: grade 1 stands for "grade >= rel"
-        m = dataclasses.replace(m, rel=1)
+        m = dataclasses.replace(m, **{"rel": 1})  # (the base class has no rel field)
     fn = as_measure(m, N, st.levels - 1)
     ordv = is_ordinal(fn, st.order, N, st.levels)
     intv = is_interval(fn, st.order, N, st.levels)
