@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -252,8 +253,8 @@ class DCGSpace(Space):
                 out.append(w / (mpmath.mpf(q.numerator) / q.denominator) / L / scale)
         return out
 
-    def exact_value(self, totals) -> object:
-        """The value of class sums in 60-digit arithmetic (mpmath)."""
+    def exact_value(self, totals) -> Any:
+        """The value of class sums in 60-digit arithmetic (an mpmath.mpf; mpmath is untyped)."""
         import mpmath
 
         with mpmath.workdps(60):
