@@ -186,12 +186,13 @@ def at_depth(measure: str | Measure, N: int) -> Measure:
             f"{m} has no ranked version at a run length N: it takes no cutoff"
             + (f" ({m.no_scale})" if m.no_scale else "")
         )
-    if m.cutoff in (None, N):
-        return dataclasses.replace(m, cutoff=N)
+    cutoff = getattr(m, "cutoff", None)  # a field of the subclass (checked above), not of Measure
+    if cutoff in (None, N):
+        return dataclasses.replace(m, **{"cutoff": N})
     raise MeasureError(
-        f"{m} has cutoff {m.cutoff}, but the transform is at run length N={N}; give the measure "
-        f"without a cutoff ({type(m).NAME} instead of {m}) or use N={m.cutoff} (API depth={m.cutoff}, "
-        f"CLI -N {m.cutoff})"
+        f"{m} has cutoff {cutoff}, but the transform is at run length N={N}; give the measure "
+        f"without a cutoff ({type(m).NAME} instead of {m}) or use N={cutoff} (API depth={cutoff}, "
+        f"CLI -N {cutoff})"
     )
 
 
@@ -428,8 +429,9 @@ def at_rel_level(measures: Sequence[Measure], level: int | None) -> list[Measure
     out = []
     for m in measures:
         fields = {f.name: f for f in dataclasses.fields(m)}
-        if not m.graded and "rel" in fields and m.rel == fields["rel"].default:
-            m = dataclasses.replace(m, rel=level)
+        # rel: a field of the binary subclasses, not of Measure
+        if not m.graded and "rel" in fields and getattr(m, "rel", None) == fields["rel"].default:
+            m = dataclasses.replace(m, **{"rel": level})
         out.append(m)
     return out
 

@@ -144,11 +144,14 @@ class Deferred(ValueSet):
 
     kind = "count"
     memo = True
+    size: int  # (ValueSet's read-only size: an attribute here, set by __init__)
+    scheduler: object  # as Counter's: given to the counter when it is built
+    progress: Callable | None
 
     def __init__(self, space, size: int):
         self.space, self.size = space, size
         self.scheduler = self.progress = None
-        self._counter = None
+        self._counter: Counter | None = None
 
     def _built(self) -> Counter:
         if self._counter is None:

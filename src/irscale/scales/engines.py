@@ -686,9 +686,10 @@ def attach_buckets(space: Space, h: int, bounds, cum_d, cum_r, half: _Half | Non
     state = {"half": half}
 
     def ready() -> _Half:
-        if state["half"] is None:
-            state["half"] = _prepare(space, h)
-        return state["half"]
+        got = state["half"]
+        if got is None:
+            got = state["half"] = _prepare(space, h)
+        return got
 
     @functools.lru_cache(maxsize=8)  # the last buckets asked (listing)
     def regenerate(b: int, with_runs: bool):
@@ -696,7 +697,12 @@ def attach_buckets(space: Space, h: int, bounds, cum_d, cum_r, half: _Half | Non
 
     def rank(groups: list[tuple[int, np.ndarray]]) -> list[np.ndarray]:
         half = ready()  # buckets in parallel threads (sorting and the offsets kernel release the GIL)
-        return parallel_map(lambda g: _bucket_rank(half, *ranges[g[0]], g[1])[1], groups)
+
+        def one(g: tuple[int, np.ndarray]) -> np.ndarray:
+            lo, hi = ranges[g[0]]
+            return _bucket_rank(half, lo, hi, g[1])[1]
+
+        return parallel_map(one, groups)
 
     def count_pairs(queries):
         return _count_pairs(ready(), queries)

@@ -58,6 +58,12 @@ class RankMap:
             self.summary = ClosedForm(self.space)
 
     @property
+    def _summary(self) -> ValueSet:
+        """``summary``, never None after ``__post_init__`` (the closed form where none was given)."""
+        assert self.summary is not None, "RankMap.summary is set in __post_init__"
+        return self.summary
+
+    @property
     def measure(self) -> Measure:
         return self.space.measure
 
@@ -72,17 +78,17 @@ class RankMap:
         int64 ranks 1..size; ``min``/``max``/``mid`` ranks among all (c+1)^N runs (float64)."""
         from irscale.errors import check_choice
 
-        ties = (ties,) if isinstance(ties, str) else tuple(ties)
-        for t in ties:
+        asked: tuple[str, ...] = (ties,) if isinstance(ties, str) else tuple(ties)  # one name, or several
+        for t in asked:
             check_choice("ties", t, TIES)
         keys = _as_keys(keys, self.space)
         out = {}
-        if "unq" in ties:
+        if "unq" in asked:
             out["unq"] = self._ask("unq", keys)
-        if set(ties) - {"unq"}:
+        if set(asked) - {"unq"}:
             le, at = self._le_at(keys)
             lo = le - at + 1
-            for t in ties:
+            for t in asked:
                 if t == "min":
                     out[t] = lo.astype(np.float64)
                 elif t == "max":
@@ -124,19 +130,19 @@ class RankMap:
     def values(self, first: int | None = None, last: int | None = None) -> np.ndarray | None:
         """The distinct values of the measure's core (RB-free), ascending; the first or
         last few only, for large maps. None for the counting engine (it never lists them)."""
-        keys = self.summary.listed(first, last)
+        keys = self._summary.listed(first, last)
         return None if keys is None else self.space.key_values(keys)
 
     # -- answers: asked of the value set, remembered where they are expensive ---------------
     def _ask(self, kind: str, keys: np.ndarray) -> np.ndarray:
         """phi ("unq") of keys, remembered where the value set says it is expensive."""
-        vs = self.summary
+        vs = self._summary
         return self._cached_answers(keys, vs.phi, kind) if vs.memo else vs.phi(keys)
 
     def _le_at(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Runs at or below and at each key's value (exact: object arrays), asked of the
         value set in one pass and remembered where expensive."""
-        vs = self.summary
+        vs = self._summary
         if not vs.memo or self.n_runs >= 2**62:  # run counts beyond int64 are not stored
             le, at = vs.runs_le_at(keys)
             return np.asarray(le, dtype=object), np.asarray(at, dtype=object)
@@ -319,7 +325,8 @@ def exact_reach(measure: Measure, c: int, below: int, *, max_pairs: int | None =
     for n in range(1, min(below, 200)):
         try:
             choose_engine(
-                space_for(dataclasses.replace(measure, cutoff=n) if moved else measure, n, c), max_pairs=max_pairs
+                space_for(dataclasses.replace(measure, **{"cutoff": n}) if moved else measure, n, c),
+                max_pairs=max_pairs,
             )
         except IrscaleError:
             break
@@ -405,7 +412,7 @@ def build(
     rm = RankMap(space, name, int(summary.size), space.n_runs, time.perf_counter() - t, summary)
     if cache:
         rm.cached = _cache_save(rm)
-    if getattr(summary, "answers", None) is not None:
+    if summary.answers is not None:
         keys, phi = summary.answers
         summary.answers = None
         rm._remember(_lookup_form(keys), phi)
@@ -425,8 +432,9 @@ def in_cache(space: Space) -> bool:
 def _answering(rm: RankMap, scheduler, progress) -> RankMap:
     """Value sets that work per query (the count engine) answer on ``scheduler``, and
     report ``progress(done, total)`` per block of queries."""
-    if hasattr(rm.summary, "progress"):
-        rm.summary.scheduler, rm.summary.progress = scheduler, progress
+    vs = rm._summary
+    if isinstance(vs, (counting.Counter, counting.Deferred)):  # the value sets with scheduler and progress
+        vs.scheduler, vs.progress = scheduler, progress
     return rm
 
 
@@ -449,9 +457,9 @@ def _cache_save(rm: RankMap) -> bool:
     arrays = {
         "size": _cache.ints_out(np.array(rm.size, dtype=object)),
         "seconds": np.array(rm.seconds),
-        "kind": np.array(rm.summary.kind),
+        "kind": np.array(rm._summary.kind),
     }
-    arrays.update({k: _cache.ints_out(v) for k, v in rm.summary.arrays().items()})
+    arrays.update({k: _cache.ints_out(v) for k, v in rm._summary.arrays().items()})
     return _cache.save_map(rm.space, rm.engine, arrays)
 
 

@@ -37,12 +37,16 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.errors import IrscaleError
 from irscale.measures import AP, DCG, ERR, RBP, RBTO, RR, SBTO, F, NumRelRet, P, R, gP, gR, nDCG
 from irscale.measures.registry import ENTRIES, set_theory, theory_of
+
+if TYPE_CHECKING:
+    from irscale.scales.checks import Verdict
 
 SCALES = ("interval", "ordinal", "not ordinal", "unknown")  # unknown: not established (scale_of's fallback)
 
@@ -350,7 +354,7 @@ def _dcg(m, N, c):
         return "set", _scale(ordinal, interval), why, f"{S2019}, Sec. 4.2 (gP's argument)"
     ordinal, interval, bad = _positional(gains, w, N, c)
     src = f"{S2019}, Sec. 5" if _linear(gains) else OWN
-    if ordinal:
+    if bad is None:  # ordinal
         return (
             "strong",
             _scale(ordinal, interval),
@@ -440,8 +444,8 @@ class TheoryCheck:
     the measure's values on them, for 3 levels and N >= 5."""
 
     statement: Statement
-    ordinal: object  # checks.Verdict
-    interval: object  # checks.Verdict
+    ordinal: Verdict
+    interval: Verdict
     paper_runs: dict | None = None
 
     @property
@@ -503,7 +507,7 @@ def verify(measure, N: int, levels: int = 2) -> TheoryCheck:
 
     m = parse_measure(measure, default_cutoff=N)
     if (getattr(m, "rel", None) or 1) > 1:  # its binary space: grade 1 stands for "grade >= rel"
-        m = dataclasses.replace(m, rel=1)
+        m = dataclasses.replace(m, **{"rel": 1})  # (the base class has no rel field)
     fn = as_measure(m, N, st.levels - 1)
     ordv = is_ordinal(fn, st.order, N, st.levels)
     intv = is_interval(fn, st.order, N, st.levels)

@@ -40,6 +40,9 @@ class ValueSet:
     """The interface (see the module docstring)."""
 
     memo = False  # answers are expensive: the rank map remembers (and persists) them
+    # (keys, phi) an engine answered while building (the split engine's ``queries``); the rank
+    # map takes them into its remembered answers and sets this back to None
+    answers: tuple | None = None
 
     if TYPE_CHECKING:  # declared read-only for the type checker; no class attribute at run time
 

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +39,7 @@ def dcg_weight_classes(N: int, base) -> list[tuple[object, list[tuple[int, Fract
     (base 2: ranks 4, 8, 16 weigh 1/2, 1/3, 1/4 and join ranks 1, 2).
     """
     classes: dict = {}
+    theta: object  # the class label: ("log", r), ("jk", r) or 1
     b_int = int(base) if base is not None and float(base).is_integer() else None
     rb, kb = _primitive_power(b_int) if b_int is not None and b_int >= 2 else (None, None)
     for k in range(1, N + 1):
@@ -48,7 +50,8 @@ def dcg_weight_classes(N: int, base) -> list[tuple[object, list[tuple[int, Fract
             theta, q = 1, Fraction(1)
         else:
             r, a = _primitive_power(k)
-            theta, q = (1, Fraction(kb, a)) if r == rb else (("jk", r), Fraction(1, a))
+            # (kb is None only with rb, which no r equals)
+            theta, q = (1, Fraction(kb, a)) if r == rb and kb is not None else (("jk", r), Fraction(1, a))
         classes.setdefault(theta, []).append((k - 1, q))
     return list(classes.items())
 
@@ -69,6 +72,7 @@ class DCGSpace(Space):
     closer than a relative 1e-12 in 60-digit arithmetic and stop with an error if two
     different keys ever agree there."""
 
+    measure: DCG | nDCG  # (Space.measure, narrowed: the field keeps its place and behaviour)
     family: str = "dcg-q"  # keys are commensurable-class sums (the cache never meets older keys)
     ordered_keys: bool = False
 
@@ -249,8 +253,8 @@ class DCGSpace(Space):
                 out.append(w / (mpmath.mpf(q.numerator) / q.denominator) / L / scale)
         return out
 
-    def exact_value(self, totals) -> object:
-        """The value of class sums in 60-digit arithmetic (mpmath)."""
+    def exact_value(self, totals) -> Any:
+        """The value of class sums in 60-digit arithmetic (an mpmath.mpf; mpmath is untyped)."""
         import mpmath
 
         with mpmath.workdps(60):

@@ -56,8 +56,8 @@ class ERRSpace(Space):
         reach = np.ones(n, dtype=dtype)
         out = np.zeros(n, dtype=dtype)
         for i in range(m):
-            f = (self.L // (first_rank + i)) << (c * (total - 1 - i))
-            f = np.uint64(f & MASK) if dtype is np.uint64 else float(f) if dtype is np.float64 else f
+            w = (self.L // (first_rank + i)) << (c * (total - 1 - i))
+            f = np.uint64(w & MASK) if dtype is np.uint64 else float(w) if dtype is np.float64 else w
             out += stop[:, i] * reach * f
             reach = reach * cont[:, i]
         return out, reach

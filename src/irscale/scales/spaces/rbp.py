@@ -37,6 +37,8 @@ class LexicographicRBPSpace(PositionalSpace):
     later ones over the smallest gain step, so runs are ordered as base-(c+1) numbers and
     every run has its own value (closed form)."""
 
+    measure: RBP  # (Space.measure, narrowed: the field keeps its place and behaviour)
+
     def key_values(self, keys):  # RBP = (1 - p) sum p^(k-1) gain(g_k) / gain(c)
         G, _ = space_gains(self)
         p, c, out = float(self.measure.p), self.c, []
@@ -74,6 +76,7 @@ class ContiguousRBPSpace(Space):
     values are the integers 0..max_key, so phi = key + 1; runs tie (b < c + 1) and the
     runs at or below a key are counted digit by digit (:meth:`closed_runs_le`)."""
 
+    measure: RBP  # (Space.measure, narrowed: the field keeps its place and behaviour)
     family: str = "rbp-contiguous"
     closed: bool = True
 
@@ -106,7 +109,8 @@ class ContiguousRBPSpace(Space):
         for k in uniq:
             total, open_ = 0, {int(k): 1}  # undecided budgets over weights b^0..b^(i-1), with multiplicity
             for i in range(N, 0, -1):
-                w, nxt = b ** (i - 1), {}
+                w = b ** (i - 1)
+                nxt: dict[int, int] = {}
                 for r, n in open_.items():
                     for d in range(c + 1):
                         rest = r - d * w
@@ -130,6 +134,7 @@ class RBPSpace(Space):
     State-free split. For binary runs every one of the 2^N runs has its own value (see
     the guide)."""
 
+    measure: RBP  # (Space.measure, narrowed: the field keeps its place and behaviour)
     family: str = "rbp"
     splittable: bool = True
 
