@@ -155,3 +155,146 @@ def test_without_hypothesis_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "hypothesis", None)  # import hypothesis now raises ImportError
     with pytest.raises(ImportError, match=r'pip install "irscale\[testing\]"'):
         testing.check_batch_equals_reference(testing.instances("RR@3")[0])
+
+
+def test_a_wrong_exact_key_of_a_user_measure_fails(declared):
+    """A measure without a space of its own is served by the generic space from its
+    exact_key: keys in the wrong order are caught as a space's are."""
+
+    @register("BadKey")
+    @dataclass(frozen=True)
+    class BadKey(Measure):
+        cutoff: int | None = None
+
+        def batch(self, grades, topics):
+            g = (cut(grades, self.cutoff) >= 1).astype(float)
+            return g @ (1.0 / np.arange(1, g.shape[-1] + 1))
+
+        def reference(self, grades, topic):
+            return float(sum(1.0 / (k + 1) for k, x in enumerate(grades[: self.cutoff]) if x >= 1))
+
+        def exact_key(self, g, c):
+            return -g.sum(axis=-1)  # reversed, and merges runs of different values
+
+    declared(BadKey)
+    with pytest.raises(AssertionError, match="is not below key|holds runs of different values"):
+        testing.check_space(testing.instances(BadKey)[0])
+
+
+def test_batch_wrong_on_a_second_topic_fails(declared):
+    """batch is compared with reference on several runs and topics, not one cell."""
+
+    def first_topics_rb(s, g, topics):
+        rb = topics.num_rel(1).astype(float)
+        return _hits(g, s.cutoff, s.rel) / (rb[0] if rb[0] > 0 else np.inf)  # topic 0's recall base for all
+
+    @register("FirstRB")
+    @dataclass(frozen=True)
+    class FirstRB(Measure):
+        cutoff: int | None = None
+        rel: int = 1
+        requires_cutoff = True
+
+        def batch(self, grades, topics):
+            return first_topics_rb(self, grades, topics)
+
+        def reference(self, grades, topic):
+            rb = topic.num_rel(1)[0]
+            return (
+                float(sum(self.cutoff - k for k, x in enumerate(grades[: self.cutoff]) if x >= 1)) / rb if rb else 0.0
+            )
+
+    declared(FirstRB)
+    with pytest.raises(AssertionError, match="on topic [12]"):
+        testing.check_batch_equals_reference(testing.instances(FirstRB)[0])
+
+
+def test_a_wrong_closed_form_fails_the_phi_check(declared):
+    """phi under mid is compared with the brute force: a closed form that miscounts the
+    runs at or below a key is caught."""
+    m = _measure(declared, "BadClosed")
+
+    @serves(m)
+    @dataclass(frozen=True, eq=False)
+    class S(Space):
+        family: str = "test-badclosed"
+        closed: bool = True
+
+        @cached_property
+        def max_key(self):
+            return self.N * (self.N + 1) // 2
+
+        def keys(self, g):
+            return _linear_keys(self, np.asarray(g, dtype=np.int64))
+
+        def key_values(self, k):
+            return np.asarray(k, dtype=np.float64)
+
+        def closed_runs_le(self, k):
+            return np.asarray(k, dtype=object) * 0 + 1  # wrong: one run at or below every key
+
+    with pytest.raises(AssertionError, match=r"phi \(mid\) of engine closed differs"):
+        testing.check_space(testing.instances(m)[0])
+
+
+def test_a_name_that_does_not_parse_back_fails(declared):
+    @register("Renamed")
+    @dataclass(frozen=True)
+    class Renamed(Measure):
+        cutoff: int | None = None
+
+        def __str__(self):
+            return "Renamed(x=1)"  # a parameter the class does not have
+
+    declared(Renamed)
+    with pytest.raises(Exception, match="no parameter 'x'|does not parse"):
+        testing.check_parameters(Renamed())
+
+
+def test_a_refusal_that_does_not_name_the_measure_fails(declared):
+    from irscale.errors import MeasureError
+
+    m = _measure(declared, "Quiet")
+
+    @serves(m)
+    @dataclass(frozen=True, eq=False)
+    class S(Space):
+        family: str = "test-quiet"
+
+        @cached_property
+        def max_key(self):
+            if self.N > 20:
+                raise MeasureError("too long")  # says neither which measure nor what to do
+            return 4 * self.N * (self.N + 1)
+
+        def keys(self, g):
+            return _linear_keys(self, np.asarray(g, dtype=np.int64))
+
+        def key_values(self, k):
+            return np.asarray(k, dtype=np.float64)
+
+    with pytest.raises(AssertionError, match="the refusal does not name it"):
+        testing.check_refusals(testing.instances(m)[0])
+
+
+def test_a_subclass_is_checked_on_its_own_instances(declared):
+    """examples are not inherited: a subclass of nDCG is not checked on nDCG's examples."""
+    from irscale.measures import nDCG
+
+    @register("MyNDCG")
+    @dataclass(frozen=True)
+    class MyNDCG(nDCG):
+        pass
+
+    declared(MyNDCG)
+    assert [str(m) for m in testing.instances(MyNDCG)] == ["MyNDCG"]
+
+
+def test_rel_0_is_checked_and_a_missing_rank_is_never_relevant():
+    """P(rel=0) counts every judged document relevant, never a rank a short run lacks: the
+    suite found the space padding short runs with grade 0, which rel=0 counted."""
+    testing.check_parameters(testing.instances("P(rel=0)@5")[0])
+    testing.check_space(testing.instances("P(rel=0)@5")[0])
+    from irscale.scales import space_for
+
+    assert space_for("P(rel=0)@5", 5).grade_view(np.array([[0, 2]], dtype=np.int16)).tolist() == [[1, 1, 0, 0, 0]]

@@ -50,7 +50,7 @@ import numpy as np
 from irscale.data import PAD, UNJUDGED, TopicStats
 from irscale.errors import IrscaleError
 from irscale.measures import Measure, at_rel_level, from_trec_eval, parse_measure
-from irscale.measures.registry import ENTRIES, spaces_of
+from irscale.measures.registry import ENTRIES
 
 TOY = Path(__file__).parent / "examples" / "toy"
 TOL = 1e-9  # relative: exact values that differ are far apart at the small N checked here
@@ -64,15 +64,23 @@ Check = Callable[[Measure], None]
 
 def instances(measure: str | Measure | type) -> list[Measure]:
     """The measures a check runs on: an instance or a name as it is; a class as its
-    defaults (at cutoff 5 if it needs one) and every name in its ``examples``."""
-    if isinstance(measure, type):
-        if not issubclass(measure, Measure):
-            raise TypeError(f"{measure.__qualname__} is not a Measure class")
-        base = parse_measure(measure.NAME, default_cutoff=5) if measure.requires_cutoff else parse_measure(measure.NAME)
-        if type(base) is not measure:
-            raise AssertionError(f"{measure.__qualname__}: its name {measure.NAME!r} parses to {type(base).__name__}")
-        return list(dict.fromkeys([base] + [parse_measure(e) for e in measure.examples]))
-    return [parse_measure(measure)]
+    defaults (at cutoff 5 if it needs one) and every name in the class's own ``examples``
+    (not inherited: a subclass is checked on its own instances)."""
+    if not isinstance(measure, type):
+        return [parse_measure(measure)]
+    if not issubclass(measure, Measure):
+        raise TypeError(f"{measure.__qualname__} is not a Measure class")
+    try:
+        base = parse_measure(measure.NAME, default_cutoff=5 if measure.requires_cutoff else None)
+    except (TypeError, IrscaleError) as e:
+        raise AssertionError(
+            f"{measure.__qualname__}: no instance can be made from its name {measure.NAME!r} ({e}); give "
+            "every parameter a default (a cutoff None with requires_cutoff = True where it needs one)"
+        ) from None
+    out = [base] + [parse_measure(e) for e in measure.__dict__.get("examples", ())]
+    wrong = [str(m) for m in out if type(m) is not measure]
+    assert not wrong, f"{measure.__qualname__}: its name or examples parse to other classes: {wrong}"
+    return list(dict.fromkeys(out))
 
 
 def registered() -> list[type]:
@@ -84,7 +92,9 @@ def registered() -> list[type]:
 
 
 def check_batch_equals_reference(measure: Measure, *, max_examples: int = 100) -> None:
-    """``batch`` equals ``reference`` on generated rankings (hypothesis)."""
+    """``batch`` over several runs and topics equals ``reference`` on each (run, topic),
+    on rankings hypothesis generates: 2 to 4 levels, short and empty runs, unjudged
+    documents, grades below 0, topics with their own judged counts."""
     try:
         from hypothesis import given, settings
         from hypothesis import strategies as st
@@ -94,27 +104,33 @@ def check_batch_equals_reference(measure: Measure, *, max_examples: int = 100) -
         ) from None
 
     @st.composite
-    def topic_and_run(draw):
-        levels = draw(st.integers(2, 4))
+    def runs_and_topics(draw):
+        levels, S, T = draw(st.integers(2, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
         grade = st.sampled_from([*range(levels), -1, int(UNJUDGED)])  # -1: judged below 0
-        run = draw(st.lists(grade, max_size=12))
-        counts = [draw(st.integers(0, 6)) for _ in range(levels)]
-        for g in range(levels):  # the topic judged at least what the run retrieved
-            counts[g] = max(counts[g], run.count(g))
-        return run, counts
+        runs = [[draw(st.lists(grade, max_size=12)) for _ in range(T)] for _ in range(S)]
+        counts = []
+        for t in range(T):  # each topic judged at least what its runs retrieved
+            row = [draw(st.integers(0, 6)) for _ in range(levels)]
+            counts.append([max([row[g]] + [r[t].count(g) for r in runs]) for g in range(levels)])
+        return runs, counts
 
     @settings(max_examples=max_examples, deadline=None, database=None)
-    @given(topic_and_run())
+    @given(runs_and_topics())
     def run_check(case):
-        run, counts = case
-        topic = TopicStats.single(counts)
-        grades = np.full((1, 1, max(len(run), 1)), PAD, dtype=np.int16)
-        grades[0, 0, : len(run)] = run
-        got = float(measure.batch(grades, topic)[0, 0])
-        want = float(measure.reference(list(run), topic))
-        assert math.isclose(got, want, rel_tol=1e-12, abs_tol=1e-12), (
-            f"{measure}: batch gives {got!r}, reference {want!r} on the ranking {run} (level counts {counts})"
-        )
+        runs, counts = case
+        S, T = len(runs), len(counts)
+        topics = TopicStats(tuple(map(str, range(T))), np.array(counts, dtype=np.int64), len(counts[0]) - 1)
+        grades = np.full((S, T, max([len(x) for r in runs for x in r] + [1])), PAD, dtype=np.int16)
+        for s, t in itertools.product(range(S), range(T)):
+            grades[s, t, : len(runs[s][t])] = runs[s][t]
+        got = measure.batch(grades, topics)
+        assert np.shape(got) == (S, T), f"{measure}: batch gives shape {np.shape(got)} for {S} runs, {T} topics"
+        for s, t in itertools.product(range(S), range(T)):
+            want = float(measure.reference(list(runs[s][t]), TopicStats.single(counts[t])))
+            assert math.isclose(float(got[s, t]), want, rel_tol=1e-12, abs_tol=1e-12), (
+                f"{measure}: batch gives {float(got[s, t])!r} for run {s} on topic {t}, reference {want!r} "
+                f"(the ranking {runs[s][t]}, level counts {counts[t]}; all topics {counts})"
+            )
 
     run_check()
 
@@ -125,21 +141,16 @@ def check_parameters(measure: Measure) -> None:
     undocumented = [name for name, _, doc in cls.param_info() if not doc.strip()]
     assert not undocumented, f"{cls.NAME}: parameters without a description in param_docs: {undocumented}"
     name = str(measure)
-    assert parse_measure(name) == measure, f"{measure!r}: its name {name!r} parses to {parse_measure(name)!r}"
-    assert parse_measure(name.lower()) == measure, f"{measure!r}: {name.lower()!r} does not parse to it"
+    assert parse_measure(name) == measure, f"{measure}: its name parses to {parse_measure(name)}"
+    folded = cls.NAME.swapcase() + name[len(cls.NAME) :]  # names are case-insensitive, values are not
+    assert parse_measure(folded) == measure, f"{measure}: {folded!r} does not parse to it"
     te = measure.trec_eval_name
-    if te is not None:  # trec_eval's names carry no relevance level: it is its -l option
-        back = from_trec_eval(te)
-        level = getattr(measure, "rel", None) if back is not None and not measure.graded else None
+    rel = getattr(measure, "rel", None)
+    if te is not None and (measure.graded or rel is None or rel >= 1):  # trec_eval's -l is at least 1
+        back = from_trec_eval(te)  # trec_eval's names carry no relevance level: it is its -l option
+        level = rel if back is not None and not measure.graded else None
         back = at_rel_level([back], level)[0] if back is not None else None
-        assert back == measure, f"{measure}: its trec_eval name {te!r} (at -l {level}) reads {back!r}"
-
-
-def _space_cls(measure: Measure, N: int, c: int) -> type | None:
-    for cls, when in spaces_of(type(measure)):
-        if when is None or when(measure, N, c):
-            return cls
-    return None
+        assert back == measure, f"{measure}: its trec_eval name {te!r} (at -l {level}) reads {back}"
 
 
 def _levels(measure: Measure) -> list[int]:
@@ -148,20 +159,32 @@ def _levels(measure: Measure) -> list[int]:
     return [2] if binary else [2, 3, 4]
 
 
+def _refusal(measure: Measure) -> str | None:
+    """Why the measure has no ranked version (irscale refuses it), or None where it has one."""
+    from irscale.scales import space_for
+
+    if not any(f.name == "cutoff" for f in dataclasses.fields(measure)):
+        return "it takes no cutoff, so it cannot be put at a run length N"
+    try:
+        space_for(_at(measure, 5), 5, 1)
+    except IrscaleError as e:
+        return str(e)
+    return None
+
+
 def check_space(measure: Measure) -> None:
-    """Exact keys ordered and tied like the measure's values; phi (unq, mid) equal to a
-    brute force and to the oracle engine, at every small N and level count."""
+    """The space that serves the measure at small N (its own, or the generic one of a
+    user's measure: ``exact_key`` or its float values): grades mapped onto its runs, exact
+    keys ordered and tied like the measure's values, phi (unq, mid) equal to a brute force
+    and to the oracle engine, at every N up to a few and every level count it supports."""
     from irscale.scales import build, space_for
 
-    if not spaces_of(type(measure)):
-        return  # no run space declared: generic enumeration, covered by check_end_to_end
+    if _refusal(measure) is not None:
+        return  # no ranked version: check_end_to_end checks the refusal
     for levels in _levels(measure):
         for N in range(1, SMALL_N[levels] + 1):
             m = _at(measure, N)
-            if _space_cls(m, N, levels - 1) is None:
-                continue
-            space = space_for(m, N, levels - 1)
-            _check_keys_and_phi(m, space, N, levels, build)
+            _check_keys_and_phi(m, space_for(m, N, levels - 1), N, levels, build)
 
 
 def _at(measure: Measure, N: int) -> Measure:
@@ -171,27 +194,48 @@ def _at(measure: Measure, N: int) -> Measure:
     return measure
 
 
-def _judged(measure: Measure, run: tuple[int, ...], binary: bool) -> list[int]:
-    """A run of the space as judged grades: a binary space's 1 is a document of grade rel."""
-    rel = getattr(measure, "rel", None) or 1
-    return [g * rel for g in run] if binary else list(run)
+def _judged(measure: Measure, runs: list[tuple[int, ...]], binary: bool) -> np.ndarray:
+    """Runs of the space as judged grades: on a binary space, 1 is a document of grade
+    ``rel`` and 0 one of grade 0 (-1, judged below 0, where rel is 0)."""
+    g = np.array(runs, dtype=np.int16).reshape(len(runs), -1)
+    if not binary:
+        return g
+    rel = getattr(measure, "rel", None)
+    rel = 1 if rel is None else rel
+    return np.where(g == 1, rel, 0 if rel > 0 else -1).astype(np.int16)
+
+
+def _check_grade_view(what: str, space, judged: np.ndarray, runs: np.ndarray) -> None:
+    """The space maps judged grades onto its runs, sentinels and short runs included:
+    unjudged documents and missing ranks count as non-relevant (grade 0)."""
+    assert np.array_equal(space.grade_view(judged), runs), f"{what}: grade_view does not map judged grades"
+    zero = runs == 0
+    if zero.any() and judged[zero].max() >= 0:  # (where rel is 0, grade -1 stands for non-relevant)
+        unjudged = np.where(zero, UNJUDGED, judged)
+        assert np.array_equal(space.grade_view(unjudged), runs), f"{what}: unjudged documents are not grade 0"
+    short = judged[np.all(zero[:, -1:], axis=1), :-1]  # runs whose last rank is non-relevant, cut short
+    if len(short) and short.shape[1]:
+        assert np.array_equal(space.grade_view(short), runs[np.all(zero[:, -1:], axis=1)]), (
+            f"{what}: a run shorter than N is not padded with non-relevant documents"
+        )
 
 
 def _check_keys_and_phi(m: Measure, space, N: int, levels: int, build) -> None:
     c = levels - 1
     binary = space.binary_measure
     runs = list(itertools.product(range(c + 1), repeat=N))  # every run, plain Python
-    judged = np.array([_judged(m, r, binary) for r in runs], dtype=np.int16)
-    top = (getattr(m, "rel", None) or 1) if binary else c
-    topic = TopicStats.single([N] * (max(top, 1) + 1))
+    judged = _judged(m, runs, binary)
+    rel = getattr(m, "rel", None)
+    top = (1 if rel is None else max(rel, 1)) if binary else c
+    topic = TopicStats.single([N] * (top + 1))
     what = f"{m} at N={N} on {levels} levels ({type(space).__name__})"
-    view = space.grade_view(judged)
-    assert np.array_equal(view, np.array(runs)), f"{what}: grade_view does not map judged grades onto the runs"
-    keys = space.keys(view)
+    _check_grade_view(what, space, judged, np.array(runs, dtype=np.int8).reshape(len(runs), N))
+    keys = space.keys(space.grade_view(judged))
     values = [float(m.reference(list(j), topic)) for j in judged.tolist()]
+    float_keyed = getattr(space, "family", "") == "generic" and getattr(m, "exact_key", None) is None
+    _check_ties_and_order(what, [int(k) for k in keys], values, space.ordered_keys, split_ok=float_keyed)
     batch = m.batch(judged[:, None, :], topic)[:, 0]
     derived = space.measure_values(np.asarray(keys)[:, None], topic)[:, 0]
-    _check_ties_and_order(what, [int(k) for k in keys], values, space.ordered_keys)
     assert np.allclose(batch, values, rtol=1e-12, atol=1e-12), f"{what}: batch differs from reference"
     assert np.allclose(derived, values, rtol=1e-9, atol=1e-12), f"{what}: values derived from the keys differ"
     unq, mid = _brute_phi([int(k) for k in keys], values)
@@ -199,12 +243,13 @@ def _check_keys_and_phi(m: Measure, space, N: int, levels: int, build) -> None:
         rm = build(m, N, levels, engine=engine, cache=False)
         got = rm.rank(np.asarray(keys), ("unq", "mid"))
         assert got["unq"].tolist() == unq, f"{what}: phi (unq) of engine {rm.engine} differs from the brute force"
-        assert np.allclose(got["mid"], mid, rtol=0, atol=0), f"{what}: phi (mid) of engine {rm.engine} differs"
+        assert np.array_equal(got["mid"], mid), f"{what}: phi (mid) of engine {rm.engine} differs"
 
 
-def _check_ties_and_order(what: str, keys: list, values: list[float], ordered: bool) -> None:
-    """Equal keys have equal values; different keys different values (beyond rounding);
-    where keys are ordered, a smaller key has a smaller value."""
+def _check_ties_and_order(what: str, keys: list, values: list[float], ordered: bool, split_ok: bool = False) -> None:
+    """Equal keys have equal values; different keys different values (beyond rounding;
+    ``split_ok``: keys that are the measure's own float values may split values that
+    differ by rounding only); where keys are ordered, a smaller key has a smaller value."""
     close = lambda a, b: abs(a - b) <= TOL * max(1.0, abs(a), abs(b))  # noqa: E731
     by_key: dict = {}
     for k, v in zip(keys, values):
@@ -213,8 +258,8 @@ def _check_ties_and_order(what: str, keys: list, values: list[float], ordered: b
         assert all(close(v, vs[0]) for v in vs), f"{what}: key {k} holds runs of different values {sorted(set(vs))}"
     reps = sorted((vs[0], k) for k, vs in by_key.items())
     for (va, ka), (vb, kb) in zip(reps, reps[1:]):
-        assert not close(va, vb), f"{what}: keys {ka} and {kb} split runs of one value {va!r}"
-        if ordered:
+        assert split_ok or not close(va, vb), f"{what}: keys {ka} and {kb} split runs of one value {va!r}"
+        if ordered and not close(va, vb):
             assert ka < kb, f"{what}: key {ka} (value {va!r}) is not below key {kb} (value {vb!r})"
 
 
@@ -224,7 +269,7 @@ def _brute_phi(keys: list[int], values: list[float]) -> tuple[list[int], list[fl
     value_of: dict[int, float] = {}
     for k, v in zip(keys, values):
         value_of.setdefault(k, v)
-    order = sorted(value_of, key=value_of.__getitem__)
+    order = sorted(value_of, key=lambda k: (value_of[k], k))
     dense = {k: i + 1 for i, k in enumerate(order)}
     count = {k: keys.count(k) for k in order}
     below: dict[int, int] = {}
@@ -237,7 +282,8 @@ def _brute_phi(keys: list[int], values: list[float]) -> tuple[list[int], list[fl
 
 def check_end_to_end(measure: Measure) -> None:
     """evaluate, transform and compare on the example collection; the scale owner's
-    verdict exists; a measure without a ranked version is refused cleanly."""
+    verdict exists; a measure without a ranked version is refused with an irscale error
+    by transform, and only such a measure."""
     from irscale.experiment import evaluate, transform
     from irscale.scales.permissible import scale_of
     from irscale.scales.theory import SCALES
@@ -250,15 +296,17 @@ def check_end_to_end(measure: Measure) -> None:
         warnings.simplefilter("ignore")  # the toy's warnings (graded qrels, a topic without results)
         table = evaluate(TOY / "qrels.txt", runs, [m])
         assert table.values.shape == (1, len(runs), len(table.topics)), f"{m}: evaluate's table has the wrong shape"
-        v = table.values[0]
-        assert np.isfinite(v[~np.isnan(v)]).all(), f"{m}: evaluate gives values that are not finite"
-        try:
-            t = transform(table, [m], depth=N, ties=("unq", "mid"))
-        except IrscaleError as e:
-            assert str(e).strip(), f"{m}: transform refuses with an empty message"
-            return  # no ranked version: refused with a message (check_refusals looks at it closer)
+        assert np.isfinite(table.values[0]).all(), f"{m}: evaluate gives values that are not finite numbers"
+        if _refusal(measure) is not None:
+            try:
+                transform(table, [m], depth=N)
+            except IrscaleError as e:
+                assert str(e).strip(), f"{m}: transform refuses with an empty message"
+                return
+            raise AssertionError(f"{m}: transform gives a ranked version though the measure has none")
+        t = transform(table, [m], depth=N, ties=("unq", "mid"))
         assert [str(x) for x in t.measures][1:] == [f"ranked({m})", f"ranked({m}, ties=mid)"], t.measures
-        assert (t.values[1] >= 1).all(), f"{m}: phi below 1 in transform"
+        assert (t.values[1:] >= 1).all(), f"{m}: phi below 1 in transform"
         study = compare(table, [str(m)], depth=N, tests=["sign", "ttest"], effects=False, measure_free=False)
         assert list(study.table2["measure"]) == [str(m)], (
             f"{m}: compare's Table 2 names {list(study.table2['measure'])}"
@@ -268,7 +316,9 @@ def check_end_to_end(measure: Measure) -> None:
 
 
 def check_refusals(measure: Measure) -> None:
-    """Limits are refused with an irscale error naming the measure, before any build."""
+    """Limits are refused with an irscale error naming the measure, when the engine is
+    chosen (before anything is built): an unknown parameter, and run lengths (30, 60, 400)
+    beyond what an exact engine reaches."""
     from irscale.scales import choose_engine, space_for
 
     cls = type(measure)
@@ -278,6 +328,8 @@ def check_refusals(measure: Measure) -> None:
         assert "no_such_parameter" in str(e), f"{cls.NAME}: the refusal of an unknown parameter does not name it"
     else:
         raise AssertionError(f"{cls.NAME}: an unknown parameter was accepted")
+    if _refusal(measure) is not None:
+        return
     for N in (30, 60, 400):
         m = _at(measure, N)
         for levels in _levels(measure)[-1:]:

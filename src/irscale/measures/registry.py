@@ -62,10 +62,11 @@ class _Names(Mapping):
         return len(ENTRIES)
 
     def pop(self, name: str, *default):
-        """Unregister the measure called ``name`` (its spaces and rule go with it)."""
+        """Unregister the measure called ``name`` (case-insensitive; its spaces and rule go
+        with it)."""
         try:
-            cls = self[name]
-        except KeyError:
+            cls = next(e.cls for e in ENTRIES.values() if e.name.lower() == name.lower())
+        except StopIteration:
             if default:
                 return default[0]
             raise
@@ -81,17 +82,37 @@ REGISTRY = _Names()
 
 def register(name: str, *aliases: str):
     """Class decorator adding a measure class to the registry under ``name`` (and
-    ``aliases``); a class registered again under a name already taken replaces the
-    earlier one (a notebook cell run twice)."""
+    ``aliases``; names are case-insensitive). The same class defined again (a notebook
+    cell run twice: same module and qualified name) replaces the earlier one; another
+    class under a name already taken is refused (``unregister`` the other first)."""
 
     def deco(cls):
-        for old in [c for c, e in ENTRIES.items() if e.name.lower() == name.lower() and c is not cls]:
-            del ENTRIES[old]
+        taken = {n.lower() for n in (name, *aliases)}
+        for old, e in list(ENTRIES.items()):
+            if old is cls or not taken & {n.lower() for n in (e.name, *e.aliases)}:
+                continue
+            if _same_definition(old, cls):
+                del ENTRIES[old]  # redefined: the new class takes its place (and declares its own spaces)
+                continue
+            raise MeasureError(
+                f"the measure name {name!r} is taken by {_where(old)}; unregister it first "
+                f"(irscale.measures.unregister({old.__qualname__})) or choose another name for {_where(cls)}"
+            )
         cls.NAME = name
-        ENTRIES[cls] = Entry(cls, name, tuple(aliases))
+        kept = ENTRIES.get(cls)  # the same class registered again: its spaces and rule stay
+        ENTRIES[cls] = Entry(cls, name, tuple(aliases), kept.spaces if kept else [], kept.theory if kept else None)
         return cls
 
     return deco
+
+
+def _where(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _same_definition(a: type, b: type) -> bool:
+    """Two class objects from one definition run twice (never two classes a function made)."""
+    return _where(a) == _where(b) and "<locals>" not in a.__qualname__
 
 
 def unregister(cls: type) -> None:
@@ -112,16 +133,17 @@ def entry(cls: type) -> Entry:
 
 def add_space(measure_cls: type, space_cls: type, when: When | None = None) -> None:
     """Declare that ``space_cls`` computes phi for ``measure_cls`` (only where
-    ``when(measure, N, c)`` holds, if given). At most one unconditional space a class."""
+    ``when(measure, N, c)`` holds, if given). The same space defined again replaces its
+    earlier declaration; a class has at most one unconditional space."""
     e = entry(measure_cls)
+    e.spaces[:] = [(s, w) for s, w in e.spaces if not _same_definition(s, space_cls)]
     if when is None:
         for other, w in e.spaces:
-            if w is None and other is not space_cls and other.__qualname__ != space_cls.__qualname__:
+            if w is None and other is not space_cls:
                 raise MeasureError(
-                    f"{e.name} is served by {other.__qualname__} already; give {space_cls.__qualname__} a "
+                    f"{e.name} is served by {_where(other)} already; give {space_cls.__qualname__} a "
                     "when= condition, or remove the other declaration"
                 )
-    e.spaces[:] = [(s, w) for s, w in e.spaces if s.__qualname__ != space_cls.__qualname__]  # a redefinition
     e.spaces.append((space_cls, when))
 
 

@@ -29,7 +29,7 @@ class P(Measure):
     (trec_eval ``P_k``). RB-free.
     """
 
-    examples = ("P@5", "P(rel=2)@5")  # checked by the conformance suite (irscale.testing)
+    examples = ("P@5", "P(rel=2)@5", "P(rel=0)@5")  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
     rel: int = 1

@@ -22,6 +22,7 @@ from functools import cached_property
 
 import numpy as np
 
+from irscale.data import PAD
 from irscale.errors import MeasureError
 from irscale.measures import Measure, parse_measure
 from irscale.measures.registry import ENTRIES, add_space, spaces_of
@@ -48,11 +49,13 @@ def all_runs(N: int, c: int, start: int = 0, stop: int | None = None) -> np.ndar
     return digits
 
 
-def cut_and_pad(grades, N: int) -> np.ndarray:
-    """Judged grades cut at rank N and padded with non-relevant documents (0) to N."""
+def cut_and_pad(grades, N: int, fill: int = 0) -> np.ndarray:
+    """Judged grades cut at rank N and padded to N with ``fill``: grade 0 by default, or
+    ``PAD`` (irscale.data: no document) where a grade 0 could count as relevant (rel=0)."""
     g = np.asarray(grades)[..., :N]
     if g.shape[-1] < N:
-        g = np.concatenate([g, np.zeros(g.shape[:-1] + (N - g.shape[-1],), dtype=g.dtype)], axis=-1)
+        pad = np.full(g.shape[:-1] + (N - g.shape[-1],), fill, dtype=np.int16 if fill < -128 else g.dtype)
+        g = np.concatenate([g, pad], axis=-1)
     return g
 
 
@@ -131,7 +134,7 @@ class Space:
     def grade_view(self, grades: np.ndarray) -> np.ndarray:
         """Map judged grades (any ints, sentinels included) onto this space: cut at N,
         pad with non-relevant documents, binary measures to 0/1, graded ones to 0..c."""
-        g = cut_and_pad(grades, self.N)
+        g = cut_and_pad(grades, self.N, fill=PAD)  # a missing rank is never relevant, even at rel=0
         rel = getattr(self.measure, "rel", None)
         if self.binary_measure:
             return (g >= (rel if rel is not None else 1)).astype(np.int8)
