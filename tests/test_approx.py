@@ -317,3 +317,29 @@ def test_corrected_pair_decisions_are_not_claimed_stable(forced_bounds):
     ranked = study.pairs[study.pairs.scale == "ranked"]
     assert ranked.could_flip.isna().all()  # p-values adjusted: not bounded
     assert not study.pairs[study.pairs.scale == "original"].could_flip.isna().any()
+
+
+def test_no_engine_error_pickles():
+    """NoEngineError crosses process boundaries (the parallel scheduler's workers): one
+    measure's refusal and the merged one of several come back from pickle whole."""
+    import pickle
+
+    from irscale.experiment import NoEngineError, _no_engines
+    from irscale.measures import parse_measure
+
+    one = NoEngineError(parse_measure("AP@100"), 100, "exact up to N = 35", False, "-N 35")
+    two = NoEngineError(parse_measure("nDCG@100"), 100, "too many runs", True, "", c=2)
+    both = _no_engines([one, two])
+    for e in (one, two, both):
+        back = pickle.loads(pickle.dumps(e))
+        assert type(back) is NoEngineError and str(back) == str(e)
+        assert (back.m, back.N, back.limit, back.bounded, back.advice, back.c) == (
+            e.m,
+            e.N,
+            e.limit,
+            e.bounded,
+            e.advice,
+            e.c,
+        )
+        assert [str(f) for f in back.fails] == [str(f) for f in e.fails]
+    assert pickle.loads(pickle.dumps(one)).fails[0].m == one.m and len(both.fails) == 2

@@ -8,16 +8,20 @@ warnings are yellow lines on stderr; results go to stdout.
 # when it builds the commands, at each start, and evaluating them from strings costs
 # about 50 ms. Annotations in this module must therefore name things defined at import.
 import sys
+import threading  # (loaded at import anyway: _SAY_LOCK)
 import warnings
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from irscale._version import __version__
 from irscale.errors import IrscaleError, IrscaleWarning, count_text
+
+if TYPE_CHECKING:  # (annotations naming it are strings: never evaluated, typer reads none of them)
+    from rich.console import Console
 
 # Start-up (irscale --help, irscale version) loads typer and this module only: rich's
 # console, progress and tables, numpy and every other irscale module are imported by the
@@ -39,10 +43,10 @@ class _Stderr:
     the other methods are the Console's; rich objects that take a console (Progress)
     get ``err.console``, the Console itself."""
 
-    _console = None
+    _console: "Optional[Console]" = None
 
     @property
-    def console(self):
+    def console(self) -> "Console":
         if _Stderr._console is None:
             from rich.console import Console
 
@@ -182,7 +186,6 @@ def _new_say_lock():
     would inherit a held lock of stderr or of the console and could hang when it writes:
     each fork waits for the lock first (os.register_at_fork), so none happens mid-line."""
     import os
-    import threading
 
     lock = threading.Lock()
     if hasattr(os, "register_at_fork"):
@@ -194,6 +197,13 @@ _SAY_LOCK = _new_say_lock()  # made at import: two threads never make two
 
 
 HEARTBEAT = 1.0  # seconds between the heartbeat's looks at a step (it speaks only after PLAIN_EVERY of silence)
+
+
+class _Heartbeat(threading.Thread):
+    """The progress heartbeat's thread, marked ``fork_safe`` for :func:`irscale.parallel.can_fork`:
+    it writes only under _SAY_LOCK, which every fork waits for."""
+
+    fork_safe = True
 
 
 class _Feedback:
@@ -212,7 +222,6 @@ class _Feedback:
         self.what = what
 
     def __enter__(self):
-        import threading
         import time
 
         self.t0 = self.last = time.monotonic()
@@ -229,7 +238,7 @@ class _Feedback:
                 TimeElapsedColumn,
             )
 
-            self.bar = Progress(
+            self.bar: Optional[Progress] = Progress(
                 TextColumn(self.what),
                 BarColumn(),
                 TaskProgressColumn(),
@@ -246,8 +255,7 @@ class _Feedback:
         else:
             self.bar = None
         self.stop = threading.Event()
-        self.heart = threading.Thread(target=self._heartbeat, name="irscale-progress", daemon=True)
-        self.heart.fork_safe = True  # it writes only under _SAY_LOCK, which every fork waits for (parallel.can_fork)
+        self.heart = _Heartbeat(target=self._heartbeat, name="irscale-progress", daemon=True)
         self.heart.start()
         return self.tick
 
@@ -561,7 +569,7 @@ class TiesOpt(str, Enum):
 class EngineOpt(str, Enum):
     auto = "auto"
     closed = "closed"
-    split = "split"
+    split = "split"  # type: ignore[assignment]  # shadows str.split (typer's choices need the str mixin); never called
     enumerate = "enumerate"
     dcg = "dcg"
     oracle = "oracle"
@@ -732,7 +740,7 @@ def rankmap(
     typer.echo(f"engine    {rm.engine}")
     built = f" (from the cache; built in {rm.seconds:.3f} s)" if rm.from_cache else ""
     typer.echo(f"time      {seconds:.3f} s{built}")
-    if first is None:
+    if first is None or last is None:  # (both None: the counting engine)
         typer.echo("values    (the counting engine answers phi without listing the values)")
     else:
         typer.echo("first     " + " ".join(f"{v:.6g}" for v in first))

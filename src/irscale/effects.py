@@ -230,7 +230,7 @@ def _constant(d: np.ndarray, scale) -> tuple[np.ndarray, np.ndarray]:
     return const, const & (np.abs(d.mean(axis=0)) <= tol)
 
 
-def d_z(d, scale: float | None = None) -> np.ndarray:
+def d_z(d, scale: float | np.ndarray | None = None) -> np.ndarray:
     """Cohen's d_z of paired differences ``d`` (topics x pairs, or one vector of topics):
     the mean difference over its sample standard deviation (ddof=1), the paired t statistic
     divided by sqrt(topics). Constant differences (sd <= 1e-9 * ``scale``; ``scale``
@@ -402,7 +402,9 @@ def _resampling(confidence, n_resamples, seed) -> tuple[float, int, int]:
     n_resamples = integer("n_resamples", n_resamples, minimum=1)
     seed = integer("seed", seed, minimum=0, none=True)
     if seed is None:  # fresh entropy, recorded so that the result can be reproduced
-        seed = int(np.random.SeedSequence().entropy)
+        entropy = np.random.SeedSequence().entropy  # drawn here, so an int (the stubs allow a sequence, None)
+        assert isinstance(entropy, int)
+        seed = entropy
     return float(confidence), n_resamples, seed
 
 

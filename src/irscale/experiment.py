@@ -75,7 +75,7 @@ class ScoreTable:
     topic left out of a system's scores (``missing_topics="drop"``).
     """
 
-    measures: tuple[Measure | Ranked, ...]  # columns: a Measure or its Ranked version
+    measures: tuple[Measure | Ranked | HalfWidth, ...]  # columns: a Measure, its Ranked version, a HalfWidth
     systems: tuple[str, ...]
     topics: tuple[str, ...]
     values: np.ndarray
@@ -328,7 +328,8 @@ def _score_stream(
     rank of every run."""
     stats = topic_stats(qrels, max_grade)
     seen: dict[str, str] = {}
-    values, kept, retrieved, names, missing = [], [], [], [], {}
+    values, kept, retrieved, missing = [], [], [], {}
+    names: list[str] = []
     deepest = 0
     chunk: list = []
     for item in _with_end(stream):
@@ -771,7 +772,9 @@ def as_qrels(qrels) -> Qrels:
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, (str, os.PathLike)):
-        return read_parquet_qrels(qrels) if is_parquet(qrels) else read_qrels(qrels)
+        if is_parquet(qrels):
+            return read_parquet_qrels(qrels)
+        return read_qrels(qrels if isinstance(qrels, str) else Path(qrels))  # (the reader takes str or Path)
     mem = memory_qrels(qrels)  # a DataFrame, a dict, Qrel tuples, a ranx Qrels
     if mem is not None:
         return mem
@@ -919,7 +922,7 @@ def relevance_measures(measures: Sequence[Measure], relevance: str | None) -> li
                     f"of {m} does not apply; drop gains= or use relevance='graded' (CLI --relevance "
                     "graded)"
                 )
-            m = dataclasses.replace(m, rel=1)
+            m = dataclasses.replace(m, **{"rel": 1})  # (the base class has no rel field; m's has: checked above)
         out.append(m)
     return out
 
@@ -1031,8 +1034,11 @@ class NoEngineError(MeasureError):
         )
 
 
-def _no_engine_error(*args):
-    return NoEngineError(*args[:6], text=args[6], fails=args[7])
+def _no_engine_error(
+    m, N: int, limit: str, bounded: bool, advice: str, c: int, text: str, fails: tuple
+) -> NoEngineError:
+    """A NoEngineError back from pickle (:meth:`NoEngineError.__reduce__`'s arguments)."""
+    return NoEngineError(m, N, limit, bounded, advice, c, text=text, fails=fails)
 
 
 def _no_engines(fails: list) -> IrscaleError:
@@ -1174,9 +1180,9 @@ def transform(
     judged, relevance = apply_relevance(judged, measures, relevance)
     levels = max(judged.topics.max_grade, 1) + 1
     warn_no_relevant(measures, judged.topics)
-    plan = _plan(measures, depth, levels, approx, max_pairs)
-    ms = [m for m, _ in plan]
-    plan = dict(plan)
+    planned = _plan(measures, depth, levels, approx, max_pairs)
+    ms = [m for m, _ in planned]
+    plan = dict(planned)
     bounded = [k for k, m in enumerate(ms) if plan[m]]  # positions of the bounded measures
     _check_bounded(list(dict.fromkeys(ms[k] for k in bounded)), tie_list, depth, levels, normalize)
     unique = list(dict.fromkeys(ms))  # a measure named twice (P and P@10 at depth 10) is scored once
@@ -1409,7 +1415,7 @@ def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: fl
         resolution = int(b.resolution * b.width / approx * 1.25) + 1
         # the tables' memory: RBP about 32 bytes per grid point, 1 / (1 - p) points per unit;
         # DCG about 24 bytes per grid point
-        per_point, points = (32, 1 / (1 - float(m.p_exact))) if isinstance(space, RBPSpace) else (24, 1)
+        per_point, points = (32, 1 / (1 - float(space.measure.p_exact))) if isinstance(space, RBPSpace) else (24, 1)
         largest = int(BOUNDS_MEMORY / (per_point * points))
         if resolution > largest:
             reach = b.width * b.resolution / largest

@@ -90,12 +90,14 @@ class TestResult:
     omnibus: tuple[float, float] | None = None
     provenance: dict = field(default_factory=dict)
     _pvalue: np.ndarray | None = field(default=None, repr=False)
-    _range: tuple | None = field(default=None, repr=False)  # (k, df) of the studentized range
+    _range: tuple[int, float] | None = field(default=None, repr=False)  # (k, df) of the studentized range
 
     @cached_property
     def pvalue(self) -> np.ndarray:
         if self._pvalue is not None:
             return self._pvalue
+        # every constructor gives one or the other: p-values, or the studentized range's (k, df)
+        assert self._range is not None, "a TestResult needs _pvalue or _range"
         k, df = self._range
         return sps.studentized_range.sf(self.statistic, k, df)
 

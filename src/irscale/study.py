@@ -227,7 +227,7 @@ def _study_measures(measures, depth: int, relevance: str | None, measure_free) -
 
     ms = [at_depth(m, depth) for m in parse_measures(measures, default_cutoff=depth)]
     ms = relevance_measures(ms, relevance)
-    low = [str(m) for m in ms if isinstance(getattr(m, "rel", None), int) and m.rel < 1]
+    low = [str(m) for m in ms if isinstance(rel := getattr(m, "rel", None), int) and rel < 1]
     if low and flag("measure_free", measure_free):
         raise ArgumentError(
             f"{', '.join(low)}: rel below 1 counts judged non-relevant documents as relevant, and the "
@@ -514,7 +514,7 @@ def _table2(s: _Scores, plan: StudyPlan, rb: dict, tick) -> pd.DataFrame:
 
 def _means8(x: np.ndarray) -> np.ndarray:
     """Each system's mean over topics, rounded to 8 decimals (ties of means for tau)."""
-    return np.round(np.nanmean(x, axis=1), 8)
+    return np.round(np.nanmean(x, axis=1), 8)  # type: ignore[return-value]  # numpy's stubs type nanmean(axis=) a scalar; of 2-D it is an array
 
 
 def _table4(s: _Scores, plan: StudyPlan, tick) -> pd.DataFrame:
@@ -625,7 +625,8 @@ def _measure_free(judged, s: _Scores, plan: StudyPlan, results: dict, changes: p
     from irscale import measurefree as mf
 
     tick("measure-free view", 0, 1)
-    by_rel = {None: mf.topic_comparisons(judged, depth=plan.depth)}  # (pairs, topics): the runs cut at N
+    # (pairs, topics) by the rel that binarises the grades; None: the runs cut at N as they are
+    by_rel: dict[int | None, np.ndarray] = {None: mf.topic_comparisons(judged, depth=plan.depth)}
     codes = {}
     for m in plan.measures:
         rel = _binary_rel(m) if judged.topics.max_grade > 1 else None
@@ -838,6 +839,7 @@ def _baseline_rows(plan: StudyPlan, m: str, which: str, values, test: str, syste
     from irscale.effects import pairwise
 
     corr = "none" if test in st.MULTI else plan.correction  # Tukey-type: adjusted already
+    assert plan.baselines is not None  # (_baseline_pairs runs only with baselines)
     df = pairwise(
         values.T,
         test,

@@ -22,7 +22,7 @@ import ast
 import dataclasses
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
@@ -490,7 +490,7 @@ def _parse_native(s: str, text: str, default_cutoff: int | None = None) -> Measu
 
 
 def parse_measures(
-    items: str | Measure | Sequence[str | Measure], *, default_cutoff: int | None = None
+    items: str | Measure | Iterable[str | Measure], *, default_cutoff: int | None = None
 ) -> list[Measure]:
     """Parse several measures (duplicates once, order kept). A single name or Measure
     is one measure (``"AP"`` is AP, not the letters A and P)."""

@@ -545,6 +545,7 @@ def _wide_means(study: Study, means: pd.DataFrame, name) -> tuple[pd.DataFrame, 
         if "mean" in values:
             part[f"rank_{sc}"] = part[f"mean_{sc}"].groupby(level="measure").rank(ascending=False, method="min")
         wide = part if wide is None else wide.join(part, how="outer")
+    assert wide is not None  # means has rows (the caller checks), so one scale at least
     wide = wide.reset_index()
     measures = _order(wide["measure"], list(study.measures))
     systems = _order(wide["system"], [str(s) for s in study.systems])
@@ -879,7 +880,7 @@ def _tables5_6(study: Study, max_rows: int) -> list[ReportTable]:
         corr = df["correction"].iloc[0]
         cols = [dataclasses.replace(c, hidden=True) if c.key == "correction" else c for c in cols]
         notes = (f"Multiple-comparison correction of the pairwise p-values: {corr}.",)
-    cols = tuple(cols)
+    columns = tuple(cols)
     out = []
     for dep, key, title, which in (
         (
@@ -909,7 +910,7 @@ def _tables5_6(study: Study, max_rows: int) -> list[ReportTable]:
                 f"each measure is replaced by its ranked version, for {which}, at N = {study.N} (the paper's "
                 f"{'Table 6' if dep else 'Table 5'}, Section 7.3).",
                 part,
-                cols,
+                columns,
                 _label(study, key),
                 group=("measure",),
                 max_rows=max_rows,
