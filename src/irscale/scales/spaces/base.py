@@ -134,7 +134,7 @@ class Space:
     def grade_view(self, grades: np.ndarray) -> np.ndarray:
         """Map judged grades (any ints, sentinels included) onto this space: cut at N,
         pad with non-relevant documents, binary measures to 0/1, graded ones to 0..c."""
-        g = cut_and_pad(grades, self.N, fill=PAD)  # a missing rank is never relevant, even at rel=0
+        g = cut_and_pad(grades, self.N, fill=int(PAD))  # a missing rank is never relevant, even at rel=0
         rel = getattr(self.measure, "rel", None)
         if self.binary_measure:
             return (g >= (rel if rel is not None else 1)).astype(np.int8)
