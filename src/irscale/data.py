@@ -128,6 +128,9 @@ class JudgedRuns:
         that needs deeper ranks is then refused (:meth:`check_depth`).
     retrieved : ndarray, optional
         (S, T) documents retrieved, counted before the cut (:attr:`num_ret`).
+    metadata : dict
+        The ir_metadata header of each run whose file has one (run name -> its
+        PRIMAD sections); runs without a header are not in it.
     """
 
     systems: tuple[str, ...]
@@ -138,6 +141,7 @@ class JudgedRuns:
     depth: int | None = None
     kept: int | None = None
     retrieved: np.ndarray | None = field(default=None, repr=False)
+    metadata: dict[str, dict] = field(default_factory=dict, repr=False)
 
     def check_depth(self, needed: int | None, what: str) -> None:
         """Refuse ``what`` (a measure, a run length) when it needs ranks below those kept
@@ -166,7 +170,15 @@ class JudgedRuns:
         counts = np.stack([lc[:, : max(rel, 0)].sum(axis=1), lc[:, max(rel, 0) :].sum(axis=1)], axis=1)
         topics = TopicStats(self.topics.names, counts, 1)
         return JudgedRuns(
-            self.systems, topics, out, self.missing, self.missing_topics, self.depth, self.kept, self.retrieved
+            self.systems,
+            topics,
+            out,
+            self.missing,
+            self.missing_topics,
+            self.depth,
+            self.kept,
+            self.retrieved,
+            self.metadata,
         )
 
     @cached_property
@@ -472,7 +484,8 @@ def assemble(
     max_grade: int | None = None,
 ) -> JudgedRuns:
     """Stack the results of :func:`judge_run` (``(name, path, grades, missing, extra)``
-    per run) into :class:`JudgedRuns`.
+    per run, optionally followed by the run's ir_metadata header or None) into
+    :class:`JudgedRuns`.
 
     Run names must be unique; topics absent from the qrels are ignored with a warning.
     ``missing_topics`` says what becomes of a qrels topic that a run retrieves nothing
@@ -549,7 +562,10 @@ def stack(
     mats, missing, names = [], {}, []
     extras: dict[str, list[str]] = {}
     lacking: dict[str, list[str]] = {}
-    for name, path, m, miss, extra in judged:
+    headers: dict[str, dict] = {}
+    for name, path, m, miss, extra, *header in judged:  # header: (the run's ir_metadata or None,), if given
+        if header and header[0] is not None:
+            headers[name] = header[0]
         if name in seen:
             first = seen[name]
             if first == path:
@@ -591,7 +607,7 @@ def stack(
     grades = np.full((len(mats), len(qrels.topics), D), PAD, dtype=np.int16)
     for i, m in enumerate(mats):
         grades[i, :, : m.shape[1]] = m
-    return JudgedRuns(tuple(names), stats, grades, missing, missing_topics, depth)
+    return JudgedRuns(tuple(names), stats, grades, missing, missing_topics, depth, metadata=headers)
 
 
 def _warn_topics(by_run: dict[str, list[str]], one: str, several: str) -> None:

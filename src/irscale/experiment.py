@@ -52,6 +52,7 @@ from irscale.io.memory import (
 from irscale.io.trec import (
     Duplicates,
     ExtraFields,
+    Metadata,
     Qrels,
     Run,
     ScorePrecision,
@@ -298,7 +299,7 @@ def score(judged: JudgedRuns, measures: Iterable[str | Measure]) -> ScoreTable:
 
 
 def _provenance(judged: JudgedRuns, ms) -> dict:
-    return {
+    prov: dict = {
         "irscale_version": __version__,
         "measures": [str(m) for m in ms],
         "depth": judged.depth,
@@ -306,6 +307,9 @@ def _provenance(judged: JudgedRuns, ms) -> dict:
         "topics": list(judged.topics.names),
         "max_grade": judged.topics.max_grade,
     }
+    if judged.metadata:  # the runs' ir_metadata headers, by run name (only where some run has one)
+        prov["ir_metadata"] = {s: judged.metadata[s] for s in judged.systems if s in judged.metadata}
+    return prov
 
 
 KEEP_DEPTH = 100  # ranks of each run a ScoreTable keeps for transform and compare (evaluate's keep_depth)
@@ -330,6 +334,7 @@ def _score_stream(
     seen: dict[str, str] = {}
     values, kept, retrieved, missing = [], [], [], {}
     names: list[str] = []
+    headers: dict[str, dict] = {}
     deepest = 0
     chunk: list = []
     for item in _with_end(stream):
@@ -344,6 +349,7 @@ def _score_stream(
             retrieved.append(part.num_ret)
             names.extend(part.systems)
             missing.update(part.missing)
+            headers.update(part.metadata)
     width = max(k.shape[2] for k in kept)
     grades = np.full((len(names), len(stats), width), PAD, dtype=np.int16)
     s = 0
@@ -360,6 +366,7 @@ def _score_stream(
         depth,
         keep_depth if cut else None,
         np.concatenate(retrieved) if cut else None,
+        headers,
     )
     return ScoreTable(
         tuple(ms), judged.systems, stats.names, np.concatenate(values, axis=1), _provenance(judged, ms), judged
@@ -413,6 +420,7 @@ def load_runs(
     score_precision: ScorePrecision = "float64",
     extra_fields: ExtraFields = "error",
     duplicates: Duplicates = "error",
+    metadata: Metadata = "error",
     split_tags: bool = False,
     skip_invalid: bool = False,
     max_grade: int | None = None,
@@ -430,7 +438,9 @@ def load_runs(
     ``workers=1`` reads in the calling thread.
 
     ``split_tags=True`` reads a file whose lines carry several tags as one run per tag
-    (otherwise that is an error). ``skip_invalid=True`` skips, with a warning naming the
+    (otherwise that is an error). ``metadata``: what becomes of a malformed ir_metadata
+    header (see :func:`evaluate`); the headers are kept in ``JudgedRuns.metadata``.
+    ``skip_invalid=True`` skips, with a warning naming the
     file and the reason, files that are not valid runs (a README or the qrels file in a
     directory of runs); otherwise the first such file is an error that names it.
     """
@@ -443,6 +453,7 @@ def load_runs(
             score_precision=score_precision,
             extra_fields=extra_fields,
             duplicates=duplicates,
+            metadata=metadata,
             split_tags=split_tags,
             skip_invalid=skip_invalid,
             progress=progress,
@@ -461,16 +472,18 @@ def iter_judged(
     score_precision: ScorePrecision = "float64",
     extra_fields: ExtraFields = "error",
     duplicates: Duplicates = "error",
+    metadata: Metadata = "error",
     split_tags: bool = False,
     skip_invalid: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
     workers: int | None = None,
 ):
-    """:func:`load_runs` one run at a time: ``(name, path, grades, missing, extra)`` per
-    run (see :func:`irscale.data.judge_run`), in input order, as the workers finish them;
+    """:func:`load_runs` one run at a time: ``(name, path, grades, missing, extra, metadata)``
+    per run (see :func:`irscale.data.judge_run`; ``metadata``: the file's ir_metadata header
+    or None), in input order, as the workers finish them;
     only the runs not yet consumed are held."""
     depth = check_options(depth, missing_topics)
-    opts = reader_options(score_precision, extra_fields, duplicates)
+    opts = reader_options(score_precision, extra_fields, duplicates, metadata)
     check_progress(progress)
     split_tags = flag("split_tags", split_tags)
     skip_invalid = flag("skip_invalid", skip_invalid)
@@ -561,10 +574,10 @@ def _judged_results(task, items: list, progress, workers: int | None, forked: bo
     return parallel_imap(task, items, workers=workers, processes=forked)
 
 
-def reader_options(score_precision: str, extra_fields: str, duplicates: str) -> dict:
+def reader_options(score_precision: str, extra_fields: str, duplicates: str, metadata: str = "error") -> dict:
     """The run readers' policies, validated (the allowed values are in the message)."""
-    check_reader_options(score_precision, extra_fields, duplicates)
-    return dict(score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates)
+    check_reader_options(score_precision, extra_fields, duplicates, metadata)
+    return dict(score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates, metadata=metadata)
 
 
 @dataclasses.dataclass
@@ -630,7 +643,7 @@ def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_ta
                 e.text,
             )
         raise e from None
-    return [(run.name, run.path, *judge_run(run, qrels, depth)) for run in runs]
+    return [(run.name, run.path, *judge_run(run, qrels, depth), run.metadata) for run in runs]
 
 
 def evaluate(
@@ -643,6 +656,7 @@ def evaluate(
     score_precision: ScorePrecision = "float64",
     extra_fields: ExtraFields = "error",
     duplicates: Duplicates = "error",
+    metadata: Metadata = "error",
     split_tags: bool = False,
     skip_invalid: bool = False,
     max_grade: int | None = None,
@@ -670,6 +684,11 @@ def evaluate(
         Run lines with more than six fields: an error, or the rest ignored (trec_eval).
     duplicates : {"error", "first"}
         A docno retrieved twice for a topic: an error, or only the first line kept.
+    metadata : {"error", "warn", "ignore"}
+        A run file's ir_metadata header (YAML between ``# ir_metadata.start`` and
+        ``# ir_metadata.end`` at its top) is kept in ``provenance["ir_metadata"][run]``:
+        a malformed one is an error naming the file and line (``"error"``) or is left out
+        with a warning (``"warn"``); ``"ignore"`` never reads it.
     split_tags : bool
         Read a file holding several run tags as one run per tag (else an error).
     skip_invalid : bool
@@ -702,7 +721,7 @@ def evaluate(
     ms = parse_measures(measures)  # a misspelt measure fails before any file is read
     depth = check_options(depth, missing_topics)
     keep_depth = integer("keep_depth", keep_depth, minimum=1, none=True)
-    reader_options(score_precision, extra_fields, duplicates)
+    reader_options(score_precision, extra_fields, duplicates, metadata)
     check_progress(progress)
     qrels = as_qrels(qrels)
     if isinstance(runs, JudgedRuns):
@@ -715,6 +734,7 @@ def evaluate(
             duplicates=duplicates,
             extra_fields=extra_fields,
             score_precision=score_precision,
+            metadata=metadata,
         )
         table = score(runs, ms)
     else:
@@ -726,6 +746,7 @@ def evaluate(
             score_precision=score_precision,
             extra_fields=extra_fields,
             duplicates=duplicates,
+            metadata=metadata,
             split_tags=split_tags,
             skip_invalid=skip_invalid,
             progress=progress,
@@ -748,6 +769,7 @@ _READING_DEFAULTS = dict(
     duplicates="error",
     extra_fields="error",
     score_precision="float64",
+    metadata="error",
 )
 
 

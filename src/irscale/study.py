@@ -712,6 +712,9 @@ def _provenance(
     if plan.approx is not None:
         prov["approx"] = plan.approx
         prov["bounds"] = table.provenance["transform"].get("bounds", {})
+    headers = getattr(judged, "metadata", None)
+    if headers:  # the runs' ir_metadata headers, by run name
+        prov["ir_metadata"] = {name: headers[name] for name in judged.systems if name in headers}
     return prov
 
 

@@ -20,6 +20,7 @@ from irscale.io.trec import (
     read_qrels,
     read_run,
     read_runs,
+    write_run,
 )
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "read_qrels",
     "read_run",
     "read_runs",
+    "write_run",
     "qrels_from_dict",
     "qrels_from_frame",
     "qrels_from_records",

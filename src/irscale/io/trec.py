@@ -26,13 +26,20 @@ Format accepted (trec_eval's):
   differently, such as ``1_000`` (atof: 1), non-ASCII digits and C99's hexadecimal floats
   are errors rather than silently different numbers;
 * a run file holds one run (one tag): :func:`read_runs` with ``split_tags=True`` reads a
-  file with several tags as one run per tag.
+  file with several tags as one run per tag;
+* a run file may open with an ir_metadata header (Breuer et al., SIGIR 2022): YAML lines,
+  each prefixed with ``#``, between the lines ``# ir_metadata.start`` and
+  ``# ir_metadata.end``, before the first run line. Its lines are comments to the run
+  (trec_eval skips them too); the header is parsed with PyYAML and kept as the run's
+  :attr:`Run.metadata`. Only the comment and blank lines at the top of a file are looked
+  at, so a file without a header costs nothing more to read.
 
 Error messages show invisible and control characters escaped (:func:`irscale.errors.show`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import unicodedata
@@ -45,6 +52,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from irscale.errors import ArgumentError, InputFormatError, check_choice, warn
+from irscale.io.ir_metadata import header_text, ir_metadata
 from irscale.kernels import compiled
 
 RUN_FIELDS = "qid Q0 docno rank score tag"
@@ -53,6 +61,8 @@ QRELS_FIELDS = "qid iter docno grade"
 ScorePrecision = Literal["float64", "float32"]
 ExtraFields = Literal["error", "ignore"]
 Duplicates = Literal["error", "first"]
+Metadata = Literal["error", "warn", "ignore"]
+
 
 # grades must fit int16 beside the sentinels of irscale.data
 GRADE_MIN, GRADE_MAX = -32000, 32000
@@ -943,7 +953,9 @@ class Run:
     ``docno`` is a fixed-width bytes array, ``score`` float64 (already rounded to float32
     when read with ``score_precision="float32"``); ``topics`` the distinct qids (bytes)
     and ``offsets`` the start of each topic's block (``len(topics) + 1`` entries), so the
-    qid of every record (:attr:`qid`) is not stored.
+    qid of every record (:attr:`qid`) is not stored. ``metadata``: the run file's
+    ir_metadata header as plain Python values (dicts, lists, strings, numbers; dates as
+    ISO text), None where the file has none.
     """
 
     name: str
@@ -952,6 +964,7 @@ class Run:
     topics: np.ndarray
     offsets: np.ndarray
     path: str = "<memory>"
+    metadata: dict | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.docno)
@@ -1048,11 +1061,12 @@ def read_qrels(path: str | Path) -> Qrels:
     return parse_qrels(read_bytes(path), path)
 
 
-def check_reader_options(score_precision, extra_fields, duplicates) -> None:
+def check_reader_options(score_precision, extra_fields, duplicates, metadata="error") -> None:
     """Refuse (PolicyError) any value of the run readers' policies but the documented ones."""
     check_choice("score_precision", score_precision, get_args(ScorePrecision))
     check_choice("extra_fields", extra_fields, get_args(ExtraFields))
     check_choice("duplicates", duplicates, get_args(Duplicates))
+    check_choice("metadata", metadata, get_args(Metadata))
 
 
 def parse_runs(
@@ -1064,6 +1078,7 @@ def parse_runs(
     score_precision: ScorePrecision = "float64",
     extra_fields: ExtraFields = "error",
     duplicates: Duplicates = "error",
+    metadata: Metadata = "error",
 ) -> list[Run]:
     """Parse run text into one run per tag (see :func:`read_runs`)."""
     return _parse_runs(
@@ -1074,6 +1089,7 @@ def parse_runs(
         score_precision=score_precision,
         extra_fields=extra_fields,
         duplicates=duplicates,
+        metadata=metadata,
     )
 
 
@@ -1117,13 +1133,13 @@ def _run_columns(tok: _Tokens, first: int, score_precision: str) -> _Columns:
 
 
 def _parse_runs(
-    source, path: str, *, split_tags, name, score_precision, extra_fields, duplicates, progress=None
+    source, path: str, *, split_tags, name, score_precision, extra_fields, duplicates, progress=None, metadata="error"
 ) -> list[Run]:
     """Runs of a file (``source`` its path) or of bytes, read and tokenised one piece of
     :data:`PIECE_BYTES` at a time: besides one piece, memory holds the columns the runs
     keep (docno, score and topic code per record), not the file's text.
     ``progress(fraction)`` is called after each piece with the share of the file read."""
-    check_reader_options(score_precision, extra_fields, duplicates)
+    check_reader_options(score_precision, extra_fields, duplicates, metadata)
     if not isinstance(split_tags, (bool, np.bool_)):
         raise ArgumentError(f"split_tags must be True or False, not {split_tags!r}")
     if name is not None and (not isinstance(name, str) or not name.strip()):
@@ -1134,10 +1150,13 @@ def _parse_runs(
         raise ArgumentError(f"progress must be a function progress(fraction) or None, not {progress!r}")
     read = [0, 0]
     line = 1  # of the piece's first line
+    header = None
     for k, piece in enumerate(_pieces(source, read=read)):
         n, piece_blank, cols, newlines = _piece_columns(
             k, line, piece, path=path, extra_fields=extra_fields, score_precision=score_precision
         )
+        if k == 0 and metadata != "ignore":  # (after the piece is checked: UTF-8, no NUL)
+            header = ir_metadata(piece, path, metadata)
         line += newlines
         size += n
         blank = blank and piece_blank
@@ -1179,6 +1198,7 @@ def _parse_runs(
                 score,
                 tag_list[0].decode("utf-8") if name is None else name,
                 duplicates,
+                header,
             )
         ]
     if not split_tags:
@@ -1208,6 +1228,7 @@ def _parse_runs(
             score,
             tag_list[g].decode("utf-8"),
             duplicates,
+            header,
         )
         for g in range(len(tag_list))
     ]
@@ -1259,7 +1280,15 @@ def _merge_codes(parts: list[_Columns]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _build_run(
-    where: _Records, records: np.ndarray | None, topics, codes, docno, score, name: str, duplicates: str
+    where: _Records,
+    records: np.ndarray | None,
+    topics,
+    codes,
+    docno,
+    score,
+    name: str,
+    duplicates: str,
+    metadata: dict | None = None,
 ) -> Run:
     """The run made of ``records`` (indices into the file's records; None for all)."""
     if records is not None:
@@ -1284,7 +1313,8 @@ def _build_run(
                 f"(first at line {where.line(first)}); to keep only the first occurrence pass "
                 "duplicates='first' (CLI --duplicates first)",
             )
-    return ordered_run(name, docno, score, topics, codes, dups[:, 1], where.path, owned=True)
+    run = ordered_run(name, docno, score, topics, codes, dups[:, 1], where.path, owned=True)
+    return run if metadata is None else dataclasses.replace(run, metadata=metadata)
 
 
 def _scores_rise(codes: np.ndarray, score: np.ndarray) -> bool:
@@ -1324,10 +1354,17 @@ def parse_run(
     score_precision: ScorePrecision = "float64",
     extra_fields: ExtraFields = "error",
     duplicates: Duplicates = "error",
+    metadata: Metadata = "error",
 ) -> Run:
     """Parse run text (see :func:`read_run`)."""
     (run,) = parse_runs(
-        data, path, name=name, score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates
+        data,
+        path,
+        name=name,
+        score_precision=score_precision,
+        extra_fields=extra_fields,
+        duplicates=duplicates,
+        metadata=metadata,
     )
     return run
 
@@ -1379,6 +1416,7 @@ def read_run(
     extra_fields: ExtraFields = "error",
     duplicates: Duplicates = "error",
     progress: Callable[[float], None] | None = None,
+    metadata: Metadata = "error",
 ) -> Run:
     """Read a TREC run file ``qid Q0 docno rank score tag`` (plain or gzip).
 
@@ -1403,6 +1441,11 @@ def read_run(
     progress : callable, optional
         ``progress(fraction)``, called with the share of the file read as it is read
         (in pieces of 16 MB of text, so memory never holds the whole text).
+    metadata : {"error", "warn", "ignore"}
+        The file's ir_metadata header (YAML between ``# ir_metadata.start`` and
+        ``# ir_metadata.end`` at the top of the file), kept as :attr:`Run.metadata`: a
+        malformed one is an error naming the file and line (``"error"``), or is left out
+        with a warning (``"warn"``); ``"ignore"`` never reads it (its lines are comments).
 
     Raises
     ------
@@ -1425,6 +1468,7 @@ def read_run(
         extra_fields=extra_fields,
         duplicates=duplicates,
         progress=progress,
+        metadata=metadata,
     )
     return run
 
@@ -1438,6 +1482,7 @@ def read_runs(
     extra_fields: ExtraFields = "error",
     duplicates: Duplicates = "error",
     progress: Callable[[float], None] | None = None,
+    metadata: Metadata = "error",
 ) -> list[Run]:
     r"""Read a TREC run file that may hold several runs, one per tag.
 
@@ -1450,8 +1495,9 @@ def read_runs(
         (several tags are an error), as a list of one run.
     name : str, optional
         Name of the run when the file holds a single one; with several tags, an error.
-    score_precision, extra_fields, duplicates, progress
-        As in :func:`read_run` (duplicates are looked for within each run).
+    score_precision, extra_fields, duplicates, progress, metadata
+        As in :func:`read_run` (duplicates are looked for within each run; every run of
+        the file gets the file's ir_metadata header).
 
     Returns
     -------
@@ -1472,6 +1518,7 @@ def read_runs(
         extra_fields=extra_fields,
         duplicates=duplicates,
         progress=progress,
+        metadata=metadata,
     )
 
 
@@ -1479,3 +1526,48 @@ def _path(path) -> Path:
     if not isinstance(path, (str, os.PathLike)) or isinstance(path, bytes):
         raise ArgumentError(f"a file path (str or pathlib.Path) was expected, not {type(path).__name__} {path!r}")
     return Path(path)
+
+
+def write_run(path: str | Path, run: Run, metadata: dict | None = None) -> Path:
+    r"""Write ``run`` as a TREC run file ``qid Q0 docno rank score tag`` (plain text),
+    in trec_eval order with ranks 1, 2, ... per topic and the run's name as the tag;
+    scores as the shortest text that reads back to the same float, so
+    :func:`read_run` gives the run back bit for bit. ``metadata`` (default: the run's
+    own :attr:`Run.metadata`) becomes an ir_metadata header at the top of the file.
+    Returns the path.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> run = Run.from_records([("1", "a", 2.0), ("1", "b", 0.5)], name="bm25")
+    >>> path = write_run(pathlib.Path(tempfile.mkdtemp()) / "bm25.run", run, {"tag": "bm25"})
+    >>> print(path.read_text(), end="")
+    # ir_metadata.start
+    # tag: bm25
+    # ir_metadata.end
+    1 Q0 a 1 2.0 bm25
+    1 Q0 b 2 0.5 bm25
+    >>> read_run(path).metadata
+    {'tag': 'bm25'}
+    """
+    path = _path(path)
+    if not isinstance(run, Run):
+        raise ArgumentError(f"run must be an irscale.io.Run, not {type(run).__name__}")
+    if not run.name or any(c.isspace() for c in run.name):
+        raise ArgumentError(
+            f"the run's name {run.name!r} is its tag (6th field): it must be non-empty without spaces; "
+            "rename it, e.g. dataclasses.replace(run, name='bm25')"
+        )
+    metadata = run.metadata if metadata is None else metadata
+    if metadata is not None and not isinstance(metadata, dict):
+        raise ArgumentError(f"metadata must be a dict (the PRIMAD sections) or None, not {type(metadata).__name__}")
+    tag = run.name
+    sizes = np.diff(run.offsets)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        if metadata is not None:
+            f.write(header_text(metadata))
+        for t, qid in enumerate(run.topic_names):
+            lo = int(run.offsets[t])
+            for r in range(int(sizes[t])):
+                f.write(f"{qid} Q0 {run.docno[lo + r].decode()} {r + 1} {float(run.score[lo + r])!r} {tag}\n")
+    return path
