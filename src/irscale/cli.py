@@ -78,6 +78,12 @@ class DuplicatesOpt(str, Enum):
     first = "first"
 
 
+class MetadataPolicy(str, Enum):
+    error = "error"
+    warn = "warn"
+    ignore = "ignore"
+
+
 def _plain(message) -> str:
     """A message as one safe line: invisible characters escaped (errors.show), and rich
     markup in user data (a docno like '[b]') printed literally."""
@@ -347,6 +353,13 @@ ExtraOpt = Annotated[
 DupOpt = Annotated[
     DuplicatesOpt, typer.Option(help="a docno retrieved twice for a topic: error, or keep the first line")
 ]
+MetadataOpt = Annotated[
+    MetadataPolicy,
+    typer.Option(
+        help="a run file's ir_metadata header (kept in the provenance): a malformed one is an error, or "
+        "ignored with a warning (warn); ignore: never read"
+    ),
+]
 SplitOpt = Annotated[bool, typer.Option("--split-tags", help="read a file holding several run tags as one run per tag")]
 SkipOpt = Annotated[
     bool,
@@ -375,9 +388,11 @@ class ReadOpts:
     split_tags: bool = False
     skip_invalid: bool = False
     max_grade: Optional[int] = None
+    metadata: MetadataPolicy = MetadataPolicy.error
 
     def kwargs(self) -> dict:
         return dict(
+            metadata=self.metadata.value,
             missing_topics=self.missing.value,
             score_precision="float32" if self.float32 else "float64",
             extra_fields="ignore" if self.ignore_extra else "error",
@@ -474,6 +489,7 @@ def evaluate(
     split_tags: SplitOpt = False,
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
+    metadata: MetadataOpt = MetadataPolicy.error,
     rel_level: Annotated[
         Optional[int],
         typer.Option(
@@ -488,7 +504,7 @@ def evaluate(
     """Score runs against qrels, exactly like trec_eval (its measure names work too: map, P_10, P.10,
     ndcg_cut.10,20, recall.100, P_10(rel=2))."""
     opts = ReadOpts(
-        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade
+        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade, metadata
     )
     try:
         _check_layout(fmt, trec_eval)
@@ -639,6 +655,7 @@ def transform(
     split_tags: SplitOpt = False,
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
+    metadata: MetadataOpt = MetadataPolicy.error,
     scheduler: Annotated[
         Optional[str],
         typer.Option(help="Dask scheduler address (tcp://host:8786) for building rank maps; default: local threads"),
@@ -646,17 +663,30 @@ def transform(
     relevance: RelevanceArg = None,
     approx: ApproxOpt = None,
     max_pairs: MaxPairsOpt = None,
+    run_out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--run-out",
+            metavar="DIR",
+            help="also write each ranked column as a TREC run file in DIR (per topic, the systems ranked by it), "
+            "with an ir_metadata header saying how it was made",
+        ),
+    ] = None,
 ):
     """Score runs and add the interval-scaled ("ranked") version of each measure at N."""
     from irscale.experiment import plan_rank_maps
     from irscale.experiment import transform as do_transform
 
     opts = ReadOpts(
-        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade
+        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade, metadata
     )
     measures = measure or ["AP", "P", "RR"]
     try:
         _check_layout(fmt, trec_eval)
+        if run_out is not None:  # checked before any run is read
+            from irscale.validate import writable_dir
+
+            writable_dir("--run-out", run_out)
         judged = _judge(
             qrels,
             runs,
@@ -683,9 +713,17 @@ def transform(
                 approx=approx,
                 max_pairs=max_pairs,
             )
+        if run_out is not None:
+            from irscale.report.runs import write_runs
+
+            out.provenance.update(_qrels_provenance(qrels))  # the qrels file and its checksum, for the headers
+            out.provenance.setdefault("score_precision", opts.kwargs()["score_precision"])
+            written = write_runs(out, run_out, command=_command_line())
     except IrscaleError as e:
         _fail(e)
     _print(out, per_topic, fmt, trec_eval)
+    if run_out is not None:
+        print(f"wrote {len(written)} run file(s) with ir_metadata headers to {run_out}", file=sys.stderr)
     if fmt is Format.table and not trec_eval:  # what the theory says about each original measure
         from rich.console import Console
 
@@ -911,6 +949,7 @@ def compare(
     split_tags: SplitOpt = False,
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
+    metadata: MetadataOpt = MetadataPolicy.error,
     scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address for rank maps")] = None,
     relevance: RelevanceArg = None,
     correction: CorrectionOpt = "none",
@@ -928,7 +967,7 @@ def compare(
     from irscale.experiment import PAPER_MEASURES
 
     opts = ReadOpts(
-        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade
+        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade, metadata
     )
     report = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing)
     measures = measure or list(PAPER_MEASURES)
@@ -1012,6 +1051,7 @@ def study_trec8_like(
     split_tags: SplitOpt = False,
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
+    metadata: MetadataOpt = MetadataPolicy.error,
     relevance: RelevanceArg = None,
     correction: CorrectionOpt = "none",
     across_measures: AcrossOpt = False,
@@ -1030,7 +1070,7 @@ def study_trec8_like(
     from irscale.report.files import write_index, write_tau_tables
 
     opts = ReadOpts(
-        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade
+        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade, metadata
     )
     Ns = _depths(depths)
     measures = list(PAPER_MEASURES)
