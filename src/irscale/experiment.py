@@ -641,7 +641,7 @@ def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_ta
     except InputFormatError as e:
         if skip_invalid:
             return e
-        if listed and e.path == str(item) and "run tag" not in e.reason:
+        if listed and e.path == str(item) and "run tag" not in e.reason and "ir_metadata" not in e.reason:
             e = InputFormatError(
                 e.path,
                 e.line,
@@ -1251,6 +1251,10 @@ def transform(
     ranked = [Ranked(m, depth, t, normalize or plan[m], said[i], plan[m]) for t in tie_list for i, m in enumerate(ms)]
     cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded)
     prov = dict(base.provenance, measures=[str(m) for m in ms])
+    if isinstance(data, ScoreTable):  # what evaluate recorded of the qrels and the reading
+        prov.update(
+            {k: data.provenance[k] for k in ("qrels", "qrels_sha256", "score_precision") if k in data.provenance}
+        )
     prov["transform"] = _transform_record(
         depth, relevance, ties if isinstance(ties, str) else tie_list, normalize, exact_values, maps, zip(ms, said)
     )
