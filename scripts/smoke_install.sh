@@ -15,7 +15,7 @@
 # irscale[parquet]) must, where the extra is absent, be refused with one `error:` line
 # naming the `pip install` to type, exit 2 and no traceback; where it is installed they
 # must work. All steps run; the failures are listed at the end and the exit status is 1
-# if there was any. About two minutes of CPU time (73 steps, one process each; most of it
+# if there was any. About two minutes of CPU time (76 steps, one process each; most of it
 # is Python's start-up and imports).
 set -euo pipefail
 
@@ -184,6 +184,15 @@ out_has "halfwidth("
 ok "$IRSCALE" transform "$Q" "$R" -m nDCG -m P -N 100 --approx 1e-4  # approx normalises the columns it bounds
 out_has "normalized, midpoint"
 refused "--approx" "$IRSCALE" transform "$Q" "$R" -m nDCG -N 100 --normalize
+# ir_metadata: transform writes run files with a header (PyYAML, a dependency); a malformed header
+# is refused naming --metadata warn, which reads the run without it
+ok "$IRSCALE" transform "$Q" "$R" -m AP -m P -N 10 --run-out ranked-runs
+has "ranked-runs/ranked_AP@10.run" "ranked-runs/ranked_P@10.run"
+grep -q "^# ir_metadata.start" "ranked-runs/ranked_AP@10.run" 2>/dev/null || _fail "output of step $STEP" "no ir_metadata header"
+mkdir -p meta-runs && cp "$R"/*.txt meta-runs/
+{ printf '# ir_metadata.start\n# tag: bm25\n# actor: [lab\n# ir_metadata.end\n'; cat "$R/bm25.txt"; } >meta-runs/bm25.txt
+refused "--metadata warn" "$IRSCALE" evaluate "$Q" meta-runs -m AP
+ok "$IRSCALE" evaluate "$Q" meta-runs -m AP --metadata warn
 
 echo "--- rankmap"
 ok "$IRSCALE" rankmap AP -N 10

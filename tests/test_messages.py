@@ -191,6 +191,7 @@ def test_the_guide_explains_every_warning():
         "cache",
         "--no-warnings",
         "rank and score columns swapped",
+        "ir_metadata header",
     ]:
         assert fragment in section, fragment
 

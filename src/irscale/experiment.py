@@ -122,14 +122,6 @@ class ScoreTable:
             means.T, index=pd.Index(self.systems, name="system"), columns=[str(m) for m in self.measures]
         )
 
-    def write_runs(self, directory: str | os.PathLike, *, columns=None, command: str | None = None) -> list[Path]:
-        """Write the table's ranked columns (or those named) as TREC run files with an
-        ir_metadata header saying how they were made (see
-        :func:`irscale.report.runs.write_runs`); returns the paths."""
-        from irscale.report.runs import write_runs
-
-        return write_runs(self, directory, columns=columns, command=command)
-
     def records(self, system: str | None = None):
         """Per-topic values of one system as ir_measures-style ``Metric(query_id, measure,
         value)`` records; ``system`` may be left out when the table holds one run
