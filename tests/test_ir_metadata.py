@@ -74,6 +74,10 @@ def test_a_header_after_other_comments_gzip_and_split_tags(tmp_path):
     p.write_bytes(gzip.compress(text))
     runs = read_runs(p, split_tags=True)
     assert [r.name for r in runs] == ["x", "y"] and all(r.metadata == {"tag": "two"} for r in runs)
+    # Windows line ends and a byte-order mark
+    crlf = ("\ufeff" + header_text(HEADER) + "1 Q0 a 1 2.0 x\n").replace("\n", "\r\n").encode()
+    with pytest.warns(IrscaleWarning, match="byte-order mark"):
+        assert parse_run(crlf).metadata == HEADER
     # a header below the first run line is no header (a comment among the run lines)
     late = b"1 Q0 a 1 2.0 x\n" + header_text({"tag": "late"}).encode()
     assert parse_run(late).metadata is None
