@@ -15,7 +15,7 @@
 # irscale[parquet]) must, where the extra is absent, be refused with one `error:` line
 # naming the `pip install` to type, exit 2 and no traceback; where it is installed they
 # must work. All steps run; the failures are listed at the end and the exit status is 1
-# if there was any. About two minutes of CPU time (76 steps, one process each; most of it
+# if there was any. About two minutes of CPU time (80 steps, one process each; most of it
 # is Python's start-up and imports).
 set -euo pipefail
 
