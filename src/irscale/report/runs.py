@@ -148,6 +148,12 @@ def run_metadata(table: ScoreTable, column, tag: str, command: str | None = None
         "score_precision": prov.get("score_precision"),
         "max_grade": prov.get("max_grade"),
     }
+    if ranked is not None and ranked.midpoint:  # transform's approx=: the midpoint of certified bounds
+        evaluation["approx"] = {
+            "tolerance": record.get("approx"),
+            "bounds": (record.get("bounds") or {}).get(str(measure)),
+            "note": "the value is the midpoint of certified bounds on the normalised phi",
+        }
     rank_map = (record.get("maps") or {}).get(str(measure))
     if rank_map:
         evaluation["rank map"] = dict(rank_map)
