@@ -423,7 +423,9 @@ class IrscaleProvider(ir_measures.providers.Provider):
     its default (0)."""
 
     NAME = "irscale"
-    SUPPORTED_MEASURES = [_prototype(name, peer) for name, peer in PEER_MEASURES.items()]
+    SUPPORTED_MEASURES = [  # those the installed ir_measures defines
+        _prototype(name, peer) for name, peer in PEER_MEASURES.items() if name in ir_measures.measures.registry
+    ]
 
     def __init__(self, score_precision: ScorePrecision = "float64"):
         super().__init__()
