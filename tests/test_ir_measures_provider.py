@@ -136,6 +136,10 @@ def test_declares_from_irscale_classes():
 
     with pytest.raises(ArgumentError, match="gdeval"):
         I.translate(ir_measures.ERR @ 5)
+    with pytest.raises(ArgumentError, match="give rel="):
+        I.translate(ir_measures.RBP(p=0.5))
+    with pytest.raises(ArgumentError, match="no parameter judged_only"):
+        I.translate(ir_measures.AP(judged_only=True))
 
 
 def test_pipeline_placement():

@@ -386,12 +386,9 @@ def translate(measure: ir_measures.Measure) -> Measure:
 
     peer = PEER_MEASURES.get(str(measure.NAME))
     if peer is None or not ir_measures.providers.Provider.supports(PROVIDER, measure):  # declared?
-        why = DECLINED.get(str(measure.NAME))
         raise ArgumentError(
-            f"the irscale provider does not compute {measure}"
-            + (f": {why}" if why else "")
-            + "; let another provider compute it (ir_measures.DefaultPipeline), or name an irscale "
-            "measure with irscale_measure('...')"
+            f"the irscale provider does not compute {measure}: {_why_not(measure)}; let another provider "
+            "compute it (ir_measures.DefaultPipeline), or name an irscale measure with irscale_measure('...')"
         )
     name, kwargs = peer.irscale, {}
     given = {k: measure[k] for k in type(measure).SUPPORTED_PARAMS}
@@ -404,7 +401,10 @@ def translate(measure: ir_measures.Measure) -> Measure:
             field_name, values = peer.renamed[k]
             if values[v] is not None:
                 if given.get(field_name, NOT_PROVIDED) is not NOT_PROVIDED:
-                    raise ArgumentError(f"the irscale provider does not compute {measure}: {DECLINED[_EXP_GAINS]}")
+                    raise ArgumentError(
+                        f"the irscale provider does not compute {measure}: {DECLINED[_EXP_GAINS]}; give "
+                        "dcg='exp-log2' or gains=, not both, or let another provider compute it"
+                    )
                 kwargs[field_name] = values[v]
         elif k in _fields(_irscale_class(name)):
             kwargs[k] = dict(v) if isinstance(v, dict) else v
@@ -412,6 +412,26 @@ def translate(measure: ir_measures.Measure) -> Measure:
 
 
 _EXP_GAINS = "nDCG(dcg='exp-log2', gains=...)"
+
+
+def _why_not(measure: ir_measures.Measure) -> str:
+    """Why the provider does not declare ``measure``."""
+    from ir_measures.providers.base import NOT_PROVIDED
+
+    name = str(measure.NAME)
+    peer = PEER_MEASURES.get(name)
+    if name in DECLINED or peer is None:
+        return DECLINED.get(name, f"irscale has no measure that computes ir_measures' {name}")
+    for k, reason in peer.required.items():
+        if measure[k] is NOT_PROVIDED:
+            return f"give {k}= ({reason})"
+    own = _fields(_irscale_class(peer.irscale)) | set(peer.switch)
+    for k, info in type(measure).SUPPORTED_PARAMS.items():
+        if k in peer.renamed and measure[k] not in peer.renamed[k][1]:
+            return f"{k} must be one of {', '.join(map(repr, peer.renamed[k][1]))}"
+        if k not in own and k not in peer.renamed and measure[k] != info.default:
+            return f"irscale has no parameter {k} (only ir_measures' default {k}={info.default!r})"
+    return "its parameters are not irscale's"
 
 
 class IrscaleProvider(ir_measures.providers.Provider):
