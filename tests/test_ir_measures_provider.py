@@ -98,7 +98,8 @@ def _peer_tests(cache: Path) -> Path:
         members = [m for m in tar.getmembers() if "/tests/" in m.name and m.isfile()]
         for m in members:
             m.name = "tests/" + m.name.split("/tests/", 1)[1]
-        tar.extractall(cache, members=members, filter="data")
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # Python >= 3.11.4
+        tar.extractall(cache, members=members, **safe)
     return tests
 
 
