@@ -69,7 +69,7 @@ class _Names(Mapping):
         except StopIteration:
             if default:
                 return default[0]
-            raise
+            raise KeyError(name) from None
         unregister(cls)
         return cls
 
