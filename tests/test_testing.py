@@ -298,11 +298,3 @@ def test_rel_0_is_checked_and_a_missing_rank_is_never_relevant():
     from irscale.scales import space_for
 
     assert space_for("P(rel=0)@5", 5).grade_view(np.array([[0, 2]], dtype=np.int16)).tolist() == [[1, 1, 0, 0, 0]]
-
-
-def test_registry_pop_is_a_mapping_pop():
-    from irscale.measures import REGISTRY
-
-    with pytest.raises(KeyError):
-        REGISTRY.pop("NoSuchMeasure")
-    assert REGISTRY.pop("NoSuchMeasure", None) is None
