@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from irscale._display import MAX_COLS, MAX_ROWS, fmt, table
-from irscale.experiment import Ranked, ScoreTable
+from irscale.experiment import HalfWidth, Ranked, ScoreTable
 from irscale.measures import parse_measure
 from irscale.scales import build
 from irscale.scales.bounds import PhiBounds
@@ -104,6 +104,13 @@ def test_score_table_notes_ranked_columns_and_means_not_meaningful():
     out = text(t._repr_html_())
     assert "1 ranked column" in out and "ranked(AP@10)" in out
     assert "means of AP@10 are not meaningful" in out
+
+
+def test_score_table_notes_half_widths():
+    r = Ranked(parse_measure("RBP(p=0.8)@40"), 40, normalized=True, midpoint=True)
+    t = ScoreTable((r, HalfWidth(r)), ("a",), ("q1",), np.array([[[0.5]], [[1e-4]]]))
+    out = text(t._repr_html_())
+    assert "halfwidth columns" in out and "1 ranked column" in out
 
 
 def _study(measures, systems=("a", "b")) -> Study:
