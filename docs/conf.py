@@ -33,7 +33,9 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build"]
+# docs/examples/ holds notebooks, run by tests/test_notebook.py (nbclient) rather than rendered
+# here: rendering them would need an extension (nbsphinx, myst-nb) the offline build does without.
+exclude_patterns = ["_build", "examples"]
 
 autodoc_default_options = {"show-inheritance": True}
 autodoc_member_order = "bysource"

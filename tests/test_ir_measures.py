@@ -289,7 +289,7 @@ def test_pyterrier_experiment_reports_irscale_measures(dl19_data):
     """pt.Experiment (PyTerrier evaluates through ir_measures) takes irscale's measures,
     ranked ones included, beside its own; its means equal irscale's. Result frames need
     no Java."""
-    pt = pytest.importorskip("pyterrier", reason="PyTerrier is not installed (pip install python-terrier)")
+    pt = pytest.importorskip("pyterrier", reason="PyTerrier is not installed (pip install pyterrier)")
     import pandas as pd
 
     root, qrels, runs = dl19_data

@@ -12,7 +12,7 @@ ROOT = Path(irscale.__file__).parent
 
 # bottom to top; equal ranks may import each other's modules only within a package
 LAYERS = [
-    ("_version", "errors", "validate", "examples", "kernels"),
+    ("_version", "_display", "errors", "validate", "examples", "kernels"),
     ("parallel",),
     ("io",),
     ("data",),

@@ -158,6 +158,48 @@ class ScoreTable:
         except ValueError:
             raise IrscaleError(f"measure {m} was not evaluated (have: {', '.join(map(str, self.measures))})") from None
 
+    def _repr_html_(self) -> str:
+        """A compact display for notebooks: the shape, each system's mean per measure (at
+        most ``irscale._display.MAX_ROWS`` systems and ``MAX_COLS`` measures shown, the rest
+        counted) and notes on the ranked columns and on means that are not meaningful.
+        The means are :meth:`mean`'s, without its warning (a note says it instead)."""
+        from html import escape
+
+        from irscale._display import MAX_COLS, MAX_ROWS, caption, card, table
+
+        M, S, T = self.values.shape
+        cols = self.values[:MAX_COLS, :MAX_ROWS]  # only what is shown is averaged
+        with warnings.catch_warnings(), np.errstate(invalid="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)  # a row of NaN: no mean (shown as a dash)
+            means = np.nanmean(cols, axis=2) if np.isnan(cols).any() else cols.mean(axis=2)
+        rows = [[s, *means[:, i]] for i, s in enumerate(self.systems[:MAX_ROWS])]
+        notes = []
+        ranked = [str(m) for m in self.measures if isinstance(m, Ranked)]
+        if ranked:
+            notes.append(
+                f"{len(ranked)} ranked column{'s' * (len(ranked) > 1)} (interval scales: phi, the rank of the "
+                "measure's value among the distinct values of all runs of length N)"
+            )
+        if any(isinstance(m, HalfWidth) for m in self.measures):
+            notes.append("halfwidth columns: the exact normalised phi lies within the midpoint &plusmn; half-width")
+        try:
+            bad = list(not_interval(self))
+        except IrscaleError:  # a measure the checks cannot settle: no note
+            bad = []
+        if bad:
+            notes.append(
+                "means of " + escape(", ".join(bad)) + " are not meaningful (not interval scales at their run "
+                "length): irscale.transform gives their ranked versions"
+            )
+        if np.isnan(self.values).any():
+            notes.append("topics left out of a system's scores are not counted in its means")
+        notes.append("per topic: .matrix(measure), .to_frame(); means: .mean()")
+        title = (
+            f"ScoreTable: {M:,} measure{'s' * (M != 1)} × {S:,} system{'s' * (S != 1)} × {T:,} topic{'s' * (T != 1)}"
+        )
+        body = caption("mean over topics") + table([str(m) for m in self.measures], rows, index="system", total=S)
+        return card(title, [], body, notes)
+
 
 _WARNED_NOT_INTERVAL: set[str] = set()
 

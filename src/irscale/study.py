@@ -78,6 +78,36 @@ class Study:
 
         return study_markdown(self, links)
 
+    def _repr_html_(self) -> str:
+        """A compact display for notebooks: N, the measures, systems and topics, the head
+        of Table 2 (each measure against its ranked version: Kendall's tau overall, tau_AP,
+        the range of the topic-by-topic tau) and where the full report goes."""
+        from irscale._display import MAX_ROWS, caption, card, names, table
+
+        prov = self.provenance
+        facts = [
+            ("run length N", f"{self.N:,}"),
+            (f"measures ({len(self.measures):,})", names(self.measures)),
+            (f"systems ({len(self.systems):,})", names(self.systems)),
+            ("topics", f"{len(self.topics):,}"),
+        ]
+        if prov.get("relevance"):
+            facts.append(("relevance", names([prov["relevance"]])))
+        if prov.get("tests"):
+            facts.append(("tests", names(list(prov["tests"]))))
+        cols = [c for c in ("tau_unq", "tau_ap_unq", "tau_mid", "topic_tau_min", "topic_tau_max") if c in self.table2]
+        head = self.table2.head(MAX_ROWS)
+        rows = [[r["measure"], *(r[c] for c in cols)] for _, r in head.iterrows()] if "measure" in head else []
+        body = caption("Table 2: each measure against its ranked version (Kendall's tau)") + table(
+            cols, rows, index="measure", total=len(self.table2)
+        )
+        notes = [
+            "the full report: .write(out) writes one self-contained HTML file (report_N"
+            f"{self.N}.html), Markdown, LaTeX, CSV, JSON and the provenance; .markdown() returns the Markdown; "
+            "the tables: .table2, .table4, .changes, .means, .pairs, .measure_free, .scores"
+        ]
+        return card(f"Study at N = {self.N:,}", facts, body, notes)
+
 
 # "is this test's conclusion meaningful" has one owner: irscale.scales.permissible
 meaningful_test = _permissible.meaningful_test

@@ -14,21 +14,24 @@ suite runs it over every registered measure; run it over yours the same way::
 
 The checks (each a function ``check(measure)``):
 
-* :func:`check_batch_equals_reference`: ``batch`` (numpy over many runs) equals
-  ``reference`` (plain Python over one ranking) on rankings that hypothesis generates:
-  binary and graded qrels (2 to 4 levels), short and empty runs, unjudged documents;
+* :func:`check_batch_equals_reference`: ``batch`` (numpy over several runs and topics)
+  equals ``reference`` (plain Python over one ranking) on each, on rankings that
+  hypothesis generates: binary and graded qrels (2 to 4 levels), short and empty runs,
+  unjudged documents, topics with their own judged counts;
 * :func:`check_parameters`: every parameter is documented (``param_docs``), the canonical
   name parses back to an equal measure, case-insensitively, and so does its trec_eval name;
-* :func:`check_space` (measures with a run space, ``@serves``): at small N, for every
-  level count the measure supports, the space maps judged grades onto its runs, its exact
-  keys are ordered and tied exactly like the measure's values (``reference``), the values
-  derived from the keys equal ``batch``, and phi under the ``unq`` and ``mid`` tie
-  strategies equals a brute force over every run (plain Python, sharing no code with the
-  engines) and the ``oracle`` engine;
+* :func:`check_space` (measures with a ranked version): at small N, for every level count
+  the measure supports, the space that serves it (its own ``@serves`` space, or the
+  generic one from its ``exact_key`` or float values) maps judged grades onto its runs
+  (unjudged documents and short runs included), its exact keys are ordered and tied
+  exactly like the measure's values (``reference``), the values derived from the keys
+  equal ``batch``, and phi under the ``unq`` and ``mid`` tie strategies equals a brute
+  force over every run (plain Python, sharing no code with the engines) and the
+  ``oracle`` engine;
 * :func:`check_end_to_end`: evaluate, transform and compare run on the example
   collection shipped with irscale, and the scale owner
-  (:func:`irscale.scales.permissible.scale_of`) gives a verdict; a measure without a
-  ranked version is refused with an irscale error, not a crash;
+  (:func:`irscale.scales.permissible.scale_of`) gives a verdict; transform refuses a
+  measure with an irscale error only where it has no ranked version;
 * :func:`check_refusals`: where the measure has limits (run lengths no exact engine
   reaches, a parameter it does not have), the refusal is an irscale error that names the
   measure, raised before anything is built.

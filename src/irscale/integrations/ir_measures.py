@@ -31,6 +31,21 @@ Measures are named ``irscale(AP@10)``, ``irscale(ranked(AP@30), relevance=lenien
 a measure by its name). The cutoff is part of irscale's measure name (``"AP@10"``), not
 ir_measures' ``@`` (ir_measures refuses to evaluate ``irscale_measure("AP") @ 10``).
 
+Importing this module also registers :class:`IrscaleProvider`, an ir_measures provider
+named ``"irscale"`` that computes ir_measures' own measures (``P@10``, ``AP(rel=2)``,
+``nDCG(dcg='exp-log2')@10``...) with irscale, wherever irscale computes them the way
+ir_measures defines them (:data:`PEER_MEASURES`). ir_measures has no plugin discovery, so
+the provider is not in ``ir_measures.DefaultPipeline`` until :func:`use_in_default_pipeline`
+puts it there:
+
+>>> from irscale.integrations.ir_measures import use_in_default_pipeline
+>>> provider = use_in_default_pipeline()  # after ir_measures' own providers
+>>> provider.NAME, provider.supports(ir_measures.P(rel=2)@5), provider.supports(ir_measures.ERR@5)
+('irscale', True, False)
+>>> run = {"1": {"a": 3.0, "b": 2.0, "c": 1.0}}
+>>> next(iter(provider.iter_calc([ir_measures.AP], qrels, run))).value
+0.8333333333333333
+
 ir_measures is not a dependency of irscale: ``pip install ir-measures`` (0.4.3 tested).
 """
 
@@ -38,21 +53,22 @@ from __future__ import annotations
 
 import warnings
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 try:
     import ir_measures
 except ImportError as e:  # pragma: no cover - ir_measures is in the test extra only
     raise ImportError("irscale.integrations.ir_measures needs ir_measures: pip install ir-measures") from e
 
-from irscale.errors import ArgumentError, IrscaleWarning, check_choice
+from irscale.errors import ArgumentError, IrscaleError, IrscaleWarning, check_choice
 from irscale.experiment import RELEVANCE, Ranked, evaluate, transform
 from irscale.io.trec import Qrels, Run, ScorePrecision, check_reader_options
 from irscale.measures import Measure, at_depth, parse_measure
 from irscale.validate import flag, integer
 from irscale.validate import levels as check_levels
 
-__all__ = ["irscale_measure", "ranked"]
+__all__ = ["irscale_measure", "ranked", "IrscaleProvider", "PEER_MEASURES", "DECLINED", "use_in_default_pipeline"]
 
 # irscale's note on qrels topics a run retrieves nothing for: ir_measures scores them
 # silently (its measures' DEFAULT), so the integration does too
@@ -269,3 +285,237 @@ def _rows(df, value: str, kind) -> Iterable[tuple]:
     if missing:
         raise ArgumentError(f"expected columns query_id, doc_id, {value}; missing {', '.join(missing)}")
     return zip(df["query_id"].astype(str).tolist(), df["doc_id"].astype(str).tolist(), df[value].astype(kind).tolist())
+
+
+# -- the ir_measures provider ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PeerMeasure:
+    """How one ir_measures measure maps onto an irscale measure class.
+
+    The parameters the provider accepts are derived from the two classes: an ir_measures
+    parameter that is also a field of the irscale class (``cutoff``, ``rel``, ``p``,
+    ``gains``) is passed on as it is; one listed in ``renamed`` is translated value by
+    value into an irscale field (nDCG's ``dcg='exp-log2'`` is ``gains='exp'``); one in
+    ``switch`` picks another irscale class when given (``NumRet(rel=1)`` is
+    ``NumRelRet(rel=1)``); any other (``judged_only``, SetP's ``relative``) is accepted at
+    its ir_measures default only, since irscale has no such parameter. ``required`` lists
+    parameters that must be given, with the reason (the case where leaving them out means
+    something irscale computes differently).
+    """
+
+    irscale: str
+    renamed: Mapping[str, tuple[str, Mapping[object, object]]] = field(default_factory=dict)
+    switch: Mapping[str, str] = field(default_factory=dict)
+    required: Mapping[str, str] = field(default_factory=dict)
+
+
+# ir_measures' measure name -> irscale's measure: the measures whose definitions agree
+# (checked against pytrec_eval, gdeval, cwl_eval and msmarco by ir_measures' own test suite)
+PEER_MEASURES: dict[str, PeerMeasure] = {
+    "P": PeerMeasure("P"),
+    "SetP": PeerMeasure("P"),  # no cutoff: trec_eval's set_P
+    "R": PeerMeasure("R"),
+    "SetR": PeerMeasure("R"),  # no cutoff: set_recall
+    "SetF": PeerMeasure("F"),  # beta at its default 1 only (irscale's F is F1)
+    "RR": PeerMeasure("RR"),
+    "Rprec": PeerMeasure("Rprec"),
+    "AP": PeerMeasure("AP"),
+    "Bpref": PeerMeasure("bpref"),
+    "Success": PeerMeasure("Success"),
+    "nDCG": PeerMeasure("nDCG", renamed={"dcg": ("gains", {"log2": None, "exp-log2": "exp"})}),
+    "NumRel": PeerMeasure("NumRel"),
+    "NumRet": PeerMeasure("NumRet", switch={"rel": "NumRelRet"}),
+    "RBP": PeerMeasure(
+        "RBP",
+        required={
+            "rel": "graded RBP: irscale divides the grade by the top grade of the qrels (gain g/c), "
+            "cwl_eval and trectools take the grade itself as gain"
+        },
+    ),
+}
+
+# ir_measures measures irscale computes, under the same name, differently from ir_measures'
+# providers: not declared (the guide says the same)
+DECLINED: dict[str, str] = {
+    "ERR": "irscale's ERR stops at a document of grade g with probability (2^g - 1) / 2^c, c the "
+    "top grade of the qrels (Chapelle et al.); gdeval, ir_measures' ERR provider, fixes c = 4",
+    "Judged": "ir_measures' Judged@k divides by the documents retrieved where a run is shorter than "
+    "k; irscale's nearest measure, P(rel=0)@k, divides by k and counts negative grades as unjudged",
+    "nDCG(dcg='exp-log2', gains=...)": "irscale's gains=exp is the gain map 2^g - 1; a map on top "
+    "of it has no counterpart",
+}
+
+
+def _irscale_class(name: str) -> type:
+    from irscale.measures.registry import REGISTRY
+
+    return REGISTRY[name]
+
+
+def _fields(cls: type) -> set[str]:
+    import dataclasses
+
+    return {f.name for f in dataclasses.fields(cls)}
+
+
+def _prototype(ir_name: str, peer: PeerMeasure) -> ir_measures.Measure:
+    """ir_measures' measure ``ir_name`` with the parameter specs the provider supports,
+    derived from the irscale class's fields (see :class:`PeerMeasure`)."""
+    from ir_measures.providers.base import Any, Choices
+
+    proto = ir_measures.measures.registry[ir_name]
+    own = _fields(_irscale_class(peer.irscale)) | set(peer.switch)
+    specs: dict[str, object] = {}
+    for name, info in type(proto).SUPPORTED_PARAMS.items():
+        if name in peer.renamed:
+            specs[name] = Choices(*peer.renamed[name][1])
+        elif name in own:
+            specs[name] = Any(required=name in peer.required)
+        else:
+            specs[name] = Choices(info.default)
+    return type(proto)(**specs)
+
+
+def translate(measure: ir_measures.Measure) -> Measure:
+    """irscale's measure for an ir_measures measure (``P(rel=2)@5`` -> ``P(rel=2)@5``,
+    ``nDCG(dcg='exp-log2')@10`` -> ``nDCG(gains=exp)@10``); ArgumentError where the
+    provider does not declare it (:data:`PEER_MEASURES`, :data:`DECLINED`)."""
+    from ir_measures.providers.base import NOT_PROVIDED
+
+    peer = PEER_MEASURES.get(str(measure.NAME))
+    if peer is None or not ir_measures.providers.Provider.supports(PROVIDER, measure):  # declared?
+        raise ArgumentError(
+            f"the irscale provider does not compute {measure}: {_why_not(measure)}; let another provider "
+            "compute it (ir_measures.DefaultPipeline), or name an irscale measure with irscale_measure('...')"
+        )
+    name, kwargs = peer.irscale, {}
+    given = {k: measure[k] for k in type(measure).SUPPORTED_PARAMS}
+    for k, v in given.items():
+        if v is NOT_PROVIDED:
+            continue
+        if k in peer.switch:
+            name = peer.switch[k]
+        if k in peer.renamed:
+            field_name, values = peer.renamed[k]
+            if values[v] is not None:
+                if given.get(field_name, NOT_PROVIDED) is not NOT_PROVIDED:
+                    raise ArgumentError(
+                        f"the irscale provider does not compute {measure}: {DECLINED[_EXP_GAINS]}; give "
+                        "dcg='exp-log2' or gains=, not both, or let another provider compute it"
+                    )
+                kwargs[field_name] = values[v]
+        elif k in _fields(_irscale_class(name)):
+            kwargs[k] = dict(v) if isinstance(v, dict) else v
+    return _irscale_class(name)(**kwargs)
+
+
+_EXP_GAINS = "nDCG(dcg='exp-log2', gains=...)"
+
+
+def _why_not(measure: ir_measures.Measure) -> str:
+    """Why the provider does not declare ``measure``."""
+    from ir_measures.providers.base import NOT_PROVIDED
+
+    name = str(measure.NAME)
+    peer = PEER_MEASURES.get(name)
+    if name in DECLINED or peer is None:
+        return DECLINED.get(name, f"irscale has no measure that computes ir_measures' {name}")
+    for k, reason in peer.required.items():
+        if measure[k] is NOT_PROVIDED:
+            return f"give {k}= ({reason})"
+    own = _fields(_irscale_class(peer.irscale)) | set(peer.switch)
+    for k, info in type(measure).SUPPORTED_PARAMS.items():
+        if k in peer.renamed and measure[k] not in peer.renamed[k][1]:
+            return f"{k} must be one of {', '.join(map(repr, peer.renamed[k][1]))}"
+        if k not in own and k not in peer.renamed and measure[k] != info.default:
+            return f"irscale has no parameter {k} (only ir_measures' default {k}={info.default!r})"
+    return "its parameters are not irscale's"
+
+
+class IrscaleProvider(ir_measures.providers.Provider):
+    """The ir_measures provider ``"irscale"``: ir_measures' measures computed by
+    :func:`irscale.evaluate` (trec_eval's conventions; run scores read as float64 unless
+    ``score_precision="float32"``), for the measures of :data:`PEER_MEASURES` with the
+    parameters derived from irscale's measure classes. Per-topic values are yielded for
+    the topics both the qrels and the run have; ir_measures gives the other qrels topics
+    its default (0)."""
+
+    NAME = "irscale"
+    SUPPORTED_MEASURES = [  # those the installed ir_measures defines
+        _prototype(name, peer) for name, peer in PEER_MEASURES.items() if name in ir_measures.measures.registry
+    ]
+
+    def __init__(self, score_precision: ScorePrecision = "float64"):
+        super().__init__()
+        check_reader_options(score_precision, "error", "error")
+        self.score_precision = score_precision
+
+    def supports(self, measure) -> bool:
+        """Whether the measure is declared and irscale accepts its parameter values (a
+        gain map irscale refuses, a p outside (0, 1): not supported)."""
+        if not super().supports(measure):
+            return False
+        try:
+            translate(measure)
+        except IrscaleError:
+            return False
+        return True
+
+    def _evaluator(self, measures, qrels):
+        return IrscaleEvaluator(list(measures), qrels, self.score_precision)
+
+
+class IrscaleEvaluator(ir_measures.providers.Evaluator):
+    """The evaluator of :class:`IrscaleProvider`: the qrels converted once, each run
+    scored with one :func:`irscale.evaluate` call for all its measures."""
+
+    def __init__(self, measures: list, qrels, score_precision: str):
+        df = ir_measures.util.QrelsConverter(qrels).as_pd_dataframe()
+        self.ids = {str(q): q for q in df["query_id"].unique().tolist()}
+        super().__init__(measures, set(self.ids.values()))
+        self.pairs = [(m, translate(m)) for m in measures]
+        self.columns = list(dict.fromkeys(m for _, m in self.pairs))
+        self.qrels = qrels_from_frame(df) if len(df) else None
+        self.score_precision = score_precision
+
+    def _iter_calc(self, run):
+        if self.qrels is None:
+            return
+        df = ir_measures.util.RunConverter(run).as_pd_dataframe()
+        df = df[df["query_id"].astype(str).isin(self.ids)]
+        if not len(df):
+            return
+        retrieved = set(df["query_id"].astype(str).tolist())
+        r = run_from_frame(df, score_precision=self.score_precision)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", _MISSING_NOTE, IrscaleWarning)
+            t = evaluate(self.qrels, [r], self.columns, score_precision=self.score_precision)  # type: ignore[arg-type]
+        col = {m: i for i, m in enumerate(t.measures)}
+        for ti, topic in enumerate(t.topics):
+            if topic in retrieved:
+                for irm, m in self.pairs:
+                    yield ir_measures.Metric(
+                        query_id=self.ids[topic], measure=irm, value=float(t.values[col[m], 0, ti])
+                    )
+
+
+PROVIDER = ir_measures.providers.register(IrscaleProvider())
+
+
+def use_in_default_pipeline(first: bool = False) -> IrscaleProvider:
+    """Put the irscale provider into ``ir_measures.DefaultPipeline`` (what
+    ``ir_measures.calc_aggregate``, ``iter_calc``, ``evaluator`` and PyTerrier's
+    ``pt.Experiment`` use): after ir_measures' own providers (they keep computing what
+    they compute, irscale the rest), or ``first=True`` before them, so that irscale
+    computes every measure it declares. Calling it again moves the provider; returns it.
+    """
+    first = flag("first", first)
+    providers = ir_measures.DefaultPipeline.providers
+    providers[:] = [p for p in providers if p is not PROVIDER]
+    if first:
+        providers.insert(0, PROVIDER)
+    else:
+        providers.append(PROVIDER)
+    return PROVIDER

@@ -14,7 +14,7 @@ A measure, built in or a user's, is thus one class and, for an exact interval sc
 one space; nothing else keeps a list of measures. :data:`REGISTRY` is the name -> class
 view of the same entries (what the parser looks names up in).
 
->>> import irscale.scales  # the spaces declare themselves when the scale layer loads
+>>> import irscale.scales  # the spaces and theory rules declare themselves when the scale layer loads
 >>> from irscale.measures import parse_measure
 >>> e = entry(type(parse_measure("RBP")))
 >>> e.name, [s.__name__ for s, _ in spaces_of(e.cls)][-1], e.theory is not None
@@ -69,7 +69,7 @@ class _Names(Mapping):
         except StopIteration:
             if default:
                 return default[0]
-            raise
+            raise KeyError(name) from None
         unregister(cls)
         return cls
 

@@ -299,7 +299,18 @@ def html_report(
     if figures:
         toc.append(("figures", "Figures"))
     toc.append(("provenance", "Provenance"))
-    parts = _head(title) + [
+    parts = _head(title) + _header(study, title, command, toc, index) + ["<main>"] + _meaning_section()
+    parts += [html_table(t, (links or {}).get(t.key)) for t in tables]
+    parts += _theory_section(said) if said else []
+    parts += _figures_section(figures, (links or {}).get("figures"))
+    parts += _provenance_section(study, command, links) + ["</main>", *_foot()]
+    return "\n".join(parts)
+
+
+def _header(study: Study, title: str, command: str | None, toc: list[tuple[str, str]], index: str | None) -> list[str]:
+    """The page's header: the way back to the index, the title, what the study covers,
+    the command, and the contents."""
+    parts = [
         "<header>",
         *([_up(index)] if index else []),
         f"<h1>{escape(title)}</h1>",
@@ -307,12 +318,17 @@ def html_report(
     ]
     if command:
         parts.append(f'<p class="summary">Command: <code>{escape(command)}</code></p>')
-    parts += (
-        ["<nav><strong>Contents</strong><ol>"]
+    return (
+        parts
+        + ["<nav><strong>Contents</strong><ol>"]
         + [f'<li><a href="#{escape(k)}">{escape(v)}</a></li>' for k, v in toc]
-        + ["</ol></nav>", "</header>", "<main>"]
+        + ["</ol></nav>", "</header>"]
     )
-    parts += [
+
+
+def _meaning_section() -> list[str]:
+    """What "meaningful" means, and which columns say it."""
+    return [
         '<section id="meaningful">',
         "<h2>What “meaningful” means</h2>",
         f'<p class="meaning">{escape(MEANINGFUL)}</p>',
@@ -321,41 +337,28 @@ def html_report(
         "the measures whose scale changes from topic to topic.</p>",
         "</section>",
     ]
-    for t in tables:
-        parts.append(html_table(t, (links or {}).get(t.key)))
-    if said:
-        parts += (
-            [
-                '<section id="theory">',
-                "<h2>What the theory says about each measure</h2>",
-                "<p>The order under which each original measure is an interval or ordinal scale (or none): the "
-                "2019 and 2021 papers' statement where they make one (<code>irscale inspect MEASURE --theory</code> "
-                "checks it over every run), else irscale's exhaustive check of the measure's own values.</p>",
-                "<ul>",
-            ]
-            + [f"<li>{escape(s)}</li>" for s in said]
-            + ["</ul>", "</section>"]
-        )
-    if figures:
-        parts += ['<section id="figures">', "<h2>Figures</h2>"]
-        files = (links or {}).get("figures") or [[] for _ in figures]
-        for k, ((ftitle, svg, caption), names) in enumerate(zip(figures, files), 1):
-            parts += [
-                f'<figure id="figure-{k}">',
-                f"<h3>Figure {k}: {escape(str(ftitle))}</h3>",
-                inline_svg(str(svg), f"fig{k}-"),
-                f"<figcaption>{escape(str(caption))}</figcaption>",
-            ]
-            if names:
-                parts.append(
-                    '<p class="files">Files: '
-                    + " · ".join(f'<a href="{escape(n)}">{escape(n)}</a>' for n in names)
-                    + "</p>"
-                )
-            parts.append("</figure>")
-        parts.append("</section>")
-    else:
-        parts += [
+
+
+def _theory_section(said: list[str]) -> list[str]:
+    """What the theory says about each measure (one line each)."""
+    return (
+        [
+            '<section id="theory">',
+            "<h2>What the theory says about each measure</h2>",
+            "<p>The order under which each original measure is an interval or ordinal scale (or none): the "
+            "2019 and 2021 papers' statement where they make one (<code>irscale inspect MEASURE --theory</code> "
+            "checks it over every run), else irscale's exhaustive check of the measure's own values.</p>",
+            "<ul>",
+        ]
+        + [f"<li>{escape(s)}</li>" for s in said]
+        + ["</ul>", "</section>"]
+    )
+
+
+def _figures_section(figures: list, files: list | None) -> list[str]:
+    """The figures inline, each with its files; or how to draw them where none were."""
+    if not figures:
+        return [
             '<section id="figures">',
             "<h2>Figures</h2>",
             "<p>Not drawn: <code>irscale compare ... --out DIR</code> without <code>--no-figures</code> draws "
@@ -366,7 +369,27 @@ def html_report(
             "<code>study.write(out, figures=...)</code>.</p>",
             "</section>",
         ]
-    parts += [
+    parts = ['<section id="figures">', "<h2>Figures</h2>"]
+    for k, ((ftitle, svg, caption), names) in enumerate(zip(figures, files or [[] for _ in figures]), 1):
+        parts += [
+            f'<figure id="figure-{k}">',
+            f"<h3>Figure {k}: {escape(str(ftitle))}</h3>",
+            inline_svg(str(svg), f"fig{k}-"),
+            f"<figcaption>{escape(str(caption))}</figcaption>",
+        ]
+        if names:
+            parts.append(
+                '<p class="files">Files: '
+                + " · ".join(f'<a href="{escape(n)}">{escape(n)}</a>' for n in names)
+                + "</p>"
+            )
+        parts.append("</figure>")
+    return parts + ["</section>"]
+
+
+def _provenance_section(study: Study, command: str | None, links: dict | None) -> list[str]:
+    """The provenance as YAML, with a link to its file."""
+    return [
         '<section id="provenance">',
         "<h2>Provenance</h2>",
         "<p>Everything the study recorded about how it was made, as YAML in the style of ir_metadata.</p>",
@@ -380,10 +403,7 @@ def html_report(
         ),
         f'<pre class="yaml"><code>{escape(provenance_yaml(study, command))}</code></pre>',
         "</section>",
-        "</main>",
-        *_foot(),
     ]
-    return "\n".join(parts)
 
 
 def html_index(

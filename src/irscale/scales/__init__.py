@@ -3,6 +3,7 @@
 
 from irscale.scales.rankmap import ENGINES, TIES, RankMap, build, cache_clear, cache_dir, cache_info, choose_engine
 from irscale.scales.spaces import Space, all_runs, space_for
+from irscale.scales.theory import statement  # (importing it also declares each measure's theory rule, @about)
 
 __all__ = [
     "RankMap",
@@ -13,6 +14,7 @@ __all__ = [
     "cache_clear",
     "Space",
     "space_for",
+    "statement",
     "all_runs",
     "ENGINES",
     "TIES",

@@ -96,6 +96,34 @@ class PhiBounds:
     def exact(self) -> bool:
         return self.max_width == 0.0
 
+    def _repr_html_(self) -> str:
+        """A compact display for notebooks: the method, size, guarantee and widths, then
+        the bounds of the first runs (``irscale._display.MAX_ROWS``; the rest counted)."""
+        from html import escape
+
+        from irscale._display import MAX_ROWS, card, fmt, names, table
+
+        n = len(self.lo)
+        facts = [
+            ("method", names([self.method])),
+            ("runs", f"{n:,}"),
+            ("distinct values (size)", f"{self.size:,}"),
+            ("guarantee", "exact" if self.exact else ("certified" if self.confidence == 0 else "probabilistic")),
+            ("width (these runs)", fmt(self.width)),
+            ("max width (all runs)", fmt(self.max_width)),
+            ("assumptions", escape(self.assumptions)),
+            ("seconds", f"{self.seconds:.3g}"),
+        ]
+        if self.resolution:
+            facts.insert(3, ("resolution", f"{self.resolution:,}"))
+        if self.confidence:
+            facts.append(("failure probability", fmt(self.confidence)))
+        facts += [(str(k), fmt(v)) for k, v in self.details.items()]
+        k = min(n, MAX_ROWS)
+        rows = [[i, self.lo[i], self.hi[i], self.hi[i] - self.lo[i]] for i in range(k)]
+        body = table(["lo", "hi", "width"], rows, index="run", total=n)
+        return card("PhiBounds: phi / size of each run lies in [lo, hi]", facts, body)
+
 
 def _kernels():
     """(level, conv) compiled with numba: the grid recursion's level pass and the lattice

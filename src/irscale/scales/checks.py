@@ -155,7 +155,7 @@ def _space_keys(space) -> Callable[[np.ndarray], np.ndarray] | None:
 
     def phi(runs):
         if not rank_map:
-            from irscale.scales import build
+            from irscale.scales.rankmap import build
 
             rank_map.append(build(space.measure, space.N, space.c + 1))
         return rank_map[0].phi_keys(exact(runs))

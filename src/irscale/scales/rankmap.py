@@ -67,6 +67,26 @@ class RankMap:
     def measure(self) -> Measure:
         return self.space.measure
 
+    def _repr_html_(self) -> str:
+        """A compact display for notebooks: the measure, N, the relevance levels, the
+        engine, the number of distinct values (size) and of runs, the build time and
+        whether the map came from the cache."""
+        from irscale._display import card, names
+
+        levels = 2 if self.space.binary_measure else self.space.c + 1
+        facts = [
+            ("measure", names([self.measure])),
+            ("run length N", f"{self.N:,}"),
+            ("relevance levels", f"{levels:,}"),
+            ("engine", names([self.engine])),
+            ("distinct values (size)", f"{self.size:,}"),
+            ("runs", f"{self.n_runs:,}"),
+            ("seconds", f"{self.seconds:.3g}"),
+            ("from cache", "yes" if self.from_cache else "no (built)" + (", stored" if self.cached else "")),
+        ]
+        note = "phi(m): the number of distinct values at or below m (1..size); .phi_runs(grades), .values()"
+        return card(f"RankMap: {self.measure} at N = {self.N:,}", facts, notes=[note])
+
     @property
     def N(self) -> int:
         return self.space.N
