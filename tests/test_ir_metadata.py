@@ -118,6 +118,23 @@ def test_a_header_never_closed_names_its_first_line():
         parse_run(b"\n# ir_metadata.start\n# tag: x\n")
 
 
+def test_aliases_are_refused_before_they_expand():
+    """Seven nested levels of ten aliases (a few hundred bytes) would expand to 10^7
+    values: the header is refused at its first alias, at once."""
+    lines = ["# ir_metadata.start", "# l0: &l0 [" + ", ".join(["1"] * 10) + "]"]
+    lines += [f"# l{k}: &l{k} [" + ", ".join([f"*l{k - 1}"] * 10) + "]" for k in range(1, 8)]
+    text = ("\n".join(lines + ["# ir_metadata.end", "1 Q0 a 1 2.0 x"]) + "\n").encode()
+    with pytest.raises(InputFormatError, match=r"<memory>:3: .*aliases \(\*name\) are not accepted"):
+        parse_run(text)
+    with pytest.warns(IrscaleWarning, match="aliases"):
+        assert parse_run(text, metadata="warn").metadata is None
+
+
+def test_header_values_json_has_no_word_for_are_text():
+    run = parse_run(b"# ir_metadata.start\n# method:\n#   p: .inf\n#   q: .nan\n# ir_metadata.end\n1 Q0 a 1 2.0 x\n")
+    assert run.metadata == {"method": {"p": "inf", "q": "nan"}}
+
+
 def test_the_option_is_checked():
     with pytest.raises(PolicyError, match="metadata"):
         parse_run(b"1 Q0 a 1 2.0 x\n", metadata="strict")
@@ -140,8 +157,10 @@ def _check_primad(meta: dict, column: str, N: int):
     data = meta["data"]["test collection"]
     assert data["qrels"] == "qrels.txt" and len(data["qrels sha256"]) == 64
     assert meta["data"]["runs"]["bm25"] == HEADER  # the input run's own header
-    assert meta["actor"] == HEADER["actor"]  # the one input header's actor
-    assert meta["research goal"]["description"] == HEADER["research goal"]["description"]
+    # one run of five has a header: its team is not the evaluation's actor, nor its goal the evaluation's
+    assert meta["actor"] == {"role": "evaluator (not recorded)"}
+    assert "description" not in meta["research goal"]
+    assert "qrels path" not in data  # the name and checksum, never the local folder
 
 
 @pytest.mark.slow
@@ -205,6 +224,16 @@ def test_cli_transform_run_out_and_metadata_option(runs_dir, tmp_path):
     res = CliRunner().invoke(app, ["evaluate", str(TOY / "qrels.txt"), str(bad), "-m", "AP", "--metadata", "warn"])
     assert res.exit_code == 0 and "ir_metadata header" in res.output, res.output
     assert "--skip-invalid" not in res.output  # the file is a run: no advice to skip it
+
+
+def test_an_actor_every_input_run_shares_is_the_evaluations(tmp_path):
+    d = tmp_path / "runs"
+    d.mkdir()
+    for f in sorted((TOY / "runs").glob("*.txt")):
+        (d / f.name).write_bytes(_with_header(f, {"actor": HEADER["actor"], "tag": f.stem}))
+    t = irscale.transform(irscale.evaluate(TOY / "qrels.txt", d, ["AP"]), ["AP"], depth=10)
+    (path,) = write_runs(t, tmp_path / "out")
+    assert read_run(path).metadata["actor"] == HEADER["actor"]
 
 
 def test_write_runs_refuses_names_with_spaces_and_unknown_columns(tmp_path):

@@ -11,6 +11,7 @@ text (PyYAML's ``safe_load``); :func:`header_text` writes one.
 from __future__ import annotations
 
 import datetime
+import math
 import re
 
 from irscale.errors import InputFormatError, warn
@@ -72,11 +73,25 @@ def ir_metadata(text: bytes, path: str, policy: str = "error") -> dict | None:
     return None
 
 
+def _safe_load(text: str):
+    """PyYAML's safe load (libyaml's where installed), refusing aliases first: a header of a
+    few hundred bytes with nested aliases (``*name``) would expand to millions of values."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not accepted in an ir_metadata header", event.start_mark
+            )
+    return yaml.load(text, Loader=loader)  # noqa: S506  (a safe loader)
+
+
 def _load(body: list[str], path: str, start: int, policy: str) -> dict | None:
     import yaml  # (only for files with a header)
 
     try:
-        data = yaml.safe_load("\n".join(body))
+        data = _safe_load("\n".join(body))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         at = start + 1 + mark.line if mark is not None else start
@@ -127,6 +142,8 @@ def plain(obj):
         return obj.isoformat()
     if isinstance(obj, bytes):
         return obj.decode("utf-8", "replace")
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)  # .inf / .nan: JSON has no such numbers
     return obj
 
 

@@ -115,9 +115,10 @@ def _column_run(table: ScoreTable, k: int, tag: str):
     return ordered_run(tag, docno, score, topics[order], codes, np.empty(0, dtype=np.int64), "<memory>")
 
 
-def _common(headers: dict, section: str):
-    """The input runs' ``section`` where every run with a header gives the same one, else None."""
-    seen = [h.get(section) for h in headers.values() if isinstance(h, dict)]
+def _common(headers: dict, section: str, runs) -> object:
+    """The input runs' ``section`` where every run has a header giving the same one, else
+    None (one team's actor is not the whole evaluation's)."""
+    seen = [headers[r].get(section) if isinstance(headers.get(r), dict) else None for r in runs]
     if seen and all(s == seen[0] for s in seen) and seen[0] is not None:
         return seen[0]
     return None
@@ -162,7 +163,7 @@ def run_metadata(table: ScoreTable, column, tag: str, command: str | None = None
         checked = {"qrels": qrels, "qrels_sha256": prov["qrels_sha256"]}
     else:
         checked = qrels_provenance(qrels) if qrels and Path(str(qrels)).is_file() else {"qrels": qrels}
-    goal = _common(headers, "research goal")
+    goal = _common(headers, "research goal", table.systems)
     goal = dict(goal) if isinstance(goal, dict) else {}
     goal.setdefault("evaluation", {"reported measures": [str(column)]})
     return {
@@ -185,11 +186,10 @@ def run_metadata(table: ScoreTable, column, tag: str, command: str | None = None
             "ranking": "per topic, the systems (docno field) by the column's value descending, ties by name "
             "descending (trec_eval's order)",
         },
-        "actor": _common(headers, "actor") or {"role": "evaluator (not recorded)"},
+        "actor": _common(headers, "actor", table.systems) or {"role": "evaluator (not recorded)"},
         "data": {
             "test collection": {
                 "qrels": Path(str(checked.get("qrels"))).name if checked.get("qrels") else None,
-                "qrels path": checked.get("qrels"),
                 "qrels sha256": checked.get("qrels_sha256"),
                 "topics": len(table.topics),
             },
