@@ -65,6 +65,7 @@ from irscale.errors import ArgumentError, IrscaleError, IrscaleWarning, check_ch
 from irscale.experiment import RELEVANCE, Ranked, evaluate, transform
 from irscale.io.trec import Qrels, Run, ScorePrecision, check_reader_options
 from irscale.measures import Measure, at_depth, parse_measure
+from irscale.measures.gains import gain_values
 from irscale.validate import flag, integer
 from irscale.validate import levels as check_levels
 
@@ -453,13 +454,19 @@ class IrscaleProvider(ir_measures.providers.Provider):
         self.score_precision = score_precision
 
     def supports(self, measure) -> bool:
-        """Whether the measure is declared and irscale accepts its parameter values (a
-        gain map irscale refuses, a p outside (0, 1): not supported)."""
+        """Whether the measure is declared and irscale accepts its parameter values on any
+        qrels (a gain map irscale refuses, or one a grade it leaves out would make decrease,
+        as ``gains={0: 0, 1: 1, 2: 5}`` where a grade 3 gains 3; a p outside (0, 1): not
+        supported, so the pipeline moves on to another provider)."""
         if not super().supports(measure):
             return False
         try:
-            translate(measure)
-        except IrscaleError:
+            m = translate(measure)
+            spec = getattr(m, "gains", None)
+            if spec not in (None, "exp"):  # a grade the map leaves out gains its grade (trec_eval's rule):
+                top = max(int(k) for k, _ in (part.split(":") for part in spec.split(",")))
+                gain_values(spec, top + 1)  # refused where such a grade would break the order on some qrels
+        except (IrscaleError, ValueError):
             return False
         return True
 
