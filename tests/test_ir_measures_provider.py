@@ -228,3 +228,15 @@ def test_peer_suite_passes_with_irscale(tmp_path):
     print(
         f"peer suite: {run.stdout.splitlines()[-1]}; {c['irscale']} of {c['comparisons']} comparisons involve irscale"
     )
+
+
+def test_a_topic_without_relevant_documents_is_scored_silently_as_the_peers_do():
+    import warnings
+
+    qrels = {"1": {"a": 1, "b": 0}, "2": {"x": 0}}
+    run = {"1": {"a": 3.0, "b": 2.0}, "2": {"x": 1.0}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values = {m.query_id: m.value for m in I.PROVIDER.evaluator([ir_measures.AP], qrels).iter_calc(run)}
+        assert values == {"1": 1.0, "2": 0.0}
+        assert ir_measures.calc_aggregate([I.irscale_measure("AP")], qrels, run)[I.irscale_measure("AP")] == 0.5

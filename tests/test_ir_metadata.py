@@ -246,3 +246,15 @@ def test_write_runs_refuses_names_with_spaces_and_unknown_columns(tmp_path):
         write_runs(table, tmp_path, columns=["P@5"])
     (path,) = write_runs(table, tmp_path)  # an evaluate table: its measure columns
     assert read_run(path).name == "AP" and np.array_equal(read_run(path).score, table.values[0, :, 0])
+
+
+def test_a_header_longer_than_the_first_piece_is_said_to_be_too_long(monkeypatch):
+    import irscale.io.trec as trec
+
+    monkeypatch.setattr(trec, "PIECE_BYTES", 4096)
+    long_header = "# ir_metadata.start\n" + "".join(f"# k{i}: {'x' * 60}\n" for i in range(200)) + "# ir_metadata.end\n"
+    text = (long_header + "1 Q0 a 1 2.0 x\n").encode()
+    with pytest.raises(InputFormatError, match=r"<memory>:1: ir_metadata header opened here runs past the first"):
+        parse_run(text)
+    with pytest.raises(InputFormatError, match="never closed"):
+        parse_run(b"# ir_metadata.start\n# tag: x\n")  # a short file: unclosed, as before

@@ -74,6 +74,8 @@ __all__ = ["irscale_measure", "ranked", "IrscaleProvider", "PEER_MEASURES", "DEC
 # irscale's note on qrels topics a run retrieves nothing for: ir_measures scores them
 # silently (its measures' DEFAULT), so the integration does too
 _MISSING_NOTE = r"run .* has no results for \d+ qrels topic"
+# ir_measures' providers score a topic without relevant documents 0 without a word: so does this one
+_NO_RELEVANT_NOTE = r"\d+ qrels topic\(s\) have no relevant document"
 
 
 def irscale_measure(
@@ -214,6 +216,7 @@ def _define(table, name: str, desc: str, score_precision: str) -> ir_measures.Me
             return  # nothing retrieved for any qrels topic: ir_measures gives every topic DEFAULT
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", _MISSING_NOTE, IrscaleWarning)
+            warnings.filterwarnings("ignore", _NO_RELEVANT_NOTE, IrscaleWarning)
             t, col = table(qrels, run)
         for topic, v in zip(t.topics, t.values[col, 0].tolist()):
             if v == v:  # not NaN
@@ -498,6 +501,7 @@ class IrscaleEvaluator(ir_measures.providers.Evaluator):
         r = run_from_frame(df, score_precision=self.score_precision)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", _MISSING_NOTE, IrscaleWarning)
+            warnings.filterwarnings("ignore", _NO_RELEVANT_NOTE, IrscaleWarning)
             t = evaluate(self.qrels, [r], self.columns, score_precision=self.score_precision)  # type: ignore[arg-type]
         col = {m: i for i, m in enumerate(t.measures)}
         for ti, topic in enumerate(t.topics):

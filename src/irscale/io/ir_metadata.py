@@ -24,13 +24,15 @@ _MAY_HOLD = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n\x0b\x0c]*#")
 _MARKER = re.compile(rb"#[ \t]*(ir_metadata\.(?:start|end))[ \t\r]*\Z")
 
 
-def ir_metadata(text: bytes, path: str, policy: str = "error") -> dict | None:
+def ir_metadata(text: bytes, path: str, policy: str = "error", more: bool = False) -> dict | None:
     """The ir_metadata header at the top of ``text`` (a run file's first piece, checked as
     UTF-8), as plain values (:func:`plain`), or None where there is none. Only the comment
     and blank lines before the first run line are looked at (none, when the file opens
     with a run line). ``policy``: a malformed header (unclosed, a run line inside, YAML
     that does not parse, not a mapping) is an :class:`~irscale.errors.InputFormatError`
-    naming the file and line (``"error"``), or is left out with a warning (``"warn"``)."""
+    naming the file and line (``"error"``), or is left out with a warning (``"warn"``).
+    ``more``: the file goes on past ``text`` (a header still open at its end is too long
+    to read, not unclosed)."""
     if not _MAY_HOLD.match(text):  # anchored at the start: a file without a header costs nothing
         return None
     pos = 3 if text.startswith(b"\xef\xbb\xbf") else 0
@@ -61,6 +63,15 @@ def ir_metadata(text: bytes, path: str, policy: str = "error") -> dict | None:
             content = raw.lstrip()[1:] if stripped else b""  # the '#' and one space after it go
             body.append((content[1:] if content.startswith(b" ") else content).rstrip(b"\r").decode("utf-8"))
         pos, line = end + 1, line + 1
+    if start and more:
+        return _bad(
+            path,
+            start,
+            f"ir_metadata header opened here runs past the first {len(text) >> 20} MB of the file, more than "
+            "irscale reads for a header; shorten it (a header describes the run; put large data elsewhere)",
+            None,
+            policy,
+        )
     if start:
         return _bad(
             path,

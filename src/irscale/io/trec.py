@@ -1156,7 +1156,8 @@ def _parse_runs(
             k, line, piece, path=path, extra_fields=extra_fields, score_precision=score_precision
         )
         if k == 0 and metadata != "ignore":  # (after the piece is checked: UTF-8, no NUL)
-            header = ir_metadata(piece, path, metadata)
+            # a first piece of more than half PIECE_BYTES was cut: the file goes on past it
+            header = ir_metadata(piece, path, metadata, more=len(piece) > PIECE_BYTES // 2)
         line += newlines
         size += n
         blank = blank and piece_blank
