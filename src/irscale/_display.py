@@ -9,8 +9,8 @@ HTML is a fragment a notebook embeds: inline styles, no script, every name escap
 
 >>> print(table(["mean"], [["a<b", 0.123456]], index="system"))  # doctest: +ELLIPSIS
 <table class="dataframe"><thead>...<tbody><tr><th>a&lt;b</th><td>0.1235</td></tr></tbody></table>
->>> fmt(1234567), fmt(float("nan")), fmt("<i>")
-('1,234,567', '&ndash;', '&lt;i&gt;')
+>>> fmt(1234567), fmt(float("nan")), fmt("<i>"), fmt(123456.75), fmt(0.5)
+('1,234,567', '&ndash;', '&lt;i&gt;', '123,456.8', '0.5')
 """
 
 from __future__ import annotations
@@ -28,15 +28,18 @@ _MUTED = "color:#666;margin:0.2em 0"
 
 
 def fmt(value: object) -> str:
-    """A value as a table shows it: floats to 4 significant digits, integers with thousands
-    separators, NaN as an en dash, anything else as ``str``; escaped."""
+    """A value as a table shows it: floats to 4 significant digits (from 10^4 on, with
+    thousands separators and one decimal: ranked means are that large), integers with
+    thousands separators, NaN as an en dash, anything else as ``str``; escaped."""
     if isinstance(value, bool) or value is None:
         return escape(str(value))
     if isinstance(value, Integral):
         return f"{int(value):,}"
     if isinstance(value, Real):
         v = float(value)
-        return "&ndash;" if math.isnan(v) else escape(f"{v:.4g}")
+        if math.isnan(v):
+            return "&ndash;"
+        return escape(f"{v:,.1f}" if math.isfinite(v) and abs(v) >= 1e4 else f"{v:.4g}")  # ranked means: 123,456.7
     return escape(str(value))
 
 
