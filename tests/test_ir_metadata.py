@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import irscale
 from irscale.cli import app
 from irscale.errors import InputFormatError, IrscaleWarning, PolicyError
-from irscale.io import parse_run, read_run, read_runs, write_run
+from irscale.io import parse_run, parse_runs, read_run, read_runs, write_run
 from irscale.io.ir_metadata import PRIMAD, header_text
 from irscale.report.runs import write_runs
 from irscale.report.study import provenance_yaml
@@ -258,3 +258,10 @@ def test_a_header_longer_than_the_first_piece_is_said_to_be_too_long(monkeypatch
         parse_run(text)
     with pytest.raises(InputFormatError, match="never closed"):
         parse_run(b"# ir_metadata.start\n# tag: x\n")  # a short file: unclosed, as before
+
+
+def test_runs_of_one_file_each_get_their_own_copy_of_its_header():
+    text = b"# ir_metadata.start\n# tag: both\n# ir_metadata.end\n1 Q0 a 1 2.0 x\n1 Q0 b 1 2.0 y\n"
+    x, y = parse_runs(text, split_tags=True)
+    x.metadata["tag"] = "x only"
+    assert y.metadata == {"tag": "both"}

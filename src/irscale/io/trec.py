@@ -39,6 +39,7 @@ Error messages show invisible and control characters escaped (:func:`irscale.err
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import re
@@ -1229,7 +1230,7 @@ def _parse_runs(
             score,
             tag_list[g].decode("utf-8"),
             duplicates,
-            header,
+            copy.deepcopy(header),  # each run its own copy: changing one run's never changes another's
         )
         for g in range(len(tag_list))
     ]
