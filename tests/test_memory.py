@@ -318,8 +318,8 @@ def test_duplicated_judgement_names_the_rows():
 
 
 def test_non_integer_grade_names_the_row():
-    with pytest.raises(InputFormatError, match=r"row 1 \(qid '1', docno 'b'\): grade must be an integer, found 0.5"):
-        irscale.evaluate(frame([("1", "a", 1), ("1", "b", 0.5)], ("qid", "docno", "label")), frame(RUNS["lm"]))
+    with pytest.raises(InputFormatError, match=r"row 1 \(qid '1', docno 'b'\): grade must be finite, found inf"):
+        irscale.evaluate(frame([("1", "a", 1), ("1", "b", np.inf)], ("qid", "docno", "label")), frame(RUNS["lm"]))
     with pytest.raises(InputFormatError, match=r"qid '1', docno 'b': grade is missing or NaN"):
         qrels_from_dict({"1": {"a": 1, "b": float("nan")}})
     with pytest.raises(InputFormatError, match="grade must be a number, found str '1'"):

@@ -419,8 +419,9 @@ def _evaluate(qrels, runs, measures, depth, opts: ReadOpts, rel_level: int | Non
 
 
 def _judge(qrels, runs, opts: ReadOpts, plan=None):
-    """Read the qrels, run ``plan(levels)`` (checks that must fail before the runs are
-    read: measure names, rank-map engines), then read and judge the runs."""
+    """Read the qrels, run ``plan(levels, values)`` (checks that must fail before the runs
+    are read: measure names, rank-map engines; ``values``: the grades of real-valued
+    levels, else None), then read and judge the runs."""
     from irscale.data import grade_scale
     from irscale.experiment import as_qrels, load_runs
 
@@ -430,7 +431,7 @@ def _judge(qrels, runs, opts: ReadOpts, plan=None):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the scale warnings come once, when the runs are judged
             levels = grade_scale(q, opts.max_grade) + 1
-        plan(levels)
+        plan(levels, q.values)
     kw = opts.kwargs()
     kw.pop("max_grade")
     return _reading(lambda tick: load_runs(runs, q, progress=tick, max_grade=opts.max_grade, **kw))
@@ -691,8 +692,8 @@ def transform(
             qrels,
             runs,
             opts,
-            plan=lambda levels: plan_rank_maps(
-                measures, N, _levels(levels, relevance), approx, max_pairs, relevance and relevance.value
+            plan=lambda levels, values: plan_rank_maps(
+                measures, N, _levels(levels, relevance), approx, max_pairs, relevance and relevance.value, values
             ),
         )
         with _Feedback("rank maps (cached after the first time)") as tick:
@@ -989,7 +990,9 @@ def compare(
             **report.kwargs(),
         )  # every option, before any file
         _check_out(out)
-        judged = _judge(qrels, runs, opts, plan=lambda levels: plan.check_levels(_levels(levels, relevance)))
+        judged = _judge(
+            qrels, runs, opts, plan=lambda levels, values: plan.check_levels(_levels(levels, relevance), values)
+        )
         study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, {"plan": plan})
         study.provenance.setdefault("command", _command_line())
         study.provenance.update(_qrels_provenance(qrels))
@@ -1082,7 +1085,9 @@ def study_trec8_like(
             qrels,
             runs,
             opts,
-            plan=lambda levels: _study_plan(measures, Ns, _levels(levels, relevance), relevance and relevance.value),
+            plan=lambda levels, values: _study_plan(
+                measures, Ns, _levels(levels, relevance), relevance and relevance.value, values
+            ),
         )
     except IrscaleError as e:
         _fail(e)
@@ -1129,7 +1134,7 @@ def _depths(depths: str) -> list[int]:
     return Ns
 
 
-def _study_plan(measures, Ns, levels: int, relevance) -> None:
+def _study_plan(measures, Ns, levels: int, relevance, values=None) -> None:
     """Every (measure, N) of a study has an exact engine, checked before the runs are read;
     else one refusal naming every N and measure out of reach, advising only what `study`
     has (--depths, --relevance, --max-grade: not compare's --approx or --max-pairs)."""
@@ -1139,14 +1144,19 @@ def _study_plan(measures, Ns, levels: int, relevance) -> None:
     from irscale.scales.rankmap import exact_reach
 
     bad = {}
+    scale = None if relevance == "lenient" else values  # real-valued grades' levels (None: integer grades)
     for N in Ns:
         try:
-            plan_rank_maps(measures, N, levels, relevance=relevance)
+            plan_rank_maps(measures, N, levels, relevance=relevance, values=values)
         except IrscaleError:
-            bad[N] = [m for m in parse_measures(measures, default_cutoff=N) if exact_reach(m, levels - 1, N + 1) < N]
+            bad[N] = [
+                m
+                for m in parse_measures(measures, default_cutoff=N)
+                if exact_reach(m.for_grades(scale), levels - 1, N + 1) < N
+            ]
     if bad:
         names = list(dict.fromkeys(str(m).split("@")[0] for ms in bad.values() for m in ms))
-        reach = min(exact_reach(m, levels - 1, min(bad) + 1) for ms in bad.values() for m in ms)
+        reach = min(exact_reach(m.for_grades(scale), levels - 1, min(bad) + 1) for ms in bad.values() for m in ms)
         graded = " (or binary relevance: --relevance lenient)" if levels > 2 else ""
         raise IrscaleError(
             f"--depths: no exact engine ranks {', '.join(names)} at N = {', '.join(map(str, bad))} "

@@ -15,8 +15,11 @@ trec_eval, bpref skips them like unjudged documents.
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
@@ -35,6 +38,23 @@ UNJUDGED = np.int16(-32767)
 
 MissingTopics = Literal["zero", "drop", "error"]
 
+Grade = int | Fraction  # a grade threshold (a measure's rel): an integer, or a real-valued grade
+
+
+def grade_level(rel: Grade, values: Sequence[Fraction] | None = None) -> int:
+    """The level code from which a grade counts as relevant at threshold ``rel`` (grade >=
+    rel): on integer grades (``values`` None) the least integer >= rel; on real-valued
+    ones (``values[code]``, increasing from 0) the first code whose grade is >= rel
+    (``len(values)``, past the top, where none is). The one place a threshold meets codes.
+
+    >>> from fractions import Fraction
+    >>> grade_level(2), grade_level(Fraction(1, 2)), grade_level(Fraction(1, 2), (0, Fraction(1, 4), Fraction(7, 10)))
+    (2, 1, 2)
+    """
+    if values is None:
+        return rel if isinstance(rel, int) else math.ceil(rel)
+    return bisect_left(values, rel)
+
 
 @dataclass(frozen=True, eq=False)
 class TopicStats:
@@ -42,32 +62,48 @@ class TopicStats:
 
     ``level_counts[t, g]`` is the number of judged documents of grade ``g`` (0..c) for
     topic ``t``; ``max_grade`` is c, the highest grade of the relevance scale (at least 1).
+    ``values``: None for integer grades; for real-valued ones the exact grade of each
+    level code 0..c (the grades of the run arrays are then codes; a measure is computed on
+    them as :meth:`irscale.measures.Measure.for_grades` turns it).
     """
 
     names: tuple[str, ...]
     level_counts: np.ndarray
     max_grade: int
+    values: tuple[Fraction, ...] | None = None
 
     def __post_init__(self):
         if self.level_counts.ndim != 2 or self.level_counts.shape[1] != self.max_grade + 1:
             raise ValueError("level_counts must have shape (topics, max_grade + 1)")
+        if self.values is not None and len(self.values) != self.max_grade + 1:
+            raise ValueError("values must give the grade of each level 0..max_grade")
 
     def __len__(self) -> int:
         return len(self.names)
 
-    def num_rel(self, rel: int = 1) -> np.ndarray:
-        """Recall base: judged documents with grade >= ``rel``, per topic."""
-        return self.level_counts[:, max(rel, 0) :].sum(axis=1)
+    def level_of(self, rel: Grade) -> int:
+        """The level code of the threshold ``rel`` on this scale (:func:`grade_level`)."""
+        return grade_level(rel, self.values)
 
-    def num_nonrel(self, rel: int = 1) -> np.ndarray:
-        """Judged non-relevant documents (0 <= grade < ``rel``), per topic."""
-        return self.level_counts[:, : max(rel, 0)].sum(axis=1)
+    def grade_text(self, code: int) -> str:
+        """The grade of a level code as a file writes it (``3``; ``0.5`` if real-valued)."""
+        from irscale.validate import decimal_text
+
+        return str(code) if self.values is None else decimal_text(self.values[min(max(code, 0), self.max_grade)])
+
+    def num_rel(self, rel: Grade = 1) -> np.ndarray:
+        """Recall base: judged documents with grade code >= ``rel``, per topic."""
+        return self.level_counts[:, max(grade_level(rel), 0) :].sum(axis=1)
+
+    def num_nonrel(self, rel: Grade = 1) -> np.ndarray:
+        """Judged non-relevant documents (0 <= grade code < ``rel``), per topic."""
+        return self.level_counts[:, : max(grade_level(rel), 0)].sum(axis=1)
 
     def gain_base(self) -> np.ndarray:
         """Recall base in gain units, sum of the grades of all judged documents."""
         return self.level_counts @ np.arange(self.max_grade + 1)
 
-    def ideal_grades(self, rel: int | None = None) -> np.ndarray:
+    def ideal_grades(self, rel: Grade | None = None) -> np.ndarray:
         """Grades of the ideal ranking per topic, descending, zero-padded: (T, max R).
 
         With ``rel`` given, relevance is binary (grade 1 for grade >= rel)."""
@@ -92,7 +128,10 @@ class TopicStats:
         pos = qrels.grade >= 0
         lc = np.zeros((len(qrels.topics), c + 1), dtype=np.int64)
         np.add.at(lc, (qrels.topic_code[pos], np.minimum(qrels.grade[pos].astype(np.int64), c)), 1)
-        return cls(tuple(qrels.topic_names), lc, c)
+        values = qrels.values
+        if values is not None and len(values) < c + 1:  # one positive grade: a binary scale 0, v
+            values = (*values, *(values[-1] + k for k in range(1, c + 2 - len(values))))
+        return cls(tuple(qrels.topic_names), lc, c, None if values is None else tuple(values[: c + 1]))
 
     @classmethod
     def single(cls, level_counts: Sequence[int]) -> TopicStats:
@@ -159,10 +198,12 @@ class JudgedRuns:
     def shape(self) -> tuple[int, int, int]:
         return self.grades.shape
 
-    def binarised(self, rel: int = 1) -> JudgedRuns:
+    def binarised(self, rel: Grade = 1) -> JudgedRuns:
         """The same runs judged against binarised qrels: grade >= ``rel`` becomes 1 and
         every other judged grade 0 (the "lenient" mapping of the 2021 paper for graded
-        collections); unjudged documents and padding stay as they are."""
+        collections); unjudged documents and padding stay as they are. ``rel`` is a grade
+        (0.5 on real-valued grades)."""
+        rel = self.topics.level_of(rel)
         g = self.grades
         sentinel = (g == PAD) | (g == UNJUDGED)
         out = np.where(sentinel, g, np.where(g >= rel, 1, 0)).astype(g.dtype)
@@ -405,6 +446,14 @@ def grade_scale(qrels: Qrels, max_grade: int | None = None) -> int:
     above the next grade used, or used by under 1% of the judgements with an unused
     grade between it and the next)."""
     grades = qrels.grade[qrels.grade >= 0].astype(np.int64)
+    if qrels.values is not None:  # real-valued: the levels are the grades present, nothing to cap or doubt
+        if max_grade is not None:
+            raise ArgumentError(
+                f"{qrels.path}: max_grade (--max-grade) caps integer grades, and these grades are real-valued "
+                f"({len(qrels.values) - 1} distinct positive grades, up to {qrels.grade_text(qrels.max_grade)}); "
+                "leave it out, or give binary measures a threshold such as rel=0.5"
+            )
+        return max(qrels.max_grade, 1)
     if max_grade is not None:
         from irscale.io.trec import GRADE_MAX
 
@@ -502,53 +551,67 @@ def topic_stats(qrels: Qrels, max_grade: int | None = None) -> TopicStats:
     """The qrels' :class:`TopicStats` on the scale of :func:`grade_scale` (its warnings),
     with a warning naming the topics that have no relevant document."""
     stats = TopicStats.from_qrels(qrels, grade_scale(qrels, max_grade))
-    empty = [stats.names[t] for t in np.flatnonzero(stats.num_rel(1) == 0)]
+    empty = [stats.names[t] for t in np.flatnonzero(stats.num_rel(1) == 0)]  # (real-valued: no grade above 0)
     if empty:
+        what = "no relevant document" if stats.values is None else "no grade above 0"
         warn(
-            f"{len(empty)} qrels topic(s) have no relevant document; they score 0 on recall-based measures and "
+            f"{len(empty)} qrels topic(s) have {what}; they score 0 on recall-based measures and "
             f"count in means: {_short(empty, 3)}",
             stacklevel=3,
         )
     return stats
 
 
+def grade_values_record(stats: TopicStats) -> dict:
+    """What a provenance records of real-valued grades: ``{"grade_values": [...]}``, the
+    grade of each level code 0..c as decimal text (``["0", "0.25", "0.5", "1.7"]``; the
+    level codes are what ``max_grade`` and ``levels`` count); nothing for integer grades."""
+    if stats.values is None:
+        return {}
+    return {"grade_values": [stats.grade_text(k) for k in range(stats.max_grade + 1)]}
+
+
 def warn_no_relevant(measures, stats: TopicStats) -> None:
-    """Warn, per measure with a relevance level ``rel`` above 1 (``AP(rel=3)``), naming the
-    topics with no document of grade >= rel that still have one of grade >= 1 (those are
-    named once by :func:`topic_stats`): the measure scores 0 on them and they count in its
-    means. Where no topic reaches rel (above the qrels' top grade) it says so. Each
-    measure once per qrels (evaluate and then transform do not say it twice)."""
+    """Warn, per measure with a relevance level ``rel`` above the lowest positive grade
+    (``AP(rel=3)``; ``P(rel=0.5)`` where 0.25 is a grade), naming the topics with no
+    document of grade >= rel that still have a positive one (those are named once by
+    :func:`topic_stats`): the measure scores 0 on them and they count in its means. Where
+    no topic reaches rel (above the qrels' top grade) it says so. Each measure once per
+    qrels (evaluate and then transform do not say it twice)."""
+    from irscale.validate import decimal_text
+
     warned = stats.__dict__.setdefault("_warned_no_relevant", set())
-    for rel, names in _by_rel(measures).items():
+    top = stats.grade_text(stats.max_grade)
+    for rel, names in _by_rel(measures, stats).items():
         names = [n for n in names if n not in warned]
         if not names:
             continue
         warned.update(names)
-        empty = np.flatnonzero(stats.num_rel(rel) == 0)
+        empty = np.flatnonzero(stats.num_rel(stats.level_of(rel)) == 0)
         new = [stats.names[t] for t in empty if stats.num_rel(1)[t] > 0]
         if not new:
             continue
-        what = ", ".join(names)
+        what, shown = ", ".join(names), decimal_text(rel)
         if len(empty) == len(stats.names):
             warn(
-                f"{what}: no topic has a document of grade >= {rel} (the top grade is {stats.max_grade}), so "
-                f"{'they score' if len(names) > 1 else 'it scores'} 0 everywhere; use rel={stats.max_grade} or less",
+                f"{what}: no topic has a document of grade >= {shown} (the top grade is {top}), so "
+                f"{'they score' if len(names) > 1 else 'it scores'} 0 everywhere; use rel={top} or less",
                 stacklevel=3,
             )
         else:
             warn(
-                f"{what}: {len(new)} qrels topic(s) have no document of grade >= {rel}; "
+                f"{what}: {len(new)} qrels topic(s) have no document of grade >= {shown}; "
                 f"{'they score' if len(names) > 1 else 'it scores'} 0 there, counted in means: {_short(new, 3)}",
                 stacklevel=3,
             )
 
 
-def _by_rel(measures) -> dict[int, list[str]]:
-    """The measures' relevance levels above 1, with the measures at each."""
-    out: dict[int, list[str]] = {}
+def _by_rel(measures, stats: TopicStats) -> dict[Grade, list[str]]:
+    """The measures' relevance levels above the first positive grade, with the measures at each."""
+    out: dict[Grade, list[str]] = {}
     for m in measures:
         rel = getattr(m, "rel", None)
-        if isinstance(rel, int) and rel > 1:
+        if isinstance(rel, (int, Fraction)) and not isinstance(rel, bool) and stats.level_of(rel) > 1:
             out.setdefault(rel, []).append(str(m))
     return out
 

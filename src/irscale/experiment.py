@@ -24,6 +24,7 @@ from irscale.data import (
     _index,
     assemble,
     check_options,
+    grade_values_record,
     judge_run,
     stack,
     topic_stats,
@@ -227,7 +228,8 @@ def not_interval(table: ScoreTable) -> dict[str, tuple[int, object]]:
                 continue
             N = int(np.max(judged.num_ret, initial=1))
         levels = max(judged.topics.max_grade, 1) + 1 if judged is not None else 2
-        said = scale_of(m, max(int(N), 1), levels, max_runs=WARN_CHECK_RUNS)
+        computed = m.for_grades(judged.topics.values) if judged is not None else m
+        said = scale_of(computed, max(int(N), 1), levels, max_runs=WARN_CHECK_RUNS)
         if said.established and not said.interval:
             out[str(m)] = (int(N), said)
     return out
@@ -334,8 +336,8 @@ def score(judged: JudgedRuns, measures: Iterable[str | Measure]) -> ScoreTable:
     for m in ms:
         judged.check_depth(getattr(m, "cutoff", None), f"measure {m}")
     values = np.empty((len(ms), len(judged.systems), len(judged.topics)), dtype=np.float64)
-    for i, m in enumerate(ms):
-        values[i] = m.batch(judged.grades, judged.topics)
+    for i, m in enumerate(ms):  # on real-valued grades, as computed on their level codes
+        values[i] = m.for_grades(judged.topics.values).batch(judged.grades, judged.topics)
     values[:, _dropped(judged)] = np.nan
     return ScoreTable(tuple(ms), judged.systems, judged.topics.names, values, _provenance(judged, ms), judged)
 
@@ -348,6 +350,7 @@ def _provenance(judged: JudgedRuns, ms) -> dict:
         "missing_topics": judged.missing_topics,
         "topics": list(judged.topics.names),
         "max_grade": judged.topics.max_grade,
+        **grade_values_record(judged.topics),
     }
     if judged.metadata:  # the runs' ir_metadata headers, by run name (only where some run has one)
         prov["ir_metadata"] = {s: judged.metadata[s] for s in judged.systems if s in judged.metadata}
@@ -935,7 +938,7 @@ def apply_relevance(
         check_choice("relevance", relevance, RELEVANCE)
     if relevance == "lenient":
         relevance_measures(measures, relevance)  # what lenient refuses (rel > 1, gP, gains=) is said there
-        return judged.binarised(1), "lenient"
+        return judged.binarised(1), "lenient"  # (real-valued grades: grade >= 1)
     c = judged.topics.max_grade
     graded = [str(m) for m in measures if m.graded and getattr(m, "rel", None) is None]
     if relevance is None and c > 1 and graded:
@@ -998,6 +1001,7 @@ def plan_rank_maps(
     approx: float | None = None,
     max_pairs: int | None = None,
     relevance: str | None = None,
+    values: tuple | None = None,
 ) -> list[Measure]:
     """The measures at run length ``depth``, each checked to have an exact engine for
     ``levels`` relevance levels, before any rank map is built (so a job fails in a
@@ -1005,18 +1009,23 @@ def plan_rank_maps(
     :func:`transform`), a measure no exact engine serves passes if it has certified
     bounds (RBP, DCG, nDCG); without, the error says that ``approx`` would serve it.
     ``max_pairs``: the split engine's opt-in (:func:`irscale.scales.build`). ``relevance``:
-    the measures as that protocol computes and names them (:func:`relevance_measures`)."""
+    the measures as that protocol computes and names them (:func:`relevance_measures`).
+    ``values``: the grade of each level of real-valued qrels (:attr:`irscale.io.Qrels.values`;
+    None for integer grades, and under ``"lenient"``, which binarises them)."""
     if relevance is not None:
         check_choice("relevance", relevance, RELEVANCE)
         measures = relevance_measures(parse_measures(measures, default_cutoff=depth), relevance)
-    return [m for m, _ in _plan(measures, depth, levels, approx, max_pairs)]
+    if relevance == "lenient":
+        values = None
+    return [m for m, _ in _plan(measures, depth, levels, approx, max_pairs, values)]
 
 
 def _plan(
-    measures, depth: int, levels: int, approx: float | None, max_pairs: int | None = None
+    measures, depth: int, levels: int, approx: float | None, max_pairs: int | None = None, values: tuple | None = None
 ) -> list[tuple[Measure, bool]]:
     """[(measure at depth, whether it is bounded: no exact engine, approx serves it)], in
-    the order given (a measure named twice, as P and P@10 at depth 10, twice)."""
+    the order given (a measure named twice, as P and P@10 at depth 10, twice). Each is
+    checked as computed on grades ``values`` (:meth:`Measure.for_grades`) and returned as named."""
     from irscale.scales import space_for
     from irscale.scales.rankmap import choose_engine, in_cache
 
@@ -1030,7 +1039,7 @@ def _plan(
     fails = []
     for m in ms:
         if m not in verdict:
-            space = space_for(m, depth, levels - 1)
+            space = space_for(m.for_grades(values), depth, levels - 1)
             try:
                 choose_engine(space, max_pairs=max_pairs)
                 verdict[m] = False
@@ -1244,35 +1253,37 @@ def transform(
     judged, relevance = apply_relevance(judged, measures, relevance)
     levels = max(judged.topics.max_grade, 1) + 1
     warn_no_relevant(measures, judged.topics)
-    planned = _plan(measures, depth, levels, approx, max_pairs)
-    ms = [m for m, _ in planned]
+    planned = _plan(measures, depth, levels, approx, max_pairs, judged.topics.values)
+    ms = [m for m, _ in planned]  # as named; computed (on real-valued grades: on their level codes) as:
+    computed = {m: m.for_grades(judged.topics.values) for m in ms}
     plan = dict(planned)
     bounded = [k for k, m in enumerate(ms) if plan[m]]  # positions of the bounded measures
-    _check_bounded(list(dict.fromkeys(ms[k] for k in bounded)), tie_list, depth, levels, normalize)
+    _check_bounded(list(dict.fromkeys(computed[ms[k]] for k in bounded)), tie_list, depth, levels, normalize)
     unique = list(dict.fromkeys(ms))  # a measure named twice (P and P@10 at depth 10) is scored once
     base = score(judged, [] if exact_values else unique)
     shape = (len(judged.systems), len(judged.topics))
     values = np.empty((len(ms) * (1 + len(tie_list)) + len(bounded),) + shape, dtype=np.float64)
     maps, bounds, ids = [], {}, {}
+    building = {"scheduler": scheduler, "cache": cache, "max_pairs": max_pairs}
     for i, m in enumerate(ms):
         step = (lambda done, total, lab=str(m): steps(lab, done, total)) if steps else None
-        space = space_for(m, depth, levels - 1)
+        space = space_for(computed[m], depth, levels - 1)
         keys = space.keys(space.grade_view(judged.grades).reshape(-1, depth))
         values[i] = (
             space.measure_values(keys.reshape(shape), judged.topics) if exact_values else base.values[unique.index(m)]
         )
         if plan[m]:
             if m not in bounds:  # a measure named twice is bounded once
-                bounds[m], ids[m] = _bounds_and_ids(m, judged, depth, levels, approx, space, step, cache, keys)
+                bounds[m], ids[m] = _bounds_and_ids(
+                    computed[m], judged, depth, levels, approx, space, step, cache, keys
+                )
                 _warn_uncertain(m, bounds[m], ids[m].reshape(-1))
             mid, half = _midpoint_and_half_width(bounds[m])
             for k in range(len(tie_list)):  # the runs' values are distinct (checked): one phi for every strategy
                 values[len(ms) * (1 + k) + i] = mid.reshape(shape)
             values[len(ms) * (1 + len(tie_list)) + bounded.index(i)] = half.reshape(shape)
         else:
-            rm = build(
-                m, depth, levels, scheduler=scheduler, cache=cache, progress=step, queries=keys, max_pairs=max_pairs
-            )
+            rm = build(computed[m], depth, levels, progress=step, queries=keys, **building)
             maps.append(rm)
             for k, phi in enumerate(_phi_columns(rm, keys, tie_list, normalize)):  # in the order asked
                 values[len(ms) * (1 + k) + i] = phi.reshape(shape)
@@ -1281,23 +1292,30 @@ def transform(
     values[:, _dropped(judged)] = np.nan  # topics dropped by missing_topics="drop"
     from irscale.scales.permissible import scale_of
 
-    said = [scale_of(m, depth, levels) for m in ms]
+    said = [scale_of(computed[m], depth, levels) for m in ms]
     ranked = [Ranked(m, depth, t, normalize or plan[m], said[i], plan[m]) for t in tie_list for i, m in enumerate(ms)]
     cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded)
-    prov = dict(base.provenance, measures=[str(m) for m in ms])
-    if isinstance(data, ScoreTable):  # what evaluate recorded of the qrels and the reading
-        prov.update(
-            {k: data.provenance[k] for k in ("qrels", "qrels_sha256", "score_precision") if k in data.provenance}
-        )
-    prov["transform"] = _transform_record(
+    record = _transform_record(
         depth, relevance, ties if isinstance(ties, str) else tie_list, normalize, exact_values, maps, zip(ms, said)
     )
     if approx is not None:
-        prov["transform"]["approx"] = approx
-        prov["transform"]["bounds"] = _bounds_provenance(bounds, depth, levels)
+        record.update(approx=approx, bounds=_bounds_provenance(bounds, depth, levels))
+    prov = _transformed_provenance(data, base.provenance, ms, record)
     return ScoreTable(
         cols, base.systems, base.topics, values, prov, judged, {str(c): ids[c.measure] for c in ranked if c.midpoint}
     )
+
+
+def _transformed_provenance(data, scored: dict, ms: list, record: dict) -> dict:
+    """A transformed table's provenance: the scoring's (``scored``) with the measures at N,
+    what evaluate recorded of the qrels and the reading, and the transform's ``record``."""
+    prov = dict(scored, measures=[str(m) for m in ms])
+    if isinstance(data, ScoreTable):
+        prov.update(
+            {k: data.provenance[k] for k in ("qrels", "qrels_sha256", "score_precision") if k in data.provenance}
+        )
+    prov["transform"] = record
+    return prov
 
 
 def _transform_options(ties, depth, normalize, exact_values, progress, steps) -> tuple[list[str], int, bool, bool]:

@@ -14,7 +14,7 @@ import pandas as pd
 
 from irscale import stats as st
 from irscale._version import __version__
-from irscale.data import JudgedRuns
+from irscale.data import JudgedRuns, grade_values_record
 from irscale.experiment import PAPER_MEASURES, ScoreTable, apply_relevance, judged_runs, transform
 from irscale.measures import Measure, at_depth, parse_measure
 from irscale.scales import permissible as _permissible
@@ -147,13 +147,20 @@ class StudyPlan:
     def ties(self) -> tuple[str, ...]:
         return ("unq", "mid") if self.mid else ("unq",)
 
-    def check_levels(self, levels: int) -> None:
+    def check_levels(self, levels: int, values: tuple | None = None) -> None:
         """Every measure has an exact engine (or, with ``approx``, certified bounds) at N on
-        ``levels`` relevance levels: checked before any rank map is built."""
+        ``levels`` relevance levels (whose grades are ``values`` where they are real-valued:
+        :attr:`irscale.io.Qrels.values`): checked before any rank map is built."""
         from irscale.experiment import plan_rank_maps
 
+        lenient = self.relevance == "lenient"
         plan_rank_maps(
-            self.measures, self.depth, 2 if self.relevance == "lenient" else levels, self.approx, self.max_pairs
+            self.measures,
+            self.depth,
+            2 if lenient else levels,
+            self.approx,
+            self.max_pairs,
+            values=None if lenient else values,
         )
 
     def check_systems(self, systems: Sequence[str]) -> None:
@@ -452,12 +459,14 @@ def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
     plan.check_systems(judged.systems)
     judged, relevance = apply_relevance(judged, plan.measures, plan.relevance)
     levels = max(judged.topics.max_grade, 1) + 1
-    plan.check_levels(levels)  # fail before any build
+    values = judged.topics.values  # real-valued grades: the grade of each level (None: integers)
+    plan.check_levels(levels, values)  # fail before any build
     t0 = time.perf_counter()
     tick = (lambda what, i, n: progress(what, i, n)) if progress else (lambda *a: None)
     table = _transform(judged, plan, relevance, scheduler, tick)
     scores = _scores(table, plan)
-    scale = {m: scale_of(m, plan.depth, levels) for m in plan.names}  # the one owner's verdicts
+    # the one owner's verdicts, on each measure as computed (real-valued grades: on their levels)
+    scale = {str(m): scale_of(m.for_grades(values), plan.depth, levels) for m in plan.measures}
     rb = {str(m): m.needs_recall_base for m in plan.measures}
     _warn_interval_tests(table, plan)
     table2 = _table2(scores, plan, rb, tick)
@@ -659,7 +668,7 @@ def _measure_free(judged, s: _Scores, plan: StudyPlan, results: dict, changes: p
     by_rel: dict[int | None, np.ndarray] = {None: mf.topic_comparisons(judged, depth=plan.depth)}
     codes = {}
     for m in plan.measures:
-        rel = _binary_rel(m) if judged.topics.max_grade > 1 else None
+        rel = _binary_rel(m.for_grades(judged.topics.values)) if judged.topics.max_grade > 1 else None
         if rel not in by_rel:
             by_rel[rel] = mf.topic_comparisons(judged, depth=plan.depth, rel=rel)
         codes[str(m)] = by_rel[rel]
@@ -731,6 +740,7 @@ def _provenance(
         "theory": {m: said.as_dict() for m, said in scale.items()},
         "runs": list(judged.systems),
         "levels": levels,
+        **grade_values_record(judged.topics),
         **_qrels_provenance(data),
         "correction": plan.correction,
         "correction_across_measures": plan.across_measures,

@@ -68,6 +68,33 @@ def wrong_type(name: str, value, expected: str) -> ArgumentError:
     return ArgumentError(f"{name} must be {expected}, not {type(value).__name__} {_show(value)}")
 
 
+def decimal_text(value) -> str:
+    """An exact number as text: an integer as itself, a fraction whose denominator has
+    no prime factor but 2 and 5 as the shortest decimal that is exactly it, any other as
+    ``a/b`` (what a real-valued grade or a rel threshold is written as).
+
+    >>> from fractions import Fraction
+    >>> decimal_text(Fraction(17, 10)), decimal_text(Fraction(1, 8)), decimal_text(Fraction(1, 3)), decimal_text(2)
+    ('1.7', '0.125', '1/3', '2')
+    """
+    from fractions import Fraction
+
+    f = Fraction(value)
+    if f.denominator == 1:
+        return str(f.numerator)
+    d, twos, fives = f.denominator, 0, 0
+    while d % 2 == 0:
+        d, twos = d // 2, twos + 1
+    while d % 5 == 0:
+        d, fives = d // 5, fives + 1
+    if d != 1:
+        return f"{f.numerator}/{f.denominator}"
+    places = max(twos, fives)
+    digits = str(abs(f.numerator) * 10**places // f.denominator).rjust(places + 1, "0")
+    text = f"{digits[:-places]}.{digits[-places:]}".rstrip("0")
+    return ("-" if f < 0 else "") + text
+
+
 MAX_LEVELS = 128  # relevance degrees a run space serves: grades 0..127 (runs are int8 grade matrices)
 
 

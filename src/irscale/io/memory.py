@@ -57,6 +57,7 @@ from irscale.io.trec import (
     _topic_blocks,
     check_reader_options,
     gather,
+    grade_codes,
     hidden_characters,
     ordered_run,
 )
@@ -401,22 +402,33 @@ def _scores(values, src: _Source, qid, docno, score_precision: str) -> np.ndarra
     return score
 
 
-def _grades(values, src: _Source, qid, docno) -> np.ndarray:
+def _grades(values, src: _Source, qid, docno) -> tuple[np.ndarray, tuple | None]:
+    """Grade codes and the value of each code (:func:`irscale.io.trec.grade_codes`): whole
+    numbers are their own codes; a float column with other values is real-valued, each
+    float read as the decimal it is written as (0.1 is 1/10)."""
+    from fractions import Fraction
+
     grade = _number_column(values, "grade", src, qid, docno)
     if grade.dtype.kind == "f":
-        bad = np.flatnonzero(~np.isfinite(grade) | (grade != np.floor(grade)))
+        bad = np.flatnonzero(~np.isfinite(grade))
         if len(bad):
             i = int(bad[0])
-            found = "is missing or NaN" if np.isnan(grade[i]) else f"must be an integer, found {float(grade[i])!r}"
+            found = "is missing or NaN" if np.isnan(grade[i]) else f"must be finite, found {float(grade[i])!r}"
             raise src.error(
-                f"grade {found}; grades are integer relevance levels (0 not relevant, 1, 2, ...)", i, qid[i], docno[i]
+                f"grade {found}; grades are relevance levels (0 not relevant, 1, 2, ... or real values like 0.5)",
+                i,
+                qid[i],
+                docno[i],
             )
-        big = np.flatnonzero(np.abs(grade) > 2.0**62)
+        big = np.flatnonzero(np.abs(grade) > GRADE_MAX)
         if len(big):
             i = int(big[0])
             raise src.error(
                 f"grade {grade[i]!r} out of the supported range [{GRADE_MIN}, {GRADE_MAX}]", i, qid[i], docno[i]
             )
+        if (grade != np.floor(grade)).any():
+            distinct, inverse = np.unique(grade, return_inverse=True)
+            return grade_codes([Fraction(repr(float(v))) for v in distinct], inverse.reshape(-1), src.label)
     grade = grade.astype(np.int64)
     out = np.flatnonzero((grade < GRADE_MIN) | (grade > GRADE_MAX))
     if len(out):
@@ -424,7 +436,7 @@ def _grades(values, src: _Source, qid, docno) -> np.ndarray:
         raise src.error(
             f"grade {int(grade[i])} out of the supported range [{GRADE_MIN}, {GRADE_MAX}]", i, qid[i], docno[i]
         )
-    return grade
+    return grade, None
 
 
 # -- building Run and Qrels ----------------------------------------------------------------------
@@ -449,7 +461,8 @@ def _make_run(name: str, qid, docno, score, src: _Source, duplicates: str, rows:
     return ordered_run(name, docno, score, topics, codes, dups[:, 1], src.label)
 
 
-def _make_qrels(qid, docno, grade, src: _Source) -> Qrels:
+def _make_qrels(qid, docno, graded: tuple[np.ndarray, tuple | None], src: _Source) -> Qrels:
+    grade, values = graded
     topics, codes = _topic_blocks(qid)
     dups = _find_duplicates(codes, docno)
     if len(dups):
@@ -463,7 +476,13 @@ def _make_qrels(qid, docno, grade, src: _Source) -> Qrels:
         )
     order = np.lexsort((docno, codes))
     return Qrels(
-        qid[order], docno[order], grade[order].astype(np.int16), topics, codes[order].astype(np.int32), src.label
+        qid[order],
+        docno[order],
+        grade[order].astype(np.int16),
+        topics,
+        codes[order].astype(np.int32),
+        src.label,
+        values,
     )
 
 

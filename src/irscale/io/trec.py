@@ -22,9 +22,10 @@ Format accepted (trec_eval's):
 * scores are plain decimal numbers, ``[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?`` with
   ASCII digits ``\d``, or ``inf``/``infinity``/``nan`` in any case with an optional sign
   (a NaN score is then an error); grades are plain integers ``[+-]?\d+`` in
-  [GRADE_MIN, GRADE_MAX]. Python spellings that C's ``atof`` (trec_eval) reads
-  differently, such as ``1_000`` (atof: 1), non-ASCII digits and C99's hexadecimal floats
-  are errors rather than silently different numbers;
+  [GRADE_MIN, GRADE_MAX], or decimals (``0.5``, ``1.75``, ``2.5e-1``: real-valued grades,
+  read exactly as fractions from their text; see :func:`read_qrels`). Python spellings
+  that C's ``atof`` (trec_eval) reads differently, such as ``1_000`` (atof: 1), non-ASCII
+  digits and C99's hexadecimal floats are errors rather than silently different numbers;
 * a run file holds one run (one tag): :func:`read_runs` with ``split_tags=True`` reads a
   file with several tags as one run per tag;
 * a run file may open with an ir_metadata header (Breuer et al., SIGIR 2022): YAML lines,
@@ -47,6 +48,7 @@ import unicodedata
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -55,6 +57,7 @@ import numpy as np
 from irscale.errors import ArgumentError, InputFormatError, check_choice, warn
 from irscale.io.ir_metadata import header_text, ir_metadata
 from irscale.kernels import compiled
+from irscale.validate import decimal_text
 
 RUN_FIELDS = "qid Q0 docno rank score tag"
 QRELS_FIELDS = "qid iter docno grade"
@@ -104,7 +107,10 @@ _INF_NAN_BYTES = b"infatyINFATY"
 _INF_NAN_LUT = np.zeros(256, dtype=bool)
 _INF_NAN_LUT[list(_INF_NAN_BYTES)] = True
 SCORE_SYNTAX = "write a plain decimal number like 12.5 or 1.2e-3"
-GRADE_SYNTAX = "write a plain integer like 2 or -1"
+GRADE_SYNTAX = "write a plain integer like 2 or -1, or a decimal like 0.5"
+# real-valued grades: decimals with an exponent of at most GRADE_EXPONENT digits' worth
+_REAL_GRADE_RE = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?\Z")
+GRADE_EXPONENT = 30
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -721,7 +727,7 @@ def _first_bad(
         if not pattern.match(v):
             return tok.error(
                 i if records is None else int(records[i]),
-                f"{what} must be {'an integer' if lo is not None else 'a number'}, "
+                f"{what} must be a number, "
                 f"found {v.decode('utf-8', 'replace')!r}; {syntax}",
             )
         if lo is not None and hi is not None and not lo <= int(v) <= hi:
@@ -783,11 +789,15 @@ def _checked_scores(tok: _Tokens, col: np.ndarray, what: str, records: np.ndarra
         raise _first_bad(tok, col, what, _SCORE_RE, SCORE_SYNTAX, records=records) from None
 
 
-def parse_grades(tok: _Tokens, j: int, what: str = "grade (4th field)") -> np.ndarray:
-    """Field ``j`` as int64 in [GRADE_MIN, GRADE_MAX], accepting only ``[+-]?digits``."""
+def parse_grades(
+    tok: _Tokens, j: int, what: str = "grade (4th field)"
+) -> tuple[np.ndarray, tuple[Fraction, ...] | None]:
+    """Field ``j`` as grade codes (int64) and the value of each code (see
+    :func:`grade_codes`): integers ``[+-]?digits`` in [GRADE_MIN, GRADE_MAX] are their own
+    codes (values None); a column with a decimal point or an exponent is real-valued."""
     col = tok.column(j)
     if col.tobytes().translate(None, _INTEGER_BYTES):
-        raise _first_bad(tok, col, what, _GRADE_RE, GRADE_SYNTAX, GRADE_MIN, GRADE_MAX)
+        return _real_grades(tok, col, what)
     try:
         k = _kernels()
         if k is None:
@@ -805,7 +815,69 @@ def parse_grades(tok: _Tokens, j: int, what: str = "grade (4th field)") -> np.nd
     out = np.flatnonzero((grade < GRADE_MIN) | (grade > GRADE_MAX))
     if len(out):
         raise _range_error(tok, int(out[0]), int(grade[out[0]]))
-    return grade
+    return grade, None
+
+
+def _real_grades(tok: _Tokens, col: np.ndarray, what: str) -> tuple[np.ndarray, tuple[Fraction, ...] | None]:
+    """A grade column with decimals: each distinct text read once, exactly, as a Fraction
+    (``0.50`` and ``0.5`` are one grade); the first bad value in file order is the error."""
+    texts, first, inverse = np.unique(col, return_index=True, return_inverse=True)
+    values: list[Fraction] = []
+    bad: tuple[int, str] | None = None
+    for t, at in zip(texts, first):
+        reason = _real_grade_problem(t)
+        if reason is None:
+            v = Fraction(t.decode())
+            if not GRADE_MIN <= v <= GRADE_MAX:
+                reason = f"grade {t.decode()} out of the supported range [{GRADE_MIN}, {GRADE_MAX}]"
+            values.append(v)
+        else:
+            values.append(Fraction(0))
+        if reason is not None and (bad is None or at < bad[0]):
+            bad = (int(at), reason)
+    if bad is not None:
+        raise tok.error(*bad)
+    return grade_codes(values, inverse, tok.path)
+
+
+def _real_grade_problem(text: bytes) -> str | None:
+    """Why ``text`` is not a real-valued grade (None: it is one)."""
+    shown = text.decode("utf-8", "replace")
+    m = _REAL_GRADE_RE.match(text)
+    if m is None:
+        if shown.strip("+-").lower() in ("nan", "inf", "infinity"):
+            return f"grade (4th field) must be a finite number, found {shown!r}; NaN and infinity are not grades"
+        return f"grade (4th field) must be a number, found {shown!r}; {GRADE_SYNTAX}"
+    if m.group(1) is not None and abs(int(m.group(1))) > GRADE_EXPONENT:
+        return (
+            f"grade (4th field) {shown}: its exponent is out of range (at most {GRADE_EXPONENT} either way); "
+            "write the grade as a plain decimal like 0.25"
+        )
+    return None
+
+
+def grade_codes(
+    values: list[Fraction], inverse: np.ndarray, path: str = "<memory>"
+) -> tuple[np.ndarray, tuple[Fraction, ...] | None]:
+    """Grade codes of records whose grade is ``values[inverse[i]]``, and the value of each code.
+
+    Integer grades (every value a whole number, however written: ``2``, ``2.0``) are
+    their own codes and the values are None: nothing changes for an integer qrels file.
+    Otherwise the grades are real-valued and the codes are levels: 0 for grade 0, 1..k for
+    the distinct positive grades in increasing order, -1 for every negative grade (never
+    relevant, like a negative integer grade); the values are the exact grade of codes
+    0..k (``values[0] == 0``), the finite set of levels the interval scales use.
+    """
+    if all(v.denominator == 1 for v in values):
+        return np.array([int(v) for v in values], dtype=np.int64)[inverse], None
+    positive = sorted({v for v in values if v > 0})
+    if len(positive) > GRADE_MAX:
+        raise InputFormatError(
+            path, None, f"{len(positive):,} distinct positive grades; at most {GRADE_MAX:,} are supported"
+        )
+    level = {v: k for k, v in enumerate(positive, 1)}
+    codes = np.array([level.get(v, 0 if v == 0 else -1) for v in values], dtype=np.int64)
+    return codes[inverse], (Fraction(0), *positive)
 
 
 def _changes(tok: _Tokens, j: int) -> np.ndarray:
@@ -909,6 +981,11 @@ class Qrels:
     Attributes are parallel arrays: ``qid`` and ``docno`` (fixed-width bytes), ``grade``
     (int16). ``topics`` lists the distinct qids (sorted byte-wise, like trec_eval).
     Negative grades are kept: they are never relevant (see the user guide).
+
+    ``values`` is None for integer grades (each grade is its own value). For real-valued
+    grades (``0.5``, ``1.7``) ``grade`` holds level codes and ``values[code]`` the exact
+    grade (a Fraction) of codes 0..k: 0 is grade 0, 1..k the distinct positive grades in
+    increasing order, -1 any negative grade (:func:`grade_codes`).
     """
 
     qid: np.ndarray
@@ -917,6 +994,7 @@ class Qrels:
     topics: np.ndarray
     topic_code: np.ndarray
     path: str = "<memory>"
+    values: tuple[Fraction, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.qid)
@@ -927,16 +1005,28 @@ class Qrels:
 
     @property
     def max_grade(self) -> int:
+        """The highest grade (for real-valued grades: the highest level code, k)."""
         return int(self.grade.max()) if len(self.grade) else 0
 
+    def grade_text(self, code: int) -> str:
+        """The grade of a code as it reads in a file (``2``; ``0.5`` for a real-valued one)."""
+        if self.values is None or code < 0:
+            return str(code)
+        return decimal_text(self.values[code])
+
     def to_frame(self):
+        """Columns topic, docno, grade (int; float for real-valued grades, -1 for a negative one)."""
         import pandas as pd
 
+        grade = self.grade.astype(int)
+        if self.values is not None:
+            table = np.array([float(v) for v in self.values])
+            grade = np.where(grade >= 0, table[np.maximum(grade, 0)], -1.0)
         return pd.DataFrame(
             {
                 "topic": np.char.decode(self.qid, "utf-8"),
                 "docno": np.char.decode(self.docno, "utf-8"),
-                "grade": self.grade.astype(int),
+                "grade": grade,
             }
         )
 
@@ -1004,7 +1094,7 @@ def parse_qrels(data: bytes, path: str | Path = "<memory>") -> Qrels:
     tok = tokenize(data, path, 4, QRELS_FIELDS, keep=(0, 2, 3))
     qid = tok.column(0)
     docno = tok.column(2)
-    grade = parse_grades(tok, 3)
+    grade, values = parse_grades(tok, 3)
     topics, codes = _topic_blocks(qid)
     dups = _find_duplicates(codes, docno)
     if len(dups):
@@ -1016,9 +1106,15 @@ def parse_qrels(data: bytes, path: str | Path = "<memory>") -> Qrels:
         )
     order = by_topic_and_docno(codes, docno)
     if order is None:
-        return Qrels(qid, docno, grade.astype(np.int16), topics, codes.astype(np.int32), str(path))
+        return Qrels(qid, docno, grade.astype(np.int16), topics, codes.astype(np.int32), str(path), values)
     return Qrels(
-        qid[order], docno[order], grade[order].astype(np.int16), topics, codes[order].astype(np.int32), str(path)
+        qid[order],
+        docno[order],
+        grade[order].astype(np.int16),
+        topics,
+        codes[order].astype(np.int32),
+        str(path),
+        values,
     )
 
 
@@ -1042,12 +1138,17 @@ def by_topic_and_docno(codes: np.ndarray, docno: np.ndarray) -> np.ndarray | Non
 def read_qrels(path: str | Path) -> Qrels:
     """Read a TREC qrels file ``qid iter docno grade`` (plain or gzip).
 
-    The ``iter`` field is ignored and may be any token. Grades are integers; a document
-    is relevant for a binary measure if its grade is at least the measure's ``rel``
-    (default 1). Duplicate (qid, docno) pairs are an error.
+    The ``iter`` field is ignored and may be any token. A document is relevant for a
+    binary measure if its grade is at least the measure's ``rel`` (default 1). Duplicate
+    (qid, docno) pairs are an error.
 
-    Grades are plain integers (``[+-]?digits``) in [GRADE_MIN, GRADE_MAX]; see the module
-    docstring for the rest of the format.
+    Grades are plain integers (``[+-]?digits``) in [GRADE_MIN, GRADE_MAX], or real
+    numbers written as decimals (``0.5``, ``1.75``, ``2.5e-1``: LLM judges, graded pools):
+    each is read exactly, as the fraction its text is (``0.1`` is 1/10, never a float), and
+    NaN, infinity and exponents beyond +-GRADE_EXPONENT are errors naming the line. A file
+    whose grades are all whole numbers (``2.0`` included) is an integer file. See
+    :class:`Qrels` for how real-valued grades are kept, and the module docstring for the
+    rest of the format.
 
     Raises
     ------

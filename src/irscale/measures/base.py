@@ -29,9 +29,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from irscale.data import PAD, UNJUDGED, TopicStats
+from irscale.data import PAD, UNJUDGED, Grade, TopicStats, grade_level
 from irscale.errors import IrscaleError, MeasureError, UnknownMeasureError
 from irscale.measures.registry import ENTRIES, REGISTRY, register
+from irscale.validate import decimal_text
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class Measure:
     is_count: ClassVar[bool] = False  # an integer count (trec_eval sums it over topics)
     user_defined: ClassVar[bool] = False  # irscale's own measures: True for FunctionMeasure
     no_scale: ClassVar[str | None] = None  # why the measure has no interval-scale version, if it has none
+    levels_only: ClassVar[bool] = False  # uses only the order of the grades (SBTO): any grade codes serve
     # names of instances the conformance suite (irscale.testing) checks besides the defaults
     examples: ClassVar[tuple[str, ...]] = ()
     param_aliases: ClassVar[dict[str, str]] = {}  # other spellings of a parameter in measure names
@@ -81,8 +83,7 @@ class Measure:
                     raise MeasureError(f"{self.NAME}: cutoff must be a positive integer, not {v!r}")
                 object.__setattr__(self, "cutoff", int(v))
             if f.name == "rel" and v is not None:
-                if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-                    raise MeasureError(f"{self.NAME}: rel must be a non-negative integer grade, not {v!r}")
+                object.__setattr__(self, "rel", _rel_value(self.NAME, v))
         if self.requires_cutoff and getattr(self, "cutoff", None) is None:
             raise MeasureError(f"{self.NAME} needs a cutoff (the run length N), for example {self.NAME}@30")
         self.validate()
@@ -111,7 +112,10 @@ class Measure:
 
     def show_param(self, name: str, value: Any) -> str:
         """How a parameter value is written in the canonical name (``repr``; a Fraction
-        as ``1/3``): whatever it writes must parse back to the same value."""
+        as ``1/3``, a rel as the decimal it is, ``0.5``): whatever it writes must parse
+        back to the same value."""
+        if name == "rel" and isinstance(value, Fraction):
+            return decimal_text(value)
         if isinstance(value, Fraction):
             return f"{value.numerator}/{value.denominator}"
         return repr(value)
@@ -142,6 +146,35 @@ class Measure:
         for k in reversed(cls.__mro__):
             docs.update(k.__dict__.get("param_docs", {}))
         return [(f.name, f.default, docs.get(f.name, "")) for f in dataclasses.fields(cls)]
+
+    # -- real-valued grades ---------------------------------------------------------------
+    def for_grades(self, values: Sequence[Fraction] | None) -> Measure:
+        """The measure as computed on the grade codes of a relevance scale whose code k
+        has the grade ``values[k]`` (:class:`~irscale.data.TopicStats`; None: integer
+        grades, each its own code): ``rel`` becomes the first code whose grade reaches it
+        (``P(rel=0.5)`` on grades 0, 0.25, 0.5, 1.7 is ``P(rel=2)`` on codes 0..3), and a
+        graded measure takes the grades as its gains (see ``_GainMeasure``). Measures that
+        use only the order of the grades (``levels_only``) need nothing; any other graded
+        measure is refused on real-valued grades, with the reason. On integer grades
+        with an integer ``rel`` it returns the measure itself, so nothing changes there.
+
+        The result is for computing only: tables, reports and messages name the measure
+        as the user wrote it."""
+        rel = getattr(self, "rel", None)
+        if rel is not None:
+            code = grade_level(rel, values)
+            return self if isinstance(rel, int) and code == rel else dataclasses.replace(self, **{"rel": code})
+        if values is not None and self.graded and not self.levels_only:
+            raise MeasureError(self.real_grades_refusal())
+        return self
+
+    def real_grades_refusal(self) -> str:
+        """Why this graded measure cannot take real-valued grades as they are."""
+        return (
+            f"{self}: its values use the grades as integers, and these qrels have real-valued grades "
+            f"(like 0.5); give it a threshold rel= (binary relevance, for example {type(self).NAME}(rel=0.5)) "
+            "where it has one, or use nDCG, DCG, RBP, gP or gR, which take real grades as gains"
+        )
 
     # -- the interval-scale layer's view ------------------------------------------------
     def normalizer(self, topics: TopicStats, N: int, c: int) -> np.ndarray:
@@ -232,28 +265,52 @@ class FunctionMeasure(Measure):
 # -- helpers shared by the measure families ----------------------------------------
 
 
+def _rel_value(name: str, v) -> Grade:
+    """A measure's ``rel`` as stored: an int, or the exact Fraction of a real-valued
+    threshold (a float as the decimal it is written as: 0.1 is 1/10); >= 0."""
+    hint = "an integer grade like 2, or a decimal like 0.5 for real-valued grades"
+    try:
+        if isinstance(v, bool) or v is None:
+            raise TypeError
+        if isinstance(v, (int, np.integer)):
+            f = Fraction(int(v))
+        elif isinstance(v, (float, np.floating)):
+            if not np.isfinite(v):
+                raise ValueError
+            f = Fraction(repr(float(v)))
+        elif isinstance(v, (Fraction, str)):
+            f = Fraction(v.strip() if isinstance(v, str) else v)
+        else:
+            raise TypeError
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise MeasureError(f"{name}: rel must be a non-negative grade ({hint}), not {v!r}") from None
+    if f < 0:
+        raise MeasureError(f"{name}: rel must be a non-negative grade ({hint}), not {v!r}")
+    return int(f) if f.denominator == 1 else f
+
+
 def cut(grades: np.ndarray, cutoff: int | None) -> np.ndarray:
     return grades if cutoff is None else grades[..., :cutoff]
 
 
-def relevant(grades: np.ndarray, rel: int) -> np.ndarray:
+def relevant(grades: np.ndarray, rel: Grade) -> np.ndarray:
     """Binary relevance mask: grade >= rel (>= 0), so sentinels and negative grades
-    are never relevant."""
-    return grades >= rel
+    are never relevant (integer grades or level codes: a rel of 1/2 is 1 there)."""
+    return grades >= grade_level(rel)
 
 
-def graded_gain(grades: np.ndarray, c: int, rel: int | None) -> np.ndarray:
+def graded_gain(grades: np.ndarray, c: int, rel: Grade | None) -> np.ndarray:
     """Gains in grade units: the grade clipped to [0, c]; 0/1 when ``rel`` is given."""
     if rel is not None:
         return relevant(grades, rel).astype(np.float64)
     return np.clip(grades, 0, c).astype(np.float64)
 
 
-def ref_rel(g: int, rel: int) -> bool:
+def ref_rel(g: int, rel: Grade) -> bool:
     return g >= rel
 
 
-def ref_gain(g: int, c: int, rel: int | None) -> float:
+def ref_gain(g: int, c: int, rel: Grade | None) -> float:
     if rel is not None:
         return 1.0 if ref_rel(g, rel) else 0.0
     return float(min(max(g, 0), c))
@@ -285,7 +342,7 @@ def row_sums(row: np.ndarray, weights: np.ndarray, shape: tuple[int, ...]) -> np
     return np.bincount(row, weights=weights, minlength=int(np.prod(shape))).reshape(shape)
 
 
-def rb_divisor(topics: TopicStats, rel: int) -> np.ndarray:
+def rb_divisor(topics: TopicStats, rel: Grade) -> np.ndarray:
     """Each topic's recall base RB (documents with grade >= rel) as a divisor of the
     RB-free core: infinite where RB = 0, so that the measure is 0 there."""
     rb = topics.num_rel(rel).astype(np.float64)

@@ -17,7 +17,9 @@ topic's recall base in gain units, nDCG by the ideal DCG under the same gains.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -25,8 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from irscale.data import Grade
 from irscale.errors import MeasureError
 from irscale.measures.base import Measure, cut, graded_gain, ranks, ref_gain, register, safe_div
+from irscale.validate import decimal_text
 
 MAX_GAIN_GRADE = 32000  # qrels grades lie in [-32000, 32000] (irscale.io)
 _GAIN_HELP = (
@@ -95,36 +99,76 @@ def parse_gains(value, name: str = "gains") -> str | None:
         )
     if not pairs:
         raise MeasureError(f"{name}: empty gain map; {_GAIN_HELP}")
-    out: dict[int, Fraction] = {}
+    out: dict[Fraction, Fraction] = {}
     for g, v in pairs:
-        try:
-            if isinstance(g, bool) or isinstance(g, float):
-                raise ValueError
-            grade = int(g.strip()) if isinstance(g, str) else int(g)
-            if isinstance(g, str) and not g.strip().isdigit():
-                raise ValueError
-        except (TypeError, ValueError):
-            raise MeasureError(
-                f"{name}: grades must be integers 0..{MAX_GAIN_GRADE}, found {g!r}; {_GAIN_HELP}"
-            ) from None
-        if not 0 <= grade <= MAX_GAIN_GRADE:
-            raise MeasureError(f"{name}: grades must be integers 0..{MAX_GAIN_GRADE}, found {grade}; {_GAIN_HELP}")
+        grade = _gain_grade(g, name)
         if grade in out:
-            raise MeasureError(f"{name}: grade {grade} is given two gains; give each grade once")
-        out[grade] = _gain_number(v, name, grade)
-    if out.get(0, 0) != 0:
+            raise MeasureError(f"{name}: grade {decimal_text(grade)} is given two gains; give each grade once")
+        out[grade] = _gain_number(v, name, decimal_text(grade))
+    if out.get(Fraction(0), Fraction(0)) != 0:
         raise MeasureError(
-            f"{name}: grade 0 must gain 0 (non-relevant and unjudged documents gain nothing), not {_show_gain(out[0])}"
+            f"{name}: grade 0 must gain 0 (non-relevant and unjudged documents gain nothing), "
+            f"not {_show_gain(out[Fraction(0)])}"
         )
     grades = sorted(out)
     for lo, hi in zip(grades, grades[1:]):
         if out[hi] < out[lo]:
             raise MeasureError(
-                f"{name} must not decrease with the grade: grade {hi} gains {_show_gain(out[hi])} "
-                f"< {_show_gain(out[lo])} of grade {lo}; a gain map is monotone (equal gains are "
+                f"{name} must not decrease with the grade: grade {decimal_text(hi)} gains {_show_gain(out[hi])} "
+                f"< {_show_gain(out[lo])} of grade {decimal_text(lo)}; a gain map is monotone (equal gains are "
                 "allowed, e.g. 1:0 to count grade 1 as non-relevant)"
             )
-    return ",".join(f"{g}:{_show_gain(out[g])}" for g in grades)
+    return ",".join(f"{decimal_text(g)}:{_show_gain(out[g])}" for g in grades)
+
+
+_GRADE_KEY = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\Z")
+
+
+def _gain_grade(g, name: str) -> Fraction:
+    """A grade of a gain map: an integer 0..MAX_GAIN_GRADE, or a decimal such as 0.5 (a
+    real-valued grade), exactly."""
+    problem = f"{name}: grades must be integers 0..{MAX_GAIN_GRADE} or decimals like 0.5, found {g!r}; {_GAIN_HELP}"
+    if isinstance(g, bool):
+        raise MeasureError(problem)
+    if isinstance(g, str):
+        if not _GRADE_KEY.match(g.strip()):
+            raise MeasureError(problem)
+        grade = Fraction(g.strip())
+    elif isinstance(g, (int, np.integer)):
+        grade = Fraction(int(g))
+    elif isinstance(g, (float, np.floating)) and math.isfinite(g):
+        grade = Fraction(repr(float(g)))
+    elif isinstance(g, Fraction):
+        grade = g
+    else:
+        raise MeasureError(problem)
+    if not 0 <= grade <= MAX_GAIN_GRADE:
+        raise MeasureError(problem)
+    return grade
+
+
+def grade_gains(spec: str | None, values: tuple[Fraction, ...], name: str = "gains") -> tuple[Fraction, ...]:
+    """Exact gains of the level codes 0..k of real-valued grades ``values``: the grade
+    itself by default, else the map's gain of that grade (a grade the map does not list
+    gains its grade, as with integer grades). ``exp`` is refused (2^g - 1 is irrational
+    at a grade like 0.5). MeasureError where the gains decrease with the grade."""
+    if spec == "exp":
+        raise MeasureError(
+            f"{name}=exp: 2^g - 1 is not a rational number at a real-valued grade such as "
+            f"{decimal_text(next((v for v in values if v.denominator != 1), values[-1]))}, so irscale cannot "
+            "keep it exact; give the gains as a map of the grades (gains=0.5:1,1:3,...) or leave gains= out "
+            "(the grade is the gain)"
+        )
+    listed = {} if spec is None else {Fraction(g): Fraction(v) for g, v in (x.split(":") for x in spec.split(","))}
+    out = tuple(listed.get(v, v) for v in values)
+    for k in range(1, len(out)):
+        if out[k] < out[k - 1]:
+            raise MeasureError(
+                f"{name}={spec}: grade {decimal_text(values[k])} gains {_show_gain(out[k])}, less than "
+                f"{_show_gain(out[k - 1])} of grade {decimal_text(values[k - 1])}; gains must not decrease with "
+                "the grade: list both grades in the map"
+            )
+    return out
 
 
 @lru_cache(maxsize=256)
@@ -136,8 +180,8 @@ def gain_values(spec: str | None, c: int, name: str = "gains") -> tuple[Fraction
         return tuple(Fraction(g) for g in range(c + 1))
     if spec == "exp":
         return tuple(Fraction(2**g - 1) for g in range(c + 1))
-    listed = {int(g): Fraction(v) for g, v in (x.split(":") for x in spec.split(","))}
-    out = tuple(listed.get(g, Fraction(g)) for g in range(c + 1))
+    listed = {Fraction(g): Fraction(v) for g, v in (x.split(":") for x in spec.split(","))}
+    out = tuple(listed.get(Fraction(g), Fraction(g)) for g in range(c + 1))
     for g in range(1, c + 1):
         if out[g] < out[g - 1]:
             raise MeasureError(
@@ -167,6 +211,17 @@ class _GainMeasure(Measure):
         object.__setattr__(self, "gains", spec)
         if spec is not None and getattr(self, "rel", None) is not None:
             raise MeasureError(f"{self.NAME}: give gains= (graded gains) or rel= (binary relevance), not both")
+
+    def for_grades(self, values):
+        """On real-valued grades (``values``) a graded gain measure takes each grade's
+        gain (the grade itself, or the map's, :func:`grade_gains`) as an explicit gain map
+        of the codes 0..k: ``nDCG`` on grades 0, 0.5, 1.7 is ``nDCG(gains=0:0,1:1/2,2:17/10)``
+        on codes, so RBP and gP divide by the top grade's gain and nDCG's ideal ranking
+        uses the same gains. With ``rel=``, or on integer grades, as every measure."""
+        if values is None or getattr(self, "rel", None) is not None:
+            return super().for_grades(values)
+        gains = grade_gains(self.gains, tuple(values), f"{self.NAME}: gains")
+        return dataclasses.replace(self, **{"gains": ",".join(f"{k}:{_show_gain(g)}" for k, g in enumerate(gains))})
 
     def gain_values(self, c: int) -> tuple[Fraction, ...]:
         """Exact gains of grades 0..c (binary with ``rel=``: 0, 1)."""
@@ -248,7 +303,7 @@ class _DCGFamily(_GainMeasure):
     if TYPE_CHECKING:  # the fields of DCG and nDCG (dataclass fields there, not here)
         cutoff: int | None
         base: float | None
-        rel: int | None
+        rel: Grade | None
 
     @property
     def label(self):  # the paper's column labels: DCG_b02, nDCG_b10
@@ -286,7 +341,7 @@ class DCG(_DCGFamily):
 
     cutoff: int | None = None
     base: float | None = None
-    rel: int | None = None
+    rel: Grade | None = None
     gains: str | None = None
 
     def batch(self, grades, topics):
@@ -312,7 +367,7 @@ class nDCG(_DCGFamily):
 
     cutoff: int | None = None
     base: float | None = None
-    rel: int | None = None
+    rel: Grade | None = None
     gains: str | None = None
     needs_recall_base = True
 
@@ -397,7 +452,7 @@ class RBP(_GainMeasure):
 
     p: float = 0.8
     cutoff: int | None = None
-    rel: int | None = None
+    rel: Grade | None = None
     gains: str | None = None
     graded = True
     always_shown = ("p",)
@@ -452,7 +507,7 @@ class ERR(Measure):
     examples = ("ERR@6", "ERR(rel=2)")  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
-    rel: int | None = None
+    rel: Grade | None = None
     graded = True
     param_docs = {"rel": "binary relevance (stop probability 1/2 for grade >= rel) instead of (2^g - 1) / 2^c"}
     _NO_GAINS = (
@@ -469,6 +524,13 @@ class ERR(Measure):
         first form is finite (both are exact while g < 53)."""
         g = np.asarray(g, dtype=np.float64)
         return np.exp2(g - c) - np.exp2(-float(c))
+
+    def real_grades_refusal(self) -> str:
+        return (
+            f"{self}: its stop probability (2^g - 1) / 2^c is irrational at a real-valued grade such as 0.5, "
+            "so irscale cannot compute it exactly; give a threshold (ERR(rel=0.5): stop probability 1/2 for "
+            "grade >= 0.5), or use nDCG or RBP, which take real grades as gains"
+        )
 
     def batch(self, grades, topics):
         c = 1 if self.rel is not None else topics.max_grade

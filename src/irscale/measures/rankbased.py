@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irscale.data import Grade
 from irscale.measures.base import Measure, cut, hits_at, rb_divisor, ref_rel, register, relevant, row_sums, safe_div
 
 
@@ -23,7 +24,7 @@ class AP(Measure):
     examples = ("AP@5", "AP(rel=2)")  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
-    rel: int = 1
+    rel: Grade = 1
     needs_recall_base = True
 
     trec_eval = ("map", "map_cut_{cutoff}")
@@ -55,7 +56,7 @@ class RR(Measure):
     examples = ("RR@3",)  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
-    rel: int = 1
+    rel: Grade = 1
 
     trec_eval = ("recip_rank",)
 
@@ -76,7 +77,7 @@ class RR(Measure):
 class Rprec(Measure):
     """R-precision: relevant documents in the top RB divided by RB (trec_eval ``Rprec``)."""
 
-    rel: int = 1
+    rel: Grade = 1
     needs_recall_base = True
 
     trec_eval = ("Rprec",)
@@ -102,7 +103,7 @@ class Bpref(Measure):
 
     examples = ("bpref(rel=2)",)  # checked by the conformance suite (irscale.testing)
 
-    rel: int = 1
+    rel: Grade = 1
     needs_recall_base = True
 
     trec_eval = ("bpref",)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from irscale.data import PAD
+from irscale.data import PAD, Grade
 from irscale.measures.base import Measure, cut, rb_divisor, ref_rel, register, relevant, safe_div
 
 
@@ -32,7 +32,7 @@ class P(Measure):
     examples = ("P@5", "P(rel=2)@5", "P(rel=0)@5")  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
-    rel: int = 1
+    rel: Grade = 1
 
     trec_eval = ("set_P", "P_{cutoff}")
 
@@ -58,7 +58,7 @@ class R(Measure):
     examples = ("R@5",)  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
-    rel: int = 1
+    rel: Grade = 1
     needs_recall_base = True
 
     trec_eval = ("set_recall", "recall_{cutoff}")
@@ -85,7 +85,7 @@ class F(Measure):
     examples = ("F@5",)  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
-    rel: int = 1
+    rel: Grade = 1
     needs_recall_base = True
 
     trec_eval = ("set_F",)
@@ -113,7 +113,7 @@ class Success(Measure):
     examples = ("Success@3",)  # checked by the conformance suite (irscale.testing)
 
     cutoff: int | None = None
-    rel: int = 1
+    rel: Grade = 1
 
     trec_eval = ("success_{cutoff}",)
     no_scale = "Success takes two values; its ranked version is itself"
@@ -148,7 +148,7 @@ class NumRet(Measure):
 class NumRel(Measure):
     """Number of relevant documents of the topic, RB (trec_eval ``num_rel``)."""
 
-    rel: int = 1
+    rel: Grade = 1
     needs_recall_base = True
 
     trec_eval = ("num_rel",)
@@ -167,7 +167,7 @@ class NumRelRet(Measure):
     """Number of relevant documents retrieved (in the top ``cutoff``); trec_eval ``num_rel_ret``."""
 
     cutoff: int | None = None
-    rel: int = 1
+    rel: Grade = 1
 
     trec_eval = ("num_rel_ret",)
     is_count = True

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irscale.data import Grade
 from irscale.measures.base import Measure, cut, graded_gain, ref_gain, register
 
 
@@ -17,9 +18,10 @@ class _TotalOrderMeasure(Measure):
     binary with ``rel=``)."""
 
     cutoff: int | None = None
-    rel: int | None = None
+    rel: Grade | None = None
     graded = True
     requires_cutoff = True
+    levels_only = True  # rank functions of orders on the levels: real-valued grades serve as their codes 0..c
 
     @property
     def _N(self) -> int:

@@ -1557,11 +1557,17 @@ def study_figures(
         jobs.append(lambda: means_panels(means, title=f"System means, original against ranked, N = {study.N}", pdf=pdf))
     if spacing:
         levels = max((v.get("levels", 2) for v in study.provenance.get("rank_maps", {}).values()), default=2)
+        from fractions import Fraction
+
         from irscale.report.study import _without_cutoff
 
+        grades = study.provenance.get("grade_values")  # real-valued grades: each measure as computed on them
+        scale = (
+            None if grades is None or study.provenance.get("relevance") == "lenient" else tuple(map(Fraction, grades))
+        )
         jobs.append(
             lambda: rank_spacing_plot(
-                [_without_cutoff(m, study.N) for m in study.measures],
+                [parse_measure(_without_cutoff(m, study.N)).for_grades(scale) for m in study.measures],
                 [study.N],
                 levels,
                 view="quantile",
