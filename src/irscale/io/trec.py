@@ -727,8 +727,7 @@ def _first_bad(
         if not pattern.match(v):
             return tok.error(
                 i if records is None else int(records[i]),
-                f"{what} must be a number, "
-                f"found {v.decode('utf-8', 'replace')!r}; {syntax}",
+                f"{what} must be a number, found {v.decode('utf-8', 'replace')!r}; {syntax}",
             )
         if lo is not None and hi is not None and not lo <= int(v) <= hi:
             return _range_error(tok, i, int(v))
