@@ -410,7 +410,7 @@ def _reading(fn):
         return fn(tick)
 
 
-def _evaluate(qrels, runs, measures, depth, opts: ReadOpts, rel_level: int | None = None):
+def _evaluate(qrels, runs, measures, depth, opts: ReadOpts, rel_level: float | None = None):
     from irscale.experiment import DEFAULT_MEASURES, evaluate
     from irscale.measures import at_rel_level, parse_measures
 
@@ -492,13 +492,13 @@ def evaluate(
     max_grade: MaxGradeOpt = None,
     metadata: MetadataOpt = MetadataPolicy.error,
     rel_level: Annotated[
-        Optional[int],
+        Optional[float],
         typer.Option(
             "--rel-level",
             "-l",
-            min=1,
             help="trec_eval's -l: binary measures (P, R, AP, RR, bpref, ...) count grade >= "
-            "this as relevant; graded ones (nDCG, ERR, RBP) keep the grades",
+            "this as relevant (an integer, or a decimal like 0.5 for real-valued grades); graded ones "
+            "(nDCG, ERR, RBP) keep the grades",
         ),
     ] = None,
 ):

@@ -1284,7 +1284,7 @@ def transform(
             values[len(ms) * (1 + len(tie_list)) + bounded.index(i)] = half.reshape(shape)
         else:
             rm = build(computed[m], depth, levels, progress=step, queries=keys, **building)
-            maps.append(rm)
+            maps.append((m, rm))
             for k, phi in enumerate(_phi_columns(rm, keys, tie_list, normalize)):  # in the order asked
                 values[len(ms) * (1 + k) + i] = phi.reshape(shape)
         if progress:
@@ -1407,16 +1407,25 @@ def _phi_columns(rm, keys: np.ndarray, tie_list: list[str], normalize: bool) -> 
 
 def _transform_record(N: int, relevance, ties, normalize: bool, exact_values: bool, maps: list, theory) -> dict:
     """What ``provenance["transform"]`` records: the options, each rank map's size, engine and
-    levels, and each measure's scale (``theory``: pairs of a measure and its statement or None)."""
+    levels by the measure's name (``maps``: pairs of a measure and its rank map; on real-valued
+    grades ``computed_as`` is the measure on the level codes), and each measure's scale
+    (``theory``: pairs of a measure and its statement or None)."""
     return {
         "N": N,
         "relevance": relevance,
         "ties": ties,
         "normalized": normalize,
         "exact_values": exact_values,
-        "maps": {str(rm.measure): {"size": rm.size, "engine": rm.engine, "levels": rm.space.c + 1} for rm in maps},
+        "maps": {str(m): _map_record(m, rm) for m, rm in maps},
         "theory": {str(m): st.as_dict() for m, st in theory if st is not None},
     }
+
+
+def _map_record(m, rm) -> dict:
+    record = {"size": rm.size, "engine": rm.engine, "levels": rm.space.c + 1}
+    if str(rm.measure) != str(m):
+        record["computed_as"] = str(rm.measure)
+    return record
 
 
 def _bounds_provenance(bounds: dict, depth: int, levels: int) -> dict:

@@ -472,17 +472,23 @@ def trec_eval_names(text: str) -> list[str]:
     return [f"{m.group(1)}_{int(c)}" for c in m.group(2).split(",")]
 
 
-def at_rel_level(measures: Sequence[Measure], level: int | None) -> list[Measure]:
+def at_rel_level(measures: Sequence[Measure], level: Grade | float | None) -> list[Measure]:
     """trec_eval's relevance level (``-l``): the binary measures (P, R, F, AP, RR, Rprec,
     bpref, Success, the counts) whose ``rel`` was left at its default 1 judge a document
     relevant at grade >= ``level``; graded measures (nDCG, ERR, RBP, ...) keep the grades,
-    as trec_eval's ndcg ignores -l, and a ``rel=`` given explicitly is kept. ``None``:
+    as trec_eval's ndcg ignores -l, and a ``rel=`` given explicitly is kept. ``level`` is
+    above 0: an integer, or a decimal such as 0.5 for real-valued grades. ``None``:
     unchanged."""
     if level is None:
         return list(measures)
-    from irscale.validate import integer
+    from irscale.errors import ArgumentError
 
-    level = integer("rel_level", level, minimum=1)
+    try:
+        level = _rel_value("rel_level", level)
+    except MeasureError as e:
+        raise ArgumentError(str(e)) from None
+    if level <= 0:
+        raise ArgumentError(f"rel_level must be above 0 (trec_eval's -l: the least relevant grade), not {level}")
     out = []
     for m in measures:
         fields = {f.name: f for f in dataclasses.fields(m)}

@@ -149,6 +149,8 @@ def run_metadata(table: ScoreTable, column, tag: str, command: str | None = None
         "score_precision": prov.get("score_precision"),
         "max_grade": prov.get("max_grade"),
     }
+    if prov.get("grade_values"):  # real-valued grades: the grade of each level 0..max_grade
+        evaluation["grade_values"] = list(prov["grade_values"])
     if ranked is not None and ranked.midpoint:  # transform's approx=: the midpoint of certified bounds
         evaluation["approx"] = {
             "tolerance": record.get("approx"),
