@@ -215,8 +215,6 @@ def not_interval(table: ScoreTable) -> dict[str, tuple[int, object]]:
     else the longest run judged; levels are the qrels' (binary measures live on 2 whatever
     they are). A measure the papers say nothing about is checked over at most
     :data:`WARN_CHECK_RUNS` runs; where that does not decide, no claim is made."""
-    from irscale.scales.permissible import scale_of
-
     judged = table.judged
     out = {}
     for m in table.measures:
@@ -228,11 +226,24 @@ def not_interval(table: ScoreTable) -> dict[str, tuple[int, object]]:
                 continue
             N = int(np.max(judged.num_ret, initial=1))
         levels = max(judged.topics.max_grade, 1) + 1 if judged is not None else 2
-        computed = m.for_grades(judged.topics.values) if judged is not None else m
-        said = scale_of(computed, max(int(N), 1), levels, max_runs=WARN_CHECK_RUNS)
+        values = judged.topics.values if judged is not None else None
+        said = scale_as_named(m, values, max(int(N), 1), levels, max_runs=WARN_CHECK_RUNS)
         if said.established and not said.interval:
             out[str(m)] = (int(N), said)
     return out
+
+
+def scale_as_named(m: Measure, values, N: int, levels: int, **kw):
+    """The scale owner's verdict (:func:`irscale.scales.permissible.scale_of`) on ``m`` as
+    computed on grades ``values`` (:meth:`Measure.for_grades`; None: integer grades), its
+    statement naming ``m`` as written (real-valued grades compute nDCG with their gain map)."""
+    from irscale.scales.permissible import scale_of
+
+    computed = m.for_grades(values)
+    said = scale_of(computed, N, levels, **kw)
+    if computed is m:
+        return said
+    return dataclasses.replace(said, measure=str(at_depth(m, N)))
 
 
 LINE = 160  # a warning's line, "warning: " included, at most about this long
@@ -1045,7 +1056,7 @@ def _plan(
                 verdict[m] = False
             except IrscaleError as e:
                 try:
-                    verdict[m] = False if in_cache(space) else _no_engine(m, space, e, approx)
+                    verdict[m] = False if in_cache(space) else _no_engine(m, space, e, approx, values is not None)
                 except NoEngineError as no:  # every measure checked: one refusal names them all
                     fails.append(no)
                     verdict[m] = False
@@ -1145,23 +1156,31 @@ def _no_engines(fails: list) -> IrscaleError:
     return NoEngineError(None, N, "", not hard, "", text=". Also ".join(parts), fails=tuple(fails))
 
 
-def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | None) -> bool:
+def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | None, real: bool = False) -> bool:
     """No exact engine serves ``space``: True where certified bounds will (and ``approx``
     asks for them); else :class:`NoEngineError`: the engine's limit, and either how to ask for
-    bounds or why there are none."""
+    bounds or why there are none. ``real``: the grades are real-valued (``space`` serves ``m``
+    as computed on their levels): the limit names ``m`` as written, and its advice on fewer
+    levels is for real grades (``--max-grade`` caps integer grades only)."""
     from irscale.scales.rankmap import exact_reach
     from irscale.scales.spaces.dcg import DCGSpace
     from irscale.scales.spaces.rbp import RBPSpace
 
     limit = _short(str(engine_error))
+    if real:
+        limit = re.sub(r"\s*\([^()]*max.grade[^()]*\)", "", limit.replace(str(space.measure), str(m)))
+        limit += (
+            f"; the {space.c + 1} levels are the distinct real-valued grades: fewer levels means fewer distinct "
+            "grades (round them, for example to steps of 0.25), or binary relevance (a threshold such as rel=0.5)"
+        )
     if isinstance(space, (RBPSpace, DCGSpace)):
         if approx is not None:
             return True
         raise NoEngineError(m, space.N, limit, True, "a smaller N", space.c)
     advice = ""  # the engine's limit says what to type
     if "no engine for this case is built yet" in limit:  # beyond 64-bit keys: the reach in N says more
-        top = exact_reach(m, space.c, space.N)
-        longest = exact_reach(m, space.c, space.N, max_pairs=2**62)
+        top = exact_reach(space.measure, space.c, space.N)
+        longest = exact_reach(space.measure, space.c, space.N, max_pairs=2**62)
         limit = f"exact up to N = {top}" + (f", {longest} with --max-pairs" if longest > top else "")
         advice = f"-N {top} or less (the 2021 paper stopped at 30), or RBP, DCG or nDCG with --approx"
     raise NoEngineError(m, space.N, limit, False, advice, space.c)
@@ -1258,7 +1277,7 @@ def transform(
     computed = {m: m.for_grades(judged.topics.values) for m in ms}
     plan = dict(planned)
     bounded = [k for k, m in enumerate(ms) if plan[m]]  # positions of the bounded measures
-    _check_bounded(list(dict.fromkeys(computed[ms[k]] for k in bounded)), tie_list, depth, levels, normalize)
+    _check_bounded({ms[k]: computed[ms[k]] for k in bounded}, tie_list, depth, levels, normalize)
     unique = list(dict.fromkeys(ms))  # a measure named twice (P and P@10 at depth 10) is scored once
     base = score(judged, [] if exact_values else unique)
     shape = (len(judged.systems), len(judged.topics))
@@ -1290,9 +1309,8 @@ def transform(
         if progress:
             progress(i + 1, len(ms))
     values[:, _dropped(judged)] = np.nan  # topics dropped by missing_topics="drop"
-    from irscale.scales.permissible import scale_of
 
-    said = [scale_of(computed[m], depth, levels) for m in ms]
+    said = [scale_as_named(m, judged.topics.values, depth, levels) for m in ms]
     ranked = [Ranked(m, depth, t, normalize or plan[m], said[i], plan[m]) for t in tie_list for i, m in enumerate(ms)]
     cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded)
     record = _transform_record(
@@ -1364,12 +1382,14 @@ def _measures_to_transform(data, measures, depth: int, relevance: str | None) ->
     return relevance_measures(parse_measures(measures, default_cutoff=depth), relevance)  # named as computed
 
 
-def _check_bounded(bounded_ms: list[Measure], tie_list: list[str], depth: int, levels: int, normalize: bool) -> None:
+def _check_bounded(bounded: dict, tie_list: list[str], depth: int, levels: int, normalize: bool) -> None:
     """Refuse ties over all runs for bounded measures whose runs tie; warn (at transform's
-    caller) that bounded columns are normalised when ``normalize`` is off."""
+    caller) that bounded columns are normalised when ``normalize`` is off. ``bounded``: each
+    bounded measure as named -> as computed (:meth:`Measure.for_grades`)."""
     from irscale.scales import space_for
 
-    tied = [m for m in bounded_ms if not _runs_distinct(space_for(m, depth, levels - 1))]
+    bounded_ms = list(bounded)
+    tied = [m for m in bounded_ms if not _runs_distinct(space_for(bounded[m], depth, levels - 1))]
     if tie_list != ["unq"] and tied:
         raise ArgumentError(
             f"{', '.join(map(str, tied))}: ties={tie_list} rank over all runs, but at N = {depth} "

@@ -15,10 +15,9 @@ import pandas as pd
 from irscale import stats as st
 from irscale._version import __version__
 from irscale.data import JudgedRuns, grade_values_record
-from irscale.experiment import PAPER_MEASURES, ScoreTable, apply_relevance, judged_runs, transform
+from irscale.experiment import PAPER_MEASURES, ScoreTable, apply_relevance, judged_runs, scale_as_named, transform
 from irscale.measures import Measure, at_depth, parse_measure
 from irscale.scales import permissible as _permissible
-from irscale.scales.permissible import scale_of
 
 
 def __getattr__(name: str):
@@ -466,7 +465,7 @@ def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
     table = _transform(judged, plan, relevance, scheduler, tick)
     scores = _scores(table, plan)
     # the one owner's verdicts, on each measure as computed (real-valued grades: on their levels)
-    scale = {str(m): scale_of(m.for_grades(values), plan.depth, levels) for m in plan.measures}
+    scale = {str(m): scale_as_named(m, values, plan.depth, levels) for m in plan.measures}
     rb = {str(m): m.needs_recall_base for m in plan.measures}
     _warn_interval_tests(table, plan)
     table2 = _table2(scores, plan, rb, tick)
