@@ -303,10 +303,12 @@ def _transform_advice(measures, N: int, table: ScoreTable) -> str:
     exact engines reach it for every one of them, else at 30 (where the 2021 paper
     stopped) or 10, checked (nothing built); else binary relevance at 30; else the guide."""
     levels = max(table.judged.topics.max_grade, 1) + 1 if table.judged is not None else 2
+    values = table.judged.topics.values if table.judged is not None else None  # real-valued grades' levels
 
     def reach(n: int, lv: int) -> bool:
         try:
-            plan_rank_maps([dataclasses.replace(m, cutoff=n) if hasattr(m, "cutoff") else m for m in measures], n, lv)
+            ms = [dataclasses.replace(m, cutoff=n) if hasattr(m, "cutoff") else m for m in measures]
+            plan_rank_maps(ms, n, lv, values=values if lv == levels else None)
         except (IrscaleError, TypeError, ValueError):
             return False
         return True
