@@ -380,7 +380,7 @@ def test_rel_level_takes_a_decimal(real_qrels):
     assert [float(r["value"]) for r in rows] == pytest.approx(ref.tolist(), abs=5e-5)
     assert [r["system"] for r in rows] == [r.stem for r in runs]
     bad = CliRunner().invoke(cli.app, ["evaluate", str(real_qrels), str(TOY / "runs"), "-l", "0"])
-    assert bad.exit_code != 0 and "rel_level must be above 0" in bad.output
+    assert bad.exit_code != 0 and "must be a grade above 0" in bad.output
 
 
 # -- end to end: the files compare writes, re-derived here ----------------------------------------
@@ -488,3 +488,111 @@ def test_written_runs_say_the_grades(real_qrels, tmp_path):
     evaluation = header["method"]["evaluation"]
     assert evaluation["grade_values"] == ["0", "0.5", "2"]
     assert evaluation["rank map"]["computed_as"] == "nDCG(gains=0:0,1:1/2,2:2)@5"
+
+
+# -- from the review: lenient, names in figures, the ir_measures integration, edge cases ------------
+
+
+def test_lenient_is_refused_on_real_grades_before_any_run_is_read(real_qrels):
+    """Lenient binarises integer grades at 1; on real grades a threshold is the user's to give:
+    refused in the API and on the command line, where the runs are not read."""
+    table = quiet_evaluate(real_qrels, TOY / "runs", ["P@5"])
+    for call in (
+        lambda: irscale.transform(table, ["P(rel=0.5)"], depth=5, relevance="lenient"),
+        lambda: irscale.compare(table, ["nDCG"], depth=5, relevance="lenient", tests=["ttest"]),
+    ):
+        with pytest.raises(ArgumentError, match="binarises integer grades at grade >= 1, and these qrels have real"):
+            call()
+    res = CliRunner().invoke(
+        cli.app, ["transform", str(real_qrels), "no-such-run.txt", "-m", "P", "-N", "5", "--relevance", "lenient"]
+    )
+    assert res.exit_code != 0 and "binarises integer grades" in res.output and "no-such-run" not in res.output
+
+
+def test_notes_and_advice_on_real_grades_never_suggest_lenient(real_qrels):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        t = irscale.evaluate(real_qrels, TOY / "runs", ["nDCG@5"])
+        t.mean()
+        irscale.transform(t, ["nDCG"], depth=5)
+    said = " ".join(str(w.message) for w in seen)
+    assert "graded qrels" in said and "rel= binarises (rel=0.5" in said and "lenient" not in said
+
+
+def test_evaluate_refuses_before_reading_the_runs(real_qrels):
+    with pytest.raises(MeasureError, match="irrational"):
+        irscale.evaluate(real_qrels, ["no-such-run.txt"], ["ERR@10"])
+
+
+def test_a_users_binary_measure_without_rel_is_refused(real_qrels):
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Hits(irscale.measures.Measure):
+        NAME = "Hits"
+        cutoff: int | None = None
+
+        def batch(self, grades, topics):
+            return (grades[..., : self.cutoff] >= 1).sum(axis=-1).astype(float)
+
+    with pytest.raises(MeasureError, match="Hits@5: its values use the grades as integers"):
+        quiet_evaluate(real_qrels, TOY / "runs", [Hits(cutoff=5)])
+    assert quiet_evaluate(real_qrels, TOY / "runs", ["NumRet"]).values.sum() > 0  # never looks at a grade
+
+
+def test_negative_non_integer_grades_make_no_file_real_valued():
+    q = parse_qrels(b"1 0 a -0.5\n1 0 b 0\n1 0 c 2\n", "q")
+    assert q.values is None and q.grade.tolist() == [-1, 0, 2]
+
+
+def test_rel_level_takes_a_fraction(real_qrels):
+    res = CliRunner().invoke(cli.app, ["evaluate", str(real_qrels), str(TOY / "runs"), "-m", "P@5", "-l", "1/3"])
+    assert res.exit_code == 0 and "P(rel=1/3)@5" in res.output, res.output
+
+
+def test_spacing_figure_names_the_measures_as_written(real_qrels, tmp_path):
+    out = tmp_path / "sp"
+    args = ["compare", str(real_qrels), str(TOY / "runs"), "-m", "P(rel=0.5)", "-m", "nDCG", "-N", "4"]
+    res = CliRunner().invoke(cli.app, [*args, "--test", "ttest", "--spacing", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    (line,) = [x for x in (out / "report_N4.md").read_text().splitlines() if "Values of" in x]
+    assert "Values of P(rel=0.5), nDCG over all runs" in line and "gains=" not in line
+    svg = (out / "figure5_spacing_N4.svg").read_text()
+    assert "gains=" not in svg and "nDCG" in svg
+
+
+def test_ir_measures_integration_on_real_grades():
+    ir_measures = pytest.importorskip("ir_measures")
+    from irscale.integrations.ir_measures import PROVIDER, ranked
+
+    qrels = {"1": {"a": 0.5, "c": 1.7, "b": 0.0}, "2": {"a": 0.0, "b": -0.5}}
+    run = {"1": {"a": 3.0, "b": 2.0, "c": 1.0}, "2": {"a": 1.0}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # topic 2 has no grade above 0: scored 0 without a word, as the peers do
+        (value,) = [m.value for m in PROVIDER.iter_calc([ir_measures.nDCG @ 3], qrels, run) if m.query_id == "1"]
+    assert value == pytest.approx((0.5 + 1.7 / 2) / (1.7 + 0.5 / math.log2(3)), rel=1e-14)
+    with pytest.raises(ArgumentError, match="levels=3 fixes the integer grades 0..2, and these qrels have real"):
+        list(ir_measures.iter_calc([ranked("nDCG", N=3, levels=3)], qrels, run))
+    with pytest.raises(ArgumentError, match="binarises integer grades"):
+        list(ir_measures.iter_calc([ranked("P(rel=0.5)", N=3, relevance="lenient")], qrels, run))
+
+
+def test_many_distinct_grades_are_refused_with_advice(tmp_path):
+    """A judge writing two decimals gives dozens of levels: what no engine reaches is refused
+    with advice for real grades (never --max-grade), SBTO's run counts before they are made."""
+    rng = random.Random(3)
+    lines = (TOY / "qrels.txt").read_text().splitlines()
+    (tmp_path / "many.txt").write_text(
+        "\n".join(f"{x.rsplit(' ', 1)[0]} 0.{rng.randint(1, 40):02d}" for x in lines) + "\n"
+    )
+    table = quiet_evaluate(tmp_path / "many.txt", TOY / "runs", ["P@1"])
+    assert table.judged.topics.max_grade >= 30
+    with pytest.raises(MeasureError) as e:
+        irscale.transform(table, ["nDCG"], depth=10)
+    assert "nDCG@10: no exact engine" in str(e.value) and "fewer distinct grades" in str(e.value)
+    assert "max-grade" not in str(e.value) and "gains=" not in str(e.value)
+    with pytest.raises(MeasureError, match="ties over all runs .* count the runs of every multiset"):
+        irscale.transform(table, ["SBTO"], depth=10, ties="mid")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert irscale.transform(table, ["SBTO"], depth=10).values.shape[0] == 2  # "unq" needs no run counts

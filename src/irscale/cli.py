@@ -410,7 +410,7 @@ def _reading(fn):
         return fn(tick)
 
 
-def _evaluate(qrels, runs, measures, depth, opts: ReadOpts, rel_level: float | None = None):
+def _evaluate(qrels, runs, measures, depth, opts: ReadOpts, rel_level: str | None = None):
     from irscale.experiment import DEFAULT_MEASURES, evaluate
     from irscale.measures import at_rel_level, parse_measures
 
@@ -492,13 +492,14 @@ def evaluate(
     max_grade: MaxGradeOpt = None,
     metadata: MetadataOpt = MetadataPolicy.error,
     rel_level: Annotated[
-        Optional[float],
+        Optional[str],
         typer.Option(
             "--rel-level",
             "-l",
+            metavar="GRADE",
             help="trec_eval's -l: binary measures (P, R, AP, RR, bpref, ...) count grade >= "
-            "this as relevant (an integer, or a decimal like 0.5 for real-valued grades); graded ones "
-            "(nDCG, ERR, RBP) keep the grades",
+            "this as relevant (an integer; a decimal like 0.5 or a fraction like 1/3 for real-valued "
+            "grades); graded ones (nDCG, ERR, RBP) keep the grades",
         ),
     ] = None,
 ):
@@ -1144,7 +1145,6 @@ def _study_plan(measures, Ns, levels: int, relevance, values=None) -> None:
     from irscale.scales.rankmap import exact_reach
 
     bad = {}
-    scale = None if relevance == "lenient" else values  # real-valued grades' levels (None: integer grades)
     for N in Ns:
         try:
             plan_rank_maps(measures, N, levels, relevance=relevance, values=values)
@@ -1152,11 +1152,11 @@ def _study_plan(measures, Ns, levels: int, relevance, values=None) -> None:
             bad[N] = [
                 m
                 for m in parse_measures(measures, default_cutoff=N)
-                if exact_reach(m.for_grades(scale), levels - 1, N + 1) < N
+                if exact_reach(m.for_grades(values), levels - 1, N + 1) < N
             ]
     if bad:
         names = list(dict.fromkeys(str(m).split("@")[0] for ms in bad.values() for m in ms))
-        reach = min(exact_reach(m.for_grades(scale), levels - 1, min(bad) + 1) for ms in bad.values() for m in ms)
+        reach = min(exact_reach(m.for_grades(values), levels - 1, min(bad) + 1) for ms in bad.values() for m in ms)
         graded = " (or binary relevance: --relevance lenient)" if levels > 2 else ""
         raise IrscaleError(
             f"--depths: no exact engine ranks {', '.join(names)} at N = {', '.join(map(str, bad))} "

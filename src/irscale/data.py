@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError, PolicyError, check_choice, warn
-from irscale.io.trec import Qrels, Run, key_hash
+from irscale.io.trec import Qrels, Run, grade_text, key_hash
 from irscale.kernels import compiled
 from irscale.validate import integer
 
@@ -86,10 +86,8 @@ class TopicStats:
         return grade_level(rel, self.values)
 
     def grade_text(self, code: int) -> str:
-        """The grade of a level code as a file writes it (``3``; ``0.5`` if real-valued)."""
-        from irscale.validate import decimal_text
-
-        return str(code) if self.values is None else decimal_text(self.values[min(max(code, 0), self.max_grade)])
+        """The grade of a level code as a file writes it (:func:`irscale.io.trec.grade_text`)."""
+        return grade_text(code, self.values)
 
     def num_rel(self, rel: Grade = 1) -> np.ndarray:
         """Recall base: judged documents with grade code >= ``rel``, per topic."""
@@ -128,9 +126,7 @@ class TopicStats:
         pos = qrels.grade >= 0
         lc = np.zeros((len(qrels.topics), c + 1), dtype=np.int64)
         np.add.at(lc, (qrels.topic_code[pos], np.minimum(qrels.grade[pos].astype(np.int64), c)), 1)
-        values = qrels.values
-        if values is not None and len(values) < c + 1:  # one positive grade: a binary scale 0, v
-            values = (*values, *(values[-1] + k for k in range(1, c + 2 - len(values))))
+        values = qrels.values  # real-valued: 0 and at least one positive grade, so c = len(values) - 1
         return cls(tuple(qrels.topic_names), lc, c, None if values is None else tuple(values[: c + 1]))
 
     @classmethod

@@ -316,8 +316,10 @@ def _transform_advice(measures, N: int, table: ScoreTable) -> str:
     for n in dict.fromkeys(n for n in (N, 30, 10) if n <= N):
         if reach(n, levels):
             return f"ranked: irscale transform -N {n}"
-    if levels > 2 and reach(min(N, 30), 2):
+    if levels > 2 and values is None and reach(min(N, 30), 2):
         return f"ranked: irscale transform -N {min(N, 30)} --relevance lenient"
+    if values is not None:  # real-valued grades: a threshold binarises them
+        return "ranked versions: fewer distinct grades or a threshold rel= (guide: Real-valued and LLM grades)"
     return "ranked versions: see the guide's Long runs"
 
 
@@ -782,6 +784,8 @@ def evaluate(
     reader_options(score_precision, extra_fields, duplicates, metadata)
     check_progress(progress)
     qrels = as_qrels(qrels)
+    for m in ms:  # a measure real-valued grades refuse (ERR) fails before any run is read
+        m.for_grades(qrels.values)
     if isinstance(runs, JudgedRuns):
         _refuse_reading_options(
             depth=depth,
@@ -949,19 +953,34 @@ def apply_relevance(
     get the other protocol)."""
     if relevance is not None:
         check_choice("relevance", relevance, RELEVANCE)
+    check_lenient(relevance, judged.topics.values)
     if relevance == "lenient":
         relevance_measures(measures, relevance)  # what lenient refuses (rel > 1, gP, gains=) is said there
-        return judged.binarised(1), "lenient"  # (real-valued grades: grade >= 1)
+        return judged.binarised(1), "lenient"
     c = judged.topics.max_grade
     graded = [str(m) for m in measures if m.graded and getattr(m, "rel", None) is None]
     if relevance is None and c > 1 and graded:
         graded = list(dict.fromkeys(re.sub(r"@\d+$", "", g) for g in graded))  # the same at every N of a study
-        tail = (
-            f" use{'s' if len(graded) == 1 else ''} all {c + 1} grades: --relevance lenient binarises (as the "
-            "2021 paper), graded silences this"
+        binarise = (
+            "--relevance lenient binarises (as the 2021 paper)"
+            if judged.topics.values is None
+            else "rel= binarises (rel=0.5: grade >= 0.5 relevant)"
         )
+        tail = f" use{'s' if len(graded) == 1 else ''} all {c + 1} grades: {binarise}, graded silences this"
         warn(f"graded qrels: {_fit(graded, LINE - 41 - len(tail))}{tail}", key="graded qrels", stacklevel=3)
     return judged, "graded"
+
+
+def check_lenient(relevance: str | None, values) -> None:
+    """``"lenient"`` binarises integer grades (grade >= 1 relevant: the 2021 paper's
+    "whatever above not relevant"); on real-valued grades (``values``, not None) it is
+    refused, with what to do instead: a threshold is a measure's ``rel=``."""
+    if relevance == "lenient" and values is not None:
+        raise ArgumentError(
+            "relevance='lenient' (--relevance lenient) binarises integer grades at grade >= 1, and these "
+            "qrels have real-valued grades; give binary measures the threshold you mean (P(rel=0.5), "
+            "nDCG(rel=0.5): grade >= 0.5 relevant), or keep the grades (relevance='graded')"
+        )
 
 
 def relevance_measures(measures: Sequence[Measure], relevance: str | None) -> list[Measure]:
@@ -1024,12 +1043,11 @@ def plan_rank_maps(
     ``max_pairs``: the split engine's opt-in (:func:`irscale.scales.build`). ``relevance``:
     the measures as that protocol computes and names them (:func:`relevance_measures`).
     ``values``: the grade of each level of real-valued qrels (:attr:`irscale.io.Qrels.values`;
-    None for integer grades, and under ``"lenient"``, which binarises them)."""
+    None for integer grades; ``"lenient"`` refuses real-valued ones, :func:`check_lenient`)."""
     if relevance is not None:
         check_choice("relevance", relevance, RELEVANCE)
+        check_lenient(relevance, values)
         measures = relevance_measures(parse_measures(measures, default_cutoff=depth), relevance)
-    if relevance == "lenient":
-        values = None
     return [m for m, _ in _plan(measures, depth, levels, approx, max_pairs, values)]
 
 

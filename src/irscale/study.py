@@ -150,17 +150,11 @@ class StudyPlan:
         """Every measure has an exact engine (or, with ``approx``, certified bounds) at N on
         ``levels`` relevance levels (whose grades are ``values`` where they are real-valued:
         :attr:`irscale.io.Qrels.values`): checked before any rank map is built."""
-        from irscale.experiment import plan_rank_maps
+        from irscale.experiment import check_lenient, plan_rank_maps
 
+        check_lenient(self.relevance, values)
         lenient = self.relevance == "lenient"
-        plan_rank_maps(
-            self.measures,
-            self.depth,
-            2 if lenient else levels,
-            self.approx,
-            self.max_pairs,
-            values=None if lenient else values,
-        )
+        plan_rank_maps(self.measures, self.depth, 2 if lenient else levels, self.approx, self.max_pairs, values=values)
 
     def check_systems(self, systems: Sequence[str]) -> None:
         from irscale.errors import ArgumentError

@@ -75,7 +75,7 @@ __all__ = ["irscale_measure", "ranked", "IrscaleProvider", "PEER_MEASURES", "DEC
 # silently (its measures' DEFAULT), so the integration does too
 _MISSING_NOTE = r"run .* has no results for \d+ qrels topic"
 # ir_measures' providers score a topic without relevant documents 0 without a word: so does this one
-_NO_RELEVANT_NOTE = r"\d+ qrels topic\(s\) have no relevant document"
+_NO_RELEVANT_NOTE = r"\d+ qrels topic\(s\) have (no relevant document|no grade above 0)"
 
 
 def irscale_measure(
@@ -185,6 +185,12 @@ def ranked(
     max_grade = None if levels is None or relevance == "lenient" else levels - 1
 
     def table(qrels: Qrels, run: Run):
+        if max_grade is not None and qrels.values is not None:
+            raise ArgumentError(
+                f"{name}: levels={levels} fixes the integer grades 0..{max_grade}, and these qrels have "
+                f"real-valued grades ({len(qrels.values)} levels: 0 and each distinct positive grade); "
+                "leave levels out"
+            )
         t = evaluate(
             qrels, [run], [m], score_precision=score_precision, max_grade=max_grade, keep_depth=max(N, 1)
         )  # the grades transform needs, at any N

@@ -855,21 +855,29 @@ def _real_grade_problem(text: bytes) -> str | None:
     return None
 
 
+def grade_text(code: int, values: tuple[Fraction, ...] | None) -> str:
+    """The grade of a level code as a file writes it: the code itself for integer grades
+    (``values`` None) and for a negative code (every negative real-valued grade is -1),
+    else ``values[code]`` as a decimal (``0.5``)."""
+    return str(code) if values is None or code < 0 else decimal_text(values[code])
+
+
 def grade_codes(
     values: list[Fraction], inverse: np.ndarray, path: str = "<memory>"
 ) -> tuple[np.ndarray, tuple[Fraction, ...] | None]:
     """Grade codes of records whose grade is ``values[inverse[i]]``, and the value of each code.
 
-    Integer grades (every value a whole number, however written: ``2``, ``2.0``) are
-    their own codes and the values are None: nothing changes for an integer qrels file.
-    Otherwise the grades are real-valued and the codes are levels: 0 for grade 0, 1..k for
-    the distinct positive grades in increasing order, -1 for every negative grade (never
-    relevant, like a negative integer grade); the values are the exact grade of codes
-    0..k (``values[0] == 0``), the finite set of levels the interval scales use.
+    Integer grades (every positive value a whole number, however written: ``2``, ``2.0``)
+    are their own codes and the values are None: nothing changes for an integer qrels
+    file (a negative grade that is not whole reads as -1). Otherwise the grades are
+    real-valued and the codes are levels: 0 for grade 0, 1..k for the distinct positive
+    grades in increasing order, -1 for every negative grade (never relevant, like a
+    negative integer grade); the values are the exact grade of codes 0..k (``values[0] ==
+    0``), the finite set of levels the interval scales use.
     """
-    if all(v.denominator == 1 for v in values):
-        return np.array([int(v) for v in values], dtype=np.int64)[inverse], None
     positive = sorted({v for v in values if v > 0})
+    if all(v.denominator == 1 for v in positive):  # integer grades (a negative non-integer one reads as -1)
+        return np.array([int(v) if v.denominator == 1 else -1 for v in values], dtype=np.int64)[inverse], None
     if len(positive) > GRADE_MAX:
         raise InputFormatError(
             path, None, f"{len(positive):,} distinct positive grades; at most {GRADE_MAX:,} are supported"
@@ -1008,10 +1016,8 @@ class Qrels:
         return int(self.grade.max()) if len(self.grade) else 0
 
     def grade_text(self, code: int) -> str:
-        """The grade of a code as it reads in a file (``2``; ``0.5`` for a real-valued one)."""
-        if self.values is None or code < 0:
-            return str(code)
-        return decimal_text(self.values[code])
+        """The grade of a code as it reads in a file (:func:`grade_text`)."""
+        return grade_text(code, self.values)
 
     def to_frame(self):
         """Columns topic, docno, grade (int; float for real-valued grades, -1 for a negative one)."""

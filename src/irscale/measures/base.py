@@ -65,6 +65,7 @@ class Measure:
     user_defined: ClassVar[bool] = False  # irscale's own measures: True for FunctionMeasure
     no_scale: ClassVar[str | None] = None  # why the measure has no interval-scale version, if it has none
     levels_only: ClassVar[bool] = False  # uses only the order of the grades (SBTO): any grade codes serve
+    uses_grades: ClassVar[bool] = True  # False: never looks at a grade (NumRet)
     # names of instances the conformance suite (irscale.testing) checks besides the defaults
     examples: ClassVar[tuple[str, ...]] = ()
     param_aliases: ClassVar[dict[str, str]] = {}  # other spellings of a parameter in measure names
@@ -155,7 +156,8 @@ class Measure:
         (``P(rel=0.5)`` on grades 0, 0.25, 0.5, 1.7 is ``P(rel=2)`` on codes 0..3), and a
         graded measure takes the grades as its gains (see ``_GainMeasure``). Measures that
         use only the order of the grades (``levels_only``) need nothing; any other graded
-        measure is refused on real-valued grades, with the reason. On integer grades
+        measure, and a binary one without ``rel`` (a user's), is refused on real-valued
+        grades, with the reason. On integer grades
         with an integer ``rel`` it returns the measure itself, so nothing changes there.
 
         The result is for computing only: tables, reports and messages name the measure
@@ -164,7 +166,8 @@ class Measure:
         if rel is not None:
             code = grade_level(rel, values)
             return self if isinstance(rel, int) and code == rel else dataclasses.replace(self, **{"rel": code})
-        if values is not None and self.graded and not self.levels_only:
+        if values is not None and self.uses_grades and not self.levels_only:
+            # a graded measure (rel None), or a binary one of a user's without a rel to translate
             raise MeasureError(self.real_grades_refusal())
         return self
 
@@ -265,26 +268,34 @@ class FunctionMeasure(Measure):
 # -- helpers shared by the measure families ----------------------------------------
 
 
-def _rel_value(name: str, v) -> Grade:
-    """A measure's ``rel`` as stored: an int, or the exact Fraction of a real-valued
-    threshold (a float as the decimal it is written as: 0.1 is 1/10); >= 0."""
-    hint = "an integer grade like 2, or a decimal like 0.5 for real-valued grades"
+def exact_grade(v) -> Fraction | None:
+    """A grade given as a parameter (a ``rel`` threshold, a grade of a gain map), exactly:
+    an int; a float as the decimal it is written as (0.1 is 1/10); a Fraction; text of a
+    decimal (``"0.5"``) or a fraction (``"1/3"``). None where ``v`` is none of these (or
+    not finite). The one reader of grades typed by a user; files are read by
+    :mod:`irscale.io`."""
     try:
         if isinstance(v, bool) or v is None:
-            raise TypeError
+            return None
         if isinstance(v, (int, np.integer)):
-            f = Fraction(int(v))
-        elif isinstance(v, (float, np.floating)):
-            if not np.isfinite(v):
-                raise ValueError
-            f = Fraction(repr(float(v)))
-        elif isinstance(v, (Fraction, str)):
-            f = Fraction(v.strip() if isinstance(v, str) else v)
-        else:
-            raise TypeError
-    except (TypeError, ValueError, ZeroDivisionError):
-        raise MeasureError(f"{name}: rel must be a non-negative grade ({hint}), not {v!r}") from None
-    if f < 0:
+            return Fraction(int(v))
+        if isinstance(v, (float, np.floating)):
+            return Fraction(repr(float(v))) if np.isfinite(v) else None
+        if isinstance(v, Fraction):
+            return v
+        if isinstance(v, str) and re.fullmatch(r"\s*(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?(\s*/\s*\d+)?\s*", v):
+            return Fraction(v.replace(" ", ""))
+    except (ValueError, ZeroDivisionError):
+        return None
+    return None
+
+
+def _rel_value(name: str, v) -> Grade:
+    """A measure's ``rel`` as stored: an int, or the exact Fraction of a real-valued
+    threshold (:func:`exact_grade`); >= 0."""
+    f = exact_grade(v)
+    if f is None or f < 0:
+        hint = "an integer grade like 2, or a decimal like 0.5 for real-valued grades"
         raise MeasureError(f"{name}: rel must be a non-negative grade ({hint}), not {v!r}")
     return int(f) if f.denominator == 1 else f
 
@@ -472,12 +483,13 @@ def trec_eval_names(text: str) -> list[str]:
     return [f"{m.group(1)}_{int(c)}" for c in m.group(2).split(",")]
 
 
-def at_rel_level(measures: Sequence[Measure], level: Grade | float | None) -> list[Measure]:
+def at_rel_level(measures: Sequence[Measure], level: Grade | float | str | None) -> list[Measure]:
     """trec_eval's relevance level (``-l``): the binary measures (P, R, F, AP, RR, Rprec,
     bpref, Success, the counts) whose ``rel`` was left at its default 1 judge a document
     relevant at grade >= ``level``; graded measures (nDCG, ERR, RBP, ...) keep the grades,
     as trec_eval's ndcg ignores -l, and a ``rel=`` given explicitly is kept. ``level`` is
-    above 0: an integer, or a decimal such as 0.5 for real-valued grades. ``None``:
+    above 0: an integer, or a decimal such as 0.5 (or text: ``"0.5"``, ``"1/3"``) for
+    real-valued grades. ``None``:
     unchanged."""
     if level is None:
         return list(measures)
@@ -485,10 +497,13 @@ def at_rel_level(measures: Sequence[Measure], level: Grade | float | None) -> li
 
     try:
         level = _rel_value("rel_level", level)
-    except MeasureError as e:
-        raise ArgumentError(str(e)) from None
-    if level <= 0:
-        raise ArgumentError(f"rel_level must be above 0 (trec_eval's -l: the least relevant grade), not {level}")
+        if level <= 0:
+            raise MeasureError("not above 0")
+    except MeasureError:
+        raise ArgumentError(
+            f"rel_level (trec_eval's -l: the least relevant grade) must be a grade above 0, an integer like 2, "
+            f"a decimal like 0.5 or a fraction like 1/3, not {level!r}"
+        ) from None
     out = []
     for m in measures:
         fields = {f.name: f for f in dataclasses.fields(m)}

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -29,7 +28,7 @@ import numpy as np
 
 from irscale.data import Grade
 from irscale.errors import MeasureError
-from irscale.measures.base import Measure, cut, graded_gain, ranks, ref_gain, register, safe_div
+from irscale.measures.base import Measure, cut, exact_grade, graded_gain, ranks, ref_gain, register, safe_div
 from irscale.validate import decimal_text
 
 MAX_GAIN_GRADE = 32000  # qrels grades lie in [-32000, 32000] (irscale.io)
@@ -121,29 +120,14 @@ def parse_gains(value, name: str = "gains") -> str | None:
     return ",".join(f"{decimal_text(g)}:{_show_gain(out[g])}" for g in grades)
 
 
-_GRADE_KEY = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\Z")
-
-
 def _gain_grade(g, name: str) -> Fraction:
     """A grade of a gain map: an integer 0..MAX_GAIN_GRADE, or a decimal such as 0.5 (a
-    real-valued grade), exactly."""
-    problem = f"{name}: grades must be integers 0..{MAX_GAIN_GRADE} or decimals like 0.5, found {g!r}; {_GAIN_HELP}"
-    if isinstance(g, bool):
-        raise MeasureError(problem)
-    if isinstance(g, str):
-        if not _GRADE_KEY.match(g.strip()):
-            raise MeasureError(problem)
-        grade = Fraction(g.strip())
-    elif isinstance(g, (int, np.integer)):
-        grade = Fraction(int(g))
-    elif isinstance(g, (float, np.floating)) and math.isfinite(g):
-        grade = Fraction(repr(float(g)))
-    elif isinstance(g, Fraction):
-        grade = g
-    else:
-        raise MeasureError(problem)
-    if not 0 <= grade <= MAX_GAIN_GRADE:
-        raise MeasureError(problem)
+    real-valued grade), exactly (:func:`irscale.measures.base.exact_grade`)."""
+    grade = exact_grade(g)
+    if grade is None or not 0 <= grade <= MAX_GAIN_GRADE:
+        raise MeasureError(
+            f"{name}: grades must be integers 0..{MAX_GAIN_GRADE} or decimals like 0.5, found {g!r}; {_GAIN_HELP}"
+        )
     return grade
 
 

@@ -135,6 +135,7 @@ class NumRet(Measure):
 
     trec_eval = ("num_ret",)
     is_count = True
+    uses_grades = False  # counts documents, judged or not
 
     def batch(self, grades, topics):
         return _num_ret(grades, self.cutoff).astype(np.float64)

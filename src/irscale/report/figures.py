@@ -513,13 +513,16 @@ def rank_spacing_plot(
     out: str | Path | None = None,
     stem: str | None = None,
     pdf: bool = False,
+    names: Sequence[str] | None = None,
 ) -> Picture:
     """Spacing of each measure's values over all runs of each length N (2021 paper,
     Figures 2-5), from rank maps (:func:`spacing_data`): one column per N, and per
     measure a row for each view. ``view="quantile"``: value against the fraction of runs
     at or below it (the paper's figures; flat steps are ties); ``"equispaced"``: value
     against phi / number of values (an interval scale is the dashed straight line);
-    ``"both"``. ``data``: {(measure, N): Spacing}."""
+    ``"both"``. ``data``: {(measure, N): Spacing}. ``names``: what the figure calls each
+    measure (default: its own name; a study on real-valued grades passes the names as
+    written for the measures as computed on the grades' levels)."""
     from irscale.errors import check_choice
 
     check_choice("view", view, tuple(_VIEWS))
@@ -528,18 +531,24 @@ def rank_spacing_plot(
     if not measures or not Ns:
         raise ArgumentError("rank_spacing_plot needs at least one measure and one run length N")
     views = _VIEWS[view]
+    shown = [_name(m) for m in measures] if names is None else [str(n) for n in names]
+    if len(shown) != len(measures):
+        raise ArgumentError(f"rank_spacing_plot: {len(shown)} names for {len(measures)} measures")
     data = {
-        (_name(m), int(N)): spacing_data(
-            m,
-            int(N),
-            levels,
-            samples=samples,
-            seed=seed,
-            exact=exact,
-            exact_limit=exact_limit,
-            phi="equispaced" in views,
+        (shown[i], int(N)): dataclasses.replace(
+            spacing_data(
+                m,
+                int(N),
+                levels,
+                samples=samples,
+                seed=seed,
+                exact=exact,
+                exact_limit=exact_limit,
+                phi="equispaced" in views,
+            ),
+            measure=shown[i],
         )
-        for m in measures
+        for i, m in enumerate(measures)
         for N in Ns
     }
     plt = _plt()
@@ -550,13 +559,12 @@ def rank_spacing_plot(
     with _style():
         fig = plt.figure(figsize=(panel_w * cols, panel_h * rows + 0.9), layout="constrained")
         axes = fig.subplots(rows, cols, squeeze=False)
-        for i, m in enumerate(measures):
+        for i in range(len(measures)):
             for v, kind in enumerate(views):
                 for j, N in enumerate(Ns):
-                    d = data[(_name(m), int(N))]
+                    d = data[(shown[i], int(N))]
                     _spacing_panel(axes[i * len(views) + v][j], d, kind, first_col=j == 0)
-        names = ", ".join(_name(m) for m in measures)
-        title = f"Values of {names} over all runs of length N ({levels} relevance levels, RB = N)"
+        title = f"Values of {', '.join(shown)} over all runs of length N ({levels} relevance levels, RB = N)"
         what = {
             "quantile": "value against the fraction of runs at or below it (flat steps are ties)",
             "equispaced": "value against its rank phi / number of values (dashed: equi-spaced, an interval scale)",
@@ -569,7 +577,7 @@ def rank_spacing_plot(
         fig.suptitle(_wrap(title + "\n" + sub, panel_w * cols, 10))
     stem = stem or _stem(
         "spacing",
-        *(_name(m) for m in measures),
+        *shown,
         "N" + "_".join(map(str, Ns)),
         f"L{levels}" if levels != 2 else "",
         view,
@@ -1562,14 +1570,14 @@ def study_figures(
         from irscale.report.study import _without_cutoff
 
         grades = study.provenance.get("grade_values")  # real-valued grades: each measure as computed on them
-        scale = (
-            None if grades is None or study.provenance.get("relevance") == "lenient" else tuple(map(Fraction, grades))
-        )
+        scale = None if grades is None else tuple(map(Fraction, grades))
+        written = [_without_cutoff(m, study.N) for m in study.measures]
         jobs.append(
             lambda: rank_spacing_plot(
-                [parse_measure(_without_cutoff(m, study.N)).for_grades(scale) for m in study.measures],
+                [parse_measure(m).for_grades(scale) for m in written],
                 [study.N],
                 levels,
+                names=written,
                 view="quantile",
                 samples=samples,
                 stem="spacing",

@@ -8,8 +8,11 @@ from functools import cached_property
 
 import numpy as np
 
+from irscale.errors import MeasureError
 from irscale.measures import SBTO
 from irscale.scales.spaces.base import INT64_LIMIT, Space, serves
+
+MULTISETS_LIMIT = 2**24  # multisets of grades SBTO's run counts list (about 0.7 GB of Python integers)
 
 
 @serves(SBTO)
@@ -31,6 +34,7 @@ class SBTOSpace(Space):
     @cached_property
     def _cum(self):
         # one value per multiset of grades; N! / prod(m_g!) runs each
+        self.check_multisets()
         out = np.zeros(self.max_key + 1, dtype=object)
         for ms in _compositions(self.N, self.c + 1):
             d = [g for g in range(self.c, -1, -1) for _ in range(ms[g])]
@@ -40,6 +44,18 @@ class SBTOSpace(Space):
 
     def closed_runs_le(self, keys):
         return self._cum[np.asarray(keys, dtype=np.int64)]
+
+    def check_multisets(self):
+        """The run counts (ties "min", "max", "mid"; "unq" needs none) list every multiset
+        of N grades, C(N + c, c) of them: refused beyond :data:`MULTISETS_LIMIT` (each is a
+        Python integer, about 40 bytes), before any is made."""
+        if self.max_key + 1 > MULTISETS_LIMIT:
+            raise MeasureError(
+                f"{self.measure} at N={self.N} with {self.c + 1} relevance levels: ties over all runs (min, max, "
+                f"mid) count the runs of every multiset of {self.N} grades, {self.max_key + 1:,} of them (more than "
+                f"{MULTISETS_LIMIT:,}); use ties='unq' (compare: mid=False, CLI --no-mid), a smaller N or fewer "
+                "relevance levels"
+            )
 
 
 def sbto_rank(runs: np.ndarray, c: int) -> np.ndarray:
