@@ -265,3 +265,21 @@ def test_runs_of_one_file_each_get_their_own_copy_of_its_header():
     x, y = parse_runs(text, split_tags=True)
     x.metadata["tag"] = "x only"
     assert y.metadata == {"tag": "both"}
+
+
+def test_a_key_given_twice_is_an_error_at_its_second_place():
+    """YAML loaders keep the last of two equal keys without a word; a header that gives a key
+    twice loses one of them, so it is refused, naming the line of the second."""
+    from irscale.io.trec import parse_run
+
+    text = b"# ir_metadata.start\n# tag: a\n# method:\n#   name: x\n#   name: y\n# ir_metadata.end\n1 Q0 d 1 1.0 r\n"
+    with pytest.raises(InputFormatError) as e:
+        parse_run(text, "r.txt")
+    assert e.value.line == 5 and "the key 'name' is given twice in one section" in str(e.value)
+    nested = b"# ir_metadata.start\n# method:\n#   a:\n#     - {b: 1, b: 2}\n# ir_metadata.end\n1 Q0 d 1 1.0 r\n"
+    with pytest.raises(InputFormatError, match="the key 'b' is given twice"):
+        parse_run(nested, "r.txt")
+    same_name_elsewhere = (
+        b"# ir_metadata.start\n# method:\n#   name: x\n# platform:\n#   name: y\n# ir_metadata.end\n1 Q0 d 1 1.0 r\n"
+    )
+    assert parse_run(same_name_elsewhere, "r.txt").metadata["platform"]["name"] == "y"

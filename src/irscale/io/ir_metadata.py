@@ -95,7 +95,30 @@ def _safe_load(text: str):
             raise yaml.composer.ComposerError(
                 None, None, "aliases (*name) are not accepted in an ir_metadata header", event.start_mark
             )
+    _refuse_duplicate_keys(yaml.compose(text, Loader=loader))
     return yaml.load(text, Loader=loader)  # noqa: S506  (a safe loader)
+
+
+def _refuse_duplicate_keys(node) -> None:
+    """A key given twice in one mapping is an error at its second place (YAML loaders keep
+    the last value silently, so one of the two would be lost without a word)."""
+    import yaml
+
+    todo = [node] if node is not None else []
+    while todo:
+        n = todo.pop()
+        if isinstance(n, yaml.MappingNode):
+            seen = set()
+            for key, value in n.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"the key {key.value!r} is given twice in one section", key.start_mark
+                        )
+                    seen.add(key.value)
+                todo.append(value)
+        elif isinstance(n, yaml.SequenceNode):
+            todo.extend(n.value)
 
 
 def _load(body: list[str], path: str, start: int, policy: str) -> dict | None:
