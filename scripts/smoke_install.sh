@@ -166,6 +166,14 @@ ok "$IRSCALE" evaluate "$Q" "$R" -m "nDCG(gains=exp)@10" -m "nDCG(gains=0:0,1:1,
     -m "DCG(base=2)@10" -m "ERR@10" -m gP@10 -m gR@10 -m SBTO@10 -m RBTO@10 -m "P(rel=2)@10" -m bpref -m Rprec \
     -m R@10 -m F@10 -m Success@10 -m NumRet -m NumRel -m NumRelRet -m ap -m MAP -m P_10
 refused "AP" "$IRSCALE" evaluate "$Q" "$R" -m APx
+# real-valued grades (an LLM judge's 0.5, 1.7): a threshold, graded gains, the interval scale on the grades present
+sed -e 's/ 1$/ 0.5/' -e 's/ 2$/ 1.7/' "$Q" > real-qrels.txt
+ok "$IRSCALE" evaluate real-qrels.txt "$R" -l 0.5 -m P@10 -m "AP(rel=1/3)" -m nDCG@10 -m "RBP(p=0.8)" -m gP@10
+out_has "P(rel=0.5)@10"
+ok "$IRSCALE" transform real-qrels.txt "$R" -m nDCG -m "P(rel=0.5)" -N 5 -f tsv
+out_has "ranked(nDCG@5)"
+refused "rel=0.5" "$IRSCALE" evaluate real-qrels.txt "$R" -m ERR@10
+refused "threshold" "$IRSCALE" transform real-qrels.txt "$R" -m P -N 5 --relevance lenient
 
 echo "--- transform"
 ok "$IRSCALE" transform "$Q" "$R" -N 10
