@@ -10,16 +10,25 @@ Workloads (``--workloads``, all by default):
 * ``stream``: 125 and 1,000 runs of TREC-8 size (generated, gzip; ``--stream-runs``),
   TREC-8's six measures: peak memory must not grow with the number of runs.
 
-Each tool runs in a fresh Python process (so peak memory is its own). ranx's numba JIT is
+Each tool runs in a fresh Python process (so peak memory is its own), the peers as their
+users call them (pytrec_eval: one ``RelevanceEvaluator`` for all runs, runs read with a
+plain gzip-and-split loop). ranx's numba JIT is
 cold on its first call (NUMBA_CACHE_DIR points to an empty directory; its warm time is a
 second call in the same process); irscale's kernels are compiled by one untimed first run
 (reported as cold) and loaded from numba's cache in the timed ones, as on a user's machine
 after the first run. The tools take turns (every tool once, then again, ``--repeat``
 times), so a slow spell of the shared machine falls on all of them; wall and CPU seconds
-(user + system, the process and its workers) are medians, with ratios to irscale.
+(user + system, the process and its workers) are given as the best and the median, with
+ratios to irscale.
+
+Ratios are results only on a quiet machine: the script prints every tool's version and
+how it was installed (a wheel from the package registry, or built from source here), the
+machine, and the 1-minute load average before and after each timed process; where any
+exceeds ``--busy`` (0.5) it says the machine was busy and that those ratios are not to be
+quoted. ``--wait-quiet S`` waits up to S seconds for the load to fall below that first.
 
     python bench/evaluate.py [--workloads trec8,msmarco,stream] [--repeat 3] [--tools irscale,pytrec_eval,...]
-                             [--data ../shared/data]
+                             [--data ../shared/data] [--wait-quiet 120] [--busy 0.5]
 """
 
 from __future__ import annotations
@@ -27,11 +36,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +76,7 @@ def report(**kw):
     kw["child_peak_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     kw["cpu_seconds"] = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime - CPU0
+    kw["total_cpu_seconds"] = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime  # imports included
     print("RESULT " + json.dumps(kw))
 _r = resource.getrusage(resource.RUSAGE_SELF)
 CPU0 = _r.ru_utime + _r.ru_stime
@@ -239,11 +251,82 @@ report(seconds=time.perf_counter() - t, cells=tab.num_rows)
 }
 
 
+DISTRIBUTIONS = {  # the package each tool is installed as
+    "irscale": "irscale",
+    "pytrec_eval": "pytrec-eval-terrier",
+    "ir_measures": "ir-measures",
+    "ranx": "ranx",
+}
+BUSY = 0.5  # a 1-minute load average above this: the machine was busy (--busy)
+LOADS: list[float] = []  # every load average taken around a timed process
+OTHERS: list[float] = []  # CPU cores other processes kept busy during each timed process (/proc/stat)
+
+
+def busy_seconds() -> float | None:
+    """CPU seconds the whole machine has been busy (all CPUs; /proc/stat), None off Linux."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return None
+    user, nice, system, idle, iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def installed(dist: str) -> str:
+    """``version (how installed)``: a wheel from the package registry (a manylinux/musllinux
+    or pure-Python tag), a wheel built from source on this machine (a plain ``linux`` tag),
+    or an editable/local install (``direct_url.json``)."""
+    import importlib.metadata as md
+
+    try:
+        d = md.distribution(dist)
+    except md.PackageNotFoundError:
+        return "not installed"
+    tags = [
+        line.split(":", 1)[1].strip() for line in (d.read_text("WHEEL") or "").splitlines() if line.startswith("Tag:")
+    ]
+    local = d.read_text("direct_url.json")
+    if local and '"editable": true' in local.replace(" ", "").replace('"editable":true', '"editable": true'):
+        how = "editable install of a checkout"
+    elif local:
+        how = "installed from a local path"
+    elif any("manylinux" in t or "musllinux" in t or t.endswith("-any") for t in tags):
+        how = f"wheel from the registry ({tags[0]})"
+    elif tags:
+        how = f"built from source here ({tags[0]})"
+    else:
+        how = "unknown"
+    return f"{d.version} ({how})"
+
+
+def machine() -> str:
+    return (
+        f"{platform.node()}: {os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()}, "
+        f"{platform.platform(terse=True)}"
+    )
+
+
+def load() -> float:
+    value = os.getloadavg()[0]
+    LOADS.append(value)
+    return value
+
+
+def wait_quiet(seconds: float, busy: float) -> None:
+    """Wait up to ``seconds`` for the 1-minute load average to fall to ``busy`` or below."""
+    end = time.monotonic() + seconds
+    while os.getloadavg()[0] > busy and time.monotonic() < end:
+        time.sleep(5)
+    print(f"load average before the runs: {os.getloadavg()[0]:.2f}", flush=True)
+
+
 def run_tool(name: str, qrels: Path, files: list[Path], measures: dict, numba_cache: str | None = None) -> dict:
     """One fresh process; ``numba_cache``: numba's cache directory (None: an empty one, so
-    compiled kernels are compiled again: cold)."""
+    compiled kernels are compiled again: cold). Records the load average before and after."""
     code = textwrap.dedent(COMMON) + textwrap.dedent(TOOLS.get(name) or PARSERS[name])
     names = [measures["irscale"], measures["trec_eval"], measures["ir_measures"], measures["ranx"]]
+    before, busy0, t0 = load(), busy_seconds(), time.perf_counter()
     with tempfile.TemporaryDirectory() as empty:
         env = {**os.environ, "NUMBA_CACHE_DIR": numba_cache or empty, "PYTHONWARNINGS": "ignore"}
         p = subprocess.run(
@@ -253,9 +336,17 @@ def run_tool(name: str, qrels: Path, files: list[Path], measures: dict, numba_ca
             env=env,
             cwd=ROOT,
         )
+    after, busy1, wall = load(), busy_seconds(), time.perf_counter() - t0
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[7:])
+            out = json.loads(line[7:])
+            # the machine's busy CPU time during the process, less the process's own (with its workers and
+            # the interpreter's start, which rusage counts too): what ran beside it, in cores
+            others = None
+            if busy0 is not None and busy1 is not None:
+                others = max(busy1 - busy0 - out["total_cpu_seconds"], 0.0) / wall
+                OTHERS.append(others)
+            return {**out, "load": (before, after), "others": others}
     raise RuntimeError(f"{name} failed:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
 
 
@@ -288,7 +379,10 @@ def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: lis
     for name, rs in runs.items():
         results[name] = {
             "seconds": statistics.median(r["seconds"] for r in rs),
+            "best": min(r["seconds"] for r in rs),
             "cpu": statistics.median(r["cpu_seconds"] for r in rs),
+            "load": max(max(r["load"]) for r in rs),
+            "others": max((r["others"] for r in rs if r["others"] is not None), default=float("nan")),
             "cold_seconds": colds.get(name)
             or (
                 statistics.median(r["cold_seconds"] for r in rs) if "cold_seconds" in rs[0] else None
@@ -299,17 +393,23 @@ def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: lis
             "all": [round(r["seconds"], 2) for r in rs],
         }
     base = results.get("irscale") or next(iter(results.values()), {})
-    print(f"\n{title}; median of {repeat} fresh processes (ratios: the tool's time / {next(iter(results), '')}'s)")
     print(
-        f"{'tool':12s} {'wall s':>8s} {'x':>6s} {'CPU s':>7s} {'x':>6s} {'peak MB':>8s} {'worker MB':>9s} "
-        f"{'cells':>8s}  runs (s)"
+        f"\n{title}; best and median of {repeat} fresh processes (ratios: the tool's time / "
+        f"{next(iter(results), '')}'s); load: the highest 1-minute load average around its processes (the "
+        "tools' own work raises it); others: the most CPU cores anything else kept busy during one of them"
+    )
+    print(
+        f"{'tool':12s} {'best s':>7s} {'x':>6s} {'median s':>8s} {'x':>6s} {'CPU s':>7s} {'x':>6s} {'peak MB':>8s} "
+        f"{'worker MB':>9s} {'load':>5s} {'others':>6s} {'cells':>8s}  runs (s)"
     )
     for name, r in results.items():
-        rw = f"{r['seconds'] / base['seconds']:5.1f}x" if base else ""
-        rc = f"{r['cpu'] / base['cpu']:5.1f}x" if base else ""
+        rb = f"{r['best'] / base['best']:5.2f}x" if base else ""
+        rw = f"{r['seconds'] / base['seconds']:5.2f}x" if base else ""
+        rc = f"{r['cpu'] / base['cpu']:5.2f}x" if base else ""
         print(
-            f"{name:12s} {r['seconds']:8.2f} {rw:>6s} {r['cpu']:7.2f} {rc:>6s} {r['peak_rss_mb']:8.0f} "
-            f"{r['child_peak_mb']:9.0f} {r['cells']:8d}  {r['all']}",
+            f"{name:12s} {r['best']:7.2f} {rb:>6s} {r['seconds']:8.2f} {rw:>6s} {r['cpu']:7.2f} {rc:>6s} "
+            f"{r['peak_rss_mb']:8.0f} {r['child_peak_mb']:9.0f} {r['load']:5.2f} {r['others']:6.2f} {r['cells']:8d}  "
+            f"{r['all']}",
             flush=True,
         )
         if r["cold_seconds"] is not None:
@@ -333,8 +433,43 @@ def main() -> None:
         help="also time reading the MS MARCO-like run with each "
         "parser (irscale's numpy tokenizer, pandas' C engine, pyarrow's CSV reader)",
     )
+    ap.add_argument("--busy", type=float, default=BUSY, help="a load average above this marks the machine busy")
+    ap.add_argument("--wait-quiet", type=float, default=0, help="wait up to this many seconds for a quiet machine")
+    ap.add_argument(
+        "--contend",
+        type=int,
+        default=0,
+        help="start this many busy-loop processes beside the tools (to see what a busy machine does to the "
+        "ratios, and that this script says so)",
+    )
     args = ap.parse_args()
     tools = args.tools.split(",")
+    print(f"machine: {machine()}")
+    for t in tools:
+        print(f"{t:12s} {installed(DISTRIBUTIONS.get(t, t))}")
+    print(f"numpy {installed('numpy')}; numba {installed('numba')}")
+    wait_quiet(args.wait_quiet, args.busy)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.contend)]
+    try:
+        _workloads(args, tools)
+    finally:
+        for h in hogs:
+            h.kill()
+    first = LOADS[0] if LOADS else 0.0
+    others = max(OTHERS, default=0.0)
+    print(
+        f"\nload average: before the first process {first:.2f}, highest {max(LOADS, default=0.0):.2f}, after the last "
+        f"{LOADS[-1] if LOADS else 0:.2f}; other processes kept at most {others:.2f} CPU cores busy during a timed one"
+    )
+    if first > args.busy or others > args.busy:
+        print(
+            f"WARNING: the machine was busy (load average {first:.2f} before the first process; other processes "
+            f"up to {others:.2f} cores during one; limit {args.busy}): these ratios are not results; run again on a "
+            "quiet machine (--wait-quiet 300)"
+        )
+
+
+def _workloads(args, tools: list[str]) -> None:
     for w in args.workloads.split(","):
         if w == "trec8":
             data = args.data / "trec8"
