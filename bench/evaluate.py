@@ -90,6 +90,14 @@ table = irscale.evaluate(qrels_path, files, IRS)
 df = table.to_frame()
 report(seconds=time.perf_counter() - t, cells=len(df))
 """,
+    "irscale-zlib": """
+os.environ["IRSCALE_INFLATE"] = "zlib"  # Python's zlib instead of ISA-L for gzip runs (bench/decompress.py)
+import irscale
+t = time.perf_counter()
+table = irscale.evaluate(qrels_path, files, IRS)
+df = table.to_frame()
+report(seconds=time.perf_counter() - t, cells=len(df))
+""",
     "pytrec_eval": """
 import pytrec_eval
 t = time.perf_counter()
@@ -253,6 +261,7 @@ report(seconds=time.perf_counter() - t, cells=tab.num_rows)
 
 DISTRIBUTIONS = {  # the package each tool is installed as
     "irscale": "irscale",
+    "irscale-zlib": "irscale",
     "pytrec_eval": "pytrec-eval-terrier",
     "ir_measures": "ir-measures",
     "ranx": "ranx",

@@ -29,10 +29,11 @@ import unicodedata
 import warnings
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from irscale.errors import InputFormatError
+from irscale.errors import ArgumentError, InputFormatError
 from irscale.io import parse_qrels, parse_run, parse_runs
 from irscale.io.trec import GRADE_MAX, GRADE_MIN
 
@@ -532,3 +533,49 @@ def test_truncated_and_corrupt_gzip_streamed(tmp_path):
     (tmp_path / "good.gz").write_bytes(good + gzip.compress(b"1 Q0 z 1 0 r\n"))
     with pieces_of(64):
         assert len(read_run(tmp_path / "good.gz")) == 501
+
+
+def test_isal_and_zlib_inflate_alike(tmp_path, monkeypatch):
+    """gzip runs are inflated with ISA-L where installed (irscale.io.trec.inflater): the same
+    text, pieces and errors as Python's zlib, on whole, multi-member, empty-member, long,
+    truncated, corrupt and junk-trailed files."""
+    import gzip
+
+    pytest.importorskip("isal")
+    from irscale.io.trec import inflater, read_bytes, text_pieces
+
+    assert inflater()[0].__name__.endswith("isal_zlib") and inflater("zlib")[0].__name__ == "zlib"
+    rng = np.random.default_rng(5)
+    text = b"".join(
+        b"%d Q0 d%d 1 %.6f r\n" % (q, i, s)
+        for q, i, s in zip(rng.integers(1, 50, 200_000), range(200_000), rng.random(200_000))
+    )
+    good = gzip.compress(text, compresslevel=6)
+    cases = {
+        "whole": good,
+        "members": gzip.compress(text[:1000]) + gzip.compress(b"") + gzip.compress(text[1000:]),
+        "truncated": good[:-20],
+        "corrupt": good[:40] + b"\xff" * 8 + good[48:],
+        "trailing junk": good + b"junk",
+        "header only": good[:10],
+    }
+
+    def outcome(path):
+        try:
+            with pieces_of(1 << 20):
+                return [p for _, p in text_pieces(path)], None
+        except InputFormatError as e:
+            return None, (e.line, "corrupt gzip data" in e.reason)
+
+    for name, raw in cases.items():
+        (tmp_path / name).write_bytes(raw)
+        seen = {}
+        for lib in ("isal", "zlib"):
+            monkeypatch.setenv("IRSCALE_INFLATE", lib)
+            seen[lib] = outcome(tmp_path / name)
+        assert seen["isal"] == seen["zlib"], name
+        if name in ("whole", "members"):
+            assert b"".join(seen["isal"][0]) == text and read_bytes(tmp_path / name) == text
+    monkeypatch.setenv("IRSCALE_INFLATE", "zstd")
+    with pytest.raises(ArgumentError, match="IRSCALE_INFLATE must be 'isal' or 'zlib'"):
+        read_bytes(tmp_path / "whole")

@@ -130,6 +130,25 @@ def _open_raw(path: str | Path):
         raise InputFormatError(path, None, "is a directory, expected a file") from None
 
 
+def inflater(name: str | None = None):
+    """``(module, errors)``: the zlib-compatible inflater gzip runs are read with, and the
+    exceptions its corrupt data raises. ISA-L's (``isal.isal_zlib``, a dependency where it
+    has wheels: 3.5x Python's zlib on TREC-8's runs, bench/decompress.py) where installed,
+    else Python's ``zlib``; ``name`` ("isal" or "zlib") asks for one (tests compare them),
+    as does the environment variable ``IRSCALE_INFLATE``."""
+    name = name or os.environ.get("IRSCALE_INFLATE") or "isal"
+    if name == "isal":
+        try:
+            from isal import isal_zlib
+
+            return isal_zlib, (zlib.error, isal_zlib.error)
+        except ImportError:
+            pass
+    elif name != "zlib":
+        raise ArgumentError(f"IRSCALE_INFLATE must be 'isal' or 'zlib', not {name!r}")
+    return zlib, (zlib.error,)
+
+
 def _decompressed(path: str | Path, size: int | None = None, read: list | None = None):
     """The content of ``path`` (gunzipped if it is gzip, by magic number; concatenated
     members included) in pieces of at most ``size`` bytes, with :func:`read_bytes`'s
@@ -146,8 +165,9 @@ def _decompressed(path: str | Path, size: int | None = None, read: list | None =
                 read[0] += len(block)
                 yield block
             return
+        lib, errors = inflater()
         try:
-            d, fed = zlib.decompressobj(wbits=47), False  # 47: gzip (and zlib) headers
+            d, fed = lib.decompressobj(wbits=47), False  # 47: gzip (and zlib) headers
             while raw := f.read(1 << 22):
                 read[0] += len(raw)
                 while raw:
@@ -157,14 +177,14 @@ def _decompressed(path: str | Path, size: int | None = None, read: list | None =
                         yield out
                     if d.eof:  # the end of a member: what follows is the next one
                         raw = d.unused_data
-                        d, fed = zlib.decompressobj(wbits=47), False
+                        d, fed = lib.decompressobj(wbits=47), False
                     else:
                         raw = d.unconsumed_tail
             while fed and not d.eof and (out := d.decompress(b"", size)):  # output still held back
                 yield out
             if fed and not d.eof:
                 raise zlib.error("truncated stream")
-        except (zlib.error, EOFError) as e:
+        except (*errors, EOFError) as e:
             raise InputFormatError(
                 path, None, f"corrupt gzip data ({e}); check the download or re-compress the file"
             ) from None
