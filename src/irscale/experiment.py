@@ -22,6 +22,7 @@ from irscale.data import (
     JudgedRuns,
     MissingTopics,
     _index,
+    _judge_kernels,
     assemble,
     check_options,
     grade_values_record,
@@ -548,7 +549,8 @@ def iter_judged(
     split_tags = flag("split_tags", split_tags)
     skip_invalid = flag("skip_invalid", skip_invalid)
     items = _run_items(runs, skip_invalid, score_precision=score_precision, duplicates=duplicates)
-    _index(qrels)  # build the lookup index once, before workers share it
+    if _judge_kernels() is None:  # the numpy path's lookup index: built once, before workers share it
+        _index(qrels)  # (the compiled judge hashes each topic itself: no pandas import, no index)
     total = len(items)
     forked = _can_fork() and min(workers or min(os.cpu_count() or 1, 8), total) > 1  # parallel_imap's choice
     task = partial(
