@@ -41,6 +41,22 @@ def te_test():
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _fixed_memory_budget():
+    """The engines' memory budget is half the available memory by default, which the tests
+    running beside each other change: the suite runs under a fixed 4 GiB, so an engine is
+    chosen alike whatever else runs (tests/test_budget.py varies it)."""
+    import os
+
+    old = os.environ.get("IRSCALE_MEMORY")
+    os.environ["IRSCALE_MEMORY"] = "4G"
+    yield
+    if old is None:
+        os.environ.pop("IRSCALE_MEMORY", None)
+    else:
+        os.environ["IRSCALE_MEMORY"] = old
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
     """Rank maps built by the tests go to a private cache, never the user's."""
     import os

@@ -7,6 +7,7 @@ warnings are yellow lines on stderr; results go to stdout.
 # No ``from __future__ import annotations`` here: typer reads every verb's annotations
 # when it builds the commands, at each start, and evaluating them from strings costs
 # about 50 ms. Annotations in this module must therefore name things defined at import.
+import os
 import sys
 import threading  # (loaded at import anyway: _SAY_LOCK)
 import warnings
@@ -360,6 +361,15 @@ MetadataOpt = Annotated[
         "ignored with a warning (warn); ignore: never read"
     ),
 ]
+MemoryOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--memory",
+        metavar="SIZE",
+        help="memory budget of the rank-map engines, e.g. 4G or 512M (default: half the available memory); "
+        "an engine that would need more is not used, or the measure is refused in one line",
+    ),
+]
 SplitOpt = Annotated[bool, typer.Option("--split-tags", help="read a file holding several run tags as one run per tag")]
 SkipOpt = Annotated[
     bool,
@@ -416,6 +426,16 @@ def _evaluate(qrels, runs, measures, depth, opts: ReadOpts, rel_level: str | Non
 
     ms = at_rel_level(parse_measures(measures or DEFAULT_MEASURES), rel_level)  # trec_eval's -l
     return _reading(lambda tick: evaluate(qrels, runs, ms, depth, progress=tick, **opts.kwargs()))
+
+
+def _set_memory(memory: str | None) -> None:
+    """``--memory``: the engines' budget (:mod:`irscale.scales.budget`), checked and set
+    for this process and the workers it starts."""
+    if memory is not None:
+        from irscale.scales.budget import ENV, parse_size
+
+        parse_size(memory, "--memory")
+        os.environ[ENV] = memory
 
 
 def _judge(qrels, runs, opts: ReadOpts, plan=None):
@@ -665,6 +685,7 @@ def transform(
     relevance: RelevanceArg = None,
     approx: ApproxOpt = None,
     max_pairs: MaxPairsOpt = None,
+    memory: MemoryOpt = None,
     run_out: Annotated[
         Optional[Path],
         typer.Option(
@@ -684,6 +705,7 @@ def transform(
     )
     measures = measure or ["AP", "P", "RR"]
     try:
+        _set_memory(memory)
         _check_layout(fmt, trec_eval)
         if run_out is not None:  # checked before any run is read
             from irscale.validate import writable_dir
@@ -747,6 +769,7 @@ def rankmap(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="build afresh, do not read or write the cache")] = False,
     scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address; default: local threads")] = None,
     max_pairs: MaxPairsOpt = None,
+    memory: MemoryOpt = None,
 ):
     """Build the rank map of a measure at run length N: size, engine, time, values."""
     import time
@@ -756,6 +779,7 @@ def rankmap(
 
     t = time.perf_counter()
     try:
+        _set_memory(memory)
         check_levels(levels, "--levels")
         with _Feedback(f"rank map {measure} N={N}") as tick:
             rm = build(
@@ -963,6 +987,7 @@ def compare(
     spacing: SpacingOpt = False,
     approx: ApproxOpt = None,
     max_pairs: MaxPairsOpt = None,
+    memory: MemoryOpt = None,
 ):
     """Original vs interval-scaled measures: correlations and significance tests (paper Section 7), with
     corrections, effect sizes, confidence intervals and the measure-free view; --out writes the report."""
@@ -975,6 +1000,7 @@ def compare(
     measures = measure or list(PAPER_MEASURES)
     tests = test or _all_tests()
     try:
+        _set_memory(memory)
         _check_tests(tests)
         _check_correction(correction)
         from irscale.study import plan_study
@@ -1064,6 +1090,7 @@ def study_trec8_like(
     no_measure_free: NoFreeOpt = False,
     figures: FiguresOpt = True,
     spacing: SpacingOpt = False,
+    memory: MemoryOpt = None,
 ):
     """The whole experiment of Ferrante, Ferro & Fuhr (2021) on one campaign: the eleven
     measures at each N (Table 2 rows, Table 3, Table 4, Tables 5/6). Every (measure, N)
@@ -1080,6 +1107,7 @@ def study_trec8_like(
     measures = list(PAPER_MEASURES)
     extra = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing).kwargs()
     try:
+        _set_memory(memory)
         _check_correction(correction)
         _check_out(out)
         judged = _judge(

@@ -1325,9 +1325,10 @@ def transform(
             values[len(ms) * (1 + len(tie_list)) + bounded.index(i)] = half.reshape(shape)
         else:
             rm = build(computed[m], depth, levels, progress=step, queries=keys, **building)
-            maps.append((m, rm))
+            maps.append((m, _map_record(m, rm)))  # what the provenance says of it: the map itself is let go
             for k, phi in enumerate(_phi_columns(rm, keys, tie_list, normalize)):  # in the order asked
                 values[len(ms) * (1 + k) + i] = phi.reshape(shape)
+            del rm  # (a large one, 1.5 GiB at DCG(base=10)@20 on 4 levels, is freed before the next is built)
         if progress:
             progress(i + 1, len(ms))
     values[:, _dropped(judged)] = np.nan  # topics dropped by missing_topics="drop"
@@ -1449,8 +1450,8 @@ def _phi_columns(rm, keys: np.ndarray, tie_list: list[str], normalize: bool) -> 
 
 def _transform_record(N: int, relevance, ties, normalize: bool, exact_values: bool, maps: list, theory) -> dict:
     """What ``provenance["transform"]`` records: the options, each rank map's size, engine and
-    levels by the measure's name (``maps``: pairs of a measure and its rank map; on real-valued
-    grades ``computed_as`` is the measure on the level codes), and each measure's scale
+    levels by the measure's name (``maps``: pairs of a measure and :func:`_map_record` of its
+    rank map; on real-valued grades ``computed_as`` is the measure on the level codes), and each measure's scale
     (``theory``: pairs of a measure and its statement or None)."""
     return {
         "N": N,
@@ -1458,7 +1459,7 @@ def _transform_record(N: int, relevance, ties, normalize: bool, exact_values: bo
         "ties": ties,
         "normalized": normalize,
         "exact_values": exact_values,
-        "maps": {str(m): _map_record(m, rm) for m, rm in maps},
+        "maps": {str(m): record for m, record in maps},
         "theory": {str(m): st.as_dict() for m, st in theory if st is not None},
     }
 

@@ -185,6 +185,16 @@ MAX_HALF = 2**25  # partial values held per half (a float64, its exact form and 
 
 
 def _check_half(space, n: int) -> None:
+    """Refuse halves of ``n`` partial values (the larger half) beyond :data:`MAX_HALF` or
+    beyond the memory budget (:mod:`irscale.scales.budget`: 48 bytes per value, both halves)."""
+    from irscale.scales import budget
+
+    if n <= MAX_HALF:
+        budget.check(
+            2 * n * 48,
+            f"{space.measure} at N={space.N} on {space.c + 1} levels: the count engine",
+            "use a smaller N or fewer relevance levels",
+        )
     if n > MAX_HALF:
         raise IrscaleError(
             f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: a half of the pair "

@@ -136,7 +136,7 @@ def _merge(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.n
 def _tabulate(space: Space, keys: np.ndarray, runs: np.ndarray) -> Table | ValueTable:
     """The value set of distinct keys and their run counts: a Table where key order is
     value order, else (DCG) a ValueTable ordered by value with exact tie decisions."""
-    return Table(keys, runs) if space.ordered_keys else _dcg_table(space, keys, runs)
+    return Table(keys, runs) if space.ordered_keys else _dcg_table(space, keys, runs, space.key_values(keys))
 
 
 def oracle(space: Space, limit: int = 2**24) -> Table | ValueTable:
@@ -182,10 +182,26 @@ def enumerate_engine(space: Space, chunk: int = 2**20, scheduler=None, progress:
 # -- DCG: enumerate class totals ------------------------------------------------------------------
 
 
+DCG_BYTES_PER_VALUE = 50  # the dcg engine's peak per class-sum vector, int64 runs (tracemalloc: tests/test_budget.py)
+DCG_FIXED_BYTES = 4 << 20  # ... and its blocks of DCG_CHUNK vectors
+DCG_CHUNK = 1 << 16  # class-sum vectors decoded at a time for their float values (and gaps compared)
+
+
+def dcg_engine_bytes(space) -> int:
+    """The dcg engine's peak memory on ``space``, estimated before anything is allocated:
+    :data:`DCG_BYTES_PER_VALUE` per class-sum vector (keys, runs, float values, their order
+    and ranks, one at a time where they are temporaries), plus Python integers' 32 bytes
+    each where the runs or the keys pass int64."""
+    per = DCG_BYTES_PER_VALUE + (0 if space.n_runs < INT64_LIMIT else 32) + (0 if space.int64 else 32)
+    return int(space.n_values) * per + DCG_FIXED_BYTES
+
+
 def dcg_engine(space, limit: int = 80_000_000) -> ValueTable:
     """Every vector of class gain totals of a :class:`~irscale.scales.spaces.dcg.DCGSpace`
     (the run space modulo equal weights), with the number of runs behind it, ordered by
-    value with exact near-tie resolution."""
+    value with exact near-tie resolution. Keys, runs and values are built class by class
+    (an outer sum or product per class), never as a matrix of class sums, so the peak is
+    about :data:`DCG_BYTES_PER_VALUE` bytes per vector (:func:`dcg_engine_bytes`)."""
     if not hasattr(space, "attainable"):
         raise MeasureError(f"the dcg engine serves DCG and nDCG, not {space.measure}")
     size = space.n_values
@@ -194,35 +210,55 @@ def dcg_engine(space, limit: int = 80_000_000) -> ValueTable:
             f"{space.measure} at N={space.N} has {count_text(size)} class-sum vectors; the dcg engine "
             f"holds up to {limit:,} in memory; engine='count' (CLI --engine count) counts them"
         )
-    tot = space.attainable_totals()
-    keys = space.encode(tot)  # sorted: attainable sums ascending per class, mixed radix
-    runs = space.runs_behind(tot)  # runs behind each class-sum vector (exact integers)
-    return _dcg_table(space, keys, runs)
+    # sorted: attainable sums ascending per class, mixed radix (space.encode; Python integers beyond int64)
+    keys = np.zeros(1, dtype=np.int64 if space.int64 else object)
+    for j, att in enumerate(space.attainable):
+        keys = (keys[:, None] * space.radix[j] + att[None, :].astype(keys.dtype)).reshape(-1)
+    # float values as space.key_values computes them, a block of keys at a time
+    vals = np.empty(len(keys), dtype=np.float64)
+    for a in range(0, len(keys), DCG_CHUNK):
+        vals[a : a + DCG_CHUNK] = space.key_values(keys[a : a + DCG_CHUNK])
+    return _dcg_table(space, keys, lambda: _dcg_runs(space), vals)
 
 
-def _dcg_table(space, keys: np.ndarray, runs: np.ndarray) -> ValueTable:
-    vals = space.key_values(keys)
+def _dcg_runs(space) -> np.ndarray:
+    """Runs behind each class-sum vector in key order (``space.runs_behind`` of every
+    attainable vector, exact), one outer product per class."""
+    wide = space.n_runs >= INT64_LIMIT
+    runs = np.ones(1, dtype=object if wide else np.int64)
+    for j, att in enumerate(space.attainable):
+        runs = (runs[:, None] * np.array(space._ways[j], dtype=object if wide else np.int64)[att][None, :]).reshape(-1)
+    return runs
+
+
+def _dcg_table(space, keys: np.ndarray, runs, vals: np.ndarray) -> ValueTable:
+    """The value table of keys with float values ``vals`` (sorted in place: the caller's
+    array is spent): a new value starts where the gap to the previous one is real,
+    decided exactly (60 digits) where it is within 1e-12 of 0. ``runs``: the runs behind
+    each key, or a function making them (called last, when the sort's memory is free)."""
     order = np.argsort(vals, kind="stable")
-    v = vals[order]
-    # a new value starts where the gap to the previous one is real
+    vals.sort(kind="stable")  # the values in value order (what vals[order] is), without a copy
+    v = vals
     new = np.ones(len(v), dtype=bool)
-    if len(v) > 1:
-        gap = np.diff(v)
-        scale = np.maximum(np.abs(v[1:]), 1.0)
-        near = np.flatnonzero(gap <= 1e-12 * scale)
-        new[1:] = True
-        if len(near):
-            tots = space.decode(keys[order[near]]), space.decode(keys[order[near + 1]])
-            for i, (a, b) in enumerate(zip(*tots)):
-                da, db = space.exact_value(a), space.exact_value(b)
-                if abs(da - db) <= abs(da) * 1e-50:
-                    new[near[i] + 1] = False
-                elif db < da:  # float order wrong: swap the two (never seen in practice)
-                    order[near[i]], order[near[i] + 1] = order[near[i] + 1], order[near[i]]
-    phi_sorted = np.cumsum(new)
+    near_parts = []
+    for a in range(1, len(v), DCG_CHUNK):  # gaps in blocks: no full-length temporaries
+        b = min(a + DCG_CHUNK, len(v))
+        gap = v[a:b] - v[a - 1 : b - 1]
+        near_parts.append(a - 1 + np.flatnonzero(gap <= 1e-12 * np.maximum(np.abs(v[a:b]), 1.0)))
+    del v
+    near = np.concatenate(near_parts) if near_parts else np.zeros(0, dtype=np.int64)
+    if len(near):
+        tots = space.decode(keys[order[near]]), space.decode(keys[order[near + 1]])
+        for i, (a, b) in enumerate(zip(*tots)):
+            da, db = space.exact_value(a), space.exact_value(b)
+            if abs(da - db) <= abs(da) * 1e-50:
+                new[near[i] + 1] = False
+            elif db < da:  # float order wrong: swap the two (never seen in practice)
+                order[near[i]], order[near[i] + 1] = order[near[i] + 1], order[near[i]]
     phi = np.empty(len(keys), dtype=np.int64)
-    phi[order] = phi_sorted
-    return ValueTable(keys, runs, phi, order)
+    phi[order] = np.cumsum(new)
+    del new
+    return ValueTable(keys, runs() if callable(runs) else runs, phi, order)
 
 
 # -- split (meet in the middle) -----------------------------------------------------------------

@@ -22,10 +22,13 @@ import numpy as np
 
 from irscale.errors import IrscaleError, MeasureError
 from irscale.measures import Measure
+from irscale.scales import (
+    budget,
+    counting,  # also registers the "count" value-set kind that cached maps may hold
+)
 from irscale.scales import cache as _cache
-from irscale.scales import counting  # also registers the "count" value-set kind that cached maps may hold
 from irscale.scales.cache import cache_clear, cache_dir, cache_info
-from irscale.scales.engines import MAX_PAIRS, dcg_engine, enumerate_engine, oracle, split_engine
+from irscale.scales.engines import MAX_PAIRS, dcg_engine, dcg_engine_bytes, enumerate_engine, oracle, split_engine
 from irscale.scales.spaces import Space, space_for
 from irscale.scales.spaces.dcg import DCGSpace
 from irscale.scales.spaces.err import ERRSpace
@@ -271,8 +274,9 @@ def pick_engine(space: Space) -> str:
     """
     if isinstance(space, RBPSpace) and _counts_rbp(space):
         return "count"
-    if isinstance(space, DCGSpace):
-        return "dcg" if space.n_values <= 2**20 or (space.gmax > 1 and space.n_values < 80_000_000) else "count"
+    if isinstance(space, DCGSpace):  # listing every value (and checking ties exhaustively) where memory allows
+        listed = space.n_values <= 2**20 or (space.gmax > 1 and space.n_values < 80_000_000)
+        return "dcg" if listed and budget.fits(dcg_engine_bytes(space)) else "count"
     if isinstance(space, ERRSpace) and not space.int64:
         return _err_engine(space)
     if space.closed:
@@ -357,6 +361,12 @@ def exact_reach(measure: Measure, c: int, below: int, *, max_pairs: int | None =
 def check_engine(space: Space, name: str, *, max_pairs: int | None = None) -> None:
     """Refuse an engine that cannot serve ``space`` (its limits, checked up front;
     ``max_pairs``: the split engine's, see :func:`~irscale.scales.engines.check_split`)."""
+    if name == "dcg":
+        budget.check(
+            dcg_engine_bytes(space),
+            f"{space.measure} at N={space.N} on {space.c + 1} levels: the dcg engine",
+            "engine='count' (CLI --engine count) counts its values in little memory",
+        )
     if name == "count":
         counting.check_counter(space)
     elif name == "split":

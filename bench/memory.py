@@ -1,0 +1,137 @@
+"""Benchmark: memory of rank maps and of a whole study, measured against the estimates.
+
+1. ``study``: ``irscale study trec8-like`` on TREC 2019 DL (37 runs, grades 0-3, 4 levels)
+   at ``--depths 5,10,20``, in a fresh process with an empty rank-map cache: its peak
+   resident memory (the largest of the process and its workers) and wall time;
+2. ``estimates``: for a grid of DCG spaces (the engine that lists every value), the
+   engine's estimate (``irscale.scales.engines.dcg_engine_bytes``, made from the space
+   before anything is allocated) against the peak it then allocates, measured twice in a
+   fresh process each: numpy's buffers as ``tracemalloc`` counts them, and the rise of the
+   process's resident memory.
+
+Prints the machine, irscale's version and the load average before and after.
+
+    python bench/memory.py [--data ../shared/data] [--only study|estimates]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from evaluate import BUSY, installed, load, machine  # noqa: E402  (the shared reporting of bench/)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+GRID = [
+    ("nDCG", 10, 4),
+    ("nDCG", 11, 4),
+    ("nDCG", 12, 4),
+    ("nDCG", 12, 3),
+    ("nDCG", 14, 3),
+    ("DCG(base=2)", 12, 3),
+    ("nDCG(base=10)", 16, 4),
+    ("DCG(base=10)", 20, 4),
+]
+
+ONE = """
+import json, resource, sys, tracemalloc
+from irscale.scales import space_for
+from irscale.scales.engines import dcg_engine, dcg_engine_bytes
+m, N, L = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+space = space_for(m, N, L - 1)
+estimate = dcg_engine_bytes(space)
+rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+tracemalloc.start()
+dcg_engine(space)
+peak = tracemalloc.get_traced_memory()[1]
+tracemalloc.stop()
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss0
+print("RESULT " + json.dumps(dict(values=int(space.n_values), estimate=estimate, traced=peak, rss=rss)))
+"""
+
+
+def mib(n: float) -> str:
+    return f"{n / 2**20:8.0f}"
+
+
+def study(data: Path) -> None:
+    dl19 = data / "dl19"
+    if not (dl19 / "qrels.dl19-passage.txt").exists():
+        print(f"study skipped: no TREC 2019 DL data at {dl19} (pass --data)")
+        return
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as out:
+        cmd = [
+            sys.executable,
+            "-m",
+            "irscale",
+            "study",
+            "trec8-like",
+            str(dl19 / "qrels.dl19-passage.txt"),
+            str(dl19 / "runs"),
+            "--depths",
+            "5,10,20",
+            "--no-figures",
+            "--out",
+            out,
+        ]
+        before = load()
+        t = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "IRSCALE_CACHE_DIR": cache})
+        wall = time.perf_counter() - t
+        after = load()
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    status = "ok" if p.returncode == 0 else f"failed ({p.returncode}): {p.stderr.strip().splitlines()[-1:]}"
+    print(
+        f"\nstudy trec8-like, DL 2019 (37 runs x 43 topics, 4 levels), --depths 5,10,20, cold cache: "
+        f"peak resident memory {peak / 2**30:.2f} GiB, {wall:.1f} s wall, {status} (load {before:.2f} -> {after:.2f})"
+    )
+    print("  command: " + " ".join(cmd[2:]))
+
+
+def estimates() -> None:
+    print("\nThe dcg engine: estimate (from the space, before any allocation) against its peak, fresh process each")
+    head = f"{'space':28s} {'values':>11s} {'estimate MiB':>12s} {'traced MiB':>10s} {'x':>6s}"
+    print(f"{head} {'RSS rise MiB':>12s} {'x':>6s}")
+    for m, N, L in GRID:
+        p = subprocess.run([sys.executable, "-c", ONE, m, str(N), str(L)], capture_output=True, text=True)
+        line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT ")), None)
+        if line is None:
+            print(f"{m}@{N} on {L} levels: failed {p.stderr.strip().splitlines()[-1:]}")
+            continue
+        r = json.loads(line[7:])
+        load()
+        print(
+            f"{f'{m}@{N}, {L} levels':28s} {r['values']:11,d} {mib(r['estimate']):>12s} {mib(r['traced']):>10s} "
+            f"{r['estimate'] / r['traced']:5.2f}x {mib(r['rss']):>12s} {r['estimate'] / max(r['rss'], 1):5.2f}x",
+            flush=True,
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--only", choices=("study", "estimates"))
+    args = ap.parse_args()
+    print(f"machine: {machine()}")
+    print(f"irscale {installed('irscale')}; numpy {installed('numpy')}")
+    first = load()
+    if args.only in (None, "study"):
+        study(args.data)
+    if args.only in (None, "estimates"):
+        estimates()
+    print(f"\nload average: before {first:.2f}, after {load():.2f}")
+    if first > BUSY:
+        print(f"WARNING: the machine was busy (load {first:.2f} > {BUSY}) when the measurements began")
+
+
+if __name__ == "__main__":
+    main()

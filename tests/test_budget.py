@@ -1,0 +1,109 @@
+"""The memory budget of the rank-map engines (irscale.scales.budget): estimates made before
+anything is allocated, checked against what the engine then takes; the engine choice that
+keeps within the budget gives the same phi; refusals in one line; the CLI's --memory."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from irscale import cli
+from irscale.errors import ArgumentError, IrscaleError
+from irscale.scales import budget, space_for
+from irscale.scales.engines import dcg_engine, dcg_engine_bytes
+from irscale.scales.rankmap import build, pick_engine
+
+
+@pytest.mark.parametrize(
+    "text, size",
+    [("4G", 4 * 2**30), ("512M", 512 * 2**20), ("1.5GiB", 3 * 2**29), ("2gb", 2 * 2**30), ("100k", 102400), ("77", 77)],
+)
+def test_sizes(text, size):
+    assert budget.parse_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "abc", "-1G", "0", "1.2.3G", "4X", None])
+def test_bad_sizes_are_refused(text):
+    with pytest.raises(ArgumentError, match="must be a size such as 4G"):
+        budget.parse_size(text)
+
+
+def test_the_budget_is_the_environment_else_half_the_available_memory(monkeypatch):
+    monkeypatch.setenv(budget.ENV, "3G")
+    assert budget.budget() == 3 * 2**30 and "3G" in budget.where()
+    monkeypatch.delenv(budget.ENV)
+    monkeypatch.setattr(budget, "available", lambda: 10 * 2**30)
+    assert budget.budget() == 5 * 2**30 and "half the available memory" in budget.where()
+    monkeypatch.setattr(budget, "available", lambda: None)
+    assert budget.budget() is None and budget.fits(2**60)
+
+
+SPACES = [("nDCG", 10, 4), ("nDCG", 11, 4), ("nDCG", 12, 3), ("DCG(base=2)", 12, 3), ("nDCG(base=10)", 16, 4)]
+
+
+@pytest.mark.parametrize("measure, N, levels", SPACES)
+def test_dcg_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, levels):
+    """The estimate, made from the space alone, is within 25% of the peak the engine then
+    allocates (numpy's buffers as tracemalloc sees them)."""
+    space = space_for(measure, N, levels - 1)
+    assert space.n_values >= 100_000
+    tracemalloc.start()
+    try:
+        dcg_engine(space)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    estimate = dcg_engine_bytes(space)
+    assert 0.75 * peak <= estimate <= 1.25 * peak, (estimate, peak)
+
+
+@pytest.mark.parametrize(
+    "measure, N, levels", [("nDCG", 9, 4), ("DCG(base=2)", 10, 3), ("nDCG(gains=0:0,1:1/2,2:17/10)", 9, 3)]
+)
+def test_dcg_engine_lists_what_the_space_says(measure, N, levels):
+    """The class-by-class construction equals the space's own class-sum matrix: keys by
+    its encode, runs by its runs_behind, values by its key_values."""
+    space = space_for(measure, N, levels - 1)
+    table = dcg_engine(space)
+    tot = space.attainable_totals()
+    np.testing.assert_array_equal(table.keys, space.encode(tot))
+    np.testing.assert_array_equal(table.runs, space.runs_behind(tot))
+    values = space.key_values(table.keys)
+    assert (np.diff(values[table.value_order]) >= -1e-12 * np.abs(values).max()).all()
+
+
+def test_a_small_budget_takes_the_count_engine_with_the_same_phi(monkeypatch):
+    space = space_for("nDCG", 10, 3)
+    assert pick_engine(space) == "dcg"
+    keys = space.keys(np.random.default_rng(1).integers(0, 4, size=(300, 10)))
+    listed = build("nDCG", 10, 4, cache=False)
+    monkeypatch.setenv(budget.ENV, "5M")  # the dcg engine needs about 19 MiB here
+    assert pick_engine(space) == "count"
+    counted = build("nDCG", 10, 4, cache=False)
+    assert counted.engine == "count"
+    for ties in ("unq", "min", "mid"):
+        np.testing.assert_array_equal(counted.rank(keys, ties)[ties], listed.rank(keys, ties)[ties])
+    with pytest.raises(IrscaleError) as e:
+        build("nDCG", 10, 4, cache=False, engine="dcg")
+    said = str(e.value)
+    assert "the dcg engine needs about 19" in said and "the budget is 5 MiB" in said and "engine='count'" in said
+
+
+def test_the_count_engine_refuses_halves_beyond_the_budget(monkeypatch):
+    monkeypatch.setenv(budget.ENV, "1M")
+    with pytest.raises(IrscaleError, match=r"the count engine needs about .* the budget is 1 MiB"):
+        build("RBP(p=0.8)", 24, 3, cache=False)
+
+
+def test_cli_memory_option(tmp_path, monkeypatch):
+    monkeypatch.delenv(budget.ENV, raising=False)
+    run = CliRunner().invoke
+    res = run(cli.app, ["rankmap", "nDCG", "-N", "10", "--levels", "4", "--memory", "5M", "--no-cache"])
+    assert res.exit_code == 0 and "count" in res.output, res.output
+    res = run(cli.app, ["rankmap", "nDCG", "-N", "10", "--levels", "4", "--memory", "5M", "--engine", "dcg"])
+    assert res.exit_code == 2 and "the budget is 5 MiB (--memory" in res.output
+    res = run(cli.app, ["rankmap", "AP", "-N", "10", "--memory", "lots"])
+    assert res.exit_code == 2 and "--memory must be a size such as 4G" in res.output
