@@ -174,6 +174,11 @@ ok "$IRSCALE" transform real-qrels.txt "$R" -m nDCG -m "P(rel=0.5)" -N 5 -f tsv
 out_has "ranked(nDCG@5)"
 refused "rel=0.5" "$IRSCALE" evaluate real-qrels.txt "$R" -m ERR@10
 refused "threshold" "$IRSCALE" transform real-qrels.txt "$R" -m P -N 5 --relevance lenient
+# the engines' memory budget
+ok "$IRSCALE" rankmap nDCG -N 10 --levels 4 --memory 5M --no-cache
+out_has "count"
+refused "the budget is 5 MiB" "$IRSCALE" rankmap nDCG -N 10 --levels 4 --memory 5M --engine dcg --no-cache
+refused "--memory must be a size" "$IRSCALE" transform "$Q" "$R" -m AP -N 5 --memory lots
 
 echo "--- transform"
 ok "$IRSCALE" transform "$Q" "$R" -N 10
