@@ -269,6 +269,7 @@ DISTRIBUTIONS = {  # the package each tool is installed as
 BUSY = 0.5  # a 1-minute load average above this: the machine was busy (--busy)
 LOADS: list[float] = []  # every load average taken around a timed process
 OTHERS: list[float] = []  # CPU cores other processes kept busy during each timed process (/proc/stat)
+QUIET = [0.0, BUSY]  # --wait-quiet seconds and --busy, waited for before each workload
 
 
 def busy_seconds() -> float | None:
@@ -364,6 +365,7 @@ def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: lis
     every tool once, then round two...), so that a slow spell of this shared machine
     falls on every tool alike; irscale's numba kernels compile once first (its cold run),
     then load from that cache."""
+    wait_quiet(QUIET[0], QUIET[1])  # (a workload generated just before leaves the load average high)
     runs: dict[str, list] = {}
     colds: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as cache:
@@ -457,7 +459,7 @@ def main() -> None:
     for t in tools:
         print(f"{t:12s} {installed(DISTRIBUTIONS.get(t, t))}")
     print(f"numpy {installed('numpy')}; numba {installed('numba')}")
-    wait_quiet(args.wait_quiet, args.busy)
+    QUIET[:] = [args.wait_quiet, args.busy]
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.contend)]
     try:
         _workloads(args, tools)
@@ -476,6 +478,17 @@ def main() -> None:
             f"up to {others:.2f} cores during one; limit {args.busy}): these ratios are not results; run again on a "
             "quiet machine (--wait-quiet 300)"
         )
+
+
+def _generate(function: str, out: Path, *counts: int) -> None:
+    """Run a workload generator in a child process: a parent grown by pandas would hand its
+    memory high-water mark to every tool's process it starts (Linux's ru_maxrss survives
+    fork and exec), and every peak would read as the generator's."""
+    code = (
+        "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); import evaluate; "
+        f"evaluate.{function}(Path(sys.argv[2]), *map(int, sys.argv[3:]))"
+    )
+    subprocess.run([sys.executable, "-c", code, str(Path(__file__).parent), str(out), *map(str, counts)], check=True)
 
 
 def _workloads(args, tools: list[str]) -> None:
@@ -497,7 +510,7 @@ def _workloads(args, tools: list[str]) -> None:
             cache = Path(tempfile.gettempdir()) / "irscale-bench-msmarco-v1"
             if not (cache / "done").exists():
                 cache.mkdir(exist_ok=True)
-                msmarco_like(cache)
+                _generate("msmarco_like", cache)
                 (cache / "done").write_text("ok")
             qrels, files = cache / "qrels.txt", [cache / "run.txt"]
             mb = files[0].stat().st_size / 2**20
@@ -524,7 +537,7 @@ def _workloads(args, tools: list[str]) -> None:
             cache = Path(tempfile.gettempdir()) / f"irscale-bench-stream-v1-{max(counts)}"
             if not (cache / "done").exists():
                 cache.mkdir(exist_ok=True)
-                trec8_sized(cache, max(counts))
+                _generate("trec8_sized", cache, max(counts))
                 (cache / "done").write_text("ok")
             files = sorted(cache.glob("run*.gz"))
             for n in counts:
