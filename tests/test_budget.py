@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from irscale import cli
-from irscale.errors import ArgumentError, IrscaleError
+from irscale.errors import IrscaleError
 from irscale.scales import budget, space_for
 from irscale.scales.engines import dcg_engine, dcg_engine_bytes
 from irscale.scales.rankmap import build, pick_engine
@@ -19,15 +19,22 @@ from irscale.scales.rankmap import build, pick_engine
 
 @pytest.mark.parametrize(
     "text, size",
-    [("4G", 4 * 2**30), ("512M", 512 * 2**20), ("1.5GiB", 3 * 2**29), ("2gb", 2 * 2**30), ("100k", 102400), ("77", 77)],
+    [
+        ("4G", 4 * 2**30),
+        ("512M", 512 * 2**20),
+        ("1.5GiB", 3 * 2**29),
+        ("2gb", 2 * 2**30),
+        ("4Gi", 4 * 2**30),
+        ("2048k", 2**21),
+    ],
 )
 def test_sizes(text, size):
     assert budget.parse_size(text) == size
 
 
-@pytest.mark.parametrize("text", ["", "abc", "-1G", "0", "1.2.3G", "4X", None])
+@pytest.mark.parametrize("text", ["", "abc", "-1G", "0", "0.5", "0.0001K", "77", "1.2.3G", "4X", None])
 def test_bad_sizes_are_refused(text):
-    with pytest.raises(ArgumentError, match="must be a size such as 4G"):
+    with pytest.raises(budget.MemoryBudgetError, match="must be a size of at least 1M, such as 4G"):
         budget.parse_size(text)
 
 
@@ -103,7 +110,51 @@ def test_cli_memory_option(tmp_path, monkeypatch):
     run = CliRunner().invoke
     res = run(cli.app, ["rankmap", "nDCG", "-N", "10", "--levels", "4", "--memory", "5M", "--no-cache"])
     assert res.exit_code == 0 and "count" in res.output, res.output
-    res = run(cli.app, ["rankmap", "nDCG", "-N", "10", "--levels", "4", "--memory", "5M", "--engine", "dcg"])
+    res = run(
+        cli.app, ["rankmap", "nDCG", "-N", "10", "--levels", "4", "--memory", "5M", "--engine", "dcg", "--no-cache"]
+    )
     assert res.exit_code == 2 and "the budget is 5 MiB (--memory" in res.output
+    assert budget.ENV not in __import__("os").environ  # the command's budget ends with the command
     res = run(cli.app, ["rankmap", "AP", "-N", "10", "--memory", "lots"])
-    assert res.exit_code == 2 and "--memory must be a size such as 4G" in res.output
+    assert res.exit_code == 2 and "--memory must be a size of at least 1M, such as 4G" in res.output
+
+
+def test_a_budget_refusal_is_never_a_reason_to_approximate(monkeypatch, tmp_path):
+    """With approx=, a measure no engine fits within the budget is refused, naming the
+    budget: not served by bounds instead (its result would change with the free memory)."""
+    import irscale
+
+    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
+    table = irscale.evaluate(*_toy(), ["P@1"])
+    monkeypatch.setenv(budget.ENV, "1M")
+    with pytest.raises(budget.MemoryBudgetError, match="the count engine needs about .* the budget is 1 MiB"):
+        irscale.transform(table, ["RBP(p=0.8)"], depth=24, approx=1e-3)
+    monkeypatch.setenv(budget.ENV, "lots")
+    with pytest.raises(budget.MemoryBudgetError, match="IRSCALE_MEMORY must be a size"):
+        irscale.transform(table, ["nDCG"], depth=10, approx=1e-3)
+
+
+def _toy():
+    from pathlib import Path
+
+    import irscale
+
+    toy = Path(irscale.__file__).parent / "examples" / "toy"
+    return toy / "qrels.txt", toy / "runs"
+
+
+def test_a_cached_map_serves_whichever_engine_the_budget_picks(monkeypatch, tmp_path):
+    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
+    assert build("nDCG", 10, 4).engine == "dcg"
+    monkeypatch.setenv(budget.ENV, "5M")
+    assert build("nDCG", 10, 4).engine == "dcg"  # from the cache, not built again by the count engine
+
+
+def test_the_dcg_engine_is_kept_where_the_count_engine_cannot_serve(monkeypatch):
+    """Where the dcg engine does not fit and the count engine cannot serve the space either,
+    the refusal names the dcg engine's estimate and the budget (not the count engine's limit)."""
+    space = space_for("DCG(base=50)", 61, 2)
+    monkeypatch.setenv(budget.ENV, "1G")
+    assert dcg_engine_bytes(space) > 2**30 and pick_engine(space) == "dcg"
+    with pytest.raises(budget.MemoryBudgetError, match="the dcg engine needs about .* the budget is 1 GiB"):
+        build("DCG(base=50)", 61, 3, cache=False)

@@ -428,14 +428,17 @@ def _evaluate(qrels, runs, measures, depth, opts: ReadOpts, rel_level: str | Non
     return _reading(lambda tick: evaluate(qrels, runs, ms, depth, progress=tick, **opts.kwargs()))
 
 
-def _set_memory(memory: str | None) -> None:
+def _set_memory(memory: str | None, ctx: typer.Context | None = None) -> None:
     """``--memory``: the engines' budget (:mod:`irscale.scales.budget`), checked and set
     for this process and the workers it starts."""
     if memory is not None:
         from irscale.scales.budget import ENV, parse_size
 
         parse_size(memory, "--memory")
+        before = os.environ.get(ENV)
         os.environ[ENV] = memory
+        if ctx is not None:  # the command's own budget: an in-process caller's later calls keep theirs
+            ctx.call_on_close(lambda: os.environ.pop(ENV) if before is None else os.environ.update({ENV: before}))
 
 
 def _judge(qrels, runs, opts: ReadOpts, plan=None):
@@ -638,6 +641,7 @@ ApproxOpt = Annotated[
 
 @app.command()
 def transform(
+    ctx: typer.Context,
     qrels: Annotated[Path, typer.Argument(help="qrels file: qid iter docno grade (plain or .gz)")],
     runs: Annotated[list[str], typer.Argument(help="run files, directories of runs, or glob patterns")],
     measure: Annotated[
@@ -705,7 +709,7 @@ def transform(
     )
     measures = measure or ["AP", "P", "RR"]
     try:
-        _set_memory(memory)
+        _set_memory(memory, ctx)
         _check_layout(fmt, trec_eval)
         if run_out is not None:  # checked before any run is read
             from irscale.validate import writable_dir
@@ -759,6 +763,7 @@ def transform(
 
 @app.command()
 def rankmap(
+    ctx: typer.Context,
     measure: Annotated[str, typer.Argument(help="measure without cutoff, e.g. AP, 'RBP(p=0.8)', 'DCG(base=2)'")],
     N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N")] = 30,
     levels: Annotated[
@@ -779,7 +784,7 @@ def rankmap(
 
     t = time.perf_counter()
     try:
-        _set_memory(memory)
+        _set_memory(memory, ctx)
         check_levels(levels, "--levels")
         with _Feedback(f"rank map {measure} N={N}") as tick:
             rm = build(
@@ -939,6 +944,7 @@ def _show_study(study, out, figures=None):
 
 @app.command()
 def compare(
+    ctx: typer.Context,
     qrels: Annotated[Path, typer.Argument(help="qrels file: qid iter docno grade (plain or .gz)")],
     runs: Annotated[list[str], typer.Argument(help="run files, directories of runs, or glob patterns")],
     measure: Annotated[
@@ -1000,7 +1006,7 @@ def compare(
     measures = measure or list(PAPER_MEASURES)
     tests = test or _all_tests()
     try:
-        _set_memory(memory)
+        _set_memory(memory, ctx)
         _check_tests(tests)
         _check_correction(correction)
         from irscale.study import plan_study
@@ -1069,6 +1075,7 @@ app.add_typer(study_app, name="study")
 
 @study_app.command("trec8-like")
 def study_trec8_like(
+    ctx: typer.Context,
     qrels: Annotated[Path, typer.Argument(help="qrels file")],
     runs: Annotated[list[str], typer.Argument(help="run directory, files or glob")],
     depths: Annotated[str, typer.Option("--depths", help="run lengths, comma-separated")] = "5,10,20,30",
@@ -1107,7 +1114,7 @@ def study_trec8_like(
     measures = list(PAPER_MEASURES)
     extra = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing).kwargs()
     try:
-        _set_memory(memory)
+        _set_memory(memory, ctx)
         _check_correction(correction)
         _check_out(out)
         judged = _judge(

@@ -1060,6 +1060,7 @@ def _plan(
     the order given (a measure named twice, as P and P@10 at depth 10, twice). Each is
     checked as computed on grades ``values`` (:meth:`Measure.for_grades`) and returned as named."""
     from irscale.scales import space_for
+    from irscale.scales.budget import MemoryBudgetError
     from irscale.scales.rankmap import choose_engine, in_cache
 
     approx = _approx(approx)
@@ -1075,6 +1076,10 @@ def _plan(
             space = space_for(m.for_grades(values), depth, levels - 1)
             try:
                 choose_engine(space, max_pairs=max_pairs)
+                verdict[m] = False
+            except MemoryBudgetError:  # the budget's own refusal: never a reason to take bounds instead
+                if not in_cache(space):
+                    raise
                 verdict[m] = False
             except IrscaleError as e:
                 try:

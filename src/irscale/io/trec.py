@@ -136,7 +136,7 @@ def inflater(name: str | None = None):
     has wheels: 3.5x Python's zlib on TREC-8's runs, bench/decompress.py) where installed,
     else Python's ``zlib``; ``name`` ("isal" or "zlib") asks for one (tests compare them),
     as does the environment variable ``IRSCALE_INFLATE``."""
-    name = name or os.environ.get("IRSCALE_INFLATE") or "isal"
+    name = (name or os.environ.get("IRSCALE_INFLATE") or "isal").strip().lower()
     if name == "isal":
         try:
             from isal import isal_zlib

@@ -23,17 +23,28 @@ from irscale.errors import ArgumentError
 
 ENV = "IRSCALE_MEMORY"
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGT]?)(?:I?B)?\s*", re.IGNORECASE)
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([KMGT]?)(?:I?B|I)?\s*", re.IGNORECASE)
+MIN_BUDGET = 2**20  # a budget below 1 MiB is a typo, not a budget
+
+
+class MemoryBudgetError(ArgumentError):
+    """An engine would need more memory than the budget allows, or the budget itself is
+    malformed: never a reason to fall back to approximations, so it is its own error."""
 
 
 def parse_size(value, name: str = "memory") -> int:
-    """Bytes of a size: an int, or text like ``4G``, ``512M``, ``1.5GiB``, ``2GB`` (powers of 1024)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    m = _SIZE.fullmatch(str(value)) if isinstance(value, str) else None
-    if m is None or float(m.group(1)) <= 0:
-        raise ArgumentError(f"{name} must be a size such as 4G, 512M or 1.5GiB (powers of 1024), not {value!r}")
-    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+    """Bytes of a size: an int, or text like ``4G``, ``512M``, ``1.5GiB``, ``2GB``, ``4Gi``
+    (powers of 1024); at least 1 MiB."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        n = value
+    else:
+        m = _SIZE.fullmatch(value) if isinstance(value, str) else None
+        n = -1 if m is None else int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+    if n < MIN_BUDGET:
+        raise MemoryBudgetError(
+            f"{name} must be a size of at least 1M, such as 4G, 512M or 1.5GiB (powers of 1024), not {value!r}"
+        )
+    return n
 
 
 def size_text(n: int) -> str:
@@ -45,18 +56,36 @@ def size_text(n: int) -> str:
 
 
 def available() -> int | None:
-    """Bytes of memory the system reports available (Linux: ``MemAvailable``), or None."""
+    """Bytes of memory the system reports available (Linux: ``MemAvailable``, and no more
+    than a cgroup v2 limit leaves, as in a container), or None."""
+    free = None
     try:
         with open("/proc/meminfo") as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
+                    free = int(line.split()[1]) * 1024
+                    break
     except OSError:
         pass
+    if free is None:
+        try:
+            free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            return None
+    room = _cgroup_room()
+    return free if room is None else min(free, room)
+
+
+def _cgroup_room() -> int | None:
+    """What the process's cgroup v2 memory limit leaves (limit - usage), or None."""
     try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
+        with open("/sys/fs/cgroup/memory.max") as f:
+            limit = f.read().strip()
+        with open("/sys/fs/cgroup/memory.current") as f:
+            used = int(f.read().strip())
+    except (OSError, ValueError):
         return None
+    return None if limit == "max" else max(int(limit) - used, 0)
 
 
 def budget() -> int | None:
@@ -82,13 +111,15 @@ def fits(need: int) -> bool:
 
 
 def check(need: int, what: str, advice: str) -> None:
-    """Refuse ``what`` (an engine on a space) when its estimated ``need`` exceeds the
-    budget, in one line with the estimate, the budget and ``advice``."""
+    """Refuse (:class:`MemoryBudgetError`) ``what`` (an engine on a space) when its
+    estimated ``need`` exceeds the budget, in one line with the estimate, the budget and
+    ``advice``."""
     limit = budget()
     if limit is not None and need > limit:
-        raise ArgumentError(
-            f"{what} needs about {size_text(need)} of memory and the budget is {size_text(limit)} ({where()}); {advice}"
+        raise MemoryBudgetError(
+            f"{what} needs about {size_text(need)} of memory and the budget is {size_text(limit)} ({where()}); "
+            f"{advice}, or give it more (--memory)"
         )
 
 
-__all__ = ["ENV", "available", "budget", "check", "fits", "parse_size", "size_text", "where"]
+__all__ = ["ENV", "MemoryBudgetError", "available", "budget", "check", "fits", "parse_size", "size_text", "where"]

@@ -276,7 +276,13 @@ def pick_engine(space: Space) -> str:
         return "count"
     if isinstance(space, DCGSpace):  # listing every value (and checking ties exhaustively) where memory allows
         listed = space.n_values <= 2**20 or (space.gmax > 1 and space.n_values < 80_000_000)
-        return "dcg" if listed and budget.fits(dcg_engine_bytes(space)) else "count"
+        if listed and not budget.fits(dcg_engine_bytes(space)):
+            try:
+                counting.check_counter(space)
+            except IrscaleError:  # the count engine cannot serve it either: the dcg engine's refusal names the budget
+                return "dcg"
+            return "count"
+        return "dcg" if listed else "count"
     if isinstance(space, ERRSpace) and not space.int64:
         return _err_engine(space)
     if space.closed:
@@ -430,10 +436,11 @@ def build(
     space = space_for(measure, N, levels - 1)
     name = pick_engine(space) if engine == "auto" else engine
     cache = cache and space.cacheable and name != "oracle"
-    if cache:  # a map in the cache is served even past the limits that guard a build (max_pairs)
-        hit = _cache_load(space, name)
-        if hit is not None:
-            return _answering(hit, scheduler, progress)
+    if cache:  # a map in the cache is served even past the limits that guard a build (max_pairs, memory)
+        for cached in _cached_engines(space, name) if engine == "auto" else [name]:
+            hit = _cache_load(space, cached)
+            if hit is not None:
+                return _answering(hit, scheduler, progress)
     check_engine(space, name, max_pairs=max_pairs)
     t = time.perf_counter()
     summary = _run_engine(
@@ -450,13 +457,23 @@ def build(
 
 
 def in_cache(space: Space) -> bool:
-    """Whether the cache holds ``space``'s rank map (built by its engine), so that
-    :func:`build` serves it whatever the limits of a new build."""
+    """Whether the cache holds ``space``'s rank map (built by an engine :func:`build`
+    would serve it from), so that :func:`build` serves it whatever the limits of a new
+    build."""
     try:
         name = pick_engine(space)
     except IrscaleError:
         return False
-    return space.cacheable and _cache.load_map(space, name) is not None
+    return space.cacheable and any(_cache.load_map(space, n) is not None for n in _cached_engines(space, name))
+
+
+def _cached_engines(space: Space, picked: str) -> list[str]:
+    """The engines whose cached map serves ``space`` when the engine is left to irscale:
+    the one :func:`pick_engine` picks, and for DCG the other of "dcg" and "count" (which
+    one is picked depends on the memory budget; both answer the same phi)."""
+    if isinstance(space, DCGSpace):
+        return [picked] + [e for e in ("dcg", "count") if e != picked]
+    return [picked]
 
 
 def _answering(rm: RankMap, scheduler, progress) -> RankMap:
