@@ -8,8 +8,8 @@ estimate their peak from the space alone, before they allocate anything
 choice (:func:`irscale.scales.rankmap.pick_engine`) takes one that fits, and an engine
 that does not fit is refused in one line naming its estimate and the budget.
 
->>> parse_size("1.5G") == 3 * 2**29, parse_size("512M"), parse_size(1000)
-(True, 536870912, 1000)
+>>> parse_size("1.5G") == 3 * 2**29, parse_size("512M"), parse_size(2**21)
+(True, 536870912, 2097152)
 >>> size_text(3 * 2**29)
 '1.5 GiB'
 """
