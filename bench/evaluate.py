@@ -26,6 +26,8 @@ how it was installed (a wheel from the package registry, or built from source he
 machine, and the 1-minute load average before and after each timed process; where any
 exceeds ``--busy`` (0.5) it says the machine was busy and that those ratios are not to be
 quoted. ``--wait-quiet S`` waits up to S seconds for the load to fall below that first.
+Each irscale process prints a digest (sha256) of every score it computed: equal digests
+across variants (``irscale-zlib``) and versions are bit-for-bit equal results.
 
     python bench/evaluate.py [--workloads trec8,msmarco,stream] [--repeat 3] [--tools irscale,pytrec_eval,...]
                              [--data ../shared/data] [--wait-quiet 120] [--busy 0.5]
@@ -78,6 +80,9 @@ def report(**kw):
     kw["cpu_seconds"] = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime - CPU0
     kw["total_cpu_seconds"] = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime  # imports included
     print("RESULT " + json.dumps(kw))
+def digest(values):  # irscale's scores, bit for bit
+    import hashlib
+    return hashlib.sha256(values.tobytes()).hexdigest()[:16]
 _r = resource.getrusage(resource.RUSAGE_SELF)
 CPU0 = _r.ru_utime + _r.ru_stime
 """
@@ -88,7 +93,7 @@ import irscale
 t = time.perf_counter()
 table = irscale.evaluate(qrels_path, files, IRS)
 df = table.to_frame()
-report(seconds=time.perf_counter() - t, cells=len(df))
+report(seconds=time.perf_counter() - t, cells=len(df), digest=digest(table.values))
 """,
     "irscale-zlib": """
 os.environ["IRSCALE_INFLATE"] = "zlib"  # Python's zlib instead of ISA-L for gzip runs (bench/decompress.py)
@@ -96,7 +101,7 @@ import irscale
 t = time.perf_counter()
 table = irscale.evaluate(qrels_path, files, IRS)
 df = table.to_frame()
-report(seconds=time.perf_counter() - t, cells=len(df))
+report(seconds=time.perf_counter() - t, cells=len(df), digest=digest(table.values))
 """,
     "pytrec_eval": """
 import pytrec_eval
@@ -401,6 +406,7 @@ def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: lis
             "peak_rss_mb": max(r["peak_rss_mb"] for r in rs),
             "child_peak_mb": max(r.get("child_peak_mb", 0) for r in rs),
             "cells": rs[0]["cells"],
+            "digests": sorted({r["digest"] for r in rs if "digest" in r}),
             "all": [round(r["seconds"], 2) for r in rs],
         }
     base = results.get("irscale") or next(iter(results.values()), {})
@@ -423,6 +429,8 @@ def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: lis
             f"{r['all']}",
             flush=True,
         )
+        if r["digests"]:  # irscale's scores, bit for bit: equal digests, equal results
+            print(f"{'':12s} results digest {', '.join(r['digests'])} (sha256 of every score, all its runs)")
         if r["cold_seconds"] is not None:
             rw = f"{r['cold_seconds'] / base['seconds']:5.1f}x" if base else ""
             print(
