@@ -133,7 +133,7 @@ def _open_raw(path: str | Path):
 def inflater(name: str | None = None):
     """``(module, errors)``: the zlib-compatible inflater gzip runs are read with, and the
     exceptions its corrupt data raises. ISA-L's (``isal.isal_zlib``, a dependency where it
-    has wheels: 3.5x Python's zlib on TREC-8's runs, bench/decompress.py) where installed,
+    has wheels: 3.1x Python's zlib on TREC-8's runs, bench/decompress.py) where installed,
     else Python's ``zlib``; ``name`` ("isal" or "zlib") asks for one (tests compare them),
     as does the environment variable ``IRSCALE_INFLATE``."""
     name = (name or os.environ.get("IRSCALE_INFLATE") or "isal").strip().lower()
