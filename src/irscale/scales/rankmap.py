@@ -263,8 +263,10 @@ def choose_engine(space: Space, *, max_pairs: int | None = None) -> str:
 
 def pick_engine(space: Space) -> str:
     """The fastest exact engine for ``space``, from what the space declares (``closed``,
-    ``splittable``, ``int64``, its family's structure): the one place engines are chosen.
-    MeasureError where none can serve it.
+    ``splittable``, ``int64``, its family's structure) and, for DCG, the memory budget
+    (:mod:`irscale.scales.budget`: the dcg engine lists every value where its estimate
+    fits, else the count engine answers): the one place engines are chosen. MeasureError
+    where none can serve it.
 
     >>> from irscale.scales import space_for
     >>> [pick_engine(space_for(m, 30)) for m in ("P", "AP", "RBP(p=0.8)", "nDCG")]
