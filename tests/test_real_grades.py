@@ -596,3 +596,10 @@ def test_many_distinct_grades_are_refused_with_advice(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert irscale.transform(table, ["SBTO"], depth=10).values.shape[0] == 2  # "unq" needs no run counts
+
+
+def test_qrels_from_records_take_fractions_and_floats():
+    from irscale.io import Qrels
+
+    q = Qrels.from_records([("1", "a", Fraction(1, 4)), ("1", "b", 0.5), ("1", "c", 2)])
+    assert q.values == (0, Fraction(1, 4), Fraction(1, 2), 2) and q.grade.tolist() == [1, 2, 3]

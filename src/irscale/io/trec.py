@@ -1057,8 +1057,11 @@ class Qrels:
 
     @classmethod
     def from_records(cls, records, path: str = "<memory>") -> Qrels:
-        """Build from ``(qid, docno, grade)`` tuples (for tests and small examples)."""
-        lines = "\n".join(f"{q} 0 {d} {g}" for q, d, g in records) + "\n"
+        """Build from ``(qid, docno, grade)`` tuples (for tests and small examples); a grade
+        may be an int, a float or a Fraction with a finite decimal (``Fraction(1, 4)``)."""
+        lines = (
+            "\n".join(f"{q} 0 {d} {decimal_text(g) if isinstance(g, Fraction) else g}" for q, d, g in records) + "\n"
+        )
         return parse_qrels(lines.encode(), path)
 
 
