@@ -3,11 +3,12 @@
 1. ``study``: ``irscale study trec8-like`` on TREC 2019 DL (37 runs, grades 0-3, 4 levels)
    at ``--depths 5,10,20``, in a fresh process with an empty rank-map cache: its peak
    resident memory (the largest of the process and its workers) and wall time;
-2. ``estimates``: for a grid of DCG spaces (the engine that lists every value), the
-   engine's estimate (``irscale.scales.engines.dcg_engine_bytes``, made from the space
-   before anything is allocated) against the peak it then allocates, measured twice in a
-   fresh process each: numpy's buffers as ``tracemalloc`` counts them, and the rise of the
-   process's resident memory.
+2. ``estimates``: for a grid of spaces, the engine's estimate (made from the space before
+   anything is allocated: ``irscale.scales.engines.dcg_engine_bytes`` for the dcg engine,
+   which lists every DCG value; ``irscale.scales.counting.count_engine_bytes`` for the
+   count engine's halves, with 64 phi queries answered) against the peak it then
+   allocates, measured twice in a fresh process each: numpy's buffers as ``tracemalloc``
+   counts them, and the rise of the process's resident memory.
 
 Prints the machine, irscale's version and the load average before and after.
 
@@ -31,7 +32,7 @@ from evaluate import BUSY, installed, load, machine  # noqa: E402  (the shared r
 
 ROOT = Path(__file__).resolve().parents[1]
 
-GRID = [
+GRID = [  # (measure, N, levels, engine)
     ("nDCG", 10, 4),
     ("nDCG", 11, 4),
     ("nDCG", 12, 4),
@@ -41,21 +42,34 @@ GRID = [
     ("nDCG(base=10)", 16, 4),
     ("DCG(base=10)", 20, 4),
 ]
+COUNT_GRID = [("RBP(p=0.8)", 24, 3), ("RBP(p=0.9,rel=1)", 44, 2), ("nDCG", 24, 3), ("nDCG", 20, 4), ("nDCG", 30, 3)]
 
 ONE = """
 import json, resource, sys, tracemalloc
+import numpy as np
 from irscale.scales import space_for
+from irscale.scales.counting import count_engine_bytes, counter_for
 from irscale.scales.engines import dcg_engine, dcg_engine_bytes
-m, N, L = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+m, N, L, engine = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 space = space_for(m, N, L - 1)
-estimate = dcg_engine_bytes(space)
+if engine == "count":  # the compiled merge loaded first (its first use allocates apart from the data)
+    small = space_for("RBP(p=0.8)", 8, 1)
+    counter_for(small).phi(small.keys(np.zeros((1, 8), dtype=np.int64)))
+    keys = space.keys(np.random.default_rng(0).integers(0, L, size=(64, N)))
+estimate = dcg_engine_bytes(space) if engine == "dcg" else count_engine_bytes(space)
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 tracemalloc.start()
-dcg_engine(space)
+if engine == "dcg":
+    dcg_engine(space)
+else:
+    c = counter_for(space)
+    c.phi(keys)
+    c.runs_le(keys)
 peak = tracemalloc.get_traced_memory()[1]
 tracemalloc.stop()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss0
-print("RESULT " + json.dumps(dict(values=int(space.n_values), estimate=estimate, traced=peak, rss=rss)))
+values = int(getattr(space, "n_values", 0) or space.n_runs)  # RBP's count engine: every run its own value
+print("RESULT " + json.dumps(dict(values=values, estimate=estimate, traced=peak, rss=rss)))
 """
 
 
@@ -98,11 +112,11 @@ def study(data: Path) -> None:
 
 
 def estimates() -> None:
-    print("\nThe dcg engine: estimate (from the space, before any allocation) against its peak, fresh process each")
-    head = f"{'space':28s} {'values':>11s} {'estimate MiB':>12s} {'traced MiB':>10s} {'x':>6s}"
+    print("\nEstimate (from the space, before any allocation) against the engine's peak, fresh process each")
+    head = f"{'engine':7s} {'space':28s} {'values':>15s} {'estimate MiB':>12s} {'traced MiB':>10s} {'x':>6s}"
     print(f"{head} {'RSS rise MiB':>12s} {'x':>6s}")
-    for m, N, L in GRID:
-        p = subprocess.run([sys.executable, "-c", ONE, m, str(N), str(L)], capture_output=True, text=True)
+    for m, N, L, engine in [(*g, "dcg") for g in GRID] + [(*g, "count") for g in COUNT_GRID]:
+        p = subprocess.run([sys.executable, "-c", ONE, m, str(N), str(L), engine], capture_output=True, text=True)
         line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT ")), None)
         if line is None:
             print(f"{m}@{N} on {L} levels: failed {p.stderr.strip().splitlines()[-1:]}")
@@ -110,7 +124,8 @@ def estimates() -> None:
         r = json.loads(line[7:])
         load()
         print(
-            f"{f'{m}@{N}, {L} levels':28s} {r['values']:11,d} {mib(r['estimate']):>12s} {mib(r['traced']):>10s} "
+            f"{engine:7s} {f'{m}@{N}, {L} levels':28s} {r['values']:15,d} {mib(r['estimate']):>12s} "
+            f"{mib(r['traced']):>10s} "
             f"{r['estimate'] / r['traced']:5.2f}x {mib(r['rss']):>12s} {r['estimate'] / max(r['rss'], 1):5.2f}x",
             flush=True,
         )

@@ -158,3 +158,35 @@ def test_the_dcg_engine_is_kept_where_the_count_engine_cannot_serve(monkeypatch)
     assert dcg_engine_bytes(space) > 2**30 and pick_engine(space) == "dcg"
     with pytest.raises(budget.MemoryBudgetError, match="the dcg engine needs about .* the budget is 1 GiB"):
         build("DCG(base=50)", 61, 3, cache=False)
+
+
+COUNT_SPACES = [
+    ("RBP(p=0.8)", 22, 3),
+    ("RBP(p=0.9,rel=1)", 40, 2),
+    ("nDCG", 20, 3),
+    ("nDCG", 22, 3),
+    ("nDCG", 20, 4),
+    ("DCG(base=2)", 24, 3),
+]
+
+
+@pytest.mark.parametrize("measure, N, levels", COUNT_SPACES)
+def test_count_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, levels):
+    """The count engine's estimate, from the sizes of its halves, is within 25% of what it
+    allocates building them and answering queries (its compiled merge warmed first)."""
+    from irscale.scales.counting import count_engine_bytes, counter_for
+
+    warm = counter_for(space_for("RBP(p=0.8)", 8, 2))
+    warm.phi(space_for("RBP(p=0.8)", 8, 2).keys(np.zeros((1, 8), dtype=np.int64)))
+    space = space_for(measure, N, levels - 1)
+    keys = space.keys(np.random.default_rng(0).integers(0, levels, size=(32, N)))
+    tracemalloc.start()
+    try:
+        counter = counter_for(space)
+        counter.phi(keys)
+        counter.runs_le(keys)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    estimate = count_engine_bytes(space)
+    assert 0.75 * peak <= estimate <= 1.25 * peak, (estimate, peak)

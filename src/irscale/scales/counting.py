@@ -184,17 +184,33 @@ def runs_at_value(space, keys) -> np.ndarray:
 MAX_HALF = 2**25  # partial values held per half (a float64, its exact form and its runs: 24 bytes each)
 
 
-def _check_half(space, n: int) -> None:
-    """Refuse halves of ``n`` partial values (the larger half) beyond :data:`MAX_HALF` or
-    beyond the memory budget (:mod:`irscale.scales.budget`: 48 bytes per value, both halves)."""
+COUNT_BYTES = {"rbp": 32, "dcg": 45}  # the count engine's peak per partial value of both halves (tracemalloc)
+
+
+def count_engine_bytes(space) -> int:
+    """The count engine's peak memory on ``space``, from the sizes of its two halves before
+    anything is built: :data:`COUNT_BYTES` per partial value (RBP: a float position and
+    the grades; DCG: a float value, a code and the runs behind it, and their order)."""
+    if isinstance(space, DCGSpace):
+        cut, sizes = _dcg_cut(space), [len(a) for a in space.attainable]
+        return COUNT_BYTES["dcg"] * (math.prod(sizes[:cut]) + math.prod(sizes[cut:]))
+    g = len(space.gain_ints)
+    return COUNT_BYTES["rbp"] * (g ** (space.N - space.N // 2) + g ** (space.N // 2))
+
+
+def _check_budget(space) -> None:
+    """Refuse the count engine on ``space`` where its halves exceed the memory budget."""
     from irscale.scales import budget
 
-    if n <= MAX_HALF:
-        budget.check(
-            2 * n * 48,
-            f"{space.measure} at N={space.N} on {space.c + 1} levels: the count engine",
-            "use a smaller N or fewer relevance levels",
-        )
+    budget.check(
+        count_engine_bytes(space),
+        f"{space.measure} at N={space.N} on {space.c + 1} levels: the count engine",
+        "use a smaller N or fewer relevance levels",
+    )
+
+
+def _check_half(space, n: int) -> None:
+    """Refuse halves of ``n`` partial values (the larger half) beyond :data:`MAX_HALF`."""
     if n > MAX_HALF:
         raise IrscaleError(
             f"{space.measure} at N={space.N} with {space.c + 1} relevance levels: a half of the pair "
@@ -239,14 +255,16 @@ def _tolerance(N: int) -> float:
 def check_counter(space) -> None:
     """Refuse (IrscaleError) a space the count engine cannot serve, before anything is
     built: spaces other than RBP's and DCG's, graded RBP with ties (p = a/b, b <= c), and
-    halves beyond ``MAX_HALF`` partial values. Called when the engine is chosen, so a
-    long job fails before it reads or builds anything."""
+    halves beyond ``MAX_HALF`` partial values or the memory budget
+    (:func:`count_engine_bytes`). Called when the engine is chosen, so a long job fails
+    before it reads or builds anything."""
     if isinstance(space, RBPSpace):
         check_rbp(space)
     elif isinstance(space, DCGSpace):
         check_dcg(space)
     else:
         raise IrscaleError(f"{space.measure}: the count engine serves RBP (p = a/b with b > c) and DCG/nDCG")
+    _check_budget(space)
 
 
 def counter_for(space) -> Counter:
