@@ -190,3 +190,18 @@ def test_count_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, level
         tracemalloc.stop()
     estimate = count_engine_bytes(space)
     assert 0.75 * peak <= estimate <= 1.25 * peak, (estimate, peak)
+
+
+def test_rankmap_shows_its_estimate_and_serves_a_cached_count_map(monkeypatch, tmp_path):
+    """`irscale rankmap` prints the engine's memory estimate and the budget; a count-engine
+    map loaded from the cache (which lists no values) is shown, not a traceback (it was:
+    the loaded value set had no `listed`)."""
+    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
+    for _ in range(2):  # built, then from the cache
+        res = CliRunner().invoke(cli.app, ["rankmap", "RBP(p=0.8)", "-N", "20", "--levels", "3"])
+        assert res.exit_code == 0, res.output
+        assert (
+            "engine    count" in res.output
+            and "memory    about 3.6 MiB to build (estimate); budget 4 GiB" in res.output
+        )
+    assert "from the cache" in res.output and "answers phi without listing the values" in res.output

@@ -807,6 +807,7 @@ def rankmap(
     typer.echo(f"N         {rm.N}, {space_levels} relevance levels, {count_text(rm.n_runs, space_levels)} runs")
     typer.echo(f"size      {count_text(rm.size, space_levels)} distinct values")
     typer.echo(f"engine    {rm.engine}")
+    _echo_memory(rm)
     built = f" (from the cache; built in {rm.seconds:.3f} s)" if rm.from_cache else ""
     typer.echo(f"time      {seconds:.3f} s{built}")
     if first is None or last is None:  # (both None: the counting engine)
@@ -814,6 +815,18 @@ def rankmap(
     else:
         typer.echo("first     " + " ".join(f"{v:.6g}" for v in first))
         typer.echo("last      " + " ".join(f"{v:.6g}" for v in last))
+
+
+def _echo_memory(rm) -> None:
+    """The engine's memory estimate and the budget (rankmap's output)."""
+    from irscale.scales import budget
+    from irscale.scales.rankmap import memory_estimate
+
+    need = memory_estimate(rm.space, rm.engine)
+    if need is not None:
+        limit = budget.budget()
+        shown = "none known" if limit is None else budget.size_text(limit)
+        typer.echo(f"memory    about {budget.size_text(need)} to build (estimate); budget {shown}")
 
 
 def _run_study(judged, measures, N, tests, alpha, mid, scheduler, relevance=None, extra=None):

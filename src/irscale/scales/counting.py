@@ -168,6 +168,9 @@ class Deferred(ValueSet):
     def runs_at(self, keys):  # from the space alone: no halves needed
         return np.asarray(runs_at_value(self.space, keys)).astype(object)
 
+    def listed(self, first=None, last=None):
+        return None  # the counting engine never lists the values
+
 
 def runs_at_value(space, keys) -> np.ndarray:
     """Runs having exactly each key's value, in a space the count engine serves: DCG's
@@ -176,9 +179,6 @@ def runs_at_value(space, keys) -> np.ndarray:
         k = np.array([int(x) for x in keys], dtype=np.int64 if space.int64 else object)
         return space.runs_behind(space.decode(k))
     return np.ones(len(keys), dtype=object)
-
-    def listed(self, first=None, last=None):
-        return None
 
 
 MAX_HALF = 2**25  # partial values held per half (a float64, its exact form and its runs: 24 bytes each)

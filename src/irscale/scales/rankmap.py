@@ -366,6 +366,17 @@ def exact_reach(measure: Measure, c: int, below: int, *, max_pairs: int | None =
     return last
 
 
+def memory_estimate(space: Space, name: str) -> int | None:
+    """The bytes the engine ``name`` is estimated to take on ``space`` before it builds
+    (the dcg and count engines, :mod:`irscale.scales.budget`); None where no estimate is
+    made (closed forms hold nothing; split and enumerate keep their fixed limits)."""
+    if name == "dcg":
+        return dcg_engine_bytes(space)
+    if name == "count" and isinstance(space, (RBPSpace, DCGSpace)):
+        return counting.count_engine_bytes(space)
+    return None
+
+
 def check_engine(space: Space, name: str, *, max_pairs: int | None = None) -> None:
     """Refuse an engine that cannot serve ``space`` (its limits, checked up front;
     ``max_pairs``: the split engine's, see :func:`~irscale.scales.engines.check_split`)."""
