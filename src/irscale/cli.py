@@ -595,6 +595,34 @@ RelevanceArg = Annotated[
 ]
 
 
+SAY_MEMORY = 64 << 20  # rank maps estimated to need at least this are named in the plan's memory line
+
+
+def _say_memory(planned, N: int, levels: int, values=None) -> None:
+    """One line, before the runs are read, naming the rank maps that will take memory
+    (their engine's estimate, :func:`irscale.scales.rankmap.memory_estimate`) and the
+    budget; nothing where every map is small."""
+    from irscale.scales import budget, space_for
+    from irscale.scales.rankmap import memory_estimate, pick_engine
+
+    big = []
+    for m in dict.fromkeys(planned):
+        try:
+            space = space_for(m.for_grades(values), N, levels - 1)
+            engine = pick_engine(space)
+        except IrscaleError:
+            continue
+        need = memory_estimate(space, engine)
+        if need is not None and need >= SAY_MEMORY:
+            big.append(f"{m} about {budget.size_text(need)} ({engine} engine)")
+    if big:
+        limit = budget.budget()
+        err.print(
+            f"rank maps: {', '.join(big)}; memory budget {'none known' if limit is None else budget.size_text(limit)}",
+            soft_wrap=True,
+        )
+
+
 def _levels(levels: int, relevance) -> int:
     """Relevance levels the rank maps are checked for before the runs are read."""
     return 2 if relevance is not None and relevance.value == "lenient" else levels
@@ -719,8 +747,13 @@ def transform(
             qrels,
             runs,
             opts,
-            plan=lambda levels, values: plan_rank_maps(
-                measures, N, _levels(levels, relevance), approx, max_pairs, relevance and relevance.value, values
+            plan=lambda levels, values: _say_memory(
+                plan_rank_maps(
+                    measures, N, _levels(levels, relevance), approx, max_pairs, relevance and relevance.value, values
+                ),
+                N,
+                _levels(levels, relevance),
+                None if relevance is not None and relevance.value == "lenient" else values,
             ),
         )
         with _Feedback("rank maps (cached after the first time)") as tick:
@@ -1036,9 +1069,13 @@ def compare(
             **report.kwargs(),
         )  # every option, before any file
         _check_out(out)
-        judged = _judge(
-            qrels, runs, opts, plan=lambda levels, values: plan.check_levels(_levels(levels, relevance), values)
-        )
+
+        def check(levels, values):
+            plan.check_levels(_levels(levels, relevance), values)
+            lenient = relevance is not None and relevance.value == "lenient"
+            _say_memory(plan.measures, N, _levels(levels, relevance), None if lenient else values)
+
+        judged = _judge(qrels, runs, opts, plan=check)
         study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, {"plan": plan})
         study.provenance.setdefault("command", _command_line())
         study.provenance.update(_qrels_provenance(qrels))

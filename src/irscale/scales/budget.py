@@ -51,7 +51,8 @@ def size_text(n: int) -> str:
     """``n`` bytes for a message: ``1.5 GiB``, ``320 MiB``."""
     for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= scale:
-            return f"{n / scale:.3g} {unit}"
+            x = n / scale
+            return f"{x:.3g} {unit}" if x < 100 else f"{x:,.0f} {unit}"
     return f"{n} bytes"
 
 
