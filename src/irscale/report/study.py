@@ -529,6 +529,23 @@ def _means_table(study: Study, max_rows: int) -> ReportTable | None:
     )
 
 
+MEAN_TIE_RTOL = 1e-12  # means this close (relative) are the same scores summed in another order
+
+
+def rank_by_mean(means: pd.Series) -> pd.Series:
+    """Each system's rank by mean: 1 = highest, ties share the best position, and means
+    equal up to float noise (:data:`MEAN_TIE_RTOL`: equal scores summed in another order
+    differ in their last bits) tie. NaN stays NaN.
+
+    >>> rank_by_mean(pd.Series([0.1 + 0.2, 0.3, 0.2])).tolist()
+    [1.0, 1.0, 3.0]
+    """
+    v = means.to_numpy(dtype=np.float64)
+    tol = MEAN_TIE_RTOL * np.maximum(np.abs(v)[:, None], np.abs(v)[None, :])
+    rank = 1.0 + (v[None, :] > v[:, None] + tol).sum(axis=1)
+    return pd.Series(np.where(np.isnan(v), np.nan, rank), index=means.index)
+
+
 def _wide_means(study: Study, means: pd.DataFrame, name) -> tuple[pd.DataFrame, list[str], list[str]]:
     """The means one row per measure and system, each scale's values (and rank) side by side,
     baselines flagged: (that frame, the scales, the value names)."""
@@ -543,7 +560,7 @@ def _wide_means(study: Study, means: pd.DataFrame, name) -> tuple[pd.DataFrame, 
         part = part[~part.index.duplicated()]
         part.columns = [f"{c}_{sc}" for c in values]
         if "mean" in values:
-            part[f"rank_{sc}"] = part[f"mean_{sc}"].groupby(level="measure").rank(ascending=False, method="min")
+            part[f"rank_{sc}"] = part[f"mean_{sc}"].groupby(level="measure").transform(rank_by_mean)
         wide = part if wide is None else wide.join(part, how="outer")
     assert wide is not None  # means has rows (the caller checks), so one scale at least
     wide = wide.reset_index()
