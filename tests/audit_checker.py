@@ -189,16 +189,50 @@ def _open_text(path: Path):
 
 
 def read_qrels(path: Path) -> pd.DataFrame:
+    """qid, docno, grade (the level: the integer grade itself; for real-valued grades
+    0 for grade 0, 1..k for the distinct positive grades in increasing order, -1 for a
+    negative one, as the guide's "Real-valued and LLM grades" says) and value (the grade)."""
     import io
+    from fractions import Fraction
 
     df = pd.read_csv(
         io.StringIO(_open_text(path)),
         sep=r"\s+",
         header=None,
         names=["qid", "iter", "docno", "grade"],
-        dtype={"qid": str, "iter": str, "docno": str, "grade": np.int64},
+        dtype=str,
     )
-    return df[["qid", "docno", "grade"]]
+    exact = {t: Fraction(t) for t in set(df["grade"])}
+    positive = sorted({v for v in exact.values() if v > 0})
+    if all(v.denominator == 1 for v in positive):  # integer grades (a negative non-integer one is -1)
+        level = {t: int(v) if v.denominator == 1 else -1 for t, v in exact.items()}
+    else:
+        rank = {v: k for k, v in enumerate(positive, 1)}
+        level = {t: rank.get(v, 0 if v == 0 else -1) for t, v in exact.items()}
+    return pd.DataFrame(
+        {
+            "qid": df["qid"],
+            "docno": df["docno"],
+            "grade": df["grade"].map(level).astype(np.int64),
+            "value": df["grade"].map(lambda t: float(exact[t])),
+        }
+    )
+
+
+def level_values(qrels: pd.DataFrame, c: int) -> np.ndarray:
+    """The grade of each level 0..c (for integer grades, the level itself)."""
+    out = np.arange(c + 1, dtype=np.float64)
+    pos = qrels[qrels["grade"] > 0]
+    out[pos["grade"].to_numpy()] = pos["value"].to_numpy()
+    return out
+
+
+def threshold(measure: str) -> float:
+    """A measure's relevance threshold: its ``rel=`` (a decimal or a fraction), else 1."""
+    from fractions import Fraction
+
+    m = re.search(r"rel=([0-9./]+)", measure)
+    return float(Fraction(m.group(1))) if m else 1.0
 
 
 _RUN_CACHE: dict = {}
@@ -240,7 +274,8 @@ def grade_matrix(spec: StudySpec, systems, topics) -> tuple[np.ndarray, pd.DataF
     negative grades 0), the qrels (binarised under the lenient protocol) and the top grade c."""
     qrels = read_qrels(spec.qrels)
     if spec.relevance == "lenient":
-        qrels = qrels.assign(grade=(qrels["grade"] >= 1).astype(np.int64))
+        binary = (qrels["grade"] >= 1).astype(np.int64)
+        qrels = qrels.assign(grade=binary, value=binary.astype(np.float64))
     c = max(int(qrels["grade"].max()), 1)
     judged = {(q, d): g for q, d, g in zip(qrels["qid"], qrels["docno"], qrels["grade"])}
     tindex = {t: k for k, t in enumerate(topics)}
@@ -287,19 +322,23 @@ def weak_codes(G: np.ndarray) -> np.ndarray:
 
 
 def measure_scores(measure: str, G: np.ndarray, qrels: pd.DataFrame, topics, c: int, binary: bool) -> np.ndarray:
-    """(S, T) scores of ``measure`` at N = G's depth from the definitions in docs/guide.md
-    ('Measures'); ``binary``: relevance grade >= 1, gain 1 (binary measure, or lenient)."""
+    """(S, T) scores of ``measure`` at N = G's depth (levels) from the definitions in
+    docs/guide.md ('Measures'; real-valued grades: 'Real-valued and LLM grades');
+    ``binary``: relevance grade >= the measure's rel (1 by default), gain 1 (binary
+    measure, or lenient)."""
     base = base_name(measure)
     N = G.shape[-1]
-    g = (G >= 1).astype(np.float64) if binary else G.astype(np.float64)
-    top = 1 if binary else c
-    rel = G >= 1
+    values = level_values(qrels, c)
+    t = threshold(measure)
+    rel = values[G] >= t
+    g = rel.astype(np.float64) if binary else values[G]
+    top = 1 if binary else values[c]
     ranks = np.arange(1, N + 1, dtype=np.float64)
-    qg = qrels[qrels["grade"] > 0]
+    qg = qrels[qrels["value"] >= t] if binary else qrels[qrels["grade"] > 0]
     if base == "P":
         return rel.sum(axis=-1) / N
     if base == "AP":
-        RB = np.array([(qg["qid"] == t).sum() for t in topics], dtype=np.float64)
+        RB = np.array([(qg["qid"] == topic).sum() for topic in topics], dtype=np.float64)
         prec = np.cumsum(rel, axis=-1) / ranks
         s = (prec * rel).sum(axis=-1)
         return np.where(RB > 0, s / np.where(RB > 0, RB, 1), 0.0)
@@ -310,10 +349,10 @@ def measure_scores(measure: str, G: np.ndarray, qrels: pd.DataFrame, topics, c: 
         disc = 1 / np.log2(ranks + 1)
         dcg = (g * disc).sum(axis=-1)
         ideal = []
-        for t in topics:
-            gr = np.sort(np.clip(qg.loc[qg["qid"] == t, "grade"].to_numpy(), 0, c))[::-1][:N].astype(np.float64)
+        for topic in topics:
+            gr = np.sort(qg.loc[qg["qid"] == topic, "value"].to_numpy())[::-1][:N].astype(np.float64)
             if binary:
-                gr = (gr >= 1).astype(np.float64)
+                gr = np.ones_like(gr)
             ideal.append((gr * disc[: len(gr)]).sum())
         ideal = np.array(ideal)
         return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1), 0.0)
@@ -958,11 +997,10 @@ class Audit:
         self.codes = []
         for m, cli in enumerate(spec.measures):
             graded = base_name(cli) in GRADED_MEASURES and "rel=" not in cli and spec.relevance != "lenient"
-            rel = re.search(r"rel=(\d+)", cli)  # a measure given rel=K sees the runs binarised at K
             if graded or not graded_qrels:
                 self.codes.append(self.codes_graded if graded else self.codes_binary)
-            else:
-                K = int(rel.group(1)) if rel else 1
+            else:  # a measure given rel=K sees the runs binarised at the first level whose grade reaches K
+                K = int(np.searchsorted(level_values(qrels, c), threshold(cli), side="left"))
                 self.codes.append(self.codes_binary if K == 1 else weak_codes((G >= K).astype(np.int16)))
             mine = measure_scores(cli, G, qrels, self.topics, c, binary=not graded)
             for s in range(self.S):

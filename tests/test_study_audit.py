@@ -17,7 +17,10 @@ The studies:
    RBP(p=0.8) at N = 20 (ERR@20 on 4 relevance levels has no exact engine: irscale refuses it,
    checked below); the three at N = 10 under the lenient protocol;
 3. TREC-8, the first 10 runs, N = 1000, P and nDCG with --approx 1e-4 --no-mid, baseline
-   CL99SD (so that the bounded comparisons' half-widths are audited too).
+   CL99SD (so that the bounded comparisons' half-widths are audited too);
+4. TREC DL 2019 with its grades 0-3 written as real-valued grades 0, 0.25, 0.5, 1.0 (an LLM
+   judge's probabilities), N = 10: graded nDCG and RBP(p=0.8) on the four grades, and P at
+   the threshold 0.5, baseline and Holm correction.
 
 All studies start at once (their rank maps go to the session's private cache) and each test
 waits for its own; they take about two minutes together on two cores, most of it building
@@ -46,7 +49,19 @@ def _trec8_runs(k: int) -> list[Path]:
     return sorted((TREC8 / "runs").glob("*.gz"))[:k]
 
 
-def _specs() -> dict[str, StudySpec]:
+REAL = {"0": "0", "1": "0.25", "2": "0.5", "3": "1.0"}  # DL 2019's grades as real-valued ones
+
+
+def _real_qrels(root: Path) -> Path:
+    """DL 2019's qrels with real-valued grades (REAL), written under ``root``."""
+    out = root / "dl19-real-qrels.txt"
+    if not out.exists():
+        rows = (line.rsplit(" ", 1) for line in (DL19 / DL19_QRELS).read_text().splitlines() if line.strip())
+        out.write_text("".join(f"{head} {REAL[g.strip()]}\n" for head, g in rows))
+    return out
+
+
+def _specs(root: Path) -> dict[str, StudySpec]:
     q8, qd = TREC8 / "qrels.trec8.txt", DL19 / DL19_QRELS
     graded3 = ["nDCG", "RBP(p=0.8)", "ERR"]
     return {
@@ -87,6 +102,16 @@ def _specs() -> dict[str, StudySpec]:
             ["nDCG(rel=1)@10", "RBP(p=0.8,rel=1)@10", "ERR(rel=1)@10"],
             relevance="lenient",
         ),
+        "dl19_N10_real": StudySpec(
+            "dl19_N10_real",
+            _real_qrels(root),
+            [DL19 / "runs"],
+            10,
+            ["nDCG", "RBP(p=0.8)", "P(rel=0.5)"],
+            ["nDCG@10", "RBP(p=0.8)@10", "P(rel=0.5)@10"],
+            baselines=["idst_bert_p1"],
+            correction="holm",
+        ),
         "trec8_N1000_approx": StudySpec(
             "trec8_N1000_approx",
             q8,
@@ -101,7 +126,7 @@ def _specs() -> dict[str, StudySpec]:
     }
 
 
-NAMES = ["dl19_N10_graded", "dl19_N10_lenient", "dl19_N20_graded", "trec8_N1000_approx", "trec8_N30"]
+NAMES = ["dl19_N10_graded", "dl19_N10_lenient", "dl19_N10_real", "dl19_N20_graded", "trec8_N1000_approx", "trec8_N30"]
 # (in this order: the quick studies are audited while the long ones still run)
 
 
@@ -117,7 +142,7 @@ class Studies:
     """The studies this session's tests need, started side by side; ``get`` waits for one."""
 
     def __init__(self, names, root: Path):
-        self.specs = _specs()
+        self.specs = _specs(root)
         self.runs = {}
         for name in names:
             out = root / name
