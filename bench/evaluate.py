@@ -302,7 +302,7 @@ def installed(dist: str) -> str:
         line.split(":", 1)[1].strip() for line in (d.read_text("WHEEL") or "").splitlines() if line.startswith("Tag:")
     ]
     local = d.read_text("direct_url.json")
-    if local and '"editable": true' in local.replace(" ", "").replace('"editable":true', '"editable": true'):
+    if local and json.loads(local).get("dir_info", {}).get("editable"):
         how = "editable install of a checkout"
     elif local:
         how = "installed from a local path"

@@ -238,14 +238,13 @@ def _dcg_table(space, keys: np.ndarray, runs, vals: np.ndarray) -> ValueTable:
     each key, or a function making them (called last, when the sort's memory is free)."""
     order = np.argsort(vals, kind="stable")
     vals.sort(kind="stable")  # the values in value order (what vals[order] is), without a copy
-    v = vals
-    new = np.ones(len(v), dtype=bool)
+    new = np.ones(len(vals), dtype=bool)
     near_parts = []
-    for a in range(1, len(v), DCG_CHUNK):  # gaps in blocks: no full-length temporaries
-        b = min(a + DCG_CHUNK, len(v))
-        gap = v[a:b] - v[a - 1 : b - 1]
-        near_parts.append(a - 1 + np.flatnonzero(gap <= 1e-12 * np.maximum(np.abs(v[a:b]), 1.0)))
-    del v
+    for a in range(1, len(vals), DCG_CHUNK):  # gaps in blocks: no full-length temporaries
+        b = min(a + DCG_CHUNK, len(vals))
+        gap = vals[a:b] - vals[a - 1 : b - 1]
+        near_parts.append(a - 1 + np.flatnonzero(gap <= 1e-12 * np.maximum(np.abs(vals[a:b]), 1.0)))
+    del vals
     near = np.concatenate(near_parts) if near_parts else np.zeros(0, dtype=np.int64)
     if len(near):
         tots = space.decode(keys[order[near]]), space.decode(keys[order[near + 1]])
