@@ -202,7 +202,7 @@ def test_rankmap_shows_its_estimate_and_serves_a_cached_count_map(monkeypatch, t
         assert res.exit_code == 0, res.output
         assert (
             "engine    count" in res.output
-            and "memory    about 3.6 MiB to build (estimate); budget 4 GiB" in res.output
+            and "memory    about 2.25 MiB to build (estimate); budget 4 GiB" in res.output
         )
     assert "from the cache" in res.output and "answers phi without listing the values" in res.output
 

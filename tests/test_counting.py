@@ -41,23 +41,27 @@ def _pairs_brute(P, S, Pn, Sn, x, tol):
 
 
 @pytest.mark.parametrize("use_numba", [False, True])
-def test_merge_kernels_equal_pairs_counted_one_by_one(use_numba):
+@pytest.mark.parametrize("s_range", [4.0, 0.3])
+def test_merge_kernels_equal_pairs_counted_one_by_one(use_numba, s_range):
+    """S spanning P's range (a query's window is most of P), and S narrow (RBP's ranks of
+    small weight: the window is a slice of P, the values below it counted at once)."""
     if use_numba and not merge.have_numba():
         pytest.skip("numba is not installed (pip install numba)")
     with contextlib.nullcontext() if use_numba else kernels.disabled("scales.merge"):
-        _check_merge_kernels()
+        _check_merge_kernels(s_range)
 
 
-def _check_merge_kernels():
+def _check_merge_kernels(s_range):
     rng = np.random.default_rng(7)
     P = np.sort(np.round(rng.random(120) * 4, 2))  # rounded: many equal and near-equal sums
-    S = np.sort(np.round(rng.random(90) * 4, 2))
+    S = np.sort(np.round(rng.random(90) * s_range, 2))
     Pn = rng.integers(1, 2**40, len(P)).astype(np.uint64)  # products up to 2^80: sums wrap 2^64
     Sn = rng.integers(1, 2**40, len(S)).astype(np.uint64)
     Sc = np.concatenate([[0], np.cumsum(Sn, dtype=np.uint64)]).astype(np.uint64)
+    Pc = np.concatenate([[0], np.cumsum(Pn, dtype=np.uint64)]).astype(np.uint64)
     xs = np.sort(np.concatenate([P[:5] + S[-5:], rng.random(20) * 8, [0.0, -1.0, 9.0]]))
     tol = np.full(len(xs), 1e-9)
-    lo, hi, wmod, wflt, bi, bj = merge.scan(P, S, Pn, Sc, xs, tol)
+    lo, hi, wmod, wflt, bi, bj = merge.scan(P, S, Pn, Pc, Sc, xs, tol)
     for q, x in enumerate(xs):
         blo, bhi, runs, band = _pairs_brute(P, S, Pn, Sn, x, 1e-9)
         assert (lo[q], hi[q]) == (blo, bhi)
@@ -66,6 +70,24 @@ def _check_merge_kernels():
         assert set(zip(i.tolist(), j.tolist())) == band
         if bi is not None and len(band) <= merge.BAND:
             assert set(zip(bi[q, : len(band)].tolist(), bj[q, : len(band)].tolist())) == band
+
+
+def test_spread_is_a_stable_sort_of_the_shifted_copies():
+    """The half builder's k-way merge (numba) gives the arrays a stable sort of
+    ``vals[:, None] + shifts`` gives (its numpy path), ties and all, codes and runs."""
+    rng = np.random.default_rng(5)
+    vals = np.sort(np.round(rng.random(300) * 3, 1))  # many equal values
+    codes = rng.permutation(300).astype(np.int64)
+    runs = rng.integers(1, 2**20, 300).astype(np.uint64)
+    for shifts, ways in (([0.0, 0.5, 1.0], [1, 2, 1]), ([0.0, 0.1, 0.2, 0.3, 2.5], [1, 4, 6, 4, 1]), ([0.7], [3])):
+        got = merge.spread(vals, codes, runs, shifts, len(shifts), ways)
+        with kernels.disabled("scales.merge.spread"):
+            ref = merge.spread(vals, codes, runs, shifts, len(shifts), ways)
+        v = (vals[:, None] + np.array(shifts)[None, :]).reshape(-1)
+        assert (np.diff(got[0]) >= 0).all() and sorted(v.tolist()) == got[0].tolist()
+        for a, b in zip(got, ref):
+            assert a.dtype == b.dtype and np.array_equal(a, b)
+        assert merge.spread(vals, codes, None, shifts, len(shifts), None)[2] is None
 
 
 def test_exact_sum_recovers_integers_beyond_64_bits():

@@ -41,14 +41,15 @@ class Counter(ValueSet):
     size: int
     P: np.ndarray  # prefix partial values, float64, sorted
     S: np.ndarray  # suffix partial values, float64, sorted
-    Pn: np.ndarray  # runs behind each prefix value, uint64
-    Sn: np.ndarray  # runs behind each suffix value, uint64
+    Pn: np.ndarray | None  # runs behind each prefix value, uint64 (None: one each, as in RBP)
+    Sn: np.ndarray | None  # runs behind each suffix value, uint64 (None: one each)
     exact_le: Callable = field(repr=False)  # (i_prefix array, j_suffix array, query) -> bool array
     split: Callable = field(repr=False)  # query keys -> (float values, query objects for exact_le)
     runs_at_value: Callable = field(repr=False)  # query keys -> runs having exactly each key's value
-    # pairs within tol * max(1, |x|) of the query are decided exactly; float sums of at
-    # most N partial values carry errors below N * 2^-52 * |x|, far inside this margin
+    # pairs within tol * scale of the query are decided exactly (scale: a bound on the sum
+    # of the absolute terms of any run's value; :func:`_tolerance` bounds the float error)
     tol: float = 0.0
+    scale: float = 1.0
     scheduler: object = field(default=None, repr=False)  # Dask scheduler for the queries (None: threads)
     progress: Callable | None = field(default=None, repr=False)  # progress(done, total) per block of queries
 
@@ -61,10 +62,22 @@ class Counter(ValueSet):
         return np.asarray(self.count_many(keys, weighted=True)).astype(object)
 
     def __post_init__(self):
-        self.Sc = np.concatenate([[0], np.cumsum(self.Sn, dtype=np.uint64)]).astype(np.uint64)
         self._runs_le_of: dict = {}  # runs <= each key, counted in the same pass as its phi
-        total = int(self.Pn.sum(dtype=object)) * int(self.Sn.sum(dtype=object))
-        self._sums = 1 if total < 2**63 else 2  # run sums modulo 2^64 suffice below 2^63 (merge.exact_sum)
+        # one run per pair (RBP): the runs below are the pairs below, and no run sums are kept
+        self._unit = self.Pn is None and self.Sn is None
+        if self._unit:
+            self.Pn = self.Sn = self.Pc = self.Sc = np.zeros(1, dtype=np.uint64)  # read by no kernel
+            self._sums = 0
+            return
+        if self.Pn is None or self.Sn is None:  # one side alone: its runs are ones
+            self.Pn = np.ones(len(self.P), dtype=np.uint64) if self.Pn is None else self.Pn
+            self.Sn = np.ones(len(self.S), dtype=np.uint64) if self.Sn is None else self.Sn
+        self.Sc = np.concatenate([[0], np.cumsum(self.Sn, dtype=np.uint64)]).astype(np.uint64)
+        self.Pc = np.concatenate([[0], np.cumsum(self.Pn, dtype=np.uint64)]).astype(np.uint64)
+        # each half's runs stay below 2^64 (check_dcg), so the uint64 sums are exact
+        total = int(self.Pn.sum(dtype=np.uint64)) * int(self.Sn.sum(dtype=np.uint64))
+        # run sums modulo 2^64 suffice below 2^63 (merge.exact_sum)
+        self._sums = 1 if total < 2**63 else 2
 
     def runs_at(self, keys):
         return np.asarray(self.runs_at_value(keys)).astype(object)
@@ -92,11 +105,11 @@ class Counter(ValueSet):
             return np.array([self._runs_le_of[int(k)] for k in keys], dtype=object)
         x, queries = self.split(keys)
         x = np.asarray(x, dtype=np.float64)
-        tol = self.tol * np.maximum(1.0, np.abs(x))
+        tol = self.tol * np.maximum(self.scale, np.abs(x))
         by_value = np.argsort(x, kind="stable")  # a block's queries merge through nearby parts of S
         blocks = [by_value[a : a + block] for a in range(0, len(keys), block)]
         P, S = self.P, self.S
-        halves = dict(P=P, S=S, Pn=self.Pn, Sc=self.Sc)  # sent once to each Dask worker
+        halves = dict(P=P, S=S, Pn=self.Pn, Pc=self.Pc, Sc=self.Sc)  # sent once to each Dask worker
         parts = parallel_map(
             _scan_block,
             [(x[idx], tol[idx], self._sums) for idx in blocks],
@@ -112,7 +125,8 @@ class Counter(ValueSet):
         kept = None if parts[0][4] is None else tuple(np.concatenate([p[k] for p in parts])[row] for k in (4, 5))
         unq, le = [], []
         for q in range(len(keys)):
-            n_values, n_runs = int(lo[q]), merge.exact_sum(wmod[q], wflt[q])
+            n_values = int(lo[q])
+            n_runs = n_values if self._unit else merge.exact_sum(wmod[q], wflt[q])
             nb = int(hi[q] - lo[q])
             if nb:  # pairs too close to the query to call in floating point
                 if kept is not None and nb <= merge.BAND:
@@ -121,20 +135,23 @@ class Counter(ValueSet):
                     i, j = merge.band(P, S, x[q], tol[q], nb)
                 ok = self.exact_le(i, j, queries[q])
                 n_values += int(ok.sum())
-                n_runs += sum(int(a) * int(b) for a, b in zip(self.Pn[i[ok]], self.Sn[j[ok]]))
+                if self._unit:
+                    n_runs += int(ok.sum())
+                else:
+                    n_runs += sum(int(a) * int(b) for a, b in zip(self.Pn[i[ok]], self.Sn[j[ok]]))
             unq.append(n_values)
             le.append(n_runs)
             self._runs_le_of[int(keys[q])] = n_runs
         return np.array(le, dtype=object) if weighted else np.array(unq, dtype=np.int64)
 
 
-def _scan_block(block, P, S, Pn, Sc):
+def _scan_block(block, P, S, Pn, Pc, Sc):
     """One block of queries (a task; the halves come as shared arguments): merge.scan,
     run sums included (the "mid" ranks ask them next)."""
     x, tol, sums = block
     from irscale.scales import merge
 
-    return merge.scan(P, S, Pn, Sc, x, tol, sums)
+    return merge.scan(P, S, Pn, Pc, Sc, x, tol, sums)
 
 
 class Deferred(ValueSet):
@@ -184,13 +201,14 @@ def runs_at_value(space, keys) -> np.ndarray:
 MAX_HALF = 2**25  # partial values held per half (a float64, its exact form and its runs: 24 bytes each)
 
 
-COUNT_BYTES = {"rbp": 32, "dcg": 45}  # the count engine's peak per partial value of both halves (tracemalloc)
+COUNT_BYTES = {"rbp": 20, "dcg": 38}  # the count engine's peak per partial value of both halves (tracemalloc)
 
 
 def count_engine_bytes(space) -> int:
     """The count engine's peak memory on ``space``, from the sizes of its two halves before
     anything is built: :data:`COUNT_BYTES` per partial value (RBP: a float position and
-    the grades; DCG: a float value, a code and the runs behind it, and their order)."""
+    the grades, 16 bytes, and the last merge's input; DCG: a float value, a code, the runs
+    behind it and their running sum, 32 bytes, and the last merge's input)."""
     if isinstance(space, DCGSpace):
         cut, sizes = _dcg_cut(space), [len(a) for a in space.attainable]
         return COUNT_BYTES["dcg"] * (math.prod(sizes[:cut]) + math.prod(sizes[cut:]))
@@ -223,33 +241,47 @@ def _check_half(space, n: int) -> None:
 def _digit_sums(weights: list[int], total: int, gains: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Every sum of G[g_k] * weights[k] with grades g_k in 0..c (``gains`` = G, the
     integer gains of grades 0..c: 0..c by default), as a fraction of ``total``: float64
-    positions sorted ascending, and for each the grades as a number in base c + 1 (digit
-    k: g_k), from which the exact sum is recomputed when a pair is too close to call.
+    positions sorted ascending, and for each the grades as a number in base c + 1 (the
+    first weight's grade its most significant digit), from which the exact sum is
+    recomputed when a pair is too close to call; built weight by weight, each step a
+    merge of sorted arrays (:func:`irscale.scales.merge.spread`).
 
     Each weight's fraction is an int / int true division, correctly rounded however
     large the integers, times a gain (one more rounding); a position sums at most N of
-    them, so it lies within 3N * 2^-53 of the exact fraction (relative: all terms are
-    nonnegative), inside the counter's tolerance (:func:`_tolerance`)."""
-    vals = np.zeros(1)
+    them, one rounding each: within the counter's tolerance (:func:`_tolerance`)."""
+    from irscale.scales import merge
+
+    vals, codes = np.zeros(1), np.zeros(1, dtype=np.int64)
     for w in weights:
         f = w / total
-        vals = np.concatenate([vals + G * f for G in gains])  # grade g: index + g (c+1)^k
-    codes = np.argsort(vals, kind="stable")
-    return vals[codes], codes.astype(np.int64)
+        vals, codes, _ = merge.spread(vals, codes, None, [G * f for G in gains], len(gains), None)
+    return vals, codes
 
 
 def _digit_sum(weights: list[int], code: int, gains: list[int]) -> int:
     total, base = 0, len(gains)
-    for w in weights:
+    for w in reversed(weights):  # the last weight's grade is the least significant digit
         code, g = divmod(code, base)
         total += gains[g] * w
     return total
 
 
-def _tolerance(N: int) -> float:
-    """Pairs within this relative distance of a query are decided exactly: 64 times the
-    float error bound 3(N + 1) * 2^-53 of a position (sums of N + 1 roundings)."""
-    return 64 * 3 * (N + 1) * 2.0**-53
+def _tolerance(n: int) -> float:
+    """The count engine's tolerance for values of ``n`` units (ranks or classes), as a
+    multiple of the counter's ``scale``: a bound on the sum of the absolute terms of any
+    value (RBP: the largest absolute gain, its weights summing to 1; DCG: the sum over
+    the classes of the largest absolute class sum times the class weight).
+
+    With u = 2^-53: a weight is within 32u of its exact value (RBP's, a fraction of two
+    integers, is correctly rounded: u; DCG's, one or two logarithms, each within 4 ulps
+    (8u) in any libm numpy uses, then four divisions: under 21u), a term one rounding
+    more, and a partial value one rounding per unit, each within u * scale. So a pair of
+    partial values (n units in all) lies within (n + 33) u * scale of its exact value,
+    the query as well (a dot product of n terms; RBP's, one division, within u * scale),
+    and the kernel's two subtractions (``x - P[i]``, then the tolerance) add 4u * scale:
+    a pair the floats put below or above the query by more than (2n + 70) u * scale is so
+    exactly. The tolerance is twice that, per query ``tol * max(scale, |x|)``."""
+    return 2 * (2 * n + 70) * 2.0**-53
 
 
 def check_counter(space) -> None:
@@ -372,20 +404,24 @@ def rbp_counter(space: RBPSpace) -> Counter:
         len(G) ** N,
         P,
         S,
-        np.ones(len(P), dtype=np.uint64),
-        np.ones(len(S), dtype=np.uint64),
+        None,
+        None,
         exact_le,
         split,
         functools.partial(runs_at_value, space),
         tol=_tolerance(N),
+        scale=float(max(abs(g) for g in G)),
     )
 
 
 def _class_half(space: DCGSpace, lo: int, hi: int):
     """Every class-sum vector of classes lo..hi-1 as (float value, code, runs behind it),
-    sorted by value; built class by class (no matrix of vectors is held). The code is
-    the vector's index in the half: mixed radix over the number of attainable sums of
-    each class, so it stays below the half's size (int64 whatever the gains' scale)."""
+    sorted by value; built class by class, each step a merge of sorted arrays
+    (:func:`irscale.scales.merge.spread`; no matrix of vectors is held). The code is the
+    vector's index in the half: mixed radix over the number of attainable sums of each
+    class, so it stays below the half's size (int64 whatever the gains' scale)."""
+    from irscale.scales import merge
+
     w = space.class_weights
     vals = np.zeros(1)
     codes = np.zeros(1, dtype=np.int64)
@@ -393,11 +429,8 @@ def _class_half(space: DCGSpace, lo: int, hi: int):
     for cl in range(lo, hi):
         att = space.attainable[cl]
         ways = np.array([space._ways[cl][t] for t in att], dtype=np.uint64)
-        vals = (vals[:, None] + att[None, :] * w[cl]).reshape(-1)
-        codes = (codes[:, None] * len(att) + np.arange(len(att))[None, :]).reshape(-1)
-        runs = (runs[:, None] * ways[None, :]).reshape(-1)
-    order = np.argsort(vals, kind="stable")
-    return vals[order], codes[order], runs[order]
+        vals, codes, runs = merge.spread(vals, codes, runs, att * w[cl], len(att), ways)
+    return vals, codes, runs
 
 
 def _half_sums(space: DCGSpace, codes: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -458,8 +491,7 @@ def dcg_counter(space: DCGSpace) -> Counter:
             out[k] = v <= xq
         return out
 
-    # a class weight (a logarithm, then three divisions) carries about 3.5 roundings, a
-    # position one per class more: within 3 (classes + 8) * 2^-53 relative
+    scale = float(sum(np.abs(att).max() * w for att, w in zip(space.attainable, space.class_weights)))
     return Counter(
         space.n_values,
         P,
@@ -469,5 +501,6 @@ def dcg_counter(space: DCGSpace) -> Counter:
         exact_le,
         split,
         functools.partial(runs_at_value, space),
-        tol=_tolerance(n_cls + 8),
+        tol=_tolerance(n_cls),
+        scale=scale,
     )
