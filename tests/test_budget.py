@@ -209,7 +209,8 @@ def test_rankmap_shows_its_estimate_and_serves_a_cached_count_map(monkeypatch, t
 
 def test_transform_and_compare_name_the_large_rank_maps_before_reading_the_runs(monkeypatch, tmp_path):
     """The plan's memory line: the rank maps estimated at 64 MiB or more, their engine and
-    the budget, said before any run is read; nothing for small maps."""
+    the budget, said before any run is read (transform, compare, study trec8-like, the
+    last for all its depths in one line); nothing for small maps."""
     monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
     qrels, runs = _toy()
     bad = tmp_path / "bad-run.txt"
@@ -219,5 +220,8 @@ def test_transform_and_compare_name_the_large_rank_maps_before_reading_the_runs(
     assert res.exit_code == 2 and "bad-run.txt:2" in res.output  # the run is read (and refused) after the plan
     res = CliRunner().invoke(cli.app, ["compare", str(qrels), str(bad), "-m", "nDCG", "-N", "14"])
     assert "rank maps: nDCG@14 about 142 MiB (dcg engine)" in res.output and res.exit_code == 2
+    res = CliRunner().invoke(cli.app, ["study", "trec8-like", str(qrels), str(bad), "--depths", "10,14"])
+    line = "rank maps: DCG(base=2)@14 about 76.3 MiB (dcg engine), nDCG(base=2)@14 about 76.3 MiB (dcg engine); "
+    assert line + "memory budget 4 GiB" in res.output and res.exit_code == 2  # one line for every depth
     res = CliRunner().invoke(cli.app, ["transform", str(qrels), str(runs), "-m", "AP", "-N", "5"])
     assert res.exit_code == 0 and "rank maps:" not in res.output.replace("rank maps (cached", "")

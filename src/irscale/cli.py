@@ -602,19 +602,26 @@ def _say_memory(planned, N: int, levels: int, values=None) -> None:
     """One line, before the runs are read, naming the rank maps that will take memory
     (their engine's estimate, :func:`irscale.scales.rankmap.memory_estimate`) and the
     budget; nothing where every map is small."""
+    _say_memory_at({N: planned}, levels, values)
+
+
+def _say_memory_at(by_depth: dict, levels: int, values=None) -> None:
+    """:func:`_say_memory` for the planned measures of several run lengths (a study's
+    --depths): one line for all of them."""
     from irscale.scales import budget, space_for
     from irscale.scales.rankmap import memory_estimate, pick_engine
 
     big = []
-    for m in dict.fromkeys(planned):
-        try:
-            space = space_for(m.for_grades(values), N, levels - 1)
-            engine = pick_engine(space)
-        except IrscaleError:
-            continue
-        need = memory_estimate(space, engine)
-        if need is not None and need >= SAY_MEMORY:
-            big.append(f"{m} about {budget.size_text(need)} ({engine} engine)")
+    for N, planned in by_depth.items():
+        for m in dict.fromkeys(planned):
+            try:
+                space = space_for(m.for_grades(values), N, levels - 1)
+                engine = pick_engine(space)
+            except IrscaleError:
+                continue
+            need = memory_estimate(space, engine)
+            if need is not None and need >= SAY_MEMORY:
+                big.append(f"{m} about {budget.size_text(need)} ({engine} engine)")
     if big:
         limit = budget.budget()
         err.print(
@@ -1229,10 +1236,10 @@ def _study_plan(measures, Ns, levels: int, relevance, values=None) -> None:
     from irscale.measures import parse_measures
     from irscale.scales.rankmap import exact_reach
 
-    bad = {}
+    bad, planned = {}, {}
     for N in Ns:
         try:
-            plan_rank_maps(measures, N, levels, relevance=relevance, values=values)
+            planned[N] = plan_rank_maps(measures, N, levels, relevance=relevance, values=values)
         except IrscaleError:
             bad[N] = [
                 m
@@ -1248,6 +1255,7 @@ def _study_plan(measures, Ns, levels: int, relevance, values=None) -> None:
             f"on {levels} relevance levels; the study's measures are exact together up to N = "
             f"{reach}: use --depths with N of at most {reach}{graded}"
         )
+    _say_memory_at(planned, levels, None if relevance == "lenient" else values)
 
 
 class OrderOpt(str, Enum):
