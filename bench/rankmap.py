@@ -15,6 +15,7 @@ digest must equal the threads' one).
     python bench/rankmap.py --measures "nDCG,DCG(base=2),RBP(p=0.8),ERR" --levels 3,4,5 --N 10,20,30
     python bench/rankmap.py --N "" --only-transform "nDCG@30" --dask
     python bench/rankmap.py --kernels       # the count engine's merge: numba against numpy
+    python bench/rankmap.py --second-collection   # DL 2019 in two collections: the second's cost
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ from irscale.experiment import PAPER_MEASURES
 warnings.simplefilter("ignore")
 data, which, N, measures, max_grade, scheduler = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), \
     json.loads(sys.argv[4]), json.loads(sys.argv[5]), sys.argv[6]
+half = sys.argv[7] if len(sys.argv) > 7 else "all"  # "first" / "second": half of the topics, as a collection
 ties = ("unq", "mid")
 if which == "trec8":
     files, qrels = sorted((data / "runs").glob("*.gz")), data / "qrels.trec8.txt"
@@ -81,6 +83,12 @@ if which == "trec8":
 else:
     files, qrels = sorted((data / "runs").iterdir()), data / "qrels.dl19-passage.txt"
     relevance = "graded"
+if half != "all":  # the qrels of every other topic: runs' other topics are not scored
+    lines = Path(qrels).read_text().splitlines()
+    topics = sorted({ln.split()[0] for ln in lines if ln.strip()})
+    keep = set(topics[half == "second" :: 2])
+    qrels = Path(os.environ["IRSCALE_CACHE_DIR"]).parent / f"qrels-{half}.txt"
+    qrels.write_text("".join(ln + chr(10) for ln in lines if ln.strip() and ln.split()[0] in keep))
 table = irscale.evaluate(qrels, files, ["AP"], max_grade=max_grade)
 out = {"levels": table.judged.topics.max_grade + 1, "runs": len(table.systems), "topics": len(table.topics)}
 client = None
@@ -153,6 +161,14 @@ def main() -> None:
     )
     ap.add_argument("--dask", action="store_true", help="also the nDCG@30 transform on a Dask LocalCluster")
     ap.add_argument(
+        "--second-collection",
+        action="store_true",
+        help="only this: DL 2019's topics split in two collections (every other topic), nDCG and "
+        "RBP(p=0.8) at N = 30 on 3 levels transformed on the first with an empty cache, then on the "
+        "second with the cache the first left (what a second collection at the same measure, N and "
+        "levels costs), and the second alone with an empty cache",
+    )
+    ap.add_argument(
         "--kernels",
         action="store_true",
         help="only the count engine's merge, numba against numpy "
@@ -171,6 +187,9 @@ def main() -> None:
                 f"({r['numpy'] / r['numba']:.1f}x), answers equal: {r['equal']}",
                 flush=True,
             )
+        return
+    if args.second_collection:
+        second_collection(Path(args.data) / "dl19", args.timeout)
         return
     measures = [m for m in args.measures.split(",") if m]
     # commas inside parentheses belong to the measure
@@ -240,6 +259,56 @@ def main() -> None:
             f"{which} {what}: {r['runs']} runs x {r['topics']} topics, {r['levels']} levels: cold {r['cold']:.1f} s, "
             f"warm {r['warm']:.2f} s, peak {r['peak_mb']:.0f} MB, results {r['digest']} ({maps})",
             flush=True,
+        )
+
+
+def second_collection(data: Path, timeout: float) -> None:
+    """--second-collection (see its help): three fresh processes, cold caches in temporary
+    directories; prints the times and the load average before each."""
+    import os
+
+    if not (data / "runs").exists():
+        print(f"second collection skipped: {data} is absent")
+        return
+    ms = json.dumps(["nDCG", "RBP(p=0.8)"])
+    with tempfile.TemporaryDirectory() as shared, tempfile.TemporaryDirectory() as alone:
+        out = {}
+        for label, cache, half in (
+            ("first", shared, "first"),
+            ("second", shared, "second"),
+            ("alone", alone, "second"),
+        ):
+            cdir = Path(cache) / "cache"
+            load = os.getloadavg()[0]
+            r = run(
+                TRANSFORM,
+                data,
+                "dl19",
+                30,
+                ms,
+                2,
+                "threads",
+                half,
+                env=dict(os.environ, IRSCALE_CACHE_DIR=str(cdir)),
+                timeout=timeout,
+            )
+            if "error" in r:
+                print(f"second collection, {label}: error: {r['error']}")
+                return
+            out[label] = r
+            what = {
+                "first": "first collection (odd topics), empty cache",
+                "second": "second collection (even topics), the cache the first left",
+                "alone": "second collection, empty cache",
+            }[label]
+            print(
+                f"{what}: {r['runs']} runs x {r['topics']} topics, cold {r['cold']:.1f} s, warm {r['warm']:.2f} s, "
+                f"peak {r['peak_mb']:.0f} MB, results {r['digest']} (load {load:.2f} before)",
+                flush=True,
+            )
+        print(
+            f"second / first: {out['second']['cold'] / out['first']['cold']:.2f}; "
+            f"second with the first's cache / alone: {out['second']['cold'] / out['alone']['cold']:.2f}"
         )
 
 
