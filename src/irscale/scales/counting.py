@@ -138,7 +138,8 @@ class Counter(ValueSet):
                 if self._unit:
                     n_runs += int(ok.sum())
                 else:
-                    n_runs += sum(int(a) * int(b) for a, b in zip(self.Pn[i[ok]], self.Sn[j[ok]]))
+                    Pn, Sn = np.asarray(self.Pn), np.asarray(self.Sn)
+                    n_runs += sum((int(a) * int(b) for a, b in zip(Pn[i[ok]], Sn[j[ok]])), 0)
             unq.append(n_values)
             le.append(n_runs)
             self._runs_le_of[int(keys[q])] = n_runs

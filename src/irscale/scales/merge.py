@@ -4,8 +4,8 @@ than a tolerance) and those surely not above it, and sum the runs behind the fir
 
 For each P[i], the pairs surely below are S[:lo_i] with lo_i = #{S < x - P[i] - tol},
 the undecided ones S[lo_i:hi_i] with hi_i = #{S <= x - P[i] + tol}. Only the P[i] in a
-window need a look: below it every pair is surely below (lo_i = hi_i = |S|: counted at
-once, with the runs from the cumulative runs of P), above it none is (lo_i = hi_i = 0).
+window need a look: below it every pair is surely below (``lo_i = hi_i = |S|``: counted
+at once, with the runs from the cumulative runs of P), above it none is (``lo_i = hi_i = 0``).
 Both ends are found by bisection. Inside the window lo_i and hi_i only fall as P[i]
 grows, so a query is a merge of its window with S: ``O(w + |S|)`` steps for a window of
 w values of P, pointer moves cheap (a galloping search, tried, was slower). The window
