@@ -381,6 +381,190 @@ def friedman(X, alpha: float = 0.05) -> TestResult:
     )
 
 
+# -- randomised tests: paired permutation, randomised Tukey HSD, paired bootstrap ----------------
+
+RANDOMISED = ("permutation", "rtukey", "bootstrap")
+RANDOMISED_NAMES = {
+    "permutation": "Paired Randomisation Test",
+    "rtukey": "Randomised Tukey HSD",
+    "bootstrap": "Paired Bootstrap Test",
+}
+EXACT_LIMIT = 20  # topics up to which the permutation test visits all 2^T sign vectors
+_ALTERNATIVES = ("two-sided", "greater", "less")
+_BLOCK = 1 << 23  # floats held per block of resamples (64 MiB)
+
+
+def _ties(scale: np.ndarray, terms: int) -> np.ndarray:
+    """The float noise within which two resampled statistics count as equal: a sum of
+    ``terms`` terms of absolute sum ``scale`` carries a rounding error below
+    ``terms * 2^-53 * scale``; 8 times that (equal sums reached by different signs or
+    orders differ by a few units in the last place, never more)."""
+    return 8 * terms * np.finfo(np.float64).eps / 2 * scale
+
+
+def _resample_blocks(total: int, per: int):
+    """(start, stop) of blocks of resamples, each holding at most :data:`_BLOCK` floats
+    when every resample is a row of ``per`` values."""
+    rows = max(1, _BLOCK // max(per, 1))
+    return [(a, min(a + rows, total)) for a in range(0, total, rows)]
+
+
+def permutation_test(
+    X,
+    alpha: float = 0.05,
+    *,
+    alternative: str = "two-sided",
+    n_resamples: int = 100_000,
+    seed: int = 0,
+    exact_limit: int = EXACT_LIMIT,
+) -> TestResult:
+    """Paired randomisation (permutation) test of every pair of systems (Smucker, Allan &
+    Carterette, CIKM 2007): under H0 each topic's two scores are exchangeable, so each
+    topic's difference d_t keeps or flips its sign with probability 1/2. Statistic: the
+    mean difference of system i minus system j. p-value: the share of sign vectors whose
+    mean difference is at least as extreme as the observed one (two-sided: in absolute
+    value; "greater": at least it; "less": at most it).
+
+    With ``T <= exact_limit`` topics every one of the 2^T sign vectors is visited: the
+    exact p-value (count / 2^T). Beyond, ``n_resamples`` sign vectors drawn with
+    ``numpy.random.default_rng(seed)`` (one draw of ``integers(0, 2, (n_resamples, T))``,
+    shared by all pairs), the p-value with the +1 correction ((count + 1) / (n + 1)) and
+    its Monte Carlo standard error sqrt(p (1 - p) / n) in ``provenance["mc_se"]``.
+    Statistics equal up to float noise (:func:`_ties`) count as equal. All pairs at once:
+    one matrix product per block of sign vectors."""
+    from irscale.errors import check_choice
+    from irscale.validate import integer
+
+    check_choice("alternative", alternative, _ALTERNATIVES)
+    n_resamples = integer("n_resamples", n_resamples, minimum=1)
+    X, names = _as_matrix(X)
+    T = X.shape[0]
+    i, j = pair_index(X.shape[1])
+    D = X[:, i] - X[:, j]  # T x pairs
+    obs = D.sum(axis=0)
+    tol = _ties(np.abs(D).sum(axis=0), T)
+    exact = T <= exact_limit
+    total = 2**T if exact else n_resamples
+    count = np.zeros(D.shape[1], dtype=np.int64)
+    rng = None if exact else np.random.default_rng(seed)
+    flips = None if exact else rng.integers(0, 2, size=(n_resamples, T), dtype=np.int8)
+    bits = np.arange(T, dtype=np.int64)
+    for a, b in _resample_blocks(total, D.shape[1]):
+        if exact:  # sign vector k: bit t of k flips topic t
+            F = ((np.arange(a, b, dtype=np.int64)[:, None] >> bits) & 1).astype(np.float64)
+        else:
+            F = flips[a:b].astype(np.float64)
+        Z = (1.0 - 2.0 * F) @ D
+        if alternative == "two-sided":
+            count += (np.abs(Z) >= np.abs(obs) - tol).sum(axis=0)
+        elif alternative == "greater":
+            count += (Z >= obs - tol).sum(axis=0)
+        else:
+            count += (Z <= obs + tol).sum(axis=0)
+    p = count / total if exact else (count + 1) / (n_resamples + 1)
+    method = f"paired randomisation, {alternative}, " + (
+        f"exact (all 2^{T} sign vectors)"
+        if exact
+        else f"{n_resamples:,} random sign vectors (seed {seed}, +1 correction)"
+    )
+    res = TestResult("permutation", alpha, obs / T, p <= alpha, method, names, _pvalue=p)
+    res.provenance.update(
+        {"alternative": alternative, "exact": exact, "resamples": total, "seed": None if exact else seed}
+    )
+    if not exact:
+        res.provenance["mc_se"] = np.sqrt(p * (1 - p) / n_resamples)
+    return res
+
+
+def rtukey_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: int = 0) -> TestResult:
+    """Randomised Tukey HSD (Carterette, TOIS 2012): under H0 the systems' scores on each
+    topic are exchangeable. Each resample permutes every topic's scores over the systems
+    (independently per topic) and keeps the largest difference of two system means (the
+    range of the means); a pair's p-value is the share of resamples whose range reaches
+    the pair's absolute difference of means (ranges equal up to float noise count). One
+    distribution for all pairs, so the family-wise error is controlled strongly.
+    Resamples: ``n_resamples`` draws of ``numpy.random.default_rng(seed)``, each a
+    ``random((T, S))`` matrix whose row-wise argsort permutes the topic's scores."""
+    from irscale.validate import integer
+
+    n_resamples = integer("n_resamples", n_resamples, minimum=1)
+    X, names = _as_matrix(X)
+    T, S = X.shape
+    i, j = pair_index(S)
+    means = X.mean(axis=0)
+    diff = means[i] - means[j]
+    rng = np.random.default_rng(seed)
+    ranges = np.empty(n_resamples)
+    rows = np.arange(T)[:, None]
+    for b in range(n_resamples):
+        perm = np.argsort(rng.random((T, S)), axis=1)
+        m = X[rows, perm].mean(axis=0)
+        ranges[b] = m.max() - m.min()
+    ranges.sort()
+    tol = _ties(np.abs(X).sum(axis=0).max() / T * 2, T)
+    count = n_resamples - np.searchsorted(ranges, np.abs(diff) - tol, side="left")
+    p = count / n_resamples
+    res = TestResult(
+        "rtukey",
+        alpha,
+        diff,
+        p <= alpha,
+        f"randomised Tukey HSD, {n_resamples:,} permutations within topics (seed {seed})",
+        names,
+        _pvalue=p,
+    )
+    res.provenance.update({"resamples": n_resamples, "seed": seed})
+    return res
+
+
+def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: int = 0) -> TestResult:
+    """Paired bootstrap test (Sakai, SIGIR 2006) of every pair of systems: the differences
+    d_t are centred (z_t = d_t - mean d, so H0 holds in the resampled world), topics are
+    resampled with replacement, and the p-value (achieved significance level) is the share
+    of resamples whose studentized mean |mean z* / (sd z* / sqrt T)| reaches the observed
+    |mean d / (sd d / sqrt T)| (two-sided; equal up to float noise counts). Resamples: one
+    draw of ``numpy.random.default_rng(seed).integers(0, T, (n_resamples, T))``, the topics
+    of each resample, shared by all pairs."""
+    from irscale.validate import integer
+
+    n_resamples = integer("n_resamples", n_resamples, minimum=1)
+    X, names = _as_matrix(X)
+    T = X.shape[0]
+    i, j = pair_index(X.shape[1])
+    D = X[:, i] - X[:, j]
+    Zc = D - D.mean(axis=0)
+    t_obs = _studentized(D.mean(axis=0), D.var(axis=0, ddof=1), T)
+    idx = np.random.default_rng(seed).integers(0, T, size=(n_resamples, T))
+    count = np.zeros(D.shape[1], dtype=np.int64)
+    for a, b in _resample_blocks(n_resamples, D.shape[1]):
+        cells = (np.arange(b - a)[:, None] * T + idx[a:b]).ravel()
+        C = np.bincount(cells, minlength=(b - a) * T).reshape(b - a, T).astype(np.float64)  # draws of each topic
+        m = C @ Zc / T
+        var = np.maximum(C @ (Zc * Zc) - T * m * m, 0.0) / (T - 1) if T > 1 else np.zeros_like(m)
+        t = _studentized(m, var, T)
+        count += (np.abs(t) >= np.abs(t_obs) * (1 - 1e-12)).sum(axis=0)
+    p = count / n_resamples
+    res = TestResult(
+        "bootstrap",
+        alpha,
+        t_obs,
+        p <= alpha,
+        f"paired bootstrap (studentized, centred differences), {n_resamples:,} resamples of the topics (seed {seed})",
+        names,
+        _pvalue=p,
+    )
+    res.provenance.update({"resamples": n_resamples, "seed": seed})
+    return res
+
+
+def _studentized(m: np.ndarray, var: np.ndarray, T: int) -> np.ndarray:
+    """mean / (sd / sqrt T), with 0 where mean and sd are 0 and +-inf where only sd is."""
+    sd = np.sqrt(var)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = m / (sd / math.sqrt(T))
+    return np.where(sd > 0, t, np.where(m == 0, 0.0, np.copysign(np.inf, m)))
+
+
 _FUNCS = {
     "sign": sign_test,
     "ranksum": ranksum_test,
@@ -390,18 +574,23 @@ _FUNCS = {
     "kruskal": kruskal,
     "anova2": anova2,
     "friedman": friedman,
+    "permutation": permutation_test,
+    "rtukey": rtukey_test,
+    "bootstrap": bootstrap_test,
 }
 
 
 def run_test(name: str, X, alpha: float = 0.05, **provenance) -> TestResult:
-    """Run test ``name`` (one of :data:`TESTS`) on a topics x systems matrix."""
+    """Run test ``name`` (one of :data:`TESTS`, the paper's eight, or :data:`RANDOMISED`,
+    with their default resamples and seed 0) on a topics x systems matrix."""
     from irscale.errors import check_choice
     from irscale.validate import level
 
-    check_choice("test", name, TESTS)
+    check_choice("test", name, TESTS + RANDOMISED)
     alpha = level("alpha", alpha)
     res = _FUNCS[name](X, alpha)
-    res.provenance.update({"irscale_version": __version__, "test": TEST_NAMES[name], "alpha": alpha, **provenance})
+    title = TEST_NAMES.get(name) or RANDOMISED_NAMES[name]
+    res.provenance.update({"irscale_version": __version__, "test": title, "alpha": alpha, **provenance})
     return res
 
 

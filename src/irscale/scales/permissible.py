@@ -56,6 +56,11 @@ TEST_NEEDS = {
     "ttest": "one interval scale across topics",
     "anova1": "one interval scale across topics",
     "anova2": "one interval scale across topics",
+    # the randomised tests compare means of differences (permutation, bootstrap) or of
+    # scores (rtukey) across topics: an interval scale, as the t test
+    "permutation": "one interval scale across topics",
+    "rtukey": "one interval scale across topics",
+    "bootstrap": "one interval scale across topics",
 }
 
 

@@ -1,0 +1,174 @@
+"""Benchmark: the randomised tests on every pair of TREC-8's 129 systems (8,256 pairs, 50
+topics, AP at depth 1000 as trec_eval scores it), irscale against its peers.
+
+Each tool runs in a fresh Python process on the same score matrix (written once to a
+temporary .npy file; reading the runs is not timed):
+
+* irscale: ``irscale.stats.permutation_test`` (100,000 sign vectors), ``rtukey_test``
+  (10,000 permutations) and ``bootstrap_test`` (10,000 resamples), all pairs at once;
+* ranx: ``ranx.statistical_tests.fisher_randomization_test`` (its Fisher randomisation
+  test, compiled with numba, one pair per call) with 100,000 permutations; its
+  compilation is timed apart;
+* scipy: ``scipy.stats.permutation_test`` (paired, mean difference, 100,000 resamples,
+  vectorised).
+
+The peers take seconds per pair: they run on the first ``--peer-pairs`` pairs, and that
+time scaled to all 8,256 pairs is printed as an extrapolation.
+
+Prints the versions, the machine, the 1-minute load average before and after each
+process, each tool's seconds and the pairs it found significant at 0.05.
+
+    python bench/randomised.py [--data ../shared/data] [--peer-pairs 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from evaluate import BUSY, installed, load, machine  # noqa: E402  (the shared reporting of bench/)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MATRIX = """
+import sys
+import numpy as np
+from pathlib import Path
+import irscale
+d = Path(sys.argv[1])
+table = irscale.evaluate(d / "qrels.trec8.txt", sorted((d / "runs").glob("*.gz")), ["AP"])
+np.save(sys.argv[2], table.matrix("AP").to_numpy())
+"""
+
+IRSCALE = """
+import json, sys, time
+import numpy as np
+from irscale import stats
+X = np.load(sys.argv[1])
+out = {}
+tests = (("permutation", stats.permutation_test), ("rtukey", stats.rtukey_test), ("bootstrap", stats.bootstrap_test))
+for name, f in tests:
+    t = time.perf_counter()
+    r = f(X)
+    out[name] = [time.perf_counter() - t, int(r.n_significant)]
+print("RESULT " + json.dumps(out))
+"""
+
+RANX = """
+import json, sys, time
+import numpy as np
+from ranx.statistical_tests import fisher_randomization_test as frt
+X = np.load(sys.argv[1])
+S, k = X.shape[1], int(sys.argv[2])
+pairs = [(a, b) for a in range(S) for b in range(a + 1, S)][:k]
+t = time.perf_counter()
+frt(X[:, 0].copy(), X[:, 1].copy(), 10, 0.05, 42)  # numba compiles (or loads its cache)
+compile_s = time.perf_counter() - t
+t = time.perf_counter()
+sig = 0
+for a, b in pairs:
+    p, _ = frt(X[:, a].copy(), X[:, b].copy(), 100_000, 0.05, 42)
+    sig += p <= 0.05
+print("RESULT " + json.dumps({"seconds": time.perf_counter() - t, "compile": compile_s, "pairs": len(pairs),
+                              "significant": int(sig)}))
+"""
+
+SCIPY = """
+import json, sys, time
+import numpy as np
+from scipy import stats
+X = np.load(sys.argv[1])
+S, k = X.shape[1], int(sys.argv[2])
+pairs = [(a, b) for a in range(S) for b in range(a + 1, S)][:k]
+t = time.perf_counter()
+sig = 0
+for a, b in pairs:
+    r = stats.permutation_test((X[:, a], X[:, b]), lambda x, y, axis: np.mean(x - y, axis=axis),
+                               permutation_type="samples", n_resamples=100_000, vectorized=True,
+                               random_state=0)
+    sig += r.pvalue <= 0.05
+print("RESULT " + json.dumps({"seconds": time.perf_counter() - t, "pairs": len(pairs), "significant": int(sig)}))
+"""
+
+
+def run(code: str, *args) -> dict:
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--peer-pairs", type=int, default=100, help="pairs the peers run (then scaled)")
+    args = ap.parse_args()
+    data = Path(args.data) / "trec8"
+    if not (data / "runs").exists():
+        print(f"skipped: {data} is absent (TREC-8 runs and qrels)")
+        return
+    print(f"machine: {machine()}")
+    for dist in ("irscale", "numpy", "scipy", "ranx", "numba"):
+        print(f"{dist:8s} {installed(dist)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        X = os.path.join(tmp, "ap.npy")
+        subprocess.run([sys.executable, "-c", textwrap.dedent(MATRIX), str(data), X], check=True)
+        print("\nTREC-8, AP, 129 systems x 50 topics: 8,256 pairs; each tool in a fresh process")
+        rows = []
+        before = load()
+        r = run(IRSCALE, X)
+        after = load()
+        if "error" in r:
+            print(f"irscale: error: {r['error']}")
+        else:
+            total = sum(v[0] for v in r.values())
+            for name, (sec, sig) in r.items():
+                rows.append((f"irscale {name}", sec, sig, ""))
+            rows.append(("irscale, the three", total, None, f"load {before:.2f} -> {after:.2f}"))
+        before = load()
+        r = run(RANX, X, args.peer_pairs)
+        after = load()
+        if "error" in r:
+            print(f"ranx: error: {r['error']}")
+        else:
+            rows.append(
+                (
+                    f"ranx fisher_randomization_test ({r['pairs']} pairs)",
+                    r["seconds"],
+                    r["significant"],
+                    f"all 8,256 pairs: about {r['seconds'] * 8256 / r['pairs']:.0f} s (extrapolated), "
+                    f"+ {r['compile']:.1f} s compiling; load {before:.2f} -> {after:.2f}",
+                )
+            )
+        before = load()
+        r = run(SCIPY, X, args.peer_pairs)
+        after = load()
+        if "error" in r:
+            print(f"scipy: error: {r['error']}")
+        else:
+            scaled = r["seconds"] * 8256 / r["pairs"]
+            rows.append(
+                (
+                    f"scipy permutation_test ({r['pairs']} pairs)",
+                    r["seconds"],
+                    r["significant"],
+                    f"all 8,256 pairs: about {scaled:.0f} s (extrapolated); load {before:.2f} -> {after:.2f}",
+                )
+            )
+        print(f"{'tool':40s} {'seconds':>8s} {'significant':>11s}")
+        for name, sec, sig, note in rows:
+            print(f"{name:40s} {sec:8.2f} {'' if sig is None else sig:>11} {note}")
+        if before > BUSY:
+            print(f"WARNING: the machine was busy (load {before:.2f} > {BUSY})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""The randomised tests of irscale.stats (paired permutation, randomised Tukey HSD, paired
+bootstrap): exact p-values against scipy.stats.permutation_test, Monte Carlo p-values
+within their standard error of the exact ones, the resampled tests against plain-Python
+references written here from the definitions (same seeds, same draws), the family-wise
+error of the randomised Tukey HSD under a simulated null, and the scale owner's verdict."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from irscale import stats
+from irscale.errors import IrscaleError
+from irscale.scales.permissible import meaningful_test
+
+
+def _scipy_paired(x, y, alternative):
+    return sps.permutation_test(
+        (x, y),
+        lambda a, b, axis: np.mean(a - b, axis=axis),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        alternative=alternative,
+    ).pvalue
+
+
+@pytest.mark.parametrize("T", [3, 8, 12, 16])
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_exact_permutation_equals_scipy(T, alternative):
+    rng = np.random.default_rng(T)
+    X = rng.random((T, 4))
+    res = stats.permutation_test(X, alternative=alternative)
+    assert res.provenance["exact"] and res.provenance["resamples"] == 2**T
+    for k, (a, b) in enumerate(itertools.combinations(range(4), 2)):
+        assert abs(res.pvalue[k] - _scipy_paired(X[:, a], X[:, b], alternative)) <= 1e-12
+        assert res.statistic[k] == pytest.approx(np.mean(X[:, a] - X[:, b]), abs=1e-15)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_exact_permutation_counts_lattice_ties_as_the_exact_values_do(alternative):
+    """Scores in tenths (P@10): many sign vectors reach the observed mean exactly, but
+    their float sums differ in the last bits. irscale counts them as the exact
+    fractions do (a reference over all 2^12 sign vectors in Fractions). scipy's
+    tolerance is relative to the observed mean, so it miscounts them where that mean is
+    0 (it gives 0.895 instead of 1 for 8 differences of +0.25 and 8 of -0.25)."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(7)
+    K = rng.integers(0, 11, size=(12, 4))
+    X = K / 10
+    res = stats.permutation_test(X, alternative=alternative)
+    for k, (a, b) in enumerate(itertools.combinations(range(4), 2)):
+        d = [Fraction(int(K[t, a] - K[t, b]), 10) for t in range(12)]
+        obs = sum(d)
+        hits = 0
+        for signs in itertools.product((1, -1), repeat=12):
+            z = sum(s * x for s, x in zip(signs, d))
+            hits += (
+                abs(z) >= abs(obs) if alternative == "two-sided" else z >= obs if alternative == "greater" else z <= obs
+            )
+        assert res.pvalue[k] == hits / 2**12
+
+
+def test_monte_carlo_permutation_is_within_three_standard_errors_of_the_exact_one():
+    rng = np.random.default_rng(20)
+    X = rng.normal(size=(20, 5)) * 0.1 + np.linspace(0, 0.06, 5)
+    exact = stats.permutation_test(X)
+    mc = stats.permutation_test(X, exact_limit=10, seed=3)
+    assert exact.provenance["exact"] and not mc.provenance["exact"] and mc.provenance["resamples"] == 100_000
+    se = mc.provenance["mc_se"]
+    assert np.all(np.abs(mc.pvalue - exact.pvalue) <= 3 * np.maximum(se, 1 / 100_001))
+    assert "+1 correction" in mc.method and "seed 3" in mc.method
+
+
+def _rtukey_reference(X, B, seed):
+    """Carterette (2012), written from the definition with loops: the same draws as
+    irscale documents (random((T, S)) per resample, row-wise argsort)."""
+    T, S = X.shape
+    rng = np.random.default_rng(seed)
+    ranges = []
+    for _ in range(B):
+        order = np.argsort(rng.random((T, S)), axis=1)
+        means = [sum(X[t, order[t, s]] for t in range(T)) / T for s in range(S)]
+        ranges.append(max(means) - min(means))
+    out = []
+    for a, b in itertools.combinations(range(S), 2):
+        d = abs(sum(X[:, a]) / T - sum(X[:, b]) / T)
+        out.append(sum(r >= d - 1e-12 for r in ranges) / B)
+    return out
+
+
+def test_rtukey_equals_a_plain_reference_with_the_same_seed():
+    X = np.random.default_rng(4).random((9, 5)) + np.linspace(0, 0.3, 5)
+    res = stats.rtukey_test(X, n_resamples=400, seed=11)
+    assert res.pvalue.tolist() == pytest.approx(_rtukey_reference(X, 400, 11), abs=0)
+    assert res.statistic == pytest.approx(
+        [X[:, a].mean() - X[:, b].mean() for a, b in itertools.combinations(range(5), 2)]
+    )
+
+
+def _bootstrap_reference(X, B, seed):
+    """Sakai (2006): centred differences, topics resampled, studentized means, two-sided."""
+    T, S = X.shape
+    idx = np.random.default_rng(seed).integers(0, T, size=(B, T))
+
+    def t_of(v):
+        m = sum(v) / len(v)
+        sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1))
+        return 0.0 if sd == 0 and m == 0 else math.copysign(math.inf, m) if sd == 0 else m / (sd / math.sqrt(len(v)))
+
+    out = []
+    for a, b in itertools.combinations(range(S), 2):
+        d = [X[t, a] - X[t, b] for t in range(T)]
+        mean = sum(d) / T
+        z = [x - mean for x in d]
+        t_obs = abs(t_of(d))
+        out.append(sum(abs(t_of([z[k] for k in row])) >= t_obs * (1 - 1e-9) for row in idx) / B)
+    return out
+
+
+def test_bootstrap_equals_a_plain_reference_with_the_same_seed():
+    X = np.random.default_rng(5).random((12, 4)) + np.array([0, 0.05, 0.2, 0.21])
+    res = stats.bootstrap_test(X, n_resamples=500, seed=2)
+    assert res.pvalue.tolist() == _bootstrap_reference(X, 500, 2)
+
+
+@pytest.mark.slow
+def test_rtukey_controls_the_family_wise_error_and_uncorrected_permutation_does_not():
+    """500 simulated collections, 8 systems x 15 topics, all scores from one distribution
+    (H0 true for every pair): the randomised Tukey HSD rejects some pair in at most alpha
+    plus 3 standard errors of the collections; the uncorrected permutation test, 28 pairs
+    each at alpha, far more often."""
+    rng = np.random.default_rng(2026)
+    alpha, n = 0.05, 500
+    any_tukey = any_perm = 0
+    for k in range(n):
+        X = rng.beta(2, 5, size=(15, 8))
+        any_tukey += stats.rtukey_test(X, alpha, n_resamples=400, seed=k).n_significant > 0
+        any_perm += stats.permutation_test(X, alpha).n_significant > 0
+    se = math.sqrt(alpha * (1 - alpha) / n)
+    assert any_tukey / n <= alpha + 3 * se, any_tukey / n
+    assert any_perm / n >= 3 * alpha, any_perm / n  # about 0.5 with 28 pairs
+
+
+def test_all_pairs_at_once_and_degenerate_pairs():
+    X = np.array([[0.5, 0.5, 0.2], [0.3, 0.3, 0.1], [0.9, 0.9, 0.8], [0.1, 0.1, 0.0]])
+    for f in (stats.permutation_test, stats.bootstrap_test):
+        res = f(X)
+        assert res.pvalue[0] == 1.0  # identical systems: never significant
+    # system 0 above system 2 by 0.1 or more on every topic: the exact test's smallest p
+    res = stats.permutation_test(X, alternative="greater")
+    assert res.pvalue[1] == 1 / 2**4
+    with pytest.raises(IrscaleError):
+        stats.permutation_test(X, alternative="bigger")
+    with pytest.raises(IrscaleError):
+        stats.bootstrap_test(X, n_resamples=0)
+
+
+def test_run_test_names_them_and_the_scale_owner_needs_an_interval_scale():
+    X = np.random.default_rng(1).random((10, 3))
+    for name in stats.RANDOMISED:
+        res = stats.run_test(name, X)
+        assert res.test == name and res.provenance["test"] == stats.RANDOMISED_NAMES[name]
+        assert not meaningful_test(name, False, False) and meaningful_test(name, True, False)
+    assert set(stats.RANDOMISED).isdisjoint(stats.TESTS)  # the paper's eight stay the default
