@@ -19,6 +19,7 @@ Prints the versions, the machine, the 1-minute load average before and after eac
 process, each tool's seconds and the pairs it found significant at 0.05.
 
     python bench/randomised.py [--data ../shared/data] [--peer-pairs 100]
+    python bench/randomised.py --ranked 30   # AP@30 against ranked AP@30: significant pairs
 """
 
 from __future__ import annotations
@@ -98,6 +99,38 @@ print("RESULT " + json.dumps({"seconds": time.perf_counter() - t, "pairs": len(p
 """
 
 
+RANKED = """
+import json, sys, time
+from pathlib import Path
+import numpy as np
+import irscale
+from irscale import stats
+d, N = Path(sys.argv[1]), int(sys.argv[2])
+table = irscale.evaluate(d / "qrels.trec8.txt", sorted((d / "runs").glob("*.gz")), ["AP"], depth=N)
+both = irscale.transform(table, ["AP"], depth=N)
+out = {}
+for label, m in zip(("AP", "ranked AP"), both.measures):
+    X = both.matrix(m).to_numpy()
+    for test in ("permutation", "rtukey", "bootstrap", "ttest"):
+        dp = stats.discriminative_power(X, test)
+        out[f"{label} {test}"] = [int(round(dp.share * dp.n_pairs)), dp.share, float(np.median(dp.asl))]
+print("RESULT " + json.dumps(out))
+"""
+
+
+def ranked(data: Path, N: int) -> None:
+    """--ranked N: TREC-8's AP at run length N and its ranked version (unq): pairs
+    significant at 0.05 by each randomised test (and the t test), out of 8,256."""
+    r = run(RANKED, data, N)
+    if "error" in r:
+        print(f"ranked: error: {r['error']}")
+        return
+    print(f"TREC-8, AP@{N} and ranked AP@{N} (129 systems x 50 topics, 8,256 pairs), alpha 0.05:")
+    print(f"{'measure and test':28s} {'significant':>11s} {'share':>7s} {'median ASL':>10s}")
+    for k, (n, share, med) in r.items():
+        print(f"{k:28s} {n:11d} {share:7.3f} {med:10.4f}")
+
+
 def run(code: str, *args) -> dict:
     p = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], capture_output=True, text=True)
     for line in p.stdout.splitlines():
@@ -110,10 +143,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     ap.add_argument("--peer-pairs", type=int, default=100, help="pairs the peers run (then scaled)")
+    ap.add_argument("--ranked", type=int, metavar="N", help="only: AP@N against ranked AP@N, significant pairs")
     args = ap.parse_args()
     data = Path(args.data) / "trec8"
     if not (data / "runs").exists():
         print(f"skipped: {data} is absent (TREC-8 runs and qrels)")
+        return
+    if args.ranked:
+        ranked(data, args.ranked)
         return
     print(f"machine: {machine()}")
     for dist in ("irscale", "numpy", "scipy", "ranx", "numba"):
