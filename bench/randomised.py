@@ -76,7 +76,7 @@ t = time.perf_counter()
 sig = 0
 for a, b in pairs:
     p, _ = frt(X[:, a].copy(), X[:, b].copy(), 100_000, 0.05, 42)
-    sig += p <= 0.05
+    sig += p < 0.05  # as irscale decides (ranx itself uses <=)
 print("RESULT " + json.dumps({"seconds": time.perf_counter() - t, "compile": compile_s, "pairs": len(pairs),
                               "significant": int(sig)}))
 """
@@ -94,7 +94,7 @@ for a, b in pairs:
     r = stats.permutation_test((X[:, a], X[:, b]), lambda x, y, axis: np.mean(x - y, axis=axis),
                                permutation_type="samples", n_resamples=100_000, vectorized=True,
                                random_state=0)
-    sig += r.pvalue <= 0.05
+    sig += r.pvalue < 0.05
 print("RESULT " + json.dumps({"seconds": time.perf_counter() - t, "pairs": len(pairs), "significant": int(sig)}))
 """
 

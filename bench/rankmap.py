@@ -297,8 +297,8 @@ def second_collection(data: Path, timeout: float) -> None:
                 return
             out[label] = r
             what = {
-                "first": "first collection (odd topics), empty cache",
-                "second": "second collection (even topics), the cache the first left",
+                "first": "first collection (topics 1st, 3rd, ... of the sorted ids), empty cache",
+                "second": "second collection (the other topics), the cache the first left",
                 "alone": "second collection, empty cache",
             }[label]
             print(

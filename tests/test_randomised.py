@@ -45,8 +45,8 @@ def test_exact_permutation_counts_lattice_ties_as_the_exact_values_do(alternativ
     """Scores in tenths (P@10): many sign vectors reach the observed mean exactly, but
     their float sums differ in the last bits. irscale counts them as the exact
     fractions do (a reference over all 2^12 sign vectors in Fractions). scipy's
-    tolerance is relative to the observed mean, so it miscounts them where that mean is
-    0 (it gives 0.895 instead of 1 for 8 differences of +0.25 and 8 of -0.25)."""
+    tolerance is relative to the observed mean, so it can miscount them where that mean
+    is float noise around 0 (differences in tenths: 0.9785 instead of 1)."""
     from fractions import Fraction
 
     rng = np.random.default_rng(7)
@@ -167,3 +167,30 @@ def test_run_test_names_them_and_the_scale_owner_needs_an_interval_scale():
         assert res.test == name and res.provenance["test"] == stats.RANDOMISED_NAMES[name]
         assert not meaningful_test(name, False, False) and meaningful_test(name, True, False)
     assert set(stats.RANDOMISED).isdisjoint(stats.TESTS)  # the paper's eight stay the default
+
+
+def test_missing_scores_few_topics_and_options():
+    """A pair with a missing score (NaN, as --missing-topics drop leaves) gets p-value
+    NaN and is never significant; the others are as without it. rtukey, which permutes
+    whole topics, and the bootstrap on one topic refuse. run_test keeps the test's own
+    seed in the provenance; exact_limit is bounded."""
+    X = np.random.default_rng(3).random((10, 3)) + np.array([0.0, 0.4, 0.8])
+    Y = X.copy()
+    Y[2, 0] = np.nan
+    for f in (stats.permutation_test, stats.bootstrap_test):
+        full, holed = f(X), f(Y)
+        assert np.isnan(holed.pvalue[:2]).all() and not holed.significant[:2].any()
+        assert holed.pvalue[2] == full.pvalue[2] and holed.significant[2] == full.significant[2]
+    with pytest.raises(IrscaleError, match="needs every score"):
+        stats.rtukey_test(Y)
+    with pytest.raises(IrscaleError, match="at least 2 topics"):
+        stats.bootstrap_test(X[:1])
+    assert stats.permutation_test(X[:1]).pvalue.tolist() == [1.0, 1.0, 1.0]
+    res = stats.run_test("bootstrap", X, seed=99)
+    assert res.provenance["seed"] == 0  # the seed the test used, not the caller's label
+    with pytest.raises(IrscaleError):
+        stats.permutation_test(X, exact_limit=40)
+    dp = stats.discriminative_power(Y, "permutation", seed=1)
+    assert dp.n_pairs == 1
+    with pytest.raises(IrscaleError, match="takes no options"):
+        stats.discriminative_power(X, "ttest", seed=1)

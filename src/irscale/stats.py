@@ -390,6 +390,7 @@ RANDOMISED_NAMES = {
     "bootstrap": "Paired Bootstrap Test",
 }
 EXACT_LIMIT = 20  # topics up to which the permutation test visits all 2^T sign vectors
+MAX_EXACT = 26  # the largest exact_limit accepted (2^26 sign vectors: minutes for many pairs)
 _ALTERNATIVES = ("two-sided", "greater", "less")
 _BLOCK = 1 << 23  # floats held per block of resamples (64 MiB)
 
@@ -404,9 +405,21 @@ def _ties(scale: np.ndarray, terms: int) -> np.ndarray:
 
 def _resample_blocks(total: int, per: int):
     """(start, stop) of blocks of resamples, each holding at most :data:`_BLOCK` floats
-    when every resample is a row of ``per`` values."""
+    when every resample is a row of ``per`` values (its draws and its statistics)."""
     rows = max(1, _BLOCK // max(per, 1))
     return [(a, min(a + rows, total)) for a in range(0, total, rows)]
+
+
+def _pair_differences(X) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """The topics x pairs differences of a score matrix, a pair's column 0 where it has a
+    missing score (NaN, as ``--missing-topics drop`` leaves), and which pairs had one:
+    their p-value is NaN and they are never significant."""
+    X, names = _as_matrix(X)
+    i, j = pair_index(X.shape[1])
+    D = X[:, i] - X[:, j]
+    missing = np.isnan(D).any(axis=0)
+    D[:, missing] = 0.0
+    return D, missing, names
 
 
 def permutation_test(
@@ -431,29 +444,28 @@ def permutation_test(
     shared by all pairs), the p-value with the +1 correction ((count + 1) / (n + 1)) and
     its Monte Carlo standard error sqrt(p (1 - p) / n) in ``provenance["mc_se"]``.
     Statistics equal up to float noise (:func:`_ties`) count as equal. All pairs at once:
-    one matrix product per block of sign vectors."""
+    one matrix product per block of sign vectors. A pair with a missing score (NaN) gets
+    p-value NaN and is never significant. ``exact_limit`` is at most :data:`MAX_EXACT`."""
     from irscale.errors import check_choice
     from irscale.validate import integer
 
     check_choice("alternative", alternative, _ALTERNATIVES)
     n_resamples = integer("n_resamples", n_resamples, minimum=1)
-    X, names = _as_matrix(X)
-    T = X.shape[0]
-    i, j = pair_index(X.shape[1])
-    D = X[:, i] - X[:, j]  # T x pairs
+    exact_limit = integer("exact_limit", exact_limit, minimum=0, maximum=MAX_EXACT)
+    D, missing, names = _pair_differences(X)  # topics x pairs
+    T = D.shape[0]
     obs = D.sum(axis=0)
     tol = _ties(np.abs(D).sum(axis=0), T)
     exact = T <= exact_limit
     total = 2**T if exact else n_resamples
     count = np.zeros(D.shape[1], dtype=np.int64)
-    rng = None if exact else np.random.default_rng(seed)
-    flips = None if exact else rng.integers(0, 2, size=(n_resamples, T), dtype=np.int8)
+    rng = np.random.default_rng(seed)
     bits = np.arange(T, dtype=np.int64)
-    for a, b in _resample_blocks(total, D.shape[1]):
+    for a, b in _resample_blocks(total, 2 * T + D.shape[1]):
         if exact:  # sign vector k: bit t of k flips topic t
             F = ((np.arange(a, b, dtype=np.int64)[:, None] >> bits) & 1).astype(np.float64)
-        else:
-            F = flips[a:b].astype(np.float64)
+        else:  # drawn block by block: the same stream as one draw of (n_resamples, T)
+            F = rng.integers(0, 2, size=(b - a, T), dtype=np.int8).astype(np.float64)
         Z = (1.0 - 2.0 * F) @ D
         if alternative == "two-sided":
             count += (np.abs(Z) >= np.abs(obs) - tol).sum(axis=0)
@@ -462,17 +474,20 @@ def permutation_test(
         else:
             count += (Z <= obs + tol).sum(axis=0)
     p = count / total if exact else (count + 1) / (n_resamples + 1)
+    p[missing] = np.nan
     method = f"paired randomisation, {alternative}, " + (
         f"exact (all 2^{T} sign vectors)"
         if exact
         else f"{n_resamples:,} random sign vectors (seed {seed}, +1 correction)"
     )
-    res = TestResult("permutation", alpha, obs / T, p < alpha, method, names, _pvalue=p)
+    stat = obs / T
+    stat[missing] = np.nan
+    res = TestResult("permutation", alpha, stat, p < alpha, method, names, _pvalue=p)
     res.provenance.update(
         {"alternative": alternative, "exact": exact, "resamples": total, "seed": None if exact else seed}
     )
     if not exact:
-        res.provenance["mc_se"] = np.sqrt(p * (1 - p) / n_resamples)
+        res.provenance["mc_se"] = np.sqrt(p * (1 - p) / n_resamples).tolist()
     return res
 
 
@@ -482,13 +497,22 @@ def rtukey_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: int 
     (independently per topic) and keeps the largest difference of two system means (the
     range of the means); a pair's p-value is the share of resamples whose range reaches
     the pair's absolute difference of means (ranges equal up to float noise count). One
-    distribution for all pairs, so the family-wise error is controlled strongly.
+    distribution for all pairs controls the family-wise error (under the complete null,
+    where every system's scores are exchangeable). As in Carterette (2012), no +1
+    correction: a p-value of 0 means below 1 / ``n_resamples``.
     Resamples: ``n_resamples`` draws of ``numpy.random.default_rng(seed)``, each a
     ``random((T, S))`` matrix whose row-wise argsort permutes the topic's scores."""
     from irscale.validate import integer
 
     n_resamples = integer("n_resamples", n_resamples, minimum=1)
     X, names = _as_matrix(X)
+    if np.isnan(X).any():
+        from irscale.errors import ArgumentError
+
+        raise ArgumentError(
+            "rtukey_test permutes every topic's scores over all systems, so it needs every score: "
+            "this matrix has missing ones (NaN; --missing-topics zero scores them 0)"
+        )
     T, S = X.shape
     i, j = pair_index(S)
     means = X.mean(axis=0)
@@ -524,26 +548,32 @@ def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: i
     of resamples whose studentized mean |mean z* / (sd z* / sqrt T)| reaches the observed
     |mean d / (sd d / sqrt T)| (two-sided; equal up to float noise counts). Resamples: one
     draw of ``numpy.random.default_rng(seed).integers(0, T, (n_resamples, T))``, the topics
-    of each resample, shared by all pairs."""
+    of each resample, shared by all pairs, drawn block by block. As in Sakai (2006), no +1
+    correction. A pair with a missing score (NaN) gets p-value NaN, never significant."""
     from irscale.validate import integer
 
     n_resamples = integer("n_resamples", n_resamples, minimum=1)
-    X, names = _as_matrix(X)
-    T = X.shape[0]
-    i, j = pair_index(X.shape[1])
-    D = X[:, i] - X[:, j]
+    D, missing, names = _pair_differences(X)
+    T = D.shape[0]
+    if T < 2:
+        from irscale.errors import ArgumentError
+
+        raise ArgumentError("bootstrap_test studentizes the mean difference: it needs at least 2 topics")
     Zc = D - D.mean(axis=0)
     t_obs = _studentized(D.mean(axis=0), D.var(axis=0, ddof=1), T)
-    idx = np.random.default_rng(seed).integers(0, T, size=(n_resamples, T))
+    rng = np.random.default_rng(seed)
     count = np.zeros(D.shape[1], dtype=np.int64)
-    for a, b in _resample_blocks(n_resamples, D.shape[1]):
-        cells = (np.arange(b - a)[:, None] * T + idx[a:b]).ravel()
+    for a, b in _resample_blocks(n_resamples, 4 * T + D.shape[1]):
+        idx = rng.integers(0, T, size=(b - a, T))  # block by block: the stream of one (n_resamples, T) draw
+        cells = (np.arange(b - a)[:, None] * T + idx).ravel()
         C = np.bincount(cells, minlength=(b - a) * T).reshape(b - a, T).astype(np.float64)  # draws of each topic
         m = C @ Zc / T
-        var = np.maximum(C @ (Zc * Zc) - T * m * m, 0.0) / (T - 1) if T > 1 else np.zeros_like(m)
+        var = np.maximum(C @ (Zc * Zc) - T * m * m, 0.0) / (T - 1)
         t = _studentized(m, var, T)
         count += (np.abs(t) >= np.abs(t_obs) * (1 - 1e-12)).sum(axis=0)
     p = count / n_resamples
+    p[missing] = np.nan
+    t_obs[missing] = np.nan
     res = TestResult(
         "bootstrap",
         alpha,
@@ -574,11 +604,14 @@ class DiscriminativePower:
         return len(self.asl)
 
 
-def discriminative_power(X, test: str = "permutation", alpha: float = 0.05) -> DiscriminativePower:
+def discriminative_power(X, test: str = "permutation", alpha: float = 0.05, **options) -> DiscriminativePower:
     """The ASL curve and the share of pairs significant at ``alpha`` of ``test`` (any of
-    :data:`TESTS` or :data:`RANDOMISED`, defaults as :func:`run_test`) on a topics x
-    systems matrix. Run it on a measure and on its ranked version to see what the
-    interval scale changes.
+    :data:`TESTS` or :data:`RANDOMISED`; ``options`` go to a randomised test: ``seed``,
+    ``n_resamples``, ``alternative``) on a topics x systems matrix. Run it on a measure
+    and on its ranked version to see what the interval scale changes. The share is of
+    the pairs the test calls significant (p < alpha; the Tukey-type tests compare the
+    studentized range with its critical value, and their p-values, computed here for the
+    curve, take about 10 ms a pair). Pairs with a missing score (p-value NaN) are left out.
 
     >>> import numpy as np
     >>> X = np.random.default_rng(0).random((30, 6)) + np.linspace(0, 0.3, 6)
@@ -586,9 +619,20 @@ def discriminative_power(X, test: str = "permutation", alpha: float = 0.05) -> D
     >>> dp.n_pairs, bool((np.diff(dp.asl) >= 0).all()), round(dp.share, 3)
     (15, True, 0.4)
     """
-    res = run_test(test, X, alpha)
-    asl = np.sort(np.asarray(res.pvalue, dtype=np.float64))
-    share = float(np.mean(res.significant)) if len(asl) else 0.0  # p < alpha, as every test decides
+    from irscale.errors import check_choice
+    from irscale.validate import level
+
+    check_choice("test", test, TESTS + RANDOMISED)
+    if options and test not in RANDOMISED:
+        from irscale.errors import ArgumentError
+
+        raise ArgumentError(f"{test} takes no options (seed, n_resamples, alternative are for {', '.join(RANDOMISED)})")
+    alpha = level("alpha", alpha)
+    res = _FUNCS[test](X, alpha, **options) if options else run_test(test, X, alpha)
+    p = np.asarray(res.pvalue, dtype=np.float64)
+    kept = ~np.isnan(p)
+    asl = np.sort(p[kept])
+    share = float(np.mean(res.significant[kept])) if kept.any() else 0.0
     return DiscriminativePower(res.test, res.alpha, asl, share, res.method)
 
 
@@ -625,7 +669,8 @@ def run_test(name: str, X, alpha: float = 0.05, **provenance) -> TestResult:
     alpha = level("alpha", alpha)
     res = _FUNCS[name](X, alpha)
     title = TEST_NAMES.get(name) or RANDOMISED_NAMES[name]
-    res.provenance.update({"irscale_version": __version__, "test": title, "alpha": alpha, **provenance})
+    own = dict(res.provenance)  # what the test recorded (its seed, resamples) is not overwritten
+    res.provenance.update({"irscale_version": __version__, "test": title, "alpha": alpha, **provenance, **own})
     return res
 
 

@@ -267,22 +267,39 @@ def _digit_sum(weights: list[int], code: int, gains: list[int]) -> int:
     return total
 
 
-def _tolerance(n: int) -> float:
+def _tolerance(n: int, weight_error: float = 32) -> float:
     """The count engine's tolerance for values of ``n`` units (ranks or classes), as a
     multiple of the counter's ``scale``: a bound on the sum of the absolute terms of any
     value (RBP: the largest absolute gain, its weights summing to 1; DCG: the sum over
     the classes of the largest absolute class sum times the class weight).
 
-    With u = 2^-53: a weight is within 32u of its exact value (RBP's, a fraction of two
-    integers, is correctly rounded: u; DCG's, one or two logarithms, each within 4 ulps
-    (8u) in any libm numpy uses, then four divisions: under 21u), a term one rounding
-    more, and a partial value one rounding per unit, each within u * scale. So a pair of
-    partial values (n units in all) lies within (n + 33) u * scale of its exact value,
-    the query as well (a dot product of n terms; RBP's, one division, within u * scale),
-    and the kernel's two subtractions (``x - P[i]``, then the tolerance) add 4u * scale:
-    a pair the floats put below or above the query by more than (2n + 70) u * scale is so
-    exactly. The tolerance is twice that, per query ``tol * max(scale, |x|)``."""
-    return 2 * (2 * n + 70) * 2.0**-53
+    With u = 2^-53 and a first-order analysis (terms in u^2 dropped, far inside the
+    factor 2 below): a weight is within ``weight_error`` u of its exact value (RBP's, a
+    fraction of two integers, is correctly rounded: u; DCG's, logarithms and divisions,
+    are measured against 60-digit values when the counter is built, :func:`dcg_counter`,
+    and 32u is assumed unless they are further off), a term one rounding more, and a
+    partial value one rounding per unit, each within u * scale. So a pair of partial
+    values (n units in all) lies within (n + W + 1) u * scale of its exact value (W the
+    weight error), the query as well (a dot product of n terms; RBP's, one division,
+    within u * scale), and the kernel's two subtractions (``x - P[i]``, then the
+    tolerance) add 4u * scale: a pair the floats put below or above the query by more
+    than (2n + 2W + 6) u * scale is so exactly. The tolerance is twice that, per query
+    ``tol * max(scale, |x|)`` (|x| is at most the scale, up to rounding)."""
+    return 2 * (2 * n + 2 * weight_error + 6) * 2.0**-53
+
+
+def _weight_error(space: DCGSpace) -> float:
+    """How far (in units of 2^-53, relative) the DCG class weights the counter sums are
+    from their 60-digit values: measured, so that the tolerance holds whatever the
+    platform's logarithm (at least the 32 :func:`_tolerance` assumes)."""
+    import mpmath
+
+    worst = 0.0
+    with mpmath.workdps(60):
+        for w, exact in zip(space.class_weights, space._exact_class_weights):
+            if exact:
+                worst = max(worst, float(abs((mpmath.mpf(float(w)) - exact) / exact)) / 2.0**-53)
+    return max(32.0, 2 * worst)
 
 
 def check_counter(space) -> None:
@@ -502,6 +519,6 @@ def dcg_counter(space: DCGSpace) -> Counter:
         exact_le,
         split,
         functools.partial(runs_at_value, space),
-        tol=_tolerance(n_cls),
+        tol=_tolerance(n_cls, _weight_error(space)),
         scale=scale,
     )

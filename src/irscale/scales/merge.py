@@ -142,7 +142,7 @@ def _np_bounds(P, S, x, t_):
     return np.searchsorted(S, u - t_, side="left"), np.searchsorted(S, u + t_, side="right")
 
 
-BAND = 256  # undecided pairs kept per query by the scan (more: a second pass, band())
+BAND = 64  # undecided pairs kept per query by the scan (more: a second pass, band())
 
 
 def scan(P, S, Pn, Pc, Sc, xs, tol, weighted: int = 2):
@@ -241,15 +241,20 @@ def _build_spread_kernel(numba):
     return spread
 
 
+SPREAD_K = 8  # shifted copies up to which spread merges (numba) instead of sorting
+
+
 def spread(vals, codes, runs, shifts, mult: int, ways):
     """Sorted partial values of one more unit: every ``vals[i] + shifts[g]`` in
     increasing order (``vals`` sorted), with codes ``codes[i] * mult + g`` and (``runs``
     not None) runs ``runs[i] * ways[g]``. The floats are those of ``vals[:, None] +
-    shifts[None, :]``, in the order a stable sort of that sum gives them: a k-way merge
-    compiled with numba (``O(n k)``, against the sort's ``O(n k log(n k))``), else the sort."""
+    shifts[None, :]``, in the order a stable sort of that sum gives them: for k up to
+    :data:`SPREAD_K` shifts a k-way merge compiled with numba (``O(n k^2)``: it looks at
+    every head for each value, cheaper than the sort's ``O(n k log(n k))`` while k is
+    small), else the sort."""
     kernel = compiled("scales.merge.spread", _build_spread_kernel)
     shifts = np.asarray(shifts, dtype=np.float64)
-    if kernel is not None:
+    if kernel is not None and len(shifts) <= SPREAD_K:
         n, k = len(vals), len(shifts)
         out_v = np.empty(n * k)
         out_c = np.empty(n * k, dtype=np.int64)
