@@ -545,8 +545,8 @@ def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: i
     """Paired bootstrap test (Sakai, SIGIR 2006) of every pair of systems: the differences
     d_t are centred (z_t = d_t - mean d, so H0 holds in the resampled world), topics are
     resampled with replacement, and the p-value (achieved significance level) is the share
-    of resamples whose studentized mean |mean z* / (sd z* / sqrt T)| reaches the observed
-    |mean d / (sd d / sqrt T)| (two-sided; equal up to float noise counts). Resamples: one
+    of resamples whose studentized mean ``|mean z* / (sd z* / sqrt T)|`` reaches the observed
+    ``|mean d / (sd d / sqrt T)|`` (two-sided; equal up to float noise counts). Resamples: one
     draw of ``numpy.random.default_rng(seed).integers(0, T, (n_resamples, T))``, the topics
     of each resample, shared by all pairs, drawn block by block. As in Sakai (2006), no +1
     correction. A pair with a missing score (NaN) gets p-value NaN, never significant."""
