@@ -25,7 +25,6 @@ process, each tool's seconds and the pairs it found significant at 0.05.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evaluate import BUSY, installed, load, machine  # noqa: E402  (the shared reporting of bench/)
+from rankmap import run  # noqa: E402  (a snippet in a fresh process, its RESULT line)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -129,14 +129,6 @@ def ranked(data: Path, N: int) -> None:
     print(f"{'measure and test':28s} {'significant':>11s} {'share':>7s} {'median ASL':>10s}")
     for k, (n, share, med) in r.items():
         print(f"{k:28s} {n:11d} {share:7.3f} {med:10.4f}")
-
-
-def run(code: str, *args) -> dict:
-    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], capture_output=True, text=True)
-    for line in p.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1]}
 
 
 def main() -> None:

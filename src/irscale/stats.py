@@ -528,17 +528,8 @@ def rtukey_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: int 
     tol = _ties(np.abs(X).sum(axis=0).max() / T * 2, T)
     count = n_resamples - np.searchsorted(ranges, np.abs(diff) - tol, side="left")
     p = count / n_resamples
-    res = TestResult(
-        "rtukey",
-        alpha,
-        diff,
-        p < alpha,
-        f"randomised Tukey HSD, {n_resamples:,} permutations within topics (seed {seed})",
-        names,
-        _pvalue=p,
-    )
-    res.provenance.update({"resamples": n_resamples, "seed": seed})
-    return res
+    method = f"randomised Tukey HSD, {n_resamples:,} permutations within topics (seed {seed})"
+    return _resampled("rtukey", alpha, diff, p, method, names, n_resamples, seed)
 
 
 def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: int = 0) -> TestResult:
@@ -574,15 +565,15 @@ def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: i
     p = count / n_resamples
     p[missing] = np.nan
     t_obs[missing] = np.nan
-    res = TestResult(
-        "bootstrap",
-        alpha,
-        t_obs,
-        p < alpha,
-        f"paired bootstrap (studentized, centred differences), {n_resamples:,} resamples of the topics (seed {seed})",
-        names,
-        _pvalue=p,
+    method = (
+        f"paired bootstrap (studentized, centred differences), {n_resamples:,} resamples of the topics (seed {seed})"
     )
+    return _resampled("bootstrap", alpha, t_obs, p, method, names, n_resamples, seed)
+
+
+def _resampled(test, alpha, statistic, p, method, names, n_resamples: int, seed: int) -> TestResult:
+    """A resampled test's result: decided p < alpha, its resamples and seed recorded."""
+    res = TestResult(test, alpha, statistic, p < alpha, method, names, _pvalue=p)
     res.provenance.update({"resamples": n_resamples, "seed": seed})
     return res
 
