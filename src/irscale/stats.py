@@ -465,7 +465,7 @@ def permutation_test(
         if exact:  # sign vector k: bit t of k flips topic t
             F = ((np.arange(a, b, dtype=np.int64)[:, None] >> bits) & 1).astype(np.float64)
         else:  # drawn block by block: the same stream as one draw of (n_resamples, T)
-            F = rng.integers(0, 2, size=(b - a, T), dtype=np.int8).astype(np.float64)
+            F = rng.integers(0, 2, size=(b - a, T)).astype(np.float64)
         Z = (1.0 - 2.0 * F) @ D
         if alternative == "two-sided":
             count += (np.abs(Z) >= np.abs(obs) - tol).sum(axis=0)
