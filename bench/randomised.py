@@ -162,34 +162,22 @@ def main() -> None:
             for name, (sec, sig) in r.items():
                 rows.append((f"irscale {name}", sec, sig, ""))
             rows.append(("irscale, the three", total, None, f"load {before:.2f} -> {after:.2f}"))
-        before = load()
-        r = run(RANX, X, args.peer_pairs)
-        after = load()
-        if "error" in r:
-            print(f"ranx: error: {r['error']}")
-        else:
+        peers = (("ranx", RANX, "ranx fisher_randomization_test"), ("scipy", SCIPY, "scipy permutation_test"))
+        for peer, code, label in peers:  # one pair per call: timed on a few pairs, then scaled
+            before = load()
+            r = run(code, X, args.peer_pairs)
+            after = load()
+            if "error" in r:
+                print(f"{peer}: error: {r['error']}")
+                continue
+            compiling = f"+ {r['compile']:.1f} s compiling; " if "compile" in r else ""
+            note = f"all 8,256 pairs: about {r['seconds'] * 8256 / r['pairs']:.0f} s (extrapolated), {compiling}"
             rows.append(
                 (
-                    f"ranx fisher_randomization_test ({r['pairs']} pairs)",
+                    f"{label} ({r['pairs']} pairs)",
                     r["seconds"],
                     r["significant"],
-                    f"all 8,256 pairs: about {r['seconds'] * 8256 / r['pairs']:.0f} s (extrapolated), "
-                    f"+ {r['compile']:.1f} s compiling; load {before:.2f} -> {after:.2f}",
-                )
-            )
-        before = load()
-        r = run(SCIPY, X, args.peer_pairs)
-        after = load()
-        if "error" in r:
-            print(f"scipy: error: {r['error']}")
-        else:
-            scaled = r["seconds"] * 8256 / r["pairs"]
-            rows.append(
-                (
-                    f"scipy permutation_test ({r['pairs']} pairs)",
-                    r["seconds"],
-                    r["significant"],
-                    f"all 8,256 pairs: about {scaled:.0f} s (extrapolated); load {before:.2f} -> {after:.2f}",
+                    note + f"load {before:.2f} -> {after:.2f}",
                 )
             )
         print(f"{'tool':40s} {'seconds':>8s} {'significant':>11s}")

@@ -41,8 +41,8 @@ class Counter(ValueSet):
     size: int
     P: np.ndarray  # prefix partial values, float64, sorted
     S: np.ndarray  # suffix partial values, float64, sorted
-    Pn: np.ndarray | None  # runs behind each prefix value, uint64 (None: one each, as in RBP)
-    Sn: np.ndarray | None  # runs behind each suffix value, uint64 (None: one each)
+    Pn: np.ndarray | None  # runs behind each prefix value, uint64 (None with Sn: one each, as in RBP)
+    Sn: np.ndarray | None  # runs behind each suffix value, uint64 (None with Pn)
     exact_le: Callable = field(repr=False)  # (i_prefix array, j_suffix array, query) -> bool array
     split: Callable = field(repr=False)  # query keys -> (float values, query objects for exact_le)
     runs_at_value: Callable = field(repr=False)  # query keys -> runs having exactly each key's value
@@ -63,19 +63,17 @@ class Counter(ValueSet):
 
     def __post_init__(self):
         self._runs_le_of: dict = {}  # runs <= each key, counted in the same pass as its phi
-        # one run per pair (RBP): the runs below are the pairs below, and no run sums are kept
+        # one run per pair (RBP, both None): the runs below are the pairs below, no run sums kept
         self._unit = self.Pn is None and self.Sn is None
         if self._unit:
             self.Pn = self.Sn = self.Pc = self.Sc = np.zeros(1, dtype=np.uint64)  # read by no kernel
             self._sums = 0
             return
-        if self.Pn is None or self.Sn is None:  # one side alone: its runs are ones
-            self.Pn = np.ones(len(self.P), dtype=np.uint64) if self.Pn is None else self.Pn
-            self.Sn = np.ones(len(self.S), dtype=np.uint64) if self.Sn is None else self.Sn
-        self.Sc = np.concatenate([[0], np.cumsum(self.Sn, dtype=np.uint64)]).astype(np.uint64)
-        self.Pc = np.concatenate([[0], np.cumsum(self.Pn, dtype=np.uint64)]).astype(np.uint64)
+        Pn, Sn = np.asarray(self.Pn), np.asarray(self.Sn)  # both given (one None alone is not a counter)
+        self.Sc = np.concatenate([[0], np.cumsum(Sn, dtype=np.uint64)]).astype(np.uint64)
+        self.Pc = np.concatenate([[0], np.cumsum(Pn, dtype=np.uint64)]).astype(np.uint64)
         # each half's runs stay below 2^64 (check_dcg), so the uint64 sums are exact
-        total = int(self.Pn.sum(dtype=np.uint64)) * int(self.Sn.sum(dtype=np.uint64))
+        total = int(self.Pc[-1]) * int(self.Sc[-1])
         # run sums modulo 2^64 suffice below 2^63 (merge.exact_sum)
         self._sums = 1 if total < 2**63 else 2
 
