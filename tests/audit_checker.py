@@ -13,6 +13,10 @@ a convention that a plain library call does not follow, it is implemented here f
 documentation (docs/guide.md and the docstrings of those modules), in this file's own code,
 and a comment says so at each place.
 
+The randomised tests (permutation, randomised Tukey HSD, bootstrap) are re-derived from
+their documented draws (seed, resamples, the stream of each draw), pair by pair in plain
+numpy, with a tie tolerance of its own (1e-9 of the pair's scale).
+
 Tolerances: counts, flags, labels, ranks and display strings exactly; means 1e-12 relative
 (the same sums in another order); statistics from another library 1e-9 relative; bootstrap
 intervals to the documented 1e-12 relative (``Audit.inexact_summary`` counts the ends that
@@ -54,8 +58,16 @@ TEST_NAMES = {
     "anova2": "Two-way ANOVA",
     "friedman": "Friedman Test",
 }
+RANDOMISED = ("permutation", "rtukey", "bootstrap")
+TEST_NAMES |= {
+    "permutation": "Paired Randomisation Test",
+    "rtukey": "Randomised Tukey HSD",
+    "bootstrap": "Paired Bootstrap Test",
+}
+RESAMPLES = {"permutation": 100_000, "rtukey": 10_000, "bootstrap": 10_000}  # the documented defaults
 PAIRWISE = ("sign", "ranksum", "signrank", "ttest")
 MULTI = ("anova1", "kruskal", "anova2", "friedman")
+FAMILYWISE = MULTI + ("rtukey",)  # p-values adjusted over all pairs already: no correction
 ORDINAL_TESTS = ("sign", "ranksum", "kruskal", "friedman")  # use only the order of the scores
 WITHIN_TOPIC = ("sign", "friedman")  # compare two systems topic by topic only
 RB_DEPENDENT = {"R", "AP", "nDCG", "Rprec", "F", "bpref"}  # depending on the recall base (guide)
@@ -83,9 +95,16 @@ class StudySpec:
     correction: str = "none"
     approx: float | None = None
     mid: bool = True
+    tests: list = field(default_factory=lambda: list(TESTS))  # as given to -t, in order
+    seed: int = 0
 
     def argv(self, out) -> list[str]:
         a = ["compare", str(self.qrels), *map(str, self.runs), "-N", str(self.N)]
+        if list(self.tests) != list(TESTS):
+            for t in self.tests:
+                a += ["-t", t]
+        if self.seed:
+            a += ["--seed", str(self.seed)]
         for m in self.measures:
             a += ["-m", m]
         for b in self.baselines:
@@ -582,16 +601,21 @@ def anova_mse(X: np.ndarray, two_way: bool) -> tuple[float, float]:
     return float((resid**2).sum()) / dfe, float(dfe)
 
 
-def all_pairs(X: np.ndarray, alpha: float) -> dict:
+def all_pairs(X: np.ndarray, alpha: float, randomised=(), seed: int = 0) -> dict:
     """Every test on every pair i < j of the topics x systems matrix X: test -> (p-values or
     None, significant, extra). Pairwise tests decide p < alpha (strictly, as documented);
-    Tukey-type ones q > the studentized range's 1 - alpha quantile (extra: q, k, df)."""
+    Tukey-type ones q > the studentized range's 1 - alpha quantile (extra: q, k, df); the
+    ``randomised`` ones asked for (their p-values from the documented draws of ``seed``)
+    p < alpha."""
     T, S = X.shape
+    out = {}
+    for test in randomised:
+        p = randomised_p(test, X, seed)
+        out[test] = (p, p < alpha, None)
     i, j = np.triu_indices(S, k=1)
     xi, xj = X[:, i], X[:, j]
     d = xi - xj
     scale = matrix_scale(X)
-    out = {}
     pos, neg = (d > 0).sum(axis=0), (d < 0).sum(axis=0)
     p = np.array([sign_p(min(a, b), a + b) if a + b else 1.0 for a, b in zip(pos, neg)])
     out["sign"] = (p, p < alpha, None)
@@ -626,6 +650,135 @@ def all_pairs(X: np.ndarray, alpha: float) -> dict:
     q = np.abs(mr[i] - mr[j]) / math.sqrt(var * 2 / T) * math.sqrt(2) if var > 0 else np.zeros(len(i))
     out["friedman"] = (None, q > q_critical(alpha, S, np.inf), (q, S, np.inf))
     return out
+
+
+def randomised_p(test: str, X: np.ndarray, seed: int) -> np.ndarray:
+    """The randomised tests' p-values of every pair i < j, re-derived from the documented
+    draws (docs/guide.md, "Randomisation tests and discriminative power"), each in plain
+    numpy and pair by pair. Statistics equal up to 1e-9 of the pair's scale count as equal
+    (irscale documents a far narrower float-noise tolerance; the two agree wherever no two
+    distinct statistics lie within 1e-9, as on real scores)."""
+    T, S = X.shape
+    i, j = np.triu_indices(S, k=1)
+    rng = np.random.default_rng(seed)
+    n = RESAMPLES[test]
+    if test == "permutation":  # two-sided; all 2^T sign vectors up to 20 topics, else drawn, +1 correction
+        if T <= 20:
+            flips = (np.arange(2**T)[:, None] >> np.arange(T)) & 1
+        else:
+            flips = rng.integers(0, 2, size=(n, T))
+        signs = 1 - 2 * flips.astype(np.float64)
+        out = np.empty(len(i))
+        for p, (a, b) in enumerate(zip(i, j)):
+            d = X[:, a] - X[:, b]
+            z = np.abs(signs @ d)
+            k = int((z >= abs(d.sum()) - 1e-9 * np.abs(d).sum()).sum())
+            out[p] = k / 2**T if T <= 20 else (k + 1) / (n + 1)
+        return out
+    if test == "rtukey":  # each resample: argsort of random((T, S)) permutes each topic's scores
+        ranges = np.empty(n)
+        for r in range(n):
+            perm = np.argsort(rng.random((T, S)), axis=1)
+            m = np.take_along_axis(X, perm, axis=1).mean(axis=0)
+            ranges[r] = m.max() - m.min()
+        means = X.mean(axis=0)
+        tol = 1e-9 * np.abs(X).max()
+        return np.array([(ranges >= abs(means[a] - means[b]) - tol).mean() for a, b in zip(i, j)])
+    idx = rng.integers(0, T, size=(n, T))  # the bootstrap: topics drawn with replacement
+    out = np.empty(len(i))
+    for p, (a, b) in enumerate(zip(i, j)):
+        d = X[:, a] - X[:, b]
+        z = (d - d.mean())[idx]
+        t_obs, t = studentized(d.mean(), d.std(ddof=1), T), studentized(z.mean(axis=1), z.std(axis=1, ddof=1), T)
+        out[p] = (np.abs(t) >= abs(t_obs) * (1 - 1e-9)).mean()
+    return out
+
+
+def randomised_p_range(test: str, X: np.ndarray, H: np.ndarray, seed: int):
+    """Per pair i < j, the least and the largest p-value of ``test`` (two-sided, documented
+    draws of ``seed``) over all exact scores within X +- H (stats.could_flip's docstring):
+
+    * permutation: |s . d| - |sum d| = |B - A| - |B + A|, with A the sum of d over the
+      flipped topics and B over the kept ones, is 2 min(|A|, |B|) where A B <= 0 and minus
+      that elsewhere; s counts where it is at least minus the tie tolerance (here 1e-9 sum
+      |d|). A and B lie within their midpoints' sums +- the sums of w = H_i + H_j over
+      their topics: s certainly counts where A B <= 0 over that box or min(|A|, |B|) stays
+      within half the least tolerance, possibly where A B can be <= 0 or min(|A|, |B|) can
+      come within half the largest;
+    * rtukey: a permuted system mean moves by at most the mean over topics of the largest
+      half-width (so a range by twice that), a difference of means by the mean of w;
+    * bootstrap: the resampled mean by at most (c . w) / T + mean(w) (c: how often each
+      topic was drawn), its sd by sqrt(c . w^2 / (T - 1)); the observed mean by mean(w),
+      its sd by ||w|| / sqrt(T - 1).
+
+    Margins of 1e-9 (relative to the pair's scale) on every comparison: wider than irscale's
+    rounding tolerances, so a p-value near a crossing may differ from irscale's only where a
+    resample lies within 1e-9 of a bound."""
+    T, S = X.shape
+    i, j = np.triu_indices(S, k=1)
+    rng = np.random.default_rng(seed)
+    n = RESAMPLES[test]
+    lo, hi = np.empty(len(i)), np.empty(len(i))
+    if test == "permutation":
+        flips = (np.arange(2**T)[:, None] >> np.arange(T)) & 1 if T <= 20 else rng.integers(0, 2, size=(n, T))
+        signs = 1 - 2 * flips.astype(np.float64)
+        total, plus = (2**T, 0) if T <= 20 else (n, 1)
+        flipped = signs < 0
+        for p, (a, b) in enumerate(zip(i, j)):
+            d, w = X[:, a] - X[:, b], H[:, a] + H[:, b]
+            tol_lo = 1e-9 * max(abs(d.sum()) - w.sum(), 0)  # the tie tolerance at the least sum |d| possible
+            tol_hi = 1e-9 * (np.abs(d).sum() + w.sum())  # and at the largest
+            A, B = flipped @ d, ~flipped @ d
+            wa, wb = flipped @ w, ~flipped @ w
+            lo_a, hi_a, lo_b, hi_b = A - wa, A + wa, B - wb, B + wb
+            most = np.maximum.reduce([lo_a * lo_b, lo_a * hi_b, hi_a * lo_b, hi_a * hi_b])
+            least = np.minimum.reduce([lo_a * lo_b, lo_a * hi_b, hi_a * lo_b, hi_a * hi_b])
+            small = 2 * np.minimum(np.abs(A) + wa, np.abs(B) + wb) <= tol_lo
+            near = 2 * np.minimum(np.maximum(np.abs(A) - wa, 0), np.maximum(np.abs(B) - wb, 0)) <= tol_hi
+            lo[p] = (int(((most <= 0) | small).sum()) + plus) / (total + plus)
+            hi[p] = (int(((least <= 0) | near).sum()) + plus) / (total + plus)
+        return lo, hi
+    if test == "rtukey":
+        ranges = np.empty(n)
+        for r in range(n):
+            perm = np.argsort(rng.random((T, S)), axis=1)
+            mm = np.take_along_axis(X, perm, axis=1).mean(axis=0)
+            ranges[r] = mm.max() - mm.min()
+        shift = 2 * H.max(axis=1).mean()
+        means, hm = X.mean(axis=0), H.mean(axis=0)
+        eps = 1e-9 * (np.abs(X) + H).max()
+        for p, (a, b) in enumerate(zip(i, j)):
+            diff, dd = abs(means[a] - means[b]), hm[a] + hm[b]
+            lo[p] = (ranges - shift >= diff + dd + eps).mean()
+            hi[p] = (ranges + shift >= diff - dd - eps).mean()
+        return lo, hi
+    idx = rng.integers(0, T, size=(n, T))
+    counts = np.stack([np.bincount(row, minlength=T) for row in idx]).astype(np.float64)
+    root = math.sqrt(T)
+    for p, (a, b) in enumerate(zip(i, j)):
+        d, w = X[:, a] - X[:, b], H[:, a] + H[:, b]
+        sd, e = d.std(ddof=1), math.sqrt((w * w).sum() / (T - 1))
+        o_lo = max(abs(d.mean()) - w.mean(), 0) * root / (sd + e) if sd + e > 0 else 0.0
+        o_hi = (abs(d.mean()) + w.mean()) * root / (sd - e) if sd - e > 0 else math.inf
+        z = (d - d.mean())[idx]
+        zm, zs = z.mean(axis=1), z.std(axis=1, ddof=1)
+        am = counts @ w / T + w.mean()
+        bs = np.sqrt(counts @ (w * w) / (T - 1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_lo = np.nan_to_num(np.maximum(np.abs(zm) - am, 0) * root / (zs + bs))
+            t_hi = np.where(zs - bs > 0, (np.abs(zm) + am) * root / (zs - bs), np.inf)
+        lo[p] = (t_lo * (1 - 1e-9) >= o_hi * (1 + 1e-9)).mean()
+        hi[p] = (t_hi * (1 + 1e-9) >= o_lo * (1 - 1e-9)).mean()
+    return lo, hi
+
+
+def studentized(mean, sd, T: int):
+    """mean / (sd / sqrt T); the documented conventions at sd = 0: 0 for a mean of 0, else +-inf.
+    (With the float noise of a mean of equal values, |mean| below 1e-12 of the sd's scale is 0.)"""
+    mean, sd = np.asarray(mean, dtype=float), np.asarray(sd, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / (sd / math.sqrt(T))
+    return np.where(sd > 0, t, np.where(mean == 0, 0.0, np.copysign(np.inf, mean)))
 
 
 def correct(p: np.ndarray, method: str, alpha: float):
@@ -856,7 +1009,15 @@ class Audit:
         self.exact(pv, "baselines", "-", prov["baselines"], list(spec.baselines) or None)
         self.exact(pv, "tie_strategies", "-", prov["tie_strategies"], ["unq", "mid"] if spec.mid else ["unq"])
         self.exact(pv, "means_rounded_to", "-", prov["means_rounded_to"], 8)
-        self.exact(pv, "tests", "-", list(prov["tests"]), list(TESTS))
+        asked = [x for t in spec.tests for x in ({"paper": TESTS, "randomised": RANDOMISED}.get(t) or [t])]
+        self.exact(pv, "tests", "-", list(prov["tests"]), list(dict.fromkeys(asked)), "-t, groups expanded, in order")
+        drawn = [t for t in self.tests if t in RANDOMISED]
+        expect = {
+            t: {"resamples": RESAMPLES[t], "seed": spec.seed}
+            | ({"exact_up_to_topics": 20, "plus_one_correction": True} if t == "permutation" else {})
+            for t in drawn
+        }
+        self.exact(pv, "randomised_tests", "-", prov.get("randomised_tests"), expect or None)
         if spec.approx is not None:
             self.exact(pv, "approx", "-", float(prov["approx"]), spec.approx)
         self.exact(pv, "measures", "-", [str(x) for x in prov["measures"]], list(spec.full_names))
@@ -1080,9 +1241,10 @@ class Audit:
         self.Rs = self.R / self.unit[:, None, None]
         self.RMs = self.RM / self.unit[:, None, None]
         self.results = {}
+        drawn = [t for t in self.tests if t in RANDOMISED]
         for m in range(self.M):
-            self.results[m, 0] = all_pairs(self.V[m].T, self.alpha)
-            self.results[m, 1] = all_pairs(self.Rs[m].T, self.alpha)
+            self.results[m, 0] = all_pairs(self.V[m].T, self.alpha, drawn, self.spec.seed)
+            self.results[m, 1] = all_pairs(self.Rs[m].T, self.alpha, drawn, self.spec.seed)
 
     def check_ci(self, file, suffix, row, lo_text, hi_text, x, own, what, negated_of=None):
         """The interval must be the documented bootstrap's to the documented 1e-12 relative;
@@ -1237,7 +1399,7 @@ class Audit:
                 self.exact(f, "correction", row, df["correction"][r], spec.correction)
                 for k, col in ((0, "sig_adjusted"), (1, "sig_ranked_adjusted")):
                     p, s, _ = self.results[m, k][test]
-                    v = int(s.sum()) if test in MULTI else int(correct(p, spec.correction, self.alpha)[1].sum())
+                    v = int(s.sum()) if test in FAMILYWISE else int(correct(p, spec.correction, self.alpha)[1].sum())
                     self.exact(f, col, row, int(df[col][r]), v, "Tukey-type tests keep their count")
             # the ranked column as the statistics see it: under approx scaled by a power of two to a largest
             # value in (1/2, 1] (compare's documented scaling), which measurefree's 1e-9 float-noise
@@ -1294,11 +1456,20 @@ class Audit:
           the exact ties guessed from equal (midpoint, half-width), since the exact-value ids
           are not written: a disagreement there is a note, not a mismatch.
 
+        * the randomised tests (stats.could_flip's docstring: the same draws meet every exact
+          score, so each resampled statistic and the observed one move within intervals, and
+          the p-value lies between the share of resamples certainly and possibly as extreme);
+          see :func:`randomised_p_range`.
+
         None for the rank-based tests (their bounds need the exact-value ids)."""
         X, H = self.Rs[m].T, self.H[m].T / self.unit[m]  # the scaled column the tests saw
         T, S = X.shape
         i, j = np.triu_indices(S, k=1)
         sig = self.results[m, 1][test][1]
+        if test in RANDOMISED:
+            pad = 4 * np.finfo(np.float64).eps * (np.abs(X) + H)  # the midpoint's and half-width's rounding
+            p_lo, p_hi = randomised_p_range(test, X, H + pad, self.spec.seed)
+            return np.where(sig, p_hi >= self.alpha, p_lo < self.alpha)
         if test == "ttest":
             d, w = X[:, i] - X[:, j], H[:, i] + H[:, j]
             mu, sd = d.mean(axis=0), d.std(axis=0, ddof=1)
@@ -1361,12 +1532,16 @@ class Audit:
             k = 0 if sc == "original" else 1
             X = (self.V[m] if k == 0 else self.R[m]).T  # the study's matrix: unscaled ranked values
             scale = matrix_scale(X)
-            corr = "none" if test in MULTI else spec.correction
-            full = all_pairs(X, self.alpha)[test] if k == 1 and spec.approx is not None else self.results[m, k][test]
+            corr = "none" if test in FAMILYWISE else spec.correction
+            full = (
+                all_pairs(X, self.alpha, [test] if test in RANDOMISED else (), spec.seed)[test]
+                if k == 1 and spec.approx is not None
+                else self.results[m, k][test]
+            )
             p = []
             for a, b in comps:
                 lo_, hi_ = min(a, b), max(a, b)
-                if test in PAIRWISE:
+                if test in PAIRWISE + RANDOMISED:
                     p.append(full[0][triu[lo_, hi_]])
                 else:
                     q, kk, dfe = full[2]

@@ -236,11 +236,32 @@ def test_could_flip_is_sound(seed, T, S, scale):
             assert not ((truth != reported) & ~flagged).any(), test
 
 
+@pytest.mark.parametrize("T", [8, 24])  # exact sign vectors, and Monte Carlo ones
+def test_randomised_p_values_of_exact_scores_lie_within_the_bounds(T):
+    """The randomised tests' p-value ranges that could_flip decides on hold the p-value of
+    every exact score matrix within the bounds: the draws (seeded) are the same, so only
+    the scores move; crowded scores (many near-ties) and wide bounds both."""
+    rng = np.random.default_rng(T)
+    S = 5
+    for width in (1e-4, 0.02):
+        X = np.round(rng.random((T, S)) * 8) / 8 + np.linspace(0, 0.2, S)  # near-ties on a lattice
+        H = width * rng.random((T, S))
+        for test in st.RANDOMISED:
+            p_lo, p_hi = st._RANDOMISED_BOUNDS[test](X, H, *st.pair_index(S), 5)
+            assert (p_lo <= p_hi).all()
+            for _ in range(4):
+                exact = X + H * rng.uniform(-1, 1, X.shape)
+                p = st.run_test(test, exact, seed=5).pvalue
+                assert ((p_lo <= p) & (p <= p_hi)).all(), (test, width, p_lo, p, p_hi)
+            if width == 1e-4:
+                assert (p_hi - p_lo).max() < 0.2, test  # narrow bounds: narrow p ranges
+
+
 def test_could_flip_is_exact_without_width_and_not_vacuous():
     rng = np.random.default_rng(0)
     X = rng.permutation(60).reshape(12, 5).astype(float)  # distinct values 1 apart
     ids = X.astype(int)
-    for test in st.TESTS:
+    for test in st.TESTS + st.RANDOMISED:
         assert not st.could_flip(test, X, np.zeros_like(X), ids).any()
         assert not st.could_flip(test, X, np.full_like(X, 1e-6), ids).any(), test
         assert st.could_flip(test, X, np.full_like(X, 100.0), ids).any(), test  # bounds say nothing

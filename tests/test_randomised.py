@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats as sps
 
+import irscale
 from irscale import stats
 from irscale.errors import IrscaleError
 from irscale.scales.permissible import meaningful_test
+from irscale.study import compare
 
 
 def _scipy_paired(x, y, alternative):
@@ -172,8 +176,8 @@ def test_run_test_names_them_and_the_scale_owner_needs_an_interval_scale():
 def test_missing_scores_few_topics_and_options():
     """A pair with a missing score (NaN, as --missing-topics drop leaves) gets p-value
     NaN and is never significant; the others are as without it. rtukey, which permutes
-    whole topics, and the bootstrap on one topic refuse. run_test keeps the test's own
-    seed in the provenance; exact_limit is bounded."""
+    whole topics, and the bootstrap on one topic refuse. run_test seeds a randomised test
+    (and records the seed); exact_limit is bounded."""
     X = np.random.default_rng(3).random((10, 3)) + np.array([0.0, 0.4, 0.8])
     Y = X.copy()
     Y[2, 0] = np.nan
@@ -186,8 +190,10 @@ def test_missing_scores_few_topics_and_options():
     with pytest.raises(IrscaleError, match="at least 2 topics"):
         stats.bootstrap_test(X[:1])
     assert stats.permutation_test(X[:1]).pvalue.tolist() == [1.0, 1.0, 1.0]
-    res = stats.run_test("bootstrap", X, seed=99)
-    assert res.provenance["seed"] == 0  # the seed the test used, not the caller's label
+    res = stats.run_test("bootstrap", X, seed=99, measure="toy")
+    assert res.provenance["seed"] == 99 and res.provenance["measure"] == "toy"
+    assert res.pvalue.tolist() == stats.bootstrap_test(X, seed=99).pvalue.tolist()
+    assert stats.run_test("ttest", X, seed=99).pvalue.tolist() == stats.t_test(X).pvalue.tolist()  # draws nothing
     with pytest.raises(IrscaleError):
         stats.permutation_test(X, exact_limit=40)
     dp = stats.discriminative_power(Y, "permutation", seed=1)
@@ -206,3 +212,83 @@ def test_resampled_p_values_do_not_depend_on_the_blocks_or_the_other_systems(mon
     for f, p in whole.items():
         assert f(X, n_resamples=3000, seed=4).pvalue[0] == p
         assert f(X[:, :2], n_resamples=3000, seed=4).pvalue[0] == p
+
+
+# -- in the study: compare / study -t permutation|rtukey|bootstrap ----------------------------------
+
+TOY = Path(irscale.__file__).parent / "examples" / "toy"
+
+
+@pytest.fixture(scope="module")
+def toy_study():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = irscale.evaluate(TOY / "qrels.txt", TOY / "runs", ["AP"])
+        return table, compare(
+            table, ["AP", "P"], 5, tests=["ttest", "randomised"], baselines=["bm25"], correction="holm", seed=3
+        )
+
+
+def test_groups_of_tests_expand_once_in_order():
+    assert stats.expand_tests(["randomised", "paper"]) == stats.RANDOMISED + stats.TESTS
+    assert stats.expand_tests(["rtukey", "randomised"]) == ("rtukey", "permutation", "bootstrap")
+    with pytest.raises(IrscaleError, match="did you mean 'rtukey'"):
+        stats.expand_tests(["rtukay"])
+
+
+def test_the_study_runs_them_on_both_scales_with_its_seed(toy_study):
+    """Tables 5/6 hold each randomised test's decisions on the original and the ranked
+    scores, as stats.run_test gives them with the study's seed; meaningful only on one
+    interval scale across topics (P's; not AP's, nor ranked AP's, which rests on each
+    topic's recall base); rtukey keeps its count
+    under a correction (it holds the family-wise error already); the comparisons with the
+    baseline carry the same p-values, corrected (Holm) except rtukey's."""
+    table, study = toy_study
+    ch = study.changes.set_index(["measure", "test"])
+    t = irscale.transform(table, ["AP", "P"], depth=5)
+    for m in ("AP@5", "P@5"):
+        orig, ranked = t.matrix(m), t.matrix(f"ranked({m})")
+        for test in stats.RANDOMISED:
+            row = ch.loc[(m, stats.test_name(test))]
+            a, b = stats.run_test(test, orig, seed=3), stats.run_test(test, ranked, seed=3)
+            assert (row["sig"], row["sig_ranked"]) == (a.n_significant, b.n_significant)
+            # P is an interval scale; AP is not, and depends on each topic's recall base, so its
+            # ranked version is an interval scale within a topic, not one across topics
+            assert row["meaningful"] == row["meaningful_ranked"] == (m == "P@5")
+            if test == "rtukey":
+                assert (row["sig_adjusted"], row["sig_ranked_adjusted"]) == (row["sig"], row["sig_ranked"])
+            pairs = study.pairs[(study.pairs["measure"] == m) & (study.pairs["test"] == stats.test_name(test))]
+            systems = list(orig.columns)
+            k = systems.index("bm25")
+            for _, r in pairs[pairs["scale"] == "original"].iterrows():
+                o = systems.index(r["system_2"])
+                lo, hi = min(k, o), max(k, o)
+                pos = list(zip(*stats.pair_index(len(systems)))).index((lo, hi))
+                assert r["p_value"] == a.pvalue[pos]
+            assert (pairs["correction"] == ("none" if test == "rtukey" else "holm")).all()
+    prov = study.provenance["randomised_tests"]
+    assert prov["permutation"] == {
+        "resamples": 100_000,
+        "seed": 3,
+        "exact_up_to_topics": 20,
+        "plus_one_correction": True,
+    }
+    assert prov["rtukey"] == {"resamples": 10_000, "seed": 3} and study.provenance["tests"][0] == "ttest"
+
+
+def test_the_cli_takes_them_and_refuses_a_wrong_name_before_reading(tmp_path):
+    from typer.testing import CliRunner
+
+    from irscale.cli import app
+
+    runner = CliRunner()
+    args = ["compare", str(TOY / "qrels.txt"), str(TOY / "runs"), "-N", "5", "-m", "P", "--no-effects"]
+    bad = runner.invoke(app, [*args, "-t", "permutaton"])
+    assert bad.exit_code == 2 and "did you mean 'permutation'" in bad.output
+    missing = runner.invoke(app, ["compare", str(tmp_path / "nope.txt"), str(tmp_path), "-t", "rtukee"])
+    assert missing.exit_code == 2 and "rtukey" in missing.output  # the test name before the files
+    ok = runner.invoke(app, [*args, "-t", "randomised", "--seed", "2", "--out", str(tmp_path / "out")])
+    assert ok.exit_code == 0, ok.output
+    assert "Paired Randomisation Test" in (tmp_path / "out" / "tables5_6_significance_changes_N5.csv").read_text()
+    study = runner.invoke(app, ["study", "trec8-like", str(TOY / "qrels.txt"), str(TOY / "runs"), "-t", "rtukeyy"])
+    assert study.exit_code == 2 and "did you mean 'rtukey'" in study.output

@@ -12,12 +12,13 @@ checker's.
 The studies:
 
 1. TREC-8, the first 20 runs (sorted by file name), N = 30, P, AP, RBP(p=0.8), nDCG,
-   baseline CL99SD, Holm correction;
+   baseline CL99SD, Holm correction, the paper's eight tests and the three randomised ones;
 2. TREC DL 2019 passage (37 runs), graded nDCG, RBP(p=0.8), ERR at N = 10; nDCG and
    RBP(p=0.8) at N = 20 (ERR@20 on 4 relevance levels has no exact engine: irscale refuses it,
    checked below); the three at N = 10 under the lenient protocol;
 3. TREC-8, the first 10 runs, N = 1000, P and nDCG with --approx 1e-4 --no-mid, baseline
-   CL99SD (so that the bounded comparisons' half-widths are audited too);
+   CL99SD (so that the bounded comparisons' half-widths are audited too), the t and sign
+   tests and the randomised ones with --seed 7 (their could-flip flags re-derived);
 4. TREC DL 2019 with its grades 0-3 written as real-valued grades 0, 0.25, 0.5, 1.0 (an LLM
    judge's probabilities), N = 10: graded nDCG and RBP(p=0.8) on the four grades, and P at
    the threshold 0.5, baseline and Holm correction.
@@ -74,6 +75,7 @@ def _specs(root: Path) -> dict[str, StudySpec]:
             ["P@30", "AP@30", "RBP(p=0.8)@30", "nDCG@30"],
             baselines=["CL99SD"],
             correction="holm",
+            tests=["paper", "randomised"],
         ),
         "dl19_N10_graded": StudySpec(
             "dl19_N10_graded",
@@ -122,6 +124,8 @@ def _specs(root: Path) -> dict[str, StudySpec]:
             baselines=["CL99SD"],
             approx=1e-4,
             mid=False,
+            tests=["ttest", "sign", "randomised"],
+            seed=7,
         ),
     }
 

@@ -897,9 +897,11 @@ class StudyOpts:
     no_effects: bool = False
     no_measure_free: bool = False
     spacing: bool = False
+    seed: int = 0
 
     def kwargs(self) -> dict:
         return dict(
+            seed=self.seed,
             correction=self.correction,
             across_measures=self.across_measures,
             baselines=self.baseline or None,
@@ -915,6 +917,19 @@ CorrectionOpt = Annotated[
         help="multiple-comparison correction of each test's p-values over the system pairs: none (the "
         "paper), holm, bonferroni, bh (Benjamini-Hochberg)",
     ),
+]
+TestOpt = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--test",
+        "-t",
+        help="sign, ranksum, signrank, ttest, anova1, kruskal, anova2, friedman (the paper's eight: 'paper', "
+        "the default), permutation, rtukey, bootstrap (the randomised tests: 'randomised'); repeatable",
+    ),
+]
+SeedOpt = Annotated[
+    int,
+    typer.Option("--seed", min=0, help="seed of the bootstrap intervals and of the randomised tests' draws"),
 ]
 AcrossOpt = Annotated[bool, typer.Option("--across-measures", help="correct over all measures' pairs together")]
 BaselineOpt = Annotated[
@@ -1007,14 +1022,7 @@ def compare(
         ),
     ] = None,
     N: Annotated[int, typer.Option("-N", "--depth", min=1, help="run length N")] = 30,
-    test: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--test",
-            "-t",
-            help="sign, ranksum, signrank, ttest, anova1, kruskal, anova2, friedman (repeatable; default all)",
-        ),
-    ] = None,
+    test: TestOpt = None,
     alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="significance level")] = 0.05,
     no_mid: Annotated[bool, typer.Option("--no-mid", help="skip the mid tie strategy (Table 3)")] = False,
     out: Annotated[
@@ -1040,6 +1048,7 @@ def compare(
     correction: CorrectionOpt = "none",
     across_measures: AcrossOpt = False,
     baseline: BaselineOpt = None,
+    seed: SeedOpt = 0,
     no_effects: NoEffectsOpt = False,
     no_measure_free: NoFreeOpt = False,
     figures: FiguresOpt = True,
@@ -1055,12 +1064,12 @@ def compare(
     opts = ReadOpts(
         float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade, metadata
     )
-    report = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing)
+    report = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing, seed)
     measures = measure or list(PAPER_MEASURES)
     tests = test or _all_tests()
     try:
         _set_memory(memory, ctx)
-        _check_tests(tests)
+        tests = _check_tests(tests)
         _check_correction(correction)
         from irscale.study import plan_study
 
@@ -1118,12 +1127,11 @@ def _all_tests():
     return list(TESTS)
 
 
-def _check_tests(tests):
-    from irscale.errors import check_choice
-    from irscale.stats import TESTS
+def _check_tests(tests) -> list[str]:
+    """The tests named with -t (groups expanded), checked before any data is read."""
+    from irscale.stats import expand_tests
 
-    for t in tests:
-        check_choice("--test", t, TESTS)
+    return list(expand_tests(tests, "--test"))
 
 
 study_app = typer.Typer(help="Whole experiments in one command.", no_args_is_help=True)
@@ -1136,6 +1144,7 @@ def study_trec8_like(
     qrels: Annotated[Path, typer.Argument(help="qrels file")],
     runs: Annotated[list[str], typer.Argument(help="run directory, files or glob")],
     depths: Annotated[str, typer.Option("--depths", help="run lengths, comma-separated")] = "5,10,20,30",
+    test: TestOpt = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="write every table and reports here")] = None,
     alpha: Annotated[float, typer.Option(min=0.0, max=1.0, help="significance level")] = 0.05,
     float32_scores: Float32Opt = False,
@@ -1150,6 +1159,7 @@ def study_trec8_like(
     correction: CorrectionOpt = "none",
     across_measures: AcrossOpt = False,
     baseline: BaselineOpt = None,
+    seed: SeedOpt = 0,
     no_effects: NoEffectsOpt = False,
     no_measure_free: NoFreeOpt = False,
     figures: FiguresOpt = True,
@@ -1169,9 +1179,10 @@ def study_trec8_like(
     )
     Ns = _depths(depths)
     measures = list(PAPER_MEASURES)
-    extra = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing).kwargs()
+    extra = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing, seed).kwargs()
     try:
         _set_memory(memory, ctx)
+        tests = _check_tests(test or _all_tests())
         _check_correction(correction)
         _check_out(out)
         judged = _judge(
@@ -1188,7 +1199,7 @@ def study_trec8_like(
     with _OnceOverN() as once:  # each "not meaningful" warning once, for every N it holds at
         for N in Ns:
             try:
-                st = _run_study(judged, measures, N, _all_tests(), alpha, True, None, relevance, extra)
+                st = _run_study(judged, measures, N, tests, alpha, True, None, relevance, extra)
                 st.provenance.setdefault("command", _command_line())
                 st.provenance.update(_qrels_provenance(qrels))
                 studies.append(st)

@@ -12,7 +12,8 @@ so a report calls these functions once for each.
 * :func:`pairwise`: one row per compared pair of systems: the means, the mean paired
   difference with its BCa bootstrap confidence interval, Cohen's d_z, the matched-pairs
   rank-biserial correlation, the test statistic and p-value of any of
-  :data:`irscale.stats.TESTS`, the corrected p-value and the decision.
+  :data:`irscale.stats.ALL_TESTS` (the paper's eight and the randomised tests), the
+  corrected p-value and the decision.
 * :func:`system_means`: each system's mean score with its BCa bootstrap confidence interval.
 
 Conventions
@@ -99,7 +100,7 @@ from scipy import stats as sps
 
 from irscale._version import __version__
 from irscale.errors import ArgumentError, check_choice, warn
-from irscale.stats import MULTI, PAIRWISE, TESTS, _as_matrix, pair_index, run_test
+from irscale.stats import ALL_TESTS, FAMILYWISE, SIGNED, _as_matrix, pair_index, run_test
 from irscale.validate import flag, integer, level
 
 __all__ = [
@@ -471,21 +472,22 @@ def pairwise(
       differences);
     * ``rank_biserial``: the matched-pairs rank-biserial correlation of the Wilcoxon
       signed-rank test (:func:`rank_biserial`);
-    * ``statistic``, ``p_value``: the pair's entries of ``stats.run_test(test, X, alpha)``.
+    * ``statistic``, ``p_value``: the pair's entries of ``stats.run_test(test, X, alpha,
+      seed=seed)`` (``seed`` seeds the randomised tests' draws too; None: 0).
       Signed statistics (sign: #positive - #negative differences; ranksum, signrank: z;
-      ttest: t) are negated when a baseline comes after the other system in ``X``, so they
-      always read ``system_1`` versus ``system_2``; the Tukey-type statistic (studentized
-      range) is unsigned;
+      ttest, bootstrap: t; permutation, rtukey: the difference of means) are negated when a
+      baseline comes after the other system in ``X``, so they always read ``system_1``
+      versus ``system_2``; the Tukey-type statistic (studentized range) is unsigned;
     * ``p_adjusted``: ``p_value`` after ``correction`` (:func:`correct`) over the rows;
     * ``significant``: ``p_adjusted < alpha``.
 
-    The Tukey-type tests (``anova1``, ``kruskal``, ``anova2``, ``friedman``) compare on the
-    studentized range over all S systems: their p-values are already family-wise adjusted
-    (over all S(S-1)/2 pairs, even when only the baseline comparisons are listed, which is
-    conservative), so ``p_adjusted = p_value`` and any ``correction`` but ``"none"`` is
-    refused. Their p-values cost time at finite degrees of freedom (``anova1``, ``anova2``:
-    scipy integrates the studentized range, about 40 ms a pair here), so only the listed
-    pairs' are computed.
+    The Tukey-type tests (``anova1``, ``kruskal``, ``anova2``, ``friedman``, and the
+    randomised Tukey HSD ``rtukey``) compare on the range over all S systems: their
+    p-values are already family-wise adjusted (over all S(S-1)/2 pairs, even when only the
+    baseline comparisons are listed, which is conservative), so ``p_adjusted = p_value``
+    and any ``correction`` but ``"none"`` is refused. The studentized range's p-values
+    cost time at finite degrees of freedom (``anova1``, ``anova2``: scipy integrates it,
+    about 40 ms a pair here), so only the listed pairs' are computed.
 
     ``ci``: True computes the intervals, False leaves ``ci_low``/``ci_high`` NaN (the
     columns stay, so the table's layout does not depend on it); None (default) computes them
@@ -514,7 +516,7 @@ def pairwise(
     Dt = np.ascontiguousarray(D.T)  # comparisons x topics: diff and the bootstrap sum alike
     means = M.mean(axis=0)
 
-    res, stat, p = _pair_tests(M, a, b, test, alpha)
+    res, stat, p = _pair_tests(M, a, b, test, alpha, seed)
     p_adj, sig = correct(p, correction, alpha)
 
     lo = np.full(P, np.nan)
@@ -561,15 +563,15 @@ def pairwise(
 
 def _test_and_correction(test, alpha, correction) -> tuple[str, float, str]:
     """pairwise's test, alpha and correction checked (a Tukey-type test takes no correction)."""
-    test = check_choice("test", test, TESTS)
+    test = check_choice("test", test, ALL_TESTS)
     alpha = level("alpha", alpha)
     correction = check_choice("correction", correction, CORRECTIONS)
-    if test in MULTI and correction != "none":
+    if test in FAMILYWISE and correction != "none":
         raise ArgumentError(
             f"test {test!r} is a Tukey-type multiple comparison: its p-values are already "
-            f"adjusted over all pairs of systems (studentized range), so correction must be "
-            f"'none', not {correction!r}; for a Holm or BH correction use a pairwise test "
-            f"({', '.join(repr(t) for t in PAIRWISE)})"
+            f"adjusted over all pairs of systems (the range of the system means), so correction "
+            f"must be 'none', not {correction!r}; for a Holm or BH correction use a pairwise test "
+            f"({', '.join(repr(t) for t in SIGNED if t not in FAMILYWISE)})"
         )
     return test, alpha, correction
 
@@ -587,15 +589,16 @@ def _auto_ci(P: int) -> bool:
     return False
 
 
-def _pair_tests(M: np.ndarray, a: np.ndarray, b: np.ndarray, test: str, alpha: float):
-    """``stats.run_test(test, M, alpha)`` and each comparison's (a[k] vs b[k]) statistic,
-    signed to read system_1 versus system_2, and p-value: (the test's result, statistics, p-values)."""
+def _pair_tests(M: np.ndarray, a: np.ndarray, b: np.ndarray, test: str, alpha: float, seed: int | None = 0):
+    """``stats.run_test(test, M, alpha, seed=seed)`` and each comparison's (a[k] vs b[k])
+    statistic, signed to read system_1 versus system_2, and p-value: (the test's result,
+    statistics, p-values)."""
     S = M.shape[1]
-    res = run_test(test, M, alpha)
+    res = run_test(test, M, alpha, seed=seed)
     lo_, hi_ = np.minimum(a, b), np.maximum(a, b)
     k = lo_ * (2 * S - lo_ - 1) // 2 + (hi_ - lo_ - 1)  # position of (lo, hi) in pair_index order
     stat = res.statistic[k].astype(np.float64)
-    if test in PAIRWISE:
+    if test in SIGNED:
         stat = np.where(a > b, -stat, stat)
         p = np.asarray(res.pvalue, dtype=np.float64)[k]
     else:  # only the listed pairs' studentized-range p-values (slow at finite df)

@@ -389,6 +389,38 @@ RANDOMISED_NAMES = {
     "rtukey": "Randomised Tukey HSD",
     "bootstrap": "Paired Bootstrap Test",
 }
+ALL_TESTS = TESTS + RANDOMISED  # what compare/study accept (-t); their default is TESTS
+# tests whose p-values already hold the family-wise error over all pairs: no correction on top
+FAMILYWISE = MULTI + ("rtukey",)
+# tests with a signed statistic per pair (system i versus j): negated to read j versus i
+SIGNED = PAIRWISE + ("permutation", "rtukey", "bootstrap")
+
+
+TEST_GROUPS = {"paper": TESTS, "randomised": RANDOMISED}  # names for several tests at once (-t paper)
+
+
+def expand_tests(tests, name: str = "test") -> tuple[str, ...]:
+    """Test names checked against :data:`ALL_TESTS`, each group of :data:`TEST_GROUPS`
+    (``paper``: the eight; ``randomised``: the three) replaced by its tests, each test
+    once in the order first named.
+
+    >>> expand_tests(["ttest", "randomised", "permutation"])
+    ('ttest', 'permutation', 'rtukey', 'bootstrap')
+    """
+    from irscale.errors import check_choice
+
+    out: list[str] = []
+    for t in tests:
+        out += TEST_GROUPS[t] if t in TEST_GROUPS else [check_choice(name, t, ALL_TESTS + tuple(TEST_GROUPS))]
+    return tuple(dict.fromkeys(out))
+
+
+def test_name(test: str) -> str:
+    """The full name of a test of :data:`ALL_TESTS`, as the tables print it."""
+    return TEST_NAMES.get(test) or RANDOMISED_NAMES[test]
+
+
+RESAMPLES = {"permutation": 100_000, "rtukey": 10_000, "bootstrap": 10_000}  # the defaults
 EXACT_LIMIT = 20  # topics up to which the permutation test visits all 2^T sign vectors
 MAX_EXACT = 26  # the largest exact_limit accepted (2^26 sign vectors: minutes for many pairs)
 _ALTERNATIVES = ("two-sided", "greater", "less")
@@ -427,7 +459,7 @@ def permutation_test(
     alpha: float = 0.05,
     *,
     alternative: str = "two-sided",
-    n_resamples: int = 100_000,
+    n_resamples: int = RESAMPLES["permutation"],
     seed: int = 0,
     exact_limit: int = EXACT_LIMIT,
 ) -> TestResult:
@@ -457,23 +489,11 @@ def permutation_test(
     obs = D.sum(axis=0)
     tol = _ties(np.abs(D).sum(axis=0), T)
     exact = T <= exact_limit
+    sign = {"two-sided": 0, "greater": 1, "less": -1}[alternative]
+    thr = {0: np.abs(obs) - tol, 1: obs - tol, -1: -obs - tol}[sign]
+    (count,) = _sign_counts(D, [thr], sign, exact, n_resamples, seed)
     total = 2**T if exact else n_resamples
-    count = np.zeros(D.shape[1], dtype=np.int64)
-    rng = np.random.default_rng(seed)
-    bits = np.arange(T, dtype=np.int64)
-    for a, b in _resample_blocks(total, 2 * T + D.shape[1]):
-        if exact:  # sign vector k: bit t of k flips topic t
-            F = ((np.arange(a, b, dtype=np.int64)[:, None] >> bits) & 1).astype(np.float64)
-        else:  # drawn block by block: the same stream as one draw of (n_resamples, T)
-            F = rng.integers(0, 2, size=(b - a, T)).astype(np.float64)
-        Z = (1.0 - 2.0 * F) @ D
-        if alternative == "two-sided":
-            count += (np.abs(Z) >= np.abs(obs) - tol).sum(axis=0)
-        elif alternative == "greater":
-            count += (Z >= obs - tol).sum(axis=0)
-        else:
-            count += (Z <= obs + tol).sum(axis=0)
-    p = count / total if exact else (count + 1) / (n_resamples + 1)
+    p = _sign_p(count, exact, total)
     p[missing] = np.nan
     method = f"paired randomisation, {alternative}, " + (
         f"exact (all 2^{T} sign vectors)"
@@ -491,7 +511,41 @@ def permutation_test(
     return res
 
 
-def rtukey_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: int = 0) -> TestResult:
+def _sign_p(count: np.ndarray, exact: bool, total: int) -> np.ndarray:
+    """The permutation test's p-value of a count of extreme sign vectors."""
+    return count / total if exact else (count + 1) / (total + 1)
+
+
+def _sign_counts(D: np.ndarray, thresholds: list, sign: int, exact: bool, n_resamples: int, seed: int) -> list:
+    """Per threshold vector (one value per pair, a column of ``D``), how many sign vectors
+    s give ``v >= threshold``, where v is ``|s . d|`` (``sign`` 0), ``s . d`` (1) or
+    ``-s . d`` (-1), over :func:`_sign_vectors`."""
+    counts = [np.zeros(D.shape[1], dtype=np.int64) for _ in thresholds]
+    for signs in _sign_vectors(D.shape[0], exact, n_resamples, seed, D.shape[1]):
+        Z = signs @ D
+        V = np.abs(Z) if sign == 0 else Z if sign == 1 else -Z
+        for c, thr in zip(counts, thresholds):
+            c += (V >= thr).sum(axis=0)
+    return counts
+
+
+def _sign_vectors(T: int, exact: bool, n_resamples: int, seed: int, pairs: int):
+    """The permutation test's sign vectors (+1 keep, -1 flip), block by block: all 2^T
+    (``exact``; bit t of k flips topic t) or the ``n_resamples`` drawn by
+    ``default_rng(seed).integers(0, 2, (n_resamples, T))`` (1 flips; block by block, the
+    same stream as one draw)."""
+    total = 2**T if exact else n_resamples
+    rng = np.random.default_rng(seed)
+    bits = np.arange(T, dtype=np.int64)
+    for a, b in _resample_blocks(total, 2 * T + pairs):
+        if exact:
+            F = ((np.arange(a, b, dtype=np.int64)[:, None] >> bits) & 1).astype(np.float64)
+        else:
+            F = rng.integers(0, 2, size=(b - a, T)).astype(np.float64)
+        yield 1.0 - 2.0 * F
+
+
+def rtukey_test(X, alpha: float = 0.05, *, n_resamples: int = RESAMPLES["rtukey"], seed: int = 0) -> TestResult:
     """Randomised Tukey HSD (Carterette, TOIS 2012): under H0 the systems' scores on each
     topic are exchangeable. Each resample permutes every topic's scores over the systems
     (independently per topic) and keeps the largest difference of two system means (the
@@ -517,6 +571,23 @@ def rtukey_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: int 
     i, j = pair_index(S)
     means = X.mean(axis=0)
     diff = means[i] - means[j]
+    ranges = _rtukey_ranges(X, n_resamples, seed)
+    tol = _rtukey_ties(X)
+    count = n_resamples - np.searchsorted(ranges, np.abs(diff) - tol, side="left")
+    p = count / n_resamples
+    method = f"randomised Tukey HSD, {n_resamples:,} permutations within topics (seed {seed})"
+    return _resampled("rtukey", alpha, diff, p, method, names, n_resamples, seed)
+
+
+def _rtukey_ties(X: np.ndarray) -> float:
+    """rtukey's float-noise tolerance: a difference of two means of T scores."""
+    T = X.shape[0]
+    return float(_ties(np.abs(X).sum(axis=0).max() / T * 2, T))
+
+
+def _rtukey_ranges(X: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """The range of the system means of each of rtukey's resamples, sorted."""
+    T, S = X.shape
     rng = np.random.default_rng(seed)
     ranges = np.empty(n_resamples)
     rows = np.arange(T)[:, None]
@@ -525,14 +596,10 @@ def rtukey_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: int 
         m = X[rows, perm].mean(axis=0)
         ranges[b] = m.max() - m.min()
     ranges.sort()
-    tol = _ties(np.abs(X).sum(axis=0).max() / T * 2, T)
-    count = n_resamples - np.searchsorted(ranges, np.abs(diff) - tol, side="left")
-    p = count / n_resamples
-    method = f"randomised Tukey HSD, {n_resamples:,} permutations within topics (seed {seed})"
-    return _resampled("rtukey", alpha, diff, p, method, names, n_resamples, seed)
+    return ranges
 
 
-def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: int = 0) -> TestResult:
+def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = RESAMPLES["bootstrap"], seed: int = 0) -> TestResult:
     """Paired bootstrap test (Sakai, SIGIR 2006) of every pair of systems: the differences
     d_t are centred (z_t = d_t - mean d, so H0 holds in the resampled world), topics are
     resampled with replacement, and the p-value (achieved significance level) is the share
@@ -552,12 +619,8 @@ def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: i
         raise ArgumentError("bootstrap_test studentizes the mean difference: it needs at least 2 topics")
     Zc = D - D.mean(axis=0)
     t_obs = _studentized(D.mean(axis=0), D.var(axis=0, ddof=1), T)
-    rng = np.random.default_rng(seed)
     count = np.zeros(D.shape[1], dtype=np.int64)
-    for a, b in _resample_blocks(n_resamples, 4 * T + D.shape[1]):
-        idx = rng.integers(0, T, size=(b - a, T))  # block by block: the stream of one (n_resamples, T) draw
-        cells = (np.arange(b - a)[:, None] * T + idx).ravel()
-        C = np.bincount(cells, minlength=(b - a) * T).reshape(b - a, T).astype(np.float64)  # draws of each topic
+    for C in _bootstrap_draws(T, n_resamples, seed, D.shape[1]):
         m = C @ Zc / T
         var = np.maximum(C @ (Zc * Zc) - T * m * m, 0.0) / (T - 1)
         t = _studentized(m, var, T)
@@ -569,6 +632,17 @@ def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = 10_000, seed: i
         f"paired bootstrap (studentized, centred differences), {n_resamples:,} resamples of the topics (seed {seed})"
     )
     return _resampled("bootstrap", alpha, t_obs, p, method, names, n_resamples, seed)
+
+
+def _bootstrap_draws(T: int, n_resamples: int, seed: int, pairs: int):
+    """The bootstrap's resamples, block by block (the stream of one ``(n_resamples, T)``
+    draw of ``default_rng(seed).integers(0, T)``), each block as how often each topic was
+    drawn: a (resamples x T) matrix of counts."""
+    rng = np.random.default_rng(seed)
+    for a, b in _resample_blocks(n_resamples, 4 * T + pairs):
+        idx = rng.integers(0, T, size=(b - a, T))
+        cells = (np.arange(b - a)[:, None] * T + idx).ravel()
+        yield np.bincount(cells, minlength=(b - a) * T).reshape(b - a, T).astype(np.float64)
 
 
 def _resampled(test, alpha, statistic, p, method, names, n_resamples: int, seed: int) -> TestResult:
@@ -613,7 +687,7 @@ def discriminative_power(X, test: str = "permutation", alpha: float = 0.05, **op
     from irscale.errors import check_choice
     from irscale.validate import level
 
-    check_choice("test", test, TESTS + RANDOMISED)
+    check_choice("test", test, ALL_TESTS)
     if options and test not in RANDOMISED:
         from irscale.errors import ArgumentError
 
@@ -635,6 +709,7 @@ def _studentized(m: np.ndarray, var: np.ndarray, T: int) -> np.ndarray:
     return np.where(sd > 0, t, np.where(m == 0, 0.0, np.copysign(np.inf, m)))
 
 
+_RANDOMISED_FUNCS = {"permutation": permutation_test, "rtukey": rtukey_test, "bootstrap": bootstrap_test}
 _FUNCS = {
     "sign": sign_test,
     "ranksum": ranksum_test,
@@ -650,16 +725,21 @@ _FUNCS = {
 }
 
 
-def run_test(name: str, X, alpha: float = 0.05, **provenance) -> TestResult:
+def run_test(name: str, X, alpha: float = 0.05, *, seed: int | None = None, **provenance) -> TestResult:
     """Run test ``name`` (one of :data:`TESTS`, the paper's eight, or :data:`RANDOMISED`,
-    with their default resamples and seed 0) on a topics x systems matrix."""
+    with their default resamples) on a topics x systems matrix. ``seed`` seeds a
+    randomised test's draws (None: 0); the paper's eight draw nothing and ignore it.
+    ``provenance`` adds labels to the result's provenance (the test's own entries win)."""
     from irscale.errors import check_choice
-    from irscale.validate import level
+    from irscale.validate import integer, level
 
-    check_choice("test", name, TESTS + RANDOMISED)
+    check_choice("test", name, ALL_TESTS)
     alpha = level("alpha", alpha)
-    res = _FUNCS[name](X, alpha)
-    title = TEST_NAMES.get(name) or RANDOMISED_NAMES[name]
+    if name in RANDOMISED:
+        res = _RANDOMISED_FUNCS[name](X, alpha, seed=0 if seed is None else integer("seed", seed, minimum=0))
+    else:
+        res = _FUNCS[name](X, alpha)
+    title = test_name(name)
     own = dict(res.provenance)  # what the test recorded (its seed, resamples) is not overwritten
     res.provenance.update({"irscale_version": __version__, "test": title, "alpha": alpha, **provenance, **own})
     return res
@@ -768,7 +848,7 @@ def change(original: TestResult, ranked: TestResult) -> Change:
 # -- decisions on bounded scores: could they flip? ----------------------------------------------------
 
 
-def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.ndarray:
+def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None, *, seed: int = 0) -> np.ndarray:
     """Per pair of systems (combinations order): whether ``test``'s decision at ``alpha``,
     as ``reported`` (default: the test run on ``X``), could be wrong for the exact scores.
     ``X`` (topics x systems) holds the midpoints of bounded scores, ``H`` the half-widths
@@ -789,14 +869,26 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
     * t test: the mean difference moves by at most the mean of w = H_i + H_j and the
       standard deviation by at most ||w|| / sqrt(T - 1) (centring is a projection);
     * ANOVA with Tukey HSD: means move by at most the systems' mean half-widths and
-      sqrt(SSE) by at most ||H|| (the residuals are a projection of the scores).
+      sqrt(SSE) by at most ||H|| (the residuals are a projection of the scores);
+    * the randomised tests, with their default resamples drawn from ``seed`` (the draws do
+      not depend on the scores, so the exact scores meet the same ones): each resampled
+      statistic and the observed one lie in intervals, and the count of resamples at
+      least as extreme lies between those certainly and those possibly so. Permutation
+      (two-sided): a sign vector counts where the sums of d over its flipped topics and over
+      its kept ones have opposite signs or the smaller is within the float-noise tolerance
+      (:func:`_permutation_bounds`), each sum within +- the sum of w = H_i + H_j over its
+      topics. rtukey: a
+      permuted system mean by at most the mean over topics of the largest half-width,
+      the pair's difference of means by the mean of w. Bootstrap: the resampled mean by
+      at most (c . w) / T + mean w (c: the resample's draws of each topic), its standard
+      deviation by sqrt(c . w^2 / (T - 1)), the observed ones as in the t test.
     """
     X = np.asarray(X, dtype=np.float64)
     H = np.asarray(H, dtype=np.float64)
     ids = np.asarray(ids)
     _, S = X.shape
     i, j = pair_index(S)
-    sig = run_test(test, X, alpha).significant if reported is None else np.asarray(reported, dtype=bool)
+    sig = run_test(test, X, alpha, seed=seed).significant if reported is None else np.asarray(reported, dtype=bool)
     bad = np.isnan(X).any(axis=0) | np.isnan(H).any(axis=0)  # systems with a topic left out: not analysed
     out = bad[i] | bad[j]
     if not (H > 0).any():
@@ -819,9 +911,93 @@ def could_flip(test: str, X, H, ids, alpha: float = 0.05, reported=None) -> np.n
         can_sig, can_not = _ttest_decisions(X, H, i, j, alpha)
     elif test in ("anova1", "anova2"):
         can_sig, can_not = _tukey_decisions(test, X, H, i, j, alpha)
+    elif test in RANDOMISED:
+        p_lo, p_hi = _RANDOMISED_BOUNDS[test](X, H + pad, i, j, seed)
+        can_sig, can_not = p_lo < alpha, p_hi >= alpha
     else:
         raise ValueError(f"unknown test {test!r}")
     return out | np.where(sig, can_not, can_sig)  # the reported decision could be wrong
+
+
+def _permutation_bounds(X, H, i, j, seed):
+    """The permutation test's p-value range per pair (two-sided, default resamples) for
+    every exact score within X +- H (see :func:`could_flip`). With A the sum of d over a
+    sign vector's flipped topics and B over its kept ones, ``|s . d| - |sum d| = |B - A| -
+    |B + A|`` is ``2 min(|A|, |B|)`` where A B <= 0 and minus that where A B > 0; the test
+    counts s where it is at least minus its float-noise tolerance. A and B lie in their
+    midpoint sums +- their half-width sums (and the rounding r of the sums), so s certainly
+    counts where A B <= 0 over that box or min(|A|, |B|) stays within the least tolerance
+    the exact scores can have, and possibly counts where A B can be <= 0 or min(|A|, |B|)
+    can come within the largest."""
+    D = X[:, i] - X[:, j]
+    w = H[:, i] + H[:, j] + 2 * np.finfo(np.float64).eps * np.abs(D)  # and the subtraction's rounding
+    T = D.shape[0]
+    W = w.sum(axis=0)
+    obs = D.sum(axis=0)
+    r = _ties(np.abs(D).sum(axis=0) + W, T) / 8  # the rounding of a sum of T terms (of any of these scores)
+    tol_hi = 8 * r  # the largest tolerance the test can use on exact scores (its sum |d| at most this one's)
+    tol_lo = _ties(np.maximum(np.abs(obs) - W - r, 0), T)  # the least: sum |d| >= |sum d|
+    exact = T <= EXACT_LIMIT
+    n = RESAMPLES["permutation"]
+    sure = np.zeros(D.shape[1], dtype=np.int64)
+    maybe = np.zeros(D.shape[1], dtype=np.int64)
+    for signs in _sign_vectors(T, exact, n, seed, 2 * D.shape[1]):
+        Z, Zw = signs @ D, signs @ w
+        A, B = (obs - Z) / 2, (obs + Z) / 2  # over the flipped topics, over the kept ones
+        wa, wb = (W - Zw) / 2 + r, (W + Zw) / 2 + r
+        corners = np.stack([(A - wa) * (B - wb), (A - wa) * (B + wb), (A + wa) * (B - wb), (A + wa) * (B + wb)])
+        small = 2 * np.minimum(np.abs(A) + wa, np.abs(B) + wb) <= tol_lo - 2 * r
+        near = 2 * np.minimum(np.maximum(np.abs(A) - wa, 0), np.maximum(np.abs(B) - wb, 0)) <= tol_hi + 2 * r
+        sure += ((corners.max(axis=0) <= 0) | small).sum(axis=0)
+        maybe += ((corners.min(axis=0) <= 0) | near).sum(axis=0)
+    total = 2**T if exact else n
+    return _sign_p(sure, exact, total), _sign_p(maybe, exact, total)
+
+
+def _rtukey_bounds(X, H, i, j, seed):
+    """rtukey's p-value range per pair (default resamples) within X +- H."""
+    n = RESAMPLES["rtukey"]
+    ranges = _rtukey_ranges(X, n, seed)
+    shift = 2 * H.max(axis=1).mean()  # the range of permuted means moves by at most this
+    means, hm = X.mean(axis=0), H.mean(axis=0)
+    diff, dd = np.abs(means[i] - means[j]), hm[i] + hm[j]
+    tol = _rtukey_ties(np.abs(X) + H) * 2 + 4 * np.finfo(np.float64).eps * (diff + dd)
+    sure = n - np.searchsorted(ranges - shift, diff + dd + tol, side="left")
+    maybe = n - np.searchsorted(ranges + shift, diff - dd - tol, side="left")
+    return sure / n, maybe / n
+
+
+def _bootstrap_bounds(X, H, i, j, seed):
+    """The bootstrap test's p-value range per pair (default resamples) within X +- H."""
+    D = X[:, i] - X[:, j]
+    w = H[:, i] + H[:, j] + 2 * np.finfo(np.float64).eps * np.abs(D)
+    T = D.shape[0]
+    n = RESAMPLES["bootstrap"]
+    slack = 1e-9  # relative: the rounding of the sums below, far inside
+    mbar, wbar = D.mean(axis=0), w.mean(axis=0)
+    sd, e = D.std(axis=0, ddof=1), np.sqrt((w * w).sum(axis=0) / (T - 1))
+    root = math.sqrt(T)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        obs_lo = np.maximum(np.abs(mbar) - wbar, 0) * root / (sd + e) * (1 - slack)
+        obs_hi = np.where(sd - e > 0, (np.abs(mbar) + wbar) * root / (sd - e), np.inf) * (1 + slack)
+    obs_lo = np.nan_to_num(obs_lo)
+    Zc = D - mbar
+    sure = np.zeros(D.shape[1], dtype=np.int64)
+    maybe = np.zeros(D.shape[1], dtype=np.int64)
+    for C in _bootstrap_draws(T, n, seed, 4 * D.shape[1]):
+        m = C @ Zc / T
+        s_ = np.sqrt(np.maximum(C @ (Zc * Zc) - T * m * m, 0.0) / (T - 1))
+        a = C @ w / T + wbar
+        b = np.sqrt(C @ (w * w) / (T - 1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_lo = np.nan_to_num(np.maximum(np.abs(m) - a, 0) * root / (s_ + b)) * (1 - slack)
+            t_hi = np.where(s_ - b > 0, (np.abs(m) + a) * root / (s_ - b), np.inf) * (1 + slack)
+        sure += (t_lo >= obs_hi).sum(axis=0)
+        maybe += (t_hi >= obs_lo * (1 - 1e-12)).sum(axis=0)
+    return sure / n, maybe / n
+
+
+_RANDOMISED_BOUNDS = {"permutation": _permutation_bounds, "rtukey": _rtukey_bounds, "bootstrap": _bootstrap_bounds}
 
 
 def _sign_decisions(X, ids, lo, hi, i, j, alpha):

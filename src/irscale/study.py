@@ -204,7 +204,7 @@ def plan_study(
     if tests is None or not hasattr(tests, "__iter__"):
         raise ArgumentError(
             f"tests must be a test name or a list of them (an empty list for correlations only), "
-            f"not {tests!r}; known: {', '.join(st.TESTS)}"
+            f"not {tests!r}; known: {', '.join(st.ALL_TESTS + tuple(st.TEST_GROUPS))}"
         )
     if progress is not None and not callable(progress):
         raise wrong_type("progress", progress, "a function progress(what, done, total) or None")
@@ -231,7 +231,7 @@ def plan_study(
     return StudyPlan(
         tuple(dict.fromkeys(ms)),
         depth,
-        tuple(check_choice("test", t, st.TESTS) for t in tests),
+        st.expand_tests(tests),
         level("alpha", alpha),
         flag("mid", mid),
         relevance,
@@ -369,15 +369,26 @@ def compare(
     ranked scale comes from :mod:`irscale.scales.permissible` (``scale_of``,
     ``meaningful_test``), the one owner of that question.
 
+    ``tests``: any of :data:`irscale.stats.ALL_TESTS` (or ``"paper"``, the eight, and
+    ``"randomised"``, the three); the default is the paper's eight
+    (:data:`irscale.stats.TESTS`). The randomised tests (``permutation``, ``rtukey``,
+    ``bootstrap``: :func:`irscale.stats.permutation_test` and its neighbours) run with
+    their default resamples (100,000 sign vectors; 10,000 permutations; 10,000 resamples)
+    and ``seed``, the same seed on both scales; they compare means, so their conclusions
+    are meaningful on an interval scale only (the ranked one), and ``rtukey`` counts as a
+    Tukey-type test below.
+
     Beyond the paper (each part a frame of the returned :class:`Study`):
 
     * ``correction`` (``"holm"``, ``"bonferroni"``, ``"bh"``; default ``"none"``, as the
       paper): Tables 5/6 gain ``sig_adjusted`` and ``sig_ranked_adjusted``, the pairs still
       significant after correcting each test's p-values over all system pairs (and over
       all measures too with ``across_measures=True``); Tukey-type tests (ANOVA,
-      Kruskal-Wallis, Friedman) are adjusted over all pairs already and keep their count;
+      Kruskal-Wallis, Friedman, randomised Tukey HSD) are adjusted over all pairs already
+      and keep their count;
     * ``effects`` (default on): ``study.means``, each system's mean on the original and the
-      ranked scale with a BCa bootstrap interval over topics (``n_resamples``, ``seed``;
+      ranked scale with a BCa bootstrap interval over topics (``n_resamples`` resamples,
+      ``seed``;
       :func:`irscale.effects.system_means` on that column alone);
     * ``baselines`` (system names): ``study.pairs``, every other system against each
       baseline for every measure, scale and test: mean difference (system minus baseline)
@@ -593,16 +604,18 @@ def _tables5_6(s: _Scores, plan: StudyPlan, scale: dict, rb: dict, tick):
     rows, results, flips = [], {}, {}
     todo = list(itertools.product(plan.names, plan.tests))
     for k, (m, test) in enumerate(todo):
-        a = st.run_test(test, s.orig[m].T, plan.alpha)
-        b = st.run_test(test, s.stat[m].T, plan.alpha)
+        a = st.run_test(test, s.orig[m].T, plan.alpha, seed=plan.seed)
+        b = st.run_test(test, s.stat[m].T, plan.alpha, seed=plan.seed)
         results[m, test] = (a, b)
         if s.ids.get(m) is not None:
-            flips[m, test] = st.could_flip(test, s.stat[m].T, s.half_stat[m].T, s.ids[m].T, plan.alpha, b.significant)
+            flips[m, test] = st.could_flip(
+                test, s.stat[m].T, s.half_stat[m].T, s.ids[m].T, plan.alpha, b.significant, seed=plan.seed
+            )
         ch = st.change(a, b)
         rows.append(
             {
                 "measure": m,
-                "test": st.TEST_NAMES[test],
+                "test": st.test_name(test),
                 "ordinal": test in st.ORDINAL,
                 "sig": ch.sig,
                 "s2ns": ch.s2ns,
@@ -742,6 +755,13 @@ def _provenance(
         if resampled
         else None,
     }
+    drawn = [t for t in plan.tests if t in st.RANDOMISED]
+    if drawn:  # what a reader needs to redraw the randomised tests' resamples
+        prov["randomised_tests"] = {
+            t: {"resamples": st.RESAMPLES[t], "seed": plan.seed}
+            | ({"exact_up_to_topics": st.EXACT_LIMIT, "plus_one_correction": True} if t == "permutation" else {})
+            for t in drawn
+        }
     if plan.approx is not None:
         prov["approx"] = plan.approx
         prov["bounds"] = table.provenance["transform"].get("bounds", {})
@@ -803,7 +823,7 @@ def _corrected_counts(
     out = {}
     for t in tests:
         for k in (0, 1):
-            if t in st.MULTI:
+            if t in st.FAMILYWISE:
                 for m in names:
                     out[m, t, k] = results[m, t][k].n_significant
             elif across:
@@ -874,7 +894,7 @@ def _baseline_rows(plan: StudyPlan, m: str, which: str, values, test: str, syste
     and the intervals, which do not depend on the test (computed once per scale)."""
     from irscale.effects import pairwise
 
-    corr = "none" if test in st.MULTI else plan.correction  # Tukey-type: adjusted already
+    corr = "none" if test in st.FAMILYWISE else plan.correction  # Tukey-type: adjusted already
     assert plan.baselines is not None  # (_baseline_pairs runs only with baselines)
     df = pairwise(
         values.T,
@@ -894,7 +914,7 @@ def _baseline_rows(plan: StudyPlan, m: str, which: str, values, test: str, syste
         {
             "measure": m,
             "scale": which,
-            "test": st.TEST_NAMES[test],
+            "test": st.test_name(test),
             "system_1": df["system_1"],
             "system_2": df["system_2"],
             "mean_1": df["mean_1"],

@@ -320,9 +320,9 @@ def _alpha(study: Study) -> float:
 
 
 def _test_name(t) -> str:
-    from irscale.stats import TEST_NAMES
+    from irscale.stats import ALL_TESTS, test_name
 
-    return TEST_NAMES.get(str(t), str(t))
+    return test_name(str(t)) if str(t) in ALL_TESTS else str(t)
 
 
 # -- what the columns mean -------------------------------------------------------------------------
