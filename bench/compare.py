@@ -25,6 +25,12 @@ found the same results.
 
     python bench/compare.py [--before 517424f] [--repeat 3] [--only before|after] [--quick]
                             [--data ../shared/data/trec8]
+    python bench/compare.py --randomised [--repeat 3]
+
+``--randomised`` times the current tree twice instead, as two "versions" with their own
+caches: the study with the paper's eight tests ("eight") and with the three randomised
+tests besides ("eleven": ``tests=["paper", "randomised"]``); the digests then differ
+(more rows), and the line "randomised tests add" gives the difference of the times.
 
 The full study takes minutes per process (about 8 min cold before the refit).
 ``--quick`` (10 runs, N = 10) is a smoke check of the script itself.
@@ -59,7 +65,7 @@ runs = runs[:n_runs] if n_runs else runs
 t = time.perf_counter()
 table = evaluate(data / "qrels.trec8.txt", runs, ["AP"])
 read = time.perf_counter() - t
-study = compare(table, depth=depth)
+study = compare(table, depth=depth, tests=sys.argv[4].split(","))
 total = time.perf_counter() - t
 ch = study.changes
 decisions = ch[["sig", "s2ns", "ns2s", "sig_ranked"]].to_numpy().astype("int64").tobytes()
@@ -86,7 +92,8 @@ def measure(version: dict, args) -> dict:
     t = time.perf_counter()
     # cwd: the (empty at first) cache directory, so that nothing is imported from the caller's directory
     p = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(STUDY), str(args.data), str(args.runs), str(args.depth)],
+        [sys.executable, "-c", textwrap.dedent(STUDY), str(args.data), str(args.runs), str(args.depth)]
+        + [version["tests"]],
         check=False,
         capture_output=True,
         text=True,
@@ -148,6 +155,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="warm processes per version (default: %(default)s)")
     ap.add_argument("--only", choices=("before", "after"), help="time one version only")
     ap.add_argument("--quick", action="store_true", help="smoke check: 10 runs, N = 10")
+    ap.add_argument("--randomised", action="store_true", help="the current tree with and without the randomised tests")
     args = ap.parse_args()
     if not (args.data / "runs").is_dir() or not (args.data / "qrels.trec8.txt").is_file():
         raise SystemExit(f"{args.data}: no TREC-8 data there (runs/ and qrels.trec8.txt); give --data")
@@ -156,11 +164,16 @@ def main() -> None:
     args.data = args.data.resolve()
     args.runs, args.depth = (10, 10) if args.quick else (0, 30)
 
+    tests_said = "eight tests (eight) and eleven (with the randomised)" if args.randomised else "eight tests"
     tmp = Path(tempfile.mkdtemp(prefix="irscale-bench-"))
     worktree = tmp / "before"
     versions = []
     try:
-        if args.only != "after":
+        if args.randomised:
+            rev = git("log", "-1", "--format=%h %<(60,trunc)%s")
+            for name, tests in (("eight", "paper"), ("eleven", "paper,randomised")):
+                versions.append({"name": name, "src": (ROOT / "src").resolve(), "rev": rev, "tests": tests})
+        elif args.only != "after":
             rev = git("rev-parse", "--verify", f"{args.before}^{{commit}}")
             git("worktree", "add", "--detach", str(worktree), rev)
             versions.append(
@@ -168,15 +181,17 @@ def main() -> None:
                     "name": "before",
                     "src": (worktree / "src").resolve(),
                     "rev": git("log", "-1", "--format=%h %<(60,trunc)%s", cwd=worktree),
+                    "tests": "paper",
                 }
             )
-        if args.only != "before":
+        if args.only != "before" and not args.randomised:
             dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") else ""
             versions.append(
                 {
                     "name": "after",
                     "src": (ROOT / "src").resolve(),
                     "rev": git("log", "-1", "--format=%h %<(60,trunc)%s") + dirty,
+                    "tests": "paper",
                 }
             )
         for v in versions:
@@ -185,7 +200,7 @@ def main() -> None:
             v["results"] = []
         what = "10 runs, N = 10 (--quick)" if args.quick else "129 runs, N = 30"
         print(
-            f"T08_30 study on {args.data}: {what}, eleven measures, eight tests, unq + mid; {sys.executable}",
+            f"T08_30 study on {args.data}: {what}, eleven measures, {tests_said}, unq + mid; {sys.executable}",
             file=sys.stderr,
         )
         load_before = os.getloadavg()
@@ -201,7 +216,7 @@ def main() -> None:
 
     print(
         f"T08_30 study: {'--quick: 10 runs, N = 10' if args.quick else '129 runs x 50 topics, N = 30'}, "
-        f"eleven measures, eight tests, unq + mid; each figure a fresh process"
+        f"eleven measures, {tests_said}, unq + mid; each figure a fresh process"
     )
     print(
         f"load average (1, 5, 15 min): at the start {', '.join(f'{x:.2f}' for x in load_before)}; at the end "
@@ -220,7 +235,13 @@ def main() -> None:
         peak_b, peak_a = (max(r["peak_mb"] for r in v["results"]) for v in (b, a))
         print(f", peak memory after/before {peak_a / peak_b:.2f}")
         same = b["results"][0]["digest"] == a["results"][0]["digest"]
-        print(f"same decisions and taus: {'yes' if same else 'NO (compare the studies)'}")
+        if args.randomised:
+            print(f"randomised tests add: cold {cold_a - cold_b:+.1f} s", end="")
+            if args.repeat:
+                print(f", warm {warm_a - warm_b:+.1f} s", end="")
+            print(" (eleven minus eight; the digests differ: more rows)")
+        else:
+            print(f"same decisions and taus: {'yes' if same else 'NO (compare the studies)'}")
 
 
 if __name__ == "__main__":

@@ -675,12 +675,8 @@ def randomised_p(test: str, X: np.ndarray, seed: int) -> np.ndarray:
             k = int((z >= abs(d.sum()) - 1e-9 * np.abs(d).sum()).sum())
             out[p] = k / 2**T if T <= 20 else (k + 1) / (n + 1)
         return out
-    if test == "rtukey":  # each resample: argsort of random((T, S)) permutes each topic's scores
-        ranges = np.empty(n)
-        for r in range(n):
-            perm = np.argsort(rng.random((T, S)), axis=1)
-            m = np.take_along_axis(X, perm, axis=1).mean(axis=0)
-            ranges[r] = m.max() - m.min()
+    if test == "rtukey":
+        ranges = shuffled_ranges(X, rng.random((n, T, S - 1)))
         means = X.mean(axis=0)
         tol = 1e-9 * np.abs(X).max()
         return np.array([(ranges >= abs(means[a] - means[b]) - tol).mean() for a, b in zip(i, j)])
@@ -689,7 +685,10 @@ def randomised_p(test: str, X: np.ndarray, seed: int) -> np.ndarray:
     for p, (a, b) in enumerate(zip(i, j)):
         d = X[:, a] - X[:, b]
         z = (d - d.mean())[idx]
-        t_obs, t = studentized(d.mean(), d.std(ddof=1), T), studentized(z.mean(axis=1), z.std(axis=1, ddof=1), T)
+        zero = 1e-12 * np.abs(d).max()  # a mean this close to 0 is float noise (documented: 0)
+        mo, mz = d.mean(), z.mean(axis=1)
+        mo, mz = 0.0 if abs(mo) <= zero else mo, np.where(np.abs(mz) <= zero, 0.0, mz)
+        t_obs, t = studentized(mo, d.std(ddof=1), T), studentized(mz, z.std(axis=1, ddof=1), T)
         out[p] = (np.abs(t) >= abs(t_obs) * (1 - 1e-9)).mean()
     return out
 
@@ -739,11 +738,7 @@ def randomised_p_range(test: str, X: np.ndarray, H: np.ndarray, seed: int):
             hi[p] = (int(((least <= 0) | near).sum()) + plus) / (total + plus)
         return lo, hi
     if test == "rtukey":
-        ranges = np.empty(n)
-        for r in range(n):
-            perm = np.argsort(rng.random((T, S)), axis=1)
-            mm = np.take_along_axis(X, perm, axis=1).mean(axis=0)
-            ranges[r] = mm.max() - mm.min()
+        ranges = shuffled_ranges(X, rng.random((n, T, S - 1)))
         shift = 2 * H.max(axis=1).mean()
         means, hm = X.mean(axis=0), H.mean(axis=0)
         eps = 1e-9 * (np.abs(X) + H).max()
@@ -758,7 +753,9 @@ def randomised_p_range(test: str, X: np.ndarray, H: np.ndarray, seed: int):
     for p, (a, b) in enumerate(zip(i, j)):
         d, w = X[:, a] - X[:, b], H[:, a] + H[:, b]
         sd, e = d.std(ddof=1), math.sqrt((w * w).sum() / (T - 1))
+        zero = 1e-12 * (np.abs(d) + w).max()  # means this close to 0 count as 0 (documented)
         o_lo = max(abs(d.mean()) - w.mean(), 0) * root / (sd + e) if sd + e > 0 else 0.0
+        o_lo = 0.0 if abs(d.mean()) - w.mean() <= zero else o_lo
         o_hi = (abs(d.mean()) + w.mean()) * root / (sd - e) if sd - e > 0 else math.inf
         z = (d - d.mean())[idx]
         zm, zs = z.mean(axis=1), z.std(axis=1, ddof=1)
@@ -767,9 +764,26 @@ def randomised_p_range(test: str, X: np.ndarray, H: np.ndarray, seed: int):
         with np.errstate(divide="ignore", invalid="ignore"):
             t_lo = np.nan_to_num(np.maximum(np.abs(zm) - am, 0) * root / (zs + bs))
             t_hi = np.where(zs - bs > 0, (np.abs(zm) + am) * root / (zs - bs), np.inf)
+        t_lo[np.abs(zm) - am <= zero] = 0.0
         lo[p] = (t_lo * (1 - 1e-9) >= o_hi * (1 + 1e-9)).mean()
         hi[p] = (t_hi * (1 + 1e-9) >= o_lo * (1 - 1e-9)).mean()
     return lo, hi
+
+
+def shuffled_ranges(X: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """rtukey's resamples as documented: resample b shuffles each topic t's row of scores by
+    Fisher-Yates (for k = S - 1 down to 1, positions k and floor(U[b, t, k - 1] (k + 1))
+    swap); the range of the means of the positions over the topics, per resample. Here the
+    shuffle is done on the column indices, all resamples at once."""
+    n, T, _ = U.shape
+    S = X.shape[1]
+    idx = np.broadcast_to(np.arange(S), (n, T, S)).copy()
+    b, t = np.meshgrid(np.arange(n), np.arange(T), indexing="ij")
+    for k in range(S - 1, 0, -1):
+        q = np.floor(U[:, :, k - 1] * (k + 1)).astype(int)
+        idx[b, t, k], idx[b, t, q] = idx[b, t, q], idx[b, t, k].copy()
+    means = X[np.arange(T)[None, :, None], idx].mean(axis=1)
+    return means.max(axis=1) - means.min(axis=1)
 
 
 def studentized(mean, sd, T: int):

@@ -82,13 +82,20 @@ def test_monte_carlo_permutation_is_within_three_standard_errors_of_the_exact_on
 
 def _rtukey_reference(X, B, seed):
     """Carterette (2012), written from the definition with loops: the same draws as
-    irscale documents (random((T, S)) per resample, row-wise argsort)."""
+    irscale documents (one random((B, T, S - 1)) draw; each topic's row shuffled by
+    Fisher-Yates, position k swapped with floor(u * (k + 1)) for k = S - 1 down to 1)."""
     T, S = X.shape
-    rng = np.random.default_rng(seed)
+    U = np.random.default_rng(seed).random((B, T, S - 1)).tolist()
     ranges = []
-    for _ in range(B):
-        order = np.argsort(rng.random((T, S)), axis=1)
-        means = [sum(X[t, order[t, s]] for t in range(T)) / T for s in range(S)]
+    for b in range(B):
+        rows = []
+        for t in range(T):
+            row = list(X[t])
+            for k in range(S - 1, 0, -1):
+                q = math.floor(U[b][t][k - 1] * (k + 1))
+                row[k], row[q] = row[q], row[k]
+            rows.append(row)
+        means = [sum(rows[t][s] for t in range(T)) / T for s in range(S)]
         ranges.append(max(means) - min(means))
     out = []
     for a, b in itertools.combinations(range(S), 2):
@@ -292,3 +299,64 @@ def test_the_cli_takes_them_and_refuses_a_wrong_name_before_reading(tmp_path):
     assert "Paired Randomisation Test" in (tmp_path / "out" / "tables5_6_significance_changes_N5.csv").read_text()
     study = runner.invoke(app, ["study", "trec8-like", str(TOY / "qrels.txt"), str(TOY / "runs"), "-t", "rtukeyy"])
     assert study.exit_code == 2 and "did you mean 'rtukey'" in study.output
+
+
+def test_the_compiled_kernels_give_the_numpy_paths_counts():
+    """The compiled loops (systems' sums for the permutation test, drawn topics only for the
+    bootstrap, Fisher-Yates for rtukey) count what the numpy paths count, on lattice scores
+    crowded with exact ties, with a missing score, and in both permutation modes."""
+    from irscale import kernels
+
+    rng = np.random.default_rng(8)
+    for T, S in ((12, 7), (30, 9)):
+        X = np.round(rng.random((T, S)) * 5) / 5  # fifths: the permutation test's exact integer path
+        X[:, 3] = X[:, 2]  # an identical pair: every difference 0
+        W = X * (1 + 1e-3 * math.sqrt(2))  # not a lattice, crowded with near-ties: the float path and its band
+        Y = W.copy()
+        Y[1, 4] = np.nan
+        assert stats._lattice(X) is not None and stats._lattice(W) is None
+        for name in stats.RANDOMISED:
+            for M in (X, W, Y) if name != "rtukey" else (X, W):
+                fast = stats.run_test(name, M, seed=2).pvalue
+                with kernels.disabled("stats.randomised"):
+                    slow = stats.run_test(name, M, seed=2).pvalue
+                np.testing.assert_array_equal(fast, slow, err_msg=f"{name} T={T}")
+        for alternative in ("greater", "less"):
+            fast = stats.permutation_test(X, alternative=alternative, seed=1).pvalue
+            with kernels.disabled("stats.randomised"):
+                slow = stats.permutation_test(X, alternative=alternative, seed=1).pvalue
+            np.testing.assert_array_equal(fast, slow)
+
+
+def test_a_zero_mean_difference_is_not_float_noise():
+    """Differences that sum to 0 exactly (in exact arithmetic; float sums leave noise)
+    give the bootstrap and the permutation test p-value 1, and a constant nonzero
+    difference the bootstrap p-value 0."""
+    a, b = [1, 4, 3, 0, 5, 6, 2, 3, 1, 4, 0, 2], [4, 1, 3, 2, 2, 3, 3, 2, 3, 0, 4, 4]  # sixths
+    assert sum(a) == sum(b)
+    X = np.column_stack([np.array(a) / 6, np.array(b) / 6])
+    d = X[:, 0] - X[:, 1]
+    assert d.mean() != 0  # float noise: the sixths sum to the same
+    assert stats.bootstrap_test(X).pvalue[0] == 1.0
+    assert stats.permutation_test(X).pvalue[0] == 1.0
+    Y = np.column_stack([np.full(12, 0.7), np.full(12, 0.6)])
+    assert stats.bootstrap_test(Y).pvalue[0] == 0.0
+
+
+def test_scores_on_a_lattice_are_summed_exactly():
+    """P@N's k/N and RR's 1/k (L = lcm(1..30), about 2.3e12: the float tolerance of the
+    sums, about 1e-13, would merge distinct sums 1/L apart) are summed as integers: the
+    exact p-values equal those of exact fractions, sign vector by sign vector."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(5)
+    T, S = 10, 4
+    for X in (rng.integers(0, 31, (T, S)) / 30, 1 / rng.integers(1, 31, (T, S))):
+        assert stats._lattice(X) is not None
+        res = stats.permutation_test(X)
+        F = [[Fraction(x).limit_denominator(10**13) for x in row] for row in X]
+        for p, (a, b) in enumerate(itertools.combinations(range(S), 2)):
+            d = [F[t][a] - F[t][b] for t in range(T)]
+            obs = abs(sum(d))
+            hits = sum(abs(sum(-x if (k >> t) & 1 else x for t, x in enumerate(d))) >= obs for k in range(2**T))
+            assert res.pvalue[p] == hits / 2**T

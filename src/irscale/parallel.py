@@ -116,6 +116,36 @@ def parallel_imap(fn: Callable, items: Sequence, *, workers: int | None = None, 
             yield from ex.map(fn, items)
 
 
+def split_rows(fn: Callable[[slice], object], n: int, min_rows: int = 256) -> list:
+    """``[fn(rows) for rows in parts]`` over slices of ``range(n)``, one per CPU (at most 8,
+    each at least ``min_rows``): the first in the calling thread, the others in threads of
+    their own, for compiled kernels that release the GIL. Cheaper than a pool for the many
+    short calls of the randomised tests (a pool's start costs a few milliseconds)."""
+    import threading
+
+    parts = max(1, min(os.cpu_count() or 1, 8, n // max(min_rows, 1)))
+    cuts = [n * k // parts for k in range(parts + 1)]
+    slices = [slice(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
+    out: list = [None] * parts
+    errors: list = []
+
+    def work(k: int) -> None:
+        try:
+            out[k] = fn(slices[k])
+        except BaseException as e:  # noqa: BLE001 - raised in the caller below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(1, parts)]
+    for t in threads:
+        t.start()
+    work(0)
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return out
+
+
 def can_fork() -> bool:
     """Whether worker processes may be forked: only where the platform can fork and no
     other thread runs (a forked child would inherit any lock another thread holds), but

@@ -45,6 +45,7 @@ import numpy as np
 from scipy import stats as sps
 
 from irscale._version import __version__
+from irscale.kernels import compiled
 from irscale.scales import permissible as _permissible
 
 PAIRWISE = ("sign", "ranksum", "signrank", "ttest")
@@ -475,7 +476,9 @@ def permutation_test(
     ``numpy.random.default_rng(seed)`` (one draw of ``integers(0, 2, (n_resamples, T))``,
     shared by all pairs), the p-value with the +1 correction ((count + 1) / (n + 1)) and
     its Monte Carlo standard error sqrt(p (1 - p) / n) in ``provenance["mc_se"]``.
-    Statistics equal up to float noise (:func:`_ties`) count as equal. All pairs at once:
+    Statistics equal up to float noise (:func:`_ties`) count as equal; scores on a lattice
+    (every score k / L for one integer L, as P@N's and RR's: :func:`_lattice`) are summed
+    as the integers k, exactly, so there ties are exact. All pairs at once:
     one matrix product per block of sign vectors. A pair with a missing score (NaN) gets
     p-value NaN and is never significant. ``exact_limit`` is at most :data:`MAX_EXACT`."""
     from irscale.errors import check_choice
@@ -487,11 +490,20 @@ def permutation_test(
     D, missing, names = _pair_differences(X)  # topics x pairs
     T = D.shape[0]
     obs = D.sum(axis=0)
-    tol = _ties(np.abs(D).sum(axis=0), T)
     exact = T <= exact_limit
     sign = {"two-sided": 0, "greater": 1, "less": -1}[alternative]
-    thr = {0: np.abs(obs) - tol, 1: obs - tol, -1: -obs - tol}[sign]
-    (count,) = _sign_counts(D, [thr], sign, exact, n_resamples, seed)
+    M = np.nan_to_num(_as_matrix(X)[0])
+    K = _lattice(M)
+    if K is not None:  # integer sums, exact: a tie is a tie, and distinct sums differ by at least 1
+        Dk = _pair_differences(K)[0]
+        Dk[:, missing] = 0.0
+        ok = Dk.sum(axis=0)
+        thr = {0: np.abs(ok) - 0.5, 1: ok - 0.5, -1: -ok - 0.5}[sign]
+        (count,) = _sign_counts(Dk, [thr], sign, exact, n_resamples, seed, K, exact_sums=True)
+    else:
+        tol = _ties(np.abs(D).sum(axis=0), T)
+        thr = {0: np.abs(obs) - tol, 1: obs - tol, -1: -obs - tol}[sign]
+        (count,) = _sign_counts(D, [thr], sign, exact, n_resamples, seed, M)
     total = 2**T if exact else n_resamples
     p = _sign_p(count, exact, total)
     p[missing] = np.nan
@@ -516,17 +528,173 @@ def _sign_p(count: np.ndarray, exact: bool, total: int) -> np.ndarray:
     return count / total if exact else (count + 1) / (total + 1)
 
 
-def _sign_counts(D: np.ndarray, thresholds: list, sign: int, exact: bool, n_resamples: int, seed: int) -> list:
+def _lattice(X: np.ndarray) -> np.ndarray | None:
+    """The integers K with X == K / L exactly (every float equal to the division of its
+    integer by one L), where X's scores are on such a lattice with sums of T integers
+    exact in float64 (|K| below 2^52 / T): P@N's k/N, RR's 1/k (L = lcm(1..N)), a ranked
+    measure's r / (n - 1). None otherwise (at most 2,000 distinct scores are tried)."""
+    from fractions import Fraction
+
+    values = np.unique(X)
+    if len(values) > 2000 or not np.isfinite(values).all():
+        return None
+    L = 1
+    for v in values.tolist():
+        f = Fraction(v).limit_denominator(1 << 40)
+        if float(f) != v:
+            return None
+        L = math.lcm(L, f.denominator)
+        if L > 1 << 52:
+            return None
+    K = np.round(X * L)
+    if np.abs(K).max(initial=0.0) * X.shape[0] >= 2.0**52 or not np.array_equal(K / L, X):
+        return None
+    return K
+
+
+def _sign_counts(
+    D: np.ndarray,
+    thresholds: list,
+    sign: int,
+    exact: bool,
+    n_resamples: int,
+    seed: int,
+    X=None,
+    exact_sums: bool = False,
+) -> list:
     """Per threshold vector (one value per pair, a column of ``D``), how many sign vectors
     s give ``v >= threshold``, where v is ``|s . d|`` (``sign`` 0), ``s . d`` (1) or
-    ``-s . d`` (-1), over :func:`_sign_vectors`."""
+    ``-s . d`` (-1), over :func:`_sign_vectors`.
+
+    With the compiled kernel and ``X`` (the topics x systems matrix whose pair differences
+    ``D`` holds, missing scores as 0), a block of sign vectors costs one product with the
+    S systems instead of the S(S-1)/2 pairs: ``s . d`` is ``s . x_i - s . x_j``, off from
+    the direct sum by at most 4(T + 2) u (sum |x_i| + sum |x_j|) (u the unit roundoff; the
+    bound of two sums of T terms, twice over), and wherever that could decide a
+    comparison the kernel sums ``s . d`` directly, so every count equals the direct
+    computation's. ``exact_sums``: X holds integers whose sums are exact (no band)."""
+    kernel = None if X is None else compiled("stats.randomised", _build_randomised_kernels)
     counts = [np.zeros(D.shape[1], dtype=np.int64) for _ in thresholds]
-    for signs in _sign_vectors(D.shape[0], exact, n_resamples, seed, D.shape[1]):
-        Z = signs @ D
-        V = np.abs(Z) if sign == 0 else Z if sign == 1 else -Z
+    if kernel is not None:
+        T, S = X.shape
+        i, j = pair_index(S)
+        size = np.abs(X).sum(axis=0)
+        band = 4 * (T + 2) * (np.finfo(np.float64).eps / 2) * (size[i] + size[j]) * (not exact_sums)
+        Dt = np.ascontiguousarray(D.T)
+    for signs in _sign_vectors(D.shape[0], exact, n_resamples, seed, D.shape[1] if kernel is None else 0):
+        if kernel is None:
+            Z = signs @ D
+            V = np.abs(Z) if sign == 0 else Z if sign == 1 else -Z
+            for c, thr in zip(counts, thresholds):
+                c += (V >= thr).sum(axis=0)
+            continue
+        Y = signs @ X
         for c, thr in zip(counts, thresholds):
-            c += (V >= thr).sum(axis=0)
+            c += _in_threads(
+                lambda rows, thr=thr, Y=Y, signs=signs: _flip_rows(kernel, rows, Y, signs, Dt, thr, band, sign), len(Y)
+            )
     return counts
+
+
+def _flip_rows(kernel, rows, Y, signs, Dt, thr, band, sign):
+    out = np.zeros(Dt.shape[0], dtype=np.int64)
+    thr = np.ascontiguousarray(thr, dtype=np.float64)
+    kernel[0][sign](Y[rows], signs[rows], Dt, thr, thr + band, thr - band, out)
+    return out
+
+
+def _in_threads(fn, n: int):
+    """``sum(fn(rows))`` over slices of ``range(n)``, one per CPU (the kernels release the GIL)."""
+    from irscale.parallel import split_rows
+
+    return sum(split_rows(fn, n))
+
+
+def _build_randomised_kernels(numba):
+    """(flips, studentize, shuffles, ranges): the randomised tests' compiled inner loops; flips
+    per permutation-test mode (0 two-sided, 1 greater, -1 less), each compiled with its
+    mode fixed so that its main loop is vectorised."""
+
+    def flip_kernel(mode):
+        @numba.njit(nogil=True, cache=True)
+        def direct(ya, Yr, sr, Dt, thr, hi, lo, p0, a, counts):  # pragma: no cover - compiled
+            # the pairs (a, b) of this row whose value from the systems' sums is too close to call
+            T = sr.shape[0]
+            for q in range(Yr.shape[0] - 1 - a):
+                p = p0 + q
+                z = ya - Yr[a + 1 + q]
+                v = abs(z) if mode == 0 else (z if mode == 1 else -z)
+                if v > lo[p] and v < hi[p]:
+                    z = 0.0
+                    for k in range(T):
+                        z += sr[k] * Dt[p, k]
+                    v = abs(z) if mode == 0 else (z if mode == 1 else -z)
+                    if v >= thr[p]:
+                        counts[p] += 1
+
+        @numba.njit(nogil=True, cache=True)
+        def flips(Y, signs, Dt, thr, hi, lo, counts):  # pragma: no cover - compiled
+            B, S = Y.shape
+            for r in range(B):
+                Yr = Y[r]
+                p0 = 0
+                for a in range(S - 1):
+                    ya = Yr[a]
+                    n = S - 1 - a
+                    row, h, low, c = Yr[a + 1 :], hi[p0 : p0 + n], lo[p0 : p0 + n], counts[p0 : p0 + n]
+                    near = 0
+                    for q in range(n):
+                        z = ya - row[q]
+                        v = abs(z) if mode == 0 else (z if mode == 1 else -z)
+                        c[q] += 1 if v >= h[q] else 0
+                        near += 1 if (v > low[q]) & (v < h[q]) else 0
+                    if near:
+                        direct(ya, Yr, signs[r], Dt, thr, hi, lo, p0, a, counts)
+                    p0 += n
+
+        return flips
+
+    @numba.njit(nogil=True, cache=True)
+    def studentize(AM, AQ, thr, snap, T, counts):  # pragma: no cover - compiled
+        # bootstrap_test's numpy path, element by element: the same operations in the same order
+        B, P = AM.shape
+        root = np.sqrt(T)
+        here = np.zeros(P, np.int64)
+        for r in range(B):
+            am, aq = AM[r], AQ[r]
+            for p in range(P):
+                m = am[p] / T
+                sd = np.sqrt(max(aq[p] - T * m * m, 0.0) / (T - 1))
+                m = abs(m) if abs(m) > snap[p] else 0.0
+                here[p] += ((sd > 0) & (m * root >= thr[p] * sd)) | ((sd <= 0) & ((m > 0) | (thr[p] <= 0)))
+        for p in range(P):
+            counts[p] += here[p]
+
+    @numba.njit(nogil=True, cache=True)
+    def shuffles(U, P):  # pragma: no cover - compiled
+        B, T, S = P.shape
+        for b in range(B):
+            for t in range(T):
+                row = P[b, t]
+                for s_ in range(S):
+                    row[s_] = s_
+                for k in range(S - 1, 0, -1):
+                    q = int(U[b, t, k - 1] * (k + 1))
+                    row[k], row[q] = row[q], row[k]
+
+    @numba.njit(nogil=True, cache=True)
+    def ranges(X, P, out):  # pragma: no cover - compiled
+        B, T, S = P.shape
+        sums = np.empty(S)
+        for b in range(B):
+            sums[:] = 0.0
+            for t in range(T):
+                row, x = P[b, t], X[t]
+                for s_ in range(S):
+                    sums[s_] += x[row[s_]]
+            out[b] = (sums.max() - sums.min()) / T
+
+    return {0: flip_kernel(0), 1: flip_kernel(1), -1: flip_kernel(-1)}, studentize, shuffles, ranges
 
 
 def _sign_vectors(T: int, exact: bool, n_resamples: int, seed: int, pairs: int):
@@ -554,8 +722,10 @@ def rtukey_test(X, alpha: float = 0.05, *, n_resamples: int = RESAMPLES["rtukey"
     distribution for all pairs controls the family-wise error (under the complete null,
     where every system's scores are exchangeable). As in Carterette (2012), no +1
     correction: a p-value of 0 means below 1 / ``n_resamples``.
-    Resamples: ``n_resamples`` draws of ``numpy.random.default_rng(seed)``, each a
-    ``random((T, S))`` matrix whose row-wise argsort permutes the topic's scores."""
+    Resamples: one draw of ``numpy.random.default_rng(seed).random((n_resamples, T, S - 1))``
+    (block by block, the same stream), u; resample b shuffles each topic t's row of scores
+    by Fisher-Yates: for k = S - 1 down to 1, swap positions k and ``floor(u[b, t, k - 1] *
+    (k + 1))``; system s's mean is the mean of position s over the topics."""
     from irscale.validate import integer
 
     n_resamples = integer("n_resamples", n_resamples, minimum=1)
@@ -586,17 +756,68 @@ def _rtukey_ties(X: np.ndarray) -> float:
 
 
 def _rtukey_ranges(X: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
-    """The range of the system means of each of rtukey's resamples, sorted."""
+    """The range of the system means of each of rtukey's resamples (see :func:`rtukey_test`), sorted."""
     T, S = X.shape
-    rng = np.random.default_rng(seed)
+    kernel = compiled("stats.randomised", _build_randomised_kernels)
+    X = np.ascontiguousarray(X, dtype=np.float64)
     ranges = np.empty(n_resamples)
-    rows = np.arange(T)[:, None]
-    for b in range(n_resamples):
-        perm = np.argsort(rng.random((T, S)), axis=1)
-        m = X[rows, perm].mean(axis=0)
-        ranges[b] = m.max() - m.min()
+    rows = np.arange(T)[None, :, None]
+    for a, P in _rtukey_permutations(T, S, n_resamples, seed):
+        out = ranges[a : a + len(P)]
+        if kernel is not None:
+            _in_threads(lambda part, P=P, out=out: _gather_ranges(kernel, X, P, out, part), len(P))
+            continue
+        m = X[rows, P].sum(axis=1)  # over the topics in order, as the kernel adds them
+        out[:] = (m.max(axis=1) - m.min(axis=1)) / T
     ranges.sort()
     return ranges
+
+
+_PERMUTATIONS: dict = {}  # the last (T, S, n_resamples, seed)'s permutations, when they take at most:
+PERMUTATION_CACHE_BYTES = 1 << 28  # 256 MiB (a study tests every measure on both scales with the same ones)
+
+
+def _rtukey_permutations(T: int, S: int, n_resamples: int, seed: int) -> list:
+    """rtukey's permutations as blocks ``(first resample, P)``, P[b, t, s] the column whose
+    score system s gets on topic t in resample b: Fisher-Yates from one draw of
+    ``default_rng(seed).random((n_resamples, T, S - 1))`` (see :func:`rtukey_test`). Kept
+    for the next call with the same arguments where they fit :data:`PERMUTATION_CACHE_BYTES`."""
+    key = (T, S, n_resamples, seed)
+    if key in _PERMUTATIONS:
+        return _PERMUTATIONS[key]
+    dtype = np.uint8 if S <= 256 else np.uint16 if S <= 65536 else np.int64
+    kernel = compiled("stats.randomised", _build_randomised_kernels)
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for a, b in _resample_blocks(n_resamples, 2 * T * S):
+        U = rng.random((b - a, T, S - 1))
+        P = np.empty((b - a, T, S), dtype=dtype)
+        if kernel is not None:
+            _in_threads(lambda part, U=U, P=P: _shuffle_rows(kernel, U, P, part), b - a)
+        else:
+            P[:] = np.arange(S, dtype=dtype)
+            for k in range(S - 1, 0, -1):
+                q = (U[:, :, k - 1] * (k + 1)).astype(np.int64)[..., None]
+                here = P[:, :, k].copy()
+                P[:, :, k] = np.take_along_axis(P, q, axis=2)[..., 0]
+                np.put_along_axis(P, q, here[..., None], axis=2)
+        blocks.append((a, P))
+    if n_resamples * T * S * np.dtype(dtype).itemsize <= PERMUTATION_CACHE_BYTES:
+        _PERMUTATIONS.clear()
+        _PERMUTATIONS[key] = blocks
+    return blocks
+
+
+def _shuffle_rows(kernel, U, P, part):
+    kernel[2](U[part], P[part])
+    return 0
+
+
+def _gather_ranges(kernel, X, P, out, part):
+    res = np.empty(part.stop - part.start)
+    kernel[3](X, P[part], res)
+    out[part] = res
+    return 0
 
 
 def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = RESAMPLES["bootstrap"], seed: int = 0) -> TestResult:
@@ -604,7 +825,10 @@ def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = RESAMPLES["boot
     d_t are centred (z_t = d_t - mean d, so H0 holds in the resampled world), topics are
     resampled with replacement, and the p-value (achieved significance level) is the share
     of resamples whose studentized mean ``|mean z* / (sd z* / sqrt T)|`` reaches the observed
-    ``|mean d / (sd d / sqrt T)|`` (two-sided; equal up to float noise counts). Resamples: one
+    ``|mean d / (sd d / sqrt T)|`` (two-sided, compared as ``|mean z*| sqrt T >= (1 - 1e-12)
+    |t| sd z*``, so that statistics equal up to float noise count; a mean within
+    the float noise of its sum, 8 u (T max |z| + sum |d|) with u the unit roundoff, is 0,
+    so that a pair whose differences sum to 0 gets p-value 1). Resamples: one
     draw of ``numpy.random.default_rng(seed).integers(0, T, (n_resamples, T))``, the topics
     of each resample, shared by all pairs, drawn block by block. As in Sakai (2006), no +1
     correction. A pair with a missing score (NaN) gets p-value NaN, never significant."""
@@ -617,14 +841,32 @@ def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = RESAMPLES["boot
         from irscale.errors import ArgumentError
 
         raise ArgumentError("bootstrap_test studentizes the mean difference: it needs at least 2 topics")
-    Zc = D - D.mean(axis=0)
-    t_obs = _studentized(D.mean(axis=0), D.var(axis=0, ddof=1), T)
+    mean = D.mean(axis=0)
+    Zc = D - mean
+    # a mean within the float noise of T terms of these sizes is 0 (observed or resampled)
+    snap = _ties(T * np.abs(Zc).max(axis=0) + np.abs(D).sum(axis=0), T) / T
+    t_obs = _studentized(np.where(np.abs(mean) <= snap, 0.0, mean), D.var(axis=0, ddof=1), T)
+    thr = np.abs(t_obs) * (1 - 1e-12)
     count = np.zeros(D.shape[1], dtype=np.int64)
+    kernel = compiled("stats.randomised", _build_randomised_kernels)
+    Zc2 = Zc * Zc
+    buffers = None
     for C in _bootstrap_draws(T, n_resamples, seed, D.shape[1]):
+        if kernel is not None:  # the same products, then each element's statistic compiled, in threads
+            if buffers is None:  # reused: a fresh product of this size costs more in page faults than in flops
+                buffers = np.empty((2, len(C), D.shape[1]))
+            AM = np.matmul(C, Zc, out=buffers[0, : len(C)])
+            AQ = np.matmul(C, Zc2, out=buffers[1, : len(C)])
+            count += _in_threads(
+                lambda rows, AM=AM, AQ=AQ: _studentize_rows(kernel, AM[rows], AQ[rows], thr, snap, T), len(C)
+            )
+            continue
         m = C @ Zc / T
-        var = np.maximum(C @ (Zc * Zc) - T * m * m, 0.0) / (T - 1)
-        t = _studentized(m, var, T)
-        count += (np.abs(t) >= np.abs(t_obs) * (1 - 1e-12)).sum(axis=0)
+        sd = np.sqrt(np.maximum(C @ Zc2 - T * m * m, 0.0) / (T - 1))
+        m = np.where(np.abs(m) > snap, np.abs(m), 0.0)
+        with np.errstate(invalid="ignore"):  # 0 * inf where the observed statistic is infinite: not counted
+            reach = np.where(sd > 0, m * math.sqrt(T) >= thr * sd, (m > 0) | (thr <= 0))
+        count += reach.sum(axis=0)
     p = count / n_resamples
     p[missing] = np.nan
     t_obs[missing] = np.nan
@@ -632,6 +874,12 @@ def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = RESAMPLES["boot
         f"paired bootstrap (studentized, centred differences), {n_resamples:,} resamples of the topics (seed {seed})"
     )
     return _resampled("bootstrap", alpha, t_obs, p, method, names, n_resamples, seed)
+
+
+def _studentize_rows(kernel, AM, AQ, thr, snap, T: int):
+    out = np.zeros(AM.shape[1], dtype=np.int64)
+    kernel[1](AM, AQ, thr, snap, T, out)
+    return out
 
 
 def _bootstrap_draws(T: int, n_resamples: int, seed: int, pairs: int):
@@ -977,11 +1225,13 @@ def _bootstrap_bounds(X, H, i, j, seed):
     mbar, wbar = D.mean(axis=0), w.mean(axis=0)
     sd, e = D.std(axis=0, ddof=1), np.sqrt((w * w).sum(axis=0) / (T - 1))
     root = math.sqrt(T)
+    Zc = D - mbar
+    # the largest "mean is 0" snap the test can use on the exact scores (bootstrap_test)
+    snap = _ties(T * (np.abs(Zc).max(axis=0) + 2 * w.max(axis=0)) + np.abs(D).sum(axis=0) + w.sum(axis=0), T) / T
     with np.errstate(divide="ignore", invalid="ignore"):
         obs_lo = np.maximum(np.abs(mbar) - wbar, 0) * root / (sd + e) * (1 - slack)
         obs_hi = np.where(sd - e > 0, (np.abs(mbar) + wbar) * root / (sd - e), np.inf) * (1 + slack)
-    obs_lo = np.nan_to_num(obs_lo)
-    Zc = D - mbar
+    obs_lo = np.where(np.abs(mbar) - wbar <= snap, 0.0, np.nan_to_num(obs_lo))
     sure = np.zeros(D.shape[1], dtype=np.int64)
     maybe = np.zeros(D.shape[1], dtype=np.int64)
     for C in _bootstrap_draws(T, n, seed, 4 * D.shape[1]):
@@ -992,6 +1242,7 @@ def _bootstrap_bounds(X, H, i, j, seed):
         with np.errstate(divide="ignore", invalid="ignore"):
             t_lo = np.nan_to_num(np.maximum(np.abs(m) - a, 0) * root / (s_ + b)) * (1 - slack)
             t_hi = np.where(s_ - b > 0, (np.abs(m) + a) * root / (s_ - b), np.inf) * (1 + slack)
+        t_lo[np.abs(m) - a <= snap] = 0.0  # the exact scores' resampled mean may be snapped to 0
         sure += (t_lo >= obs_hi).sum(axis=0)
         maybe += (t_hi >= obs_lo * (1 - 1e-12)).sum(axis=0)
     return sure / n, maybe / n
