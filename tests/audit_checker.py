@@ -187,6 +187,10 @@ KINDS = {  # column -> display kind (the tables' column descriptions); default '
     "halfwidth_max": "sci",
     "halfwidth_original": "sci",
     "halfwidth_ranked": "sci",
+    "share": "share",  # discriminative power
+    "share_ranked": "share",
+    "asl_median": "p",
+    "asl_median_ranked": "p",
 }
 NO_DISPLAY = {"rank_original", "rank_ranked"}  # float columns shown as integers (no *_display)
 
@@ -909,6 +913,7 @@ class Audit:
         self.check_table2()
         self.check_table4()
         self.check_changes()
+        self.check_power()
         self.check_pairs()
         self.check_measure_free()
         self.check_json()
@@ -971,6 +976,7 @@ class Audit:
         self.topics = [str(t) for t in prov["topics"]]
         self.alpha = float(prov["alpha"])
         self.tests = list(prov["tests"])
+        self.with_p = [t for t in self.tests if t in PAIRWISE + RANDOMISED]  # discriminative power's tests
         self.boot = prov.get("bootstrap")
         S, T, M = len(self.systems), len(self.topics), len(spec.measures)
         f = scores.name
@@ -1111,12 +1117,17 @@ class Audit:
             ("table2", "table2_tau_measure_vs_ranked"),
             ("table4", "table4_tau_between_measures"),
             ("changes", "tables5_6_significance_changes"),
+            ("power", "discriminative_power"),
+            ("asl", "asl_curves"),
             ("pairs", "comparisons_with_baselines"),
             ("measure_free", "measure_free_pairs"),
         ):
             p = self.path(stem)
             if key == "pairs" and not spec.baselines:
                 self.exact(p.name, "(file)", "-", p.exists(), False, "no baselines, no comparisons")
+                continue
+            if key in ("power", "asl") and not self.with_p:
+                self.exact(p.name, "(file)", "-", p.exists(), False, "no test with a p-value per pair")
                 continue
             assert p.exists(), f"{p} is missing"
             self.tables[key] = read_csv_text(p)
@@ -1522,6 +1533,46 @@ class Audit:
             return out
         return None
 
+    # -- discriminative power ----------------------------------------------------------------------------
+    def check_power(self):
+        """Sakai's discriminative power per measure and test with a p-value per pair (the
+        documented table): the pairs with a p-value, those with p < alpha and their share,
+        the median p-value, on both scales; and the ASL curves: the n sorted p-values at
+        positions floor(k (n - 1) / 100), k = 0..100."""
+        if not self.with_p:
+            return
+        df, f = self.tables["power"], self.path("discriminative_power").name
+        curves, fc = self.tables["asl"], self.path("asl_curves").name
+        order = [(m, t) for m in range(self.M) for t in self.with_p]
+        self.exact(f, "(rows)", "-", len(df), len(order))
+        mi = self.label_map(f, "measure", df["measure"])
+        self.exact(f, "(measure, test)", "(order)", list(zip(mi, df["test"])), [(m, TEST_NAMES[t]) for m, t in order])
+        expect_curves = []
+        for r, (m, test) in enumerate(order[: len(df)]):
+            row = (self.names[m], TEST_NAMES[test])
+            for k, suffix, scale in ((0, "", "original"), (1, "_ranked", "ranked")):
+                p = self.results[m, k][test][0]
+                asl = np.sort(p[~np.isnan(p)])
+                n = len(asl)
+                if k == 0:
+                    self.exact(f, "pairs", row, int(df["pairs"][r]), n)
+                self.exact(
+                    f, "significant" + suffix, row, int(df["significant" + suffix][r]), int((asl < self.alpha).sum())
+                )
+                self.num(f, "share" + suffix, row, fnum(df["share" + suffix][r]), float((asl < self.alpha).mean()))
+                self.num(f, "asl_median" + suffix, row, fnum(df["asl_median" + suffix][r]), float(np.median(asl)))
+                for q in range(101):
+                    expect_curves.append((self.names[m], TEST_NAMES[test], scale, q, float(asl[q * (n - 1) // 100])))
+        self.exact(fc, "(columns)", "header", list(curves.columns), ["measure", "test", "scale", "percent", "asl"])
+        self.exact(fc, "(rows)", "-", len(curves), len(expect_curves))
+        ci = self.label_map(fc, "measure", curves["measure"])
+        for r, (name, test, scale, q, v) in enumerate(expect_curves[: len(curves)]):
+            key = (name, test, scale, q)
+            got = (self.names[ci[r]] if ci[r] >= 0 else curves["measure"][r], curves["test"][r], curves["scale"][r])
+            self.exact(fc, "(measure, test, scale, percent)", r, (*got, int(curves["percent"][r])), key)
+            self.num(fc, "asl", key, fnum(curves["asl"][r]), v)
+        self.check_display(f, "power", df)
+
     # -- the comparisons with baselines -----------------------------------------------------------------
     def check_pairs(self):
         if "pairs" not in self.tables:
@@ -1705,8 +1756,11 @@ class Audit:
                 "table2": "table2_tau_measure_vs_ranked",
                 "table4": "table4_tau_between_measures",
                 "changes": "tables5_6_significance_changes",
+                "power": "discriminative_power",
                 "pairs": "comparisons_with_baselines",
-            }[key]
+            }.get(key)
+            if stem is None:
+                continue  # CSV only: the ASL curves
             p = self.out / f"{stem}_N{self.spec.N}.json"
             data = json.loads(p.read_text(encoding="utf-8"))
             rows = data["rows"]
@@ -1777,6 +1831,15 @@ class Audit:
                 "flagged_incomparable",
                 "flagged_incomparable_ranked",
             ],
+            "power": [
+                "pairs",
+                "significant",
+                "share",
+                "significant_ranked",
+                "share_ranked",
+                "asl_median",
+                "asl_median_ranked",
+            ],
             "pairs": [
                 "diff",
                 "ci_low",
@@ -1795,9 +1858,10 @@ class Audit:
             "table2": "table2_tau_measure_vs_ranked",
             "table4": "table4_tau_between_measures",
             "changes": "tables5_6_significance_changes",
+            "power": "discriminative_power",
             "pairs": "comparisons_with_baselines",
         }
-        lead = {"means": 1, "table2": 1, "table4": 2, "changes": 2, "pairs": 1}  # text cells before the numbers
+        lead = {"means": 1, "table2": 1, "table4": 2, "changes": 2, "power": 1, "pairs": 1}  # text cells first
         for key, cols in shown.items():
             if key not in self.tables:
                 continue

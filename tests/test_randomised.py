@@ -360,3 +360,26 @@ def test_scores_on_a_lattice_are_summed_exactly():
             obs = abs(sum(d))
             hits = sum(abs(sum(-x if (k >> t) & 1 else x for t, x in enumerate(d))) >= obs for k in range(2**T))
             assert res.pvalue[p] == hits / 2**T
+
+
+def test_the_study_reports_discriminative_power_and_the_asl_curves(toy_study):
+    """study.power: per measure and test with a p-value per pair, what
+    stats.discriminative_power says on each scale; study.asl: its sorted p-values at each
+    percent of the pairs (position floor(k (n - 1) / 100))."""
+    table, study = toy_study
+    t = irscale.transform(table, ["AP", "P"], depth=5)
+    assert list(study.power["test"].unique()) == [stats.test_name(x) for x in ("ttest", *stats.RANDOMISED)]
+    for _, row in study.power.iterrows():
+        test = next(x for x in stats.ALL_TESTS if stats.test_name(x) == row["test"])
+        for suffix, col in (("", row["measure"]), ("_ranked", f"ranked({row['measure']})")):
+            dp = stats.discriminative_power(t.matrix(col), test, seed=3) if test in stats.RANDOMISED else None
+            dp = dp or stats.discriminative_power(t.matrix(col), test)
+            assert row["share" + suffix] == dp.share and row["pairs"] == dp.n_pairs
+            assert row["asl_median" + suffix] == np.median(dp.asl)
+            curve = study.asl[
+                (study.asl["measure"] == row["measure"])
+                & (study.asl["test"] == row["test"])
+                & (study.asl["scale"] == ("ranked" if suffix else "original"))
+            ]
+            n = dp.n_pairs
+            assert curve["asl"].tolist() == [dp.asl[k * (n - 1) // 100] for k in range(101)]

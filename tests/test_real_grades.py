@@ -557,7 +557,7 @@ def test_spacing_figure_names_the_measures_as_written(real_qrels, tmp_path):
     assert res.exit_code == 0, res.output
     (line,) = [x for x in (out / "report_N4.md").read_text().splitlines() if "Values of" in x]
     assert "Values of P(rel=0.5), nDCG over all runs" in line and "gains=" not in line
-    svg = (out / "figure5_spacing_N4.svg").read_text()
+    svg = (out / "figure6_spacing_N4.svg").read_text()
     assert "gains=" not in svg and "nDCG" in svg
 
 

@@ -20,7 +20,13 @@ from irscale.cli import app
 
 pytestmark = pytest.mark.xdist_group("report_figures")
 
-EXPECTED = ["figure1_tau_original", "figure2_tau_ranked", "figure3_significance_changes", "figure4_means"]
+EXPECTED = [
+    "figure1_tau_original",
+    "figure2_tau_ranked",
+    "figure3_significance_changes",
+    "figure4_means",
+    "figure5_asl_curves",
+]
 
 
 def _compare(out: Path, *extra: str):
@@ -75,7 +81,7 @@ def test_figures_are_drawn_by_default_and_written_as_svg_and_pdf(report):
     assert sorted(p.name for p in out.glob("figure*")) == sorted(
         f"{s}_N10.{e}" for s in EXPECTED for e in ("svg", "pdf")
     )
-    assert "4 figures as SVG and PDF files" in " ".join(output.split())
+    assert "5 figures as SVG and PDF files" in " ".join(output.split())
 
 
 def test_every_figure_file_is_listed_in_the_html_and_markdown(report):
@@ -83,7 +89,7 @@ def test_every_figure_file_is_listed_in_the_html_and_markdown(report):
     html = (out / "report_N10.html").read_text()
     md = (out / "report_N10.md").read_text()
     figures = re.findall(r'<figure id="figure-(\d+)">(.*?)</figure>', html, flags=re.DOTALL)
-    assert [k for k, _ in figures] == ["1", "2", "3", "4"]
+    assert [k for k, _ in figures] == ["1", "2", "3", "4", "5"]
     for (k, body), stem in zip(figures, EXPECTED):
         assert stem.startswith(f"figure{k}_")
         links = re.findall(r'<a href="([^"]+)">', body)

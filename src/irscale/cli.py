@@ -954,7 +954,7 @@ FiguresOpt = Annotated[
     typer.Option(
         "--figures/--no-figures",
         help="with --out: draw the report's figures (the two tau heatmaps, the significance "
-        "changes, the means original vs ranked), embedded in the HTML and written as SVG "
+        "changes, the means original vs ranked, the ASL curves), embedded in the HTML and written as SVG "
         "and PDF files beside it (about 3 s)",
     ),
 ]

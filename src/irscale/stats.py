@@ -614,45 +614,54 @@ def _build_randomised_kernels(numba):
     """(flips, studentize, shuffles, ranges): the randomised tests' compiled inner loops; flips
     per permutation-test mode (0 two-sided, 1 greater, -1 less), each compiled with its
     mode fixed so that its main loop is vectorised."""
+    flips = {mode: _flip_kernel(numba, mode) for mode in (0, 1, -1)}
+    return (flips, _studentize_kernel(numba), *_rtukey_kernels(numba))
 
-    def flip_kernel(mode):
-        @numba.njit(nogil=True, cache=True)
-        def direct(ya, Yr, sr, Dt, thr, hi, lo, p0, a, counts):  # pragma: no cover - compiled
-            # the pairs (a, b) of this row whose value from the systems' sums is too close to call
-            T = sr.shape[0]
-            for q in range(Yr.shape[0] - 1 - a):
-                p = p0 + q
-                z = ya - Yr[a + 1 + q]
+
+def _flip_kernel(numba, mode: int):
+    """The permutation test's count of sign vectors at least as extreme, for one mode."""
+
+    @numba.njit(nogil=True, cache=True)
+    def direct(ya, Yr, sr, Dt, thr, hi, lo, p0, a, counts):  # pragma: no cover - compiled
+        # the pairs (a, b) of this row whose value from the systems' sums is too close to call
+        T = sr.shape[0]
+        for q in range(Yr.shape[0] - 1 - a):
+            p = p0 + q
+            z = ya - Yr[a + 1 + q]
+            v = abs(z) if mode == 0 else (z if mode == 1 else -z)
+            if v > lo[p] and v < hi[p]:
+                z = 0.0
+                for k in range(T):
+                    z += sr[k] * Dt[p, k]
                 v = abs(z) if mode == 0 else (z if mode == 1 else -z)
-                if v > lo[p] and v < hi[p]:
-                    z = 0.0
-                    for k in range(T):
-                        z += sr[k] * Dt[p, k]
+                if v >= thr[p]:
+                    counts[p] += 1
+
+    @numba.njit(nogil=True, cache=True)
+    def flips(Y, signs, Dt, thr, hi, lo, counts):  # pragma: no cover - compiled
+        B, S = Y.shape
+        for r in range(B):
+            Yr = Y[r]
+            p0 = 0
+            for a in range(S - 1):
+                ya = Yr[a]
+                n = S - 1 - a
+                row, h, low, c = Yr[a + 1 :], hi[p0 : p0 + n], lo[p0 : p0 + n], counts[p0 : p0 + n]
+                near = 0
+                for q in range(n):
+                    z = ya - row[q]
                     v = abs(z) if mode == 0 else (z if mode == 1 else -z)
-                    if v >= thr[p]:
-                        counts[p] += 1
+                    c[q] += 1 if v >= h[q] else 0
+                    near += 1 if (v > low[q]) & (v < h[q]) else 0
+                if near:
+                    direct(ya, Yr, signs[r], Dt, thr, hi, lo, p0, a, counts)
+                p0 += n
 
-        @numba.njit(nogil=True, cache=True)
-        def flips(Y, signs, Dt, thr, hi, lo, counts):  # pragma: no cover - compiled
-            B, S = Y.shape
-            for r in range(B):
-                Yr = Y[r]
-                p0 = 0
-                for a in range(S - 1):
-                    ya = Yr[a]
-                    n = S - 1 - a
-                    row, h, low, c = Yr[a + 1 :], hi[p0 : p0 + n], lo[p0 : p0 + n], counts[p0 : p0 + n]
-                    near = 0
-                    for q in range(n):
-                        z = ya - row[q]
-                        v = abs(z) if mode == 0 else (z if mode == 1 else -z)
-                        c[q] += 1 if v >= h[q] else 0
-                        near += 1 if (v > low[q]) & (v < h[q]) else 0
-                    if near:
-                        direct(ya, Yr, signs[r], Dt, thr, hi, lo, p0, a, counts)
-                    p0 += n
+    return flips
 
-        return flips
+
+def _studentize_kernel(numba):
+    """The bootstrap test's count of resamples at least as extreme, from the products."""
 
     @numba.njit(nogil=True, cache=True)
     def studentize(AM, AQ, thr, snap, T, counts):  # pragma: no cover - compiled
@@ -669,6 +678,12 @@ def _build_randomised_kernels(numba):
                 here[p] += ((sd > 0) & (m * root >= thr[p] * sd)) | ((sd <= 0) & ((m > 0) | (thr[p] <= 0)))
         for p in range(P):
             counts[p] += here[p]
+
+    return studentize
+
+
+def _rtukey_kernels(numba):
+    """rtukey's Fisher-Yates permutations and the range of the permuted means."""
 
     @numba.njit(nogil=True, cache=True)
     def shuffles(U, P):  # pragma: no cover - compiled
@@ -694,7 +709,7 @@ def _build_randomised_kernels(numba):
                     sums[s_] += x[row[s_]]
             out[b] = (sums.max() - sums.min()) / T
 
-    return {0: flip_kernel(0), 1: flip_kernel(1), -1: flip_kernel(-1)}, studentize, shuffles, ranges
+    return shuffles, ranges
 
 
 def _sign_vectors(T: int, exact: bool, n_resamples: int, seed: int, pairs: int):

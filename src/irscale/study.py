@@ -61,6 +61,8 @@ class Study:
     pairs: pd.DataFrame | None = None  # (measure, scale, test, system_1, system_2): diff, CI, effect sizes, p
     measure_free: pd.DataFrame | None = None  # (system_1, system_2): better, worse, equal, incomparable, sign_p
     scores: pd.DataFrame | None = None  # (measure, system, topic): value, ranked[, ranked_mid][, halfwidth]
+    power: pd.DataFrame | None = None  # (measure, test): discriminative power, original and ranked
+    asl: pd.DataFrame | None = None  # (measure, test, scale, percent): the ASL curves, sampled
 
     def write(self, out: str | Path, figures=None, command: str | None = None) -> list[Path]:
         """The whole report in directory ``out``: ``report_N<N>.html`` (one self-contained
@@ -403,7 +405,12 @@ def compare(
       (more than half of ``sum |d_t|``) on topics where the two runs are incomparable, which
       no measure-free argument supports;
     * ``study.scores``: the per-topic scores every table rests on (``value``, ``ranked``,
-      ``ranked_mid``, ``halfwidth``), written by :meth:`Study.write`.
+      ``ranked_mid``, ``halfwidth``), written by :meth:`Study.write`;
+    * ``study.power`` and ``study.asl``: discriminative power (Sakai, SIGIR 2006) of each
+      measure and its ranked version under each test with a p-value per pair (the
+      pairwise and randomised tests): the share of pairs significant at ``alpha`` and the
+      median p-value on each scale, and the ASL curves (the sorted p-values at each percent
+      of the pairs); the report draws them.
 
     Runs of any length (``approx=TOL``, see :func:`irscale.experiment.transform`): measures
     no exact engine reaches at N (RBP, DCG, nDCG beyond N = 30-40) are ranked by the
@@ -478,6 +485,7 @@ def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
     changes, results, flips = _tables5_6(scores, plan, scale, rb, tick)
     if plan.correction != "none":
         _corrected_counts(changes, results, plan.names, plan.tests, plan.correction, plan.across_measures, plan.alpha)
+    power, asl = _power(results, plan)
     codes = mf_table = None
     if plan.measure_free:
         mf_table, codes = _measure_free(judged, scores, plan, results, changes, tick)
@@ -497,7 +505,57 @@ def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
         pairs=pairs,
         measure_free=mf_table,
         scores=_scores_frame(scores, plan, judged.systems, judged.topics.names),
+        power=power,
+        asl=asl,
     )
+
+
+CURVE_POINTS = 101  # the ASL curve at 0, 1, ..., 100 percent of the pairs
+
+
+def _power(results: dict, plan: StudyPlan) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """Discriminative power (Sakai, SIGIR 2006) of each measure and its ranked version under
+    each test with a p-value per pair (the pairwise and randomised tests; the paper's
+    Tukey-type tests decide by the studentized range, whose p-values cost 10-40 ms a pair):
+    the pairs with a p-value, the share significant at alpha and the median achieved
+    significance level on each scale (``power``), and the ASL curve, the sorted p-values
+    sampled at k percent of the pairs, k = 0..100: the p-value at position
+    floor(k (n - 1) / 100) of the n sorted ones (``asl``)."""
+    tests = [t for t in plan.tests if t in st.SIGNED]
+    if not tests:
+        return None, None
+    rows, curves = [], []
+    for m in plan.names:
+        for test in tests:
+            row: dict = {"measure": m, "test": st.test_name(test)}
+            for res, suffix, scale in zip(results[m, test], ("", "_ranked"), ("original", "ranked")):
+                p = np.asarray(res.pvalue, dtype=np.float64)
+                asl = np.sort(p[~np.isnan(p)])
+                n = len(asl)
+                row["pairs" + suffix] = n
+                row["significant" + suffix] = int((asl < plan.alpha).sum())
+                row["share" + suffix] = float((asl < plan.alpha).mean()) if n else np.nan
+                row["asl_median" + suffix] = float(np.median(asl)) if n else np.nan
+                k = np.arange(CURVE_POINTS)
+                at = asl[k * (n - 1) // (CURVE_POINTS - 1)] if n else np.full(CURVE_POINTS, np.nan)
+                curves.append(
+                    pd.DataFrame({"measure": m, "test": row["test"], "scale": scale, "percent": k, "asl": at})
+                )
+            rows.append(row)
+    power = pd.DataFrame(rows)[
+        [
+            "measure",
+            "test",
+            "pairs",
+            "significant",
+            "share",
+            "significant_ranked",
+            "share_ranked",
+            "asl_median",
+            "asl_median_ranked",
+        ]
+    ]
+    return power, pd.concat(curves, ignore_index=True)
 
 
 def _transform(judged, plan: StudyPlan, relevance: str, scheduler, tick) -> ScoreTable:

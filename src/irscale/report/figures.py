@@ -8,6 +8,8 @@
 * :func:`means_scatter`: system means, original against ranked, swapped pairs marked.
 * :func:`tau_heatmap`: Kendall's tau between measures.
 * :func:`significance_changes_plot`: S2NS and NS2S counts per measure and test.
+* :func:`asl_curves_plot`: discriminative power, the ASL curves of each measure and its
+  ranked version.
 * :func:`hasse_figure`: the weak top-heaviness order (Figure 1), every run up to
   :data:`HASSE_MAX_RUNS` runs, runs per level beyond.
 * :func:`balancing_plot`: the balancing index against the run length (2015 paper).
@@ -1140,6 +1142,73 @@ def significance_changes_plot(
     )
 
 
+def asl_curves_plot(
+    asl,
+    *,
+    alpha: float = 0.05,
+    title: str | None = None,
+    out: str | Path | None = None,
+    stem: str = "asl_curves",
+    pdf: bool = False,
+) -> Picture:
+    """Discriminative power as ASL curves (Sakai, SIGIR 2006), one panel per measure: each
+    test's achieved significance levels sorted, against the share of system pairs (in
+    percent), on the original measure (solid) and on its ranked version (dashed), up to
+    4 alpha, with alpha marked; ``asl``: a study's ``asl`` frame (columns measure, test,
+    scale, percent, asl). Where a curve crosses alpha is the test's discriminative power."""
+    import pandas as pd
+
+    need = {"measure", "test", "scale", "percent", "asl"}
+    if not isinstance(asl, pd.DataFrame) or not need <= set(asl.columns):
+        have = list(asl.columns) if isinstance(asl, pd.DataFrame) else type(asl).__name__
+        raise ArgumentError(f"asl must be a DataFrame with columns {sorted(need)} (a study's asl frame); got {have}")
+    measures = list(dict.fromkeys(asl["measure"]))
+    tests = list(dict.fromkeys(asl["test"]))
+    title = title or "Discriminative power: ASL curves, original (solid) and ranked (dashed)"
+    ncols = min(4, len(measures))
+    nrows = -(-len(measures) // ncols)
+    width, height = 2.6 * ncols + 0.4, 2.2 * nrows + 1.6
+    top = min(1.0, 4 * alpha)
+    plt = _plt()
+    colours = plt.get_cmap("tab10")
+    with _style():
+        fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), sharex=True, sharey=True, squeeze=False)
+        for k, ax in enumerate(axes.ravel()):
+            if k >= len(measures):
+                ax.set_visible(False)
+                continue
+            part = asl[asl["measure"] == measures[k]]
+            for c, test in enumerate(tests):
+                for scale, style in (("original", "-"), ("ranked", "--")):
+                    line = part[(part["test"] == test) & (part["scale"] == scale)]
+                    if len(line):
+                        ax.plot(line["percent"], line["asl"], style, color=colours(c % 10), linewidth=1.2)
+            ax.axhline(alpha, color="0.4", linewidth=0.8, linestyle=":")
+            ax.set_ylim(0, top)
+            ax.set_xlim(0, 100)
+            ax.set_title(measures[k], fontsize=9)
+            if k % ncols == 0:
+                ax.set_ylabel("ASL (p-value)")
+            if k // ncols == nrows - 1 or k + ncols >= len(measures):
+                ax.set_xlabel("system pairs (%)")
+        handles = [plt.Line2D([], [], color=colours(c % 10), linewidth=1.5) for c in range(len(tests))]
+        fig.legend(handles, tests, loc="lower center", ncol=min(len(tests), 4), fontsize=8, frameon=False)
+        fig.suptitle(_wrap(title, width, 10))
+        fig.tight_layout(rect=(0, 0.06 + 0.03 * ((len(tests) - 1) // 4), 1, 0.94))
+    return _finish(
+        fig,
+        title,
+        out,
+        stem,
+        asl,
+        pdf=pdf,
+        caption=f"For each measure and test, every system pair's achieved significance level (p-value), sorted, "
+        f"against the share of pairs: on the original measure (solid) and on its ranked version (dashed). The "
+        f"dotted line is alpha = {alpha:g}; where a curve crosses it is the test's discriminative power (the share "
+        f"of pairs significant). Levels above {top:g} are off the plot.",
+    )
+
+
 def _changes_grids(changes, rows: list, cols: list, delta: bool) -> dict:
     """The matrices (measure x test DataFrames) of :func:`significance_changes_plot`: S2NS and
     NS2S summed over repeated rows, delta_pct (with ``delta``) averaged."""
@@ -1563,6 +1632,15 @@ def study_figures(
     means = getattr(study, "means", None)
     if means is not None and len(means):
         jobs.append(lambda: means_panels(means, title=f"System means, original against ranked, N = {study.N}", pdf=pdf))
+    asl = getattr(study, "asl", None)
+    if others and asl is not None and len(asl):
+        curves = canonical(asl, ["measure"])
+        alpha = float(study.provenance.get("alpha", 0.05))
+        jobs.append(
+            lambda: asl_curves_plot(
+                curves, alpha=alpha, title=f"Discriminative power: ASL curves, N = {study.N}", pdf=pdf
+            )
+        )
     if spacing:
         levels = max((v.get("levels", 2) for v in study.provenance.get("rank_maps", {}).values()), default=2)
         from fractions import Fraction

@@ -16,6 +16,7 @@ import pandas as pd
 from irscale.report.study import (
     ReportTable,
     _frame_table,
+    canonical_names,
     changes_table,
     data_frame,
     measure_free_table,
@@ -82,6 +83,8 @@ def write_report(
     * ``provenance_N<N>.yaml``: the provenance (ir_metadata style);
     * ``scores_N<N>.csv``: the per-topic scores every table rests on (``Study.scores``:
       measure, system, topic, value, ranked, ranked_mid, halfwidth), at full precision;
+    * ``asl_curves_N<N>.csv``: the ASL curves of the discriminative power table
+      (``Study.asl``: measure, test, scale, percent, asl);
     * for each table, ``<stem>_N<N>.csv`` and ``.json`` (exact values plus ``*_display``
       columns) and ``.tex`` (booktabs): the means, Tables 2/3, Table 4, Tables 5 and 6 (one
       CSV, both LaTeX tables in one ``.tex``), the comparisons with baselines; the
@@ -131,6 +134,10 @@ def write_report(
     if isinstance(scores, pd.DataFrame):  # the per-topic scores every table rests on (full precision)
         put(f"scores_{tag}.csv", scores.to_csv(index=False))
         links["scores"] = f"scores_{tag}"
+    asl = getattr(study, "asl", None)
+    if isinstance(asl, pd.DataFrame) and len(asl):  # the ASL curves, sampled: measure, test, scale, percent, asl
+        put(f"asl_curves_{tag}.csv", asl.assign(measure=asl["measure"].map(canonical_names(study))).to_csv(index=False))
+        links["asl_curves"] = f"asl_curves_{tag}"
     put(f"provenance_{tag}.yaml", provenance_yaml(study, command))
     put(f"report_{tag}.md", study_markdown(study, links, figures, command, tables=tables))
     html = out / f"report_{tag}.html"
@@ -147,6 +154,7 @@ def _data_files(study: Study, tables: list[ReportTable], tag: str) -> Iterator[t
         own.get("table2"),
         own.get("table4"),
         changes_table(study),
+        own.get("power"),
         own.get("pairs"),
         measure_free_table(study),
     ]
