@@ -30,6 +30,12 @@ Multi-system tests, each followed by all-pairs comparisons on the studentized ra
 * ``friedman``: Friedman; pairs on mean within-topic ranks, variance
   S(S+1)/12 * (1 - sum(t^3-t) / (T S (S^2-1))) per topic, infinite degrees of freedom.
 
+Randomised tests (:data:`RANDOMISED`, beside the paper's eight, seeded; compiled loops
+with numpy paths that count the same): ``permutation`` (paired randomisation,
+:func:`permutation_test`), ``rtukey`` (randomised Tukey HSD, :func:`rtukey_test`, family-wise
+like the Tukey-type tests above), ``bootstrap`` (paired bootstrap, :func:`bootstrap_test`);
+:func:`discriminative_power` gives any test's ASL curve.
+
 Correlations: Kendall's tau-b (tie-aware) between system rankings, overall (systems by
 mean over topics) and topic by topic; AP correlation tau_ap (Yilmaz, Aslam & Robertson
 2008).
