@@ -661,7 +661,8 @@ def randomised_p(test: str, X: np.ndarray, seed: int) -> np.ndarray:
     draws (docs/guide.md, "Randomisation tests and discriminative power"), each in plain
     numpy and pair by pair. Statistics equal up to 1e-9 of the pair's scale count as equal
     (irscale documents a far narrower float-noise tolerance; the two agree wherever no two
-    distinct statistics lie within 1e-9, as on real scores)."""
+    distinct statistics lie within 1e-9, as on the audited studies' scores: RR@N's sums,
+    1/lcm(1..N) apart, could differ, and no audited study has RR)."""
     T, S = X.shape
     i, j = np.triu_indices(S, k=1)
     rng = np.random.default_rng(seed)
@@ -1032,9 +1033,12 @@ class Audit:
         asked = [x for t in spec.tests for x in ({"paper": TESTS, "randomised": RANDOMISED}.get(t) or [t])]
         self.exact(pv, "tests", "-", list(prov["tests"]), list(dict.fromkeys(asked)), "-t, groups expanded, in order")
         drawn = [t for t in self.tests if t in RANDOMISED]
-        expect = {
-            t: {"resamples": RESAMPLES[t], "seed": spec.seed}
-            | ({"exact_up_to_topics": 20, "plus_one_correction": True} if t == "permutation" else {})
+        T = len(self.topics)
+        expect = {  # the permutation test is exact up to 20 topics (all 2^T sign vectors, no draws)
+            t: {"exact": True, "sign_vectors": 2**T}
+            if t == "permutation" and T <= 20
+            else {"resamples": RESAMPLES[t], "seed": spec.seed}
+            | ({"plus_one_correction": True} if t == "permutation" else {})
             for t in drawn
         }
         self.exact(pv, "randomised_tests", "-", prov.get("randomised_tests"), expect or None)
@@ -1554,6 +1558,8 @@ class Audit:
                 p = self.results[m, k][test][0]
                 asl = np.sort(p[~np.isnan(p)])
                 n = len(asl)
+                if n == 0:  # no pair with a p-value: the documented NaN entries
+                    asl = np.full(1, np.nan)
                 if k == 0:
                     self.exact(f, "pairs", row, int(df["pairs"][r]), n)
                 self.exact(

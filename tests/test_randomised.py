@@ -186,8 +186,9 @@ def test_run_test_names_them_and_the_scale_owner_needs_an_interval_scale():
 
 def test_missing_scores_few_topics_and_options():
     """A pair with a missing score (NaN, as --missing-topics drop leaves) gets p-value
-    NaN and is never significant; the others are as without it. rtukey, which permutes
-    whole topics, and the bootstrap on one topic refuse. run_test seeds a randomised test
+    NaN and is never significant; the others are as without it (rtukey, which permutes
+    whole topics, leaves a system with a missing score out). The bootstrap on one topic
+    refuses. run_test seeds a randomised test
     (and records the seed); exact_limit is bounded."""
     X = np.random.default_rng(3).random((10, 3)) + np.array([0.0, 0.4, 0.8])
     Y = X.copy()
@@ -196,8 +197,9 @@ def test_missing_scores_few_topics_and_options():
         full, holed = f(X), f(Y)
         assert np.isnan(holed.pvalue[:2]).all() and not holed.significant[:2].any()
         assert holed.pvalue[2] == full.pvalue[2] and holed.significant[2] == full.significant[2]
-    with pytest.raises(IrscaleError, match="needs every score"):
-        stats.rtukey_test(Y)
+    holed = stats.rtukey_test(Y)  # system 0 has a missing score: left out, its pairs NaN
+    assert np.isnan(holed.pvalue[:2]).all() and not holed.significant[:2].any()
+    assert holed.pvalue[2] == stats.rtukey_test(X[:, 1:]).pvalue[0]
     with pytest.raises(IrscaleError, match="at least 2 topics"):
         stats.bootstrap_test(X[:1])
     assert stats.permutation_test(X[:1]).pvalue.tolist() == [1.0, 1.0, 1.0]
@@ -278,12 +280,12 @@ def test_the_study_runs_them_on_both_scales_with_its_seed(toy_study):
                 assert r["p_value"] == a.pvalue[pos]
             assert (pairs["correction"] == ("none" if test == "rtukey" else "holm")).all()
     prov = study.provenance["randomised_tests"]
-    assert prov["permutation"] == {
-        "resamples": 100_000,
-        "seed": 3,
-        "exact_up_to_topics": 20,
-        "plus_one_correction": True,
-    }
+    T = len(study.topics)
+    assert prov["permutation"] == (
+        {"exact": True, "sign_vectors": 2**T}
+        if T <= 20
+        else {"resamples": 100_000, "seed": 3, "plus_one_correction": True}
+    )
     assert prov["rtukey"] == {"resamples": 10_000, "seed": 3} and study.provenance["tests"][0] == "ttest"
 
 
@@ -311,6 +313,8 @@ def test_the_compiled_kernels_give_the_numpy_paths_counts():
     crowded with exact ties, with a missing score, and in both permutation modes."""
     from irscale import kernels
 
+    if kernels.compiled("stats.randomised", stats._build_randomised_kernels) is None:
+        pytest.skip("numba is not installed here: only the numpy paths run")
     rng = np.random.default_rng(8)
     for T, S in ((12, 7), (30, 9)):
         X = np.round(rng.random((T, S)) * 5) / 5  # fifths: the permutation test's exact integer path
@@ -348,9 +352,10 @@ def test_a_zero_mean_difference_is_not_float_noise():
 
 
 def test_scores_on_a_lattice_are_summed_exactly():
-    """P@N's k/N and RR's 1/k (L = lcm(1..30), about 2.3e12: the float tolerance of the
-    sums, about 1e-13, would merge distinct sums 1/L apart) are summed as integers: the
-    exact p-values equal those of exact fractions, sign vector by sign vector."""
+    """P@N's k/N and RR's 1/k (L = lcm(1..30), about 2.3e12) are summed as integers: at
+    T = 10 (a tolerance below 1/L) the exact p-values equal those of exact fractions, sign
+    vector by sign vector; and a lattice pair's p-value does not depend on whether another
+    system's scores put the matrix off the lattice."""
     from fractions import Fraction
 
     rng = np.random.default_rng(5)
@@ -364,6 +369,10 @@ def test_scores_on_a_lattice_are_summed_exactly():
             obs = abs(sum(d))
             hits = sum(abs(sum(-x if (k >> t) & 1 else x for t, x in enumerate(d))) >= obs for k in range(2**T))
             assert res.pvalue[p] == hits / 2**T
+        off = np.column_stack([X, rng.random(T)])  # one system off the lattice: the float path for all
+        assert stats._lattice(off) is None
+        same = [0, 1, 2, 4, 5, 7]  # the pairs of the first four systems among those of five
+        np.testing.assert_array_equal(stats.permutation_test(off).pvalue[same], res.pvalue)
 
 
 def test_the_study_reports_discriminative_power_and_the_asl_curves(toy_study):
@@ -387,3 +396,17 @@ def test_the_study_reports_discriminative_power_and_the_asl_curves(toy_study):
             ]
             n = dp.n_pairs
             assert curve["asl"].tolist() == [dp.asl[k * (n - 1) // 100] for k in range(101)]
+
+
+def test_the_bootstrap_on_one_topic_is_refused_before_any_rank_map(tmp_path):
+    """compare with -t bootstrap on runs of one topic: one clear error, before the rank maps."""
+    (tmp_path / "q.txt").write_text("1 0 d1 1\n1 0 d2 0\n")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for k, order in enumerate(("d1 d2", "d2 d1", "d1 d3")):
+        lines = [f"1 Q0 {d} {r + 1} {10 - r} run{k}" for r, d in enumerate(order.split())]
+        (runs / f"run{k}.txt").write_text("\n".join(lines) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(IrscaleError, match="at least 2 topics"):
+            compare(irscale.evaluate(tmp_path / "q.txt", runs, ["P"]), ["P"], 5, tests=["bootstrap"])

@@ -473,7 +473,8 @@ def pairwise(
     * ``rank_biserial``: the matched-pairs rank-biserial correlation of the Wilcoxon
       signed-rank test (:func:`rank_biserial`);
     * ``statistic``, ``p_value``: the pair's entries of ``stats.run_test(test, X, alpha,
-      seed=seed)`` (``seed`` seeds the randomised tests' draws too; None: 0).
+      seed=seed)`` (``seed`` seeds the randomised tests' draws too; None: a fresh seed from
+      the operating system, as for the intervals).
       Signed statistics (sign: #positive - #negative differences; ranksum, signrank: z;
       ttest, bootstrap: t; permutation, rtukey: the difference of means) are negated when a
       baseline comes after the other system in ``X``, so they always read ``system_1``

@@ -117,13 +117,15 @@ def parallel_imap(fn: Callable, items: Sequence, *, workers: int | None = None, 
 
 
 def split_rows(fn: Callable[[slice], object], n: int, min_rows: int = 256) -> list:
-    """``[fn(rows) for rows in parts]`` over slices of ``range(n)``, one per CPU (at most 8,
+    """``[fn(rows) for rows in parts]`` over slices of ``range(n)``, one per CPU this process
+    may use (at most 8,
     each at least ``min_rows``): the first in the calling thread, the others in threads of
     their own, for compiled kernels that release the GIL. Cheaper than a pool for the many
     short calls of the randomised tests (a pool's start costs a few milliseconds)."""
     import threading
 
-    parts = max(1, min(os.cpu_count() or 1, 8, n // max(min_rows, 1)))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    parts = max(1, min(cpus, 8, n // max(min_rows, 1)))
     cuts = [n * k // parts for k in range(parts + 1)]
     slices = [slice(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
     out: list = [None] * parts

@@ -44,6 +44,7 @@ mean over topics) and topic by topic; AP correlation tau_ap (Yilmaz, Aslam & Rob
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -482,9 +483,10 @@ def permutation_test(
     ``numpy.random.default_rng(seed)`` (one draw of ``integers(0, 2, (n_resamples, T))``,
     shared by all pairs), the p-value with the +1 correction ((count + 1) / (n + 1)) and
     its Monte Carlo standard error sqrt(p (1 - p) / n) in ``provenance["mc_se"]``.
-    Statistics equal up to float noise (:func:`_ties`) count as equal; scores on a lattice
+    Statistics equal up to float noise (:func:`_ties`) count as equal. Scores on a lattice
     (every score k / L for one integer L, as P@N's and RR's: :func:`_lattice`) are summed
-    as the integers k, exactly, so there ties are exact. All pairs at once:
+    as the integers k, exactly (faster: no rounding to guard against), under the same
+    tolerance, so the p-values do not depend on which way they were summed. All pairs at once:
     one matrix product per block of sign vectors. A pair with a missing score (NaN) gets
     p-value NaN and is never significant. ``exact_limit`` is at most :data:`MAX_EXACT`."""
     from irscale.errors import check_choice
@@ -499,15 +501,16 @@ def permutation_test(
     exact = T <= exact_limit
     sign = {"two-sided": 0, "greater": 1, "less": -1}[alternative]
     M = np.nan_to_num(_as_matrix(X)[0])
-    K = _lattice(M)
-    if K is not None:  # integer sums, exact: a tie is a tie, and distinct sums differ by at least 1
+    tol = _ties(np.abs(D).sum(axis=0), T)
+    lattice = _lattice(M)
+    if lattice is not None:  # integer sums, exact (no rounding to guard against); the same tolerance
+        K, L = lattice
         Dk = _pair_differences(K)[0]
         Dk[:, missing] = 0.0
-        ok = Dk.sum(axis=0)
-        thr = {0: np.abs(ok) - 0.5, 1: ok - 0.5, -1: -ok - 0.5}[sign]
+        ok, tk = Dk.sum(axis=0), tol * L
+        thr = {0: np.abs(ok) - tk, 1: ok - tk, -1: -ok - tk}[sign]
         (count,) = _sign_counts(Dk, [thr], sign, exact, n_resamples, seed, K, exact_sums=True)
     else:
-        tol = _ties(np.abs(D).sum(axis=0), T)
         thr = {0: np.abs(obs) - tol, 1: obs - tol, -1: -obs - tol}[sign]
         (count,) = _sign_counts(D, [thr], sign, exact, n_resamples, seed, M)
     total = 2**T if exact else n_resamples
@@ -534,11 +537,12 @@ def _sign_p(count: np.ndarray, exact: bool, total: int) -> np.ndarray:
     return count / total if exact else (count + 1) / (total + 1)
 
 
-def _lattice(X: np.ndarray) -> np.ndarray | None:
-    """The integers K with X == K / L exactly (every float equal to the division of its
-    integer by one L), where X's scores are on such a lattice with sums of T integers
-    exact in float64 (|K| below 2^52 / T): P@N's k/N, RR's 1/k (L = lcm(1..N)), a ranked
-    measure's r / (n - 1). None otherwise (at most 2,000 distinct scores are tried)."""
+def _lattice(X: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """(K, L), the integers K with X == K / L exactly (every float equal to the division of
+    its integer by one L), where X's scores are on such a lattice with sums of T integers
+    exact in float64 (|K| below 2^52 / T): P@N's k/N, RR's 1/k (L = lcm(1..N)). None
+    otherwise, and for more than 2,000 distinct scores (a ranked measure's on a TREC-size
+    matrix, for example)."""
     from fractions import Fraction
 
     values = np.unique(X)
@@ -555,7 +559,7 @@ def _lattice(X: np.ndarray) -> np.ndarray | None:
     K = np.round(X * L)
     if np.abs(K).max(initial=0.0) * X.shape[0] >= 2.0**52 or not np.array_equal(K / L, X):
         return None
-    return K
+    return K, L
 
 
 def _sign_counts(
@@ -577,8 +581,10 @@ def _sign_counts(
     S systems instead of the S(S-1)/2 pairs: ``s . d`` is ``s . x_i - s . x_j``, off from
     the direct sum by at most 4(T + 2) u (sum |x_i| + sum |x_j|) (u the unit roundoff; the
     bound of two sums of T terms, twice over), and wherever that could decide a
-    comparison the kernel sums ``s . d`` directly, so every count equals the direct
-    computation's. ``exact_sums``: X holds integers whose sums are exact (no band)."""
+    comparison the kernel sums ``s . d`` directly (in order, topic by topic), so every count
+    is that of a direct sum up to the float-noise tolerance of the thresholds (the numpy
+    path sums in BLAS's order; a statistic within a unit in the last place of a threshold
+    could count differently). ``exact_sums``: X holds integers whose sums are exact (no band)."""
     kernel = None if X is None else compiled("stats.randomised", _build_randomised_kernels)
     counts = [np.zeros(D.shape[1], dtype=np.int64) for _ in thresholds]
     if kernel is not None:
@@ -587,7 +593,9 @@ def _sign_counts(
         size = np.abs(X).sum(axis=0)
         band = 4 * (T + 2) * (np.finfo(np.float64).eps / 2) * (size[i] + size[j]) * (not exact_sums)
         Dt = np.ascontiguousarray(D.T)
-    for signs in _sign_vectors(D.shape[0], exact, n_resamples, seed, D.shape[1] if kernel is None else 0):
+    # a block holds its sign vectors and their products: with the systems' sums, S values a row (not the pairs)
+    width = D.shape[1] if kernel is None else X.shape[1]
+    for signs in _sign_vectors(D.shape[0], exact, n_resamples, seed, width):
         if kernel is None:
             Z = signs @ D
             V = np.abs(Z) if sign == 0 else Z if sign == 1 else -Z
@@ -625,27 +633,14 @@ def _build_randomised_kernels(numba):
 
 
 def _flip_kernel(numba, mode: int):
-    """The permutation test's count of sign vectors at least as extreme, for one mode."""
-
-    @numba.njit(nogil=True, cache=True)
-    def direct(ya, Yr, sr, Dt, thr, hi, lo, p0, a, counts):  # pragma: no cover - compiled
-        # the pairs (a, b) of this row whose value from the systems' sums is too close to call
-        T = sr.shape[0]
-        for q in range(Yr.shape[0] - 1 - a):
-            p = p0 + q
-            z = ya - Yr[a + 1 + q]
-            v = abs(z) if mode == 0 else (z if mode == 1 else -z)
-            if v > lo[p] and v < hi[p]:
-                z = 0.0
-                for k in range(T):
-                    z += sr[k] * Dt[p, k]
-                v = abs(z) if mode == 0 else (z if mode == 1 else -z)
-                if v >= thr[p]:
-                    counts[p] += 1
+    """The permutation test's count of sign vectors at least as extreme, for one mode
+    (compiled with ``mode`` fixed, so that the main loop over a row's pairs is vectorised;
+    the rare pairs too close to call are summed directly in a loop of their own)."""
 
     @numba.njit(nogil=True, cache=True)
     def flips(Y, signs, Dt, thr, hi, lo, counts):  # pragma: no cover - compiled
         B, S = Y.shape
+        T = signs.shape[1]
         for r in range(B):
             Yr = Y[r]
             p0 = 0
@@ -659,8 +654,17 @@ def _flip_kernel(numba, mode: int):
                     v = abs(z) if mode == 0 else (z if mode == 1 else -z)
                     c[q] += 1 if v >= h[q] else 0
                     near += 1 if (v > low[q]) & (v < h[q]) else 0
-                if near:
-                    direct(ya, Yr, signs[r], Dt, thr, hi, lo, p0, a, counts)
+                if near:  # the pairs (a, b) of this row whose value from the systems' sums is too close to call
+                    for q in range(n):
+                        z = ya - row[q]
+                        v = abs(z) if mode == 0 else (z if mode == 1 else -z)
+                        if v > low[q] and v < h[q]:
+                            z = 0.0
+                            for k in range(T):
+                                z += signs[r, k] * Dt[p0 + q, k]
+                            v = abs(z) if mode == 0 else (z if mode == 1 else -z)
+                            if v >= thr[p0 + q]:
+                                c[q] += 1
                 p0 += n
 
     return flips
@@ -746,27 +750,30 @@ def rtukey_test(X, alpha: float = 0.05, *, n_resamples: int = RESAMPLES["rtukey"
     Resamples: one draw of ``numpy.random.default_rng(seed).random((n_resamples, T, S - 1))``
     (block by block, the same stream), u; resample b shuffles each topic t's row of scores
     by Fisher-Yates: for k = S - 1 down to 1, swap positions k and ``floor(u[b, t, k - 1] *
-    (k + 1))``; system s's mean is the mean of position s over the topics."""
+    (k + 1))``; system s's mean is the mean of position s over the topics.
+
+    A system with a missing score (NaN, as ``--missing-topics drop`` leaves) cannot be
+    permuted with the others on every topic: the test runs on the other systems (S is
+    their number), and the pairs of such a system get p-value NaN, never significant."""
     from irscale.validate import integer
 
     n_resamples = integer("n_resamples", n_resamples, minimum=1)
     X, names = _as_matrix(X)
-    if np.isnan(X).any():
-        from irscale.errors import ArgumentError
-
-        raise ArgumentError(
-            "rtukey_test permutes every topic's scores over all systems, so it needs every score: "
-            "this matrix has missing ones (NaN; --missing-topics zero scores them 0)"
-        )
     T, S = X.shape
     i, j = pair_index(S)
     means = X.mean(axis=0)
     diff = means[i] - means[j]
-    ranges = _rtukey_ranges(X, n_resamples, seed)
-    tol = _rtukey_ties(X)
-    count = n_resamples - np.searchsorted(ranges, np.abs(diff) - tol, side="left")
-    p = count / n_resamples
+    whole = ~np.isnan(X).any(axis=0)
+    p = np.full(len(i), np.nan)
+    if whole.sum() >= 2:
+        Xw = X[:, whole]
+        ranges = _rtukey_ranges(Xw, n_resamples, seed)
+        kept = whole[i] & whole[j]
+        count = n_resamples - np.searchsorted(ranges, np.abs(diff[kept]) - _rtukey_ties(Xw), side="left")
+        p[kept] = count / n_resamples
     method = f"randomised Tukey HSD, {n_resamples:,} permutations within topics (seed {seed})"
+    if not whole.all():
+        method += f", {int((~whole).sum())} system(s) with missing scores left out"
     return _resampled("rtukey", alpha, diff, p, method, names, n_resamples, seed)
 
 
@@ -796,20 +803,35 @@ def _rtukey_ranges(X: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
 
 _PERMUTATIONS: dict = {}  # the last (T, S, n_resamples, seed)'s permutations, when they take at most:
 PERMUTATION_CACHE_BYTES = 1 << 28  # 256 MiB (a study tests every measure on both scales with the same ones)
+_PERMUTATIONS_LOCK = threading.Lock()
 
 
-def _rtukey_permutations(T: int, S: int, n_resamples: int, seed: int) -> list:
+def _rtukey_permutations(T: int, S: int, n_resamples: int, seed: int):
     """rtukey's permutations as blocks ``(first resample, P)``, P[b, t, s] the column whose
     score system s gets on topic t in resample b: Fisher-Yates from one draw of
     ``default_rng(seed).random((n_resamples, T, S - 1))`` (see :func:`rtukey_test`). Kept
-    for the next call with the same arguments where they fit :data:`PERMUTATION_CACHE_BYTES`."""
+    for the next call with the same arguments where they fit :data:`PERMUTATION_CACHE_BYTES`;
+    beyond, drawn block by block as they are used."""
     key = (T, S, n_resamples, seed)
-    if key in _PERMUTATIONS:
-        return _PERMUTATIONS[key]
+    with _PERMUTATIONS_LOCK:
+        kept = _PERMUTATIONS.get(key)
+    if kept is not None:
+        return kept
     dtype = np.uint8 if S <= 256 else np.uint16 if S <= 65536 else np.int64
+    blocks = _permutation_blocks(T, S, n_resamples, seed, dtype)
+    if n_resamples * T * S * np.dtype(dtype).itemsize > PERMUTATION_CACHE_BYTES:
+        return blocks  # a generator: one block in memory at a time
+    kept = list(blocks)
+    with _PERMUTATIONS_LOCK:
+        _PERMUTATIONS.clear()
+        _PERMUTATIONS[key] = kept
+    return kept
+
+
+def _permutation_blocks(T: int, S: int, n_resamples: int, seed: int, dtype):
+    """The blocks of :func:`_rtukey_permutations`, drawn one at a time."""
     kernel = compiled("stats.randomised", _build_randomised_kernels)
     rng = np.random.default_rng(seed)
-    blocks = []
     for a, b in _resample_blocks(n_resamples, 2 * T * S):
         U = rng.random((b - a, T, S - 1))
         P = np.empty((b - a, T, S), dtype=dtype)
@@ -822,11 +844,7 @@ def _rtukey_permutations(T: int, S: int, n_resamples: int, seed: int) -> list:
                 here = P[:, :, k].copy()
                 P[:, :, k] = np.take_along_axis(P, q, axis=2)[..., 0]
                 np.put_along_axis(P, q, here[..., None], axis=2)
-        blocks.append((a, P))
-    if n_resamples * T * S * np.dtype(dtype).itemsize <= PERMUTATION_CACHE_BYTES:
-        _PERMUTATIONS.clear()
-        _PERMUTATIONS[key] = blocks
-    return blocks
+        yield a, P
 
 
 def _shuffle_rows(kernel, U, P, part):
@@ -848,7 +866,7 @@ def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = RESAMPLES["boot
     of resamples whose studentized mean ``|mean z* / (sd z* / sqrt T)|`` reaches the observed
     ``|mean d / (sd d / sqrt T)|`` (two-sided, compared as ``|mean z*| sqrt T >= (1 - 1e-12)
     |t| sd z*``, so that statistics equal up to float noise count; a mean within
-    the float noise of its sum, 8 u (T max |z| + sum |d|) with u the unit roundoff, is 0,
+    the float noise of its sum, ``8 u (T max|z| + sum|d|)`` with u the unit roundoff, is 0,
     so that a pair whose differences sum to 0 gets p-value 1). Resamples: one
     draw of ``numpy.random.default_rng(seed).integers(0, T, (n_resamples, T))``, the topics
     of each resample, shared by all pairs, drawn block by block. As in Sakai (2006), no +1
@@ -1249,6 +1267,7 @@ def _bootstrap_bounds(X, H, i, j, seed):
     Zc = D - mbar
     # the largest "mean is 0" snap the test can use on the exact scores (bootstrap_test)
     snap = _ties(T * (np.abs(Zc).max(axis=0) + 2 * w.max(axis=0)) + np.abs(D).sum(axis=0) + w.sum(axis=0), T) / T
+    wbar = wbar + snap  # and the absolute rounding of a mean of T terms (relative slack alone misses it near 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         obs_lo = np.maximum(np.abs(mbar) - wbar, 0) * root / (sd + e) * (1 - slack)
         obs_hi = np.where(sd - e > 0, (np.abs(mbar) + wbar) * root / (sd - e), np.inf) * (1 + slack)
@@ -1258,7 +1277,7 @@ def _bootstrap_bounds(X, H, i, j, seed):
     for C in _bootstrap_draws(T, n, seed, 4 * D.shape[1]):
         m = C @ Zc / T
         s_ = np.sqrt(np.maximum(C @ (Zc * Zc) - T * m * m, 0.0) / (T - 1))
-        a = C @ w / T + wbar
+        a = C @ w / T + wbar + snap
         b = np.sqrt(C @ (w * w) / (T - 1))
         with np.errstate(divide="ignore", invalid="ignore"):
             t_lo = np.nan_to_num(np.maximum(np.abs(m) - a, 0) * root / (s_ + b)) * (1 - slack)

@@ -472,6 +472,13 @@ def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
     levels = max(judged.topics.max_grade, 1) + 1
     values = judged.topics.values  # real-valued grades: the grade of each level (None: integers)
     plan.check_levels(levels, values)  # fail before any build
+    if "bootstrap" in plan.tests and len(judged.topics.names) < 2:
+        from irscale.errors import ArgumentError
+
+        raise ArgumentError(
+            f"the bootstrap test studentizes each pair's mean difference over topics: it needs at least 2 "
+            f"topics, and these runs have {len(judged.topics.names)}; leave -t bootstrap out"
+        )
     t0 = time.perf_counter()
     tick = (lambda what, i, n: progress(what, i, n)) if progress else (lambda *a: None)
     table = _transform(judged, plan, relevance, scheduler, tick)
@@ -814,10 +821,13 @@ def _provenance(
         else None,
     }
     drawn = [t for t in plan.tests if t in st.RANDOMISED]
+    T = len(judged.topics.names)
     if drawn:  # what a reader needs to redraw the randomised tests' resamples
         prov["randomised_tests"] = {
-            t: {"resamples": st.RESAMPLES[t], "seed": plan.seed}
-            | ({"exact_up_to_topics": st.EXACT_LIMIT, "plus_one_correction": True} if t == "permutation" else {})
+            t: {"exact": True, "sign_vectors": 2**T}
+            if t == "permutation" and T <= st.EXACT_LIMIT
+            else {"resamples": st.RESAMPLES[t], "seed": plan.seed}
+            | ({"plus_one_correction": True} if t == "permutation" else {})
             for t in drawn
         }
     if plan.approx is not None:

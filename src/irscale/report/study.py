@@ -1013,8 +1013,10 @@ def _power_table(study: Study, max_rows: int) -> ReportTable | None:
         f"Discriminative power (Sakai, SIGIR 2006) at N = {study.N}: for each measure and test, the share of "
         f"system pairs significant at α = {alpha:g} on the original measure and on its ranked version, and the "
         "median achieved significance level. Tests with a p-value per pair only (the paper's Tukey-type tests "
-        "decide by the studentized range). The ASL curves, every pair's p-value sorted, are in the figure and, "
-        "sampled at each percent of the pairs, in asl_curves.csv.",
+        "decide by the studentized range). A pair is significant where its p-value is below α, uncorrected (a "
+        "--correction does not apply here); the randomised Tukey HSD's p-values hold the family-wise error "
+        f"already. The ASL curves, every pair's p-value sorted, are in the figure and, sampled at each percent of "
+        f"the pairs, in asl_curves_N{study.N}.csv.",
         df,
         cols,
         _label(study, "power"),
