@@ -236,8 +236,14 @@ ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP -m nDCG -t sign -t ttest -t friedman 
     --no-measure-free --relevance lenient
 ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP -m "RBP(p=0.8)" --spacing -o figs
 has figs/report_N5.html figs/figure1_tau_original_N5.svg figs/figure1_tau_original_N5.pdf figs/figure2_tau_ranked_N5.pdf \
-    figs/figure5_spacing_N5.pdf
+    figs/figure5_asl_curves_N5.pdf figs/figure6_spacing_N5.pdf
 [ "$LAST_OK" -eq 0 ] || grep -q "<svg" figs/report_N5.html || _fail "compare --spacing" "figs/report_N5.html holds no inline SVG"
+ok "$IRSCALE" compare "$Q" "$R" -N 5 -m P -m RR -t paper -t randomised --seed 3 -b bm25 -o rand
+has rand/discriminative_power_N5.csv rand/asl_curves_N5.csv rand/comparisons_with_baselines_N5.csv
+[ "$LAST_OK" -eq 0 ] || grep -q "Randomised Tukey HSD" rand/tables5_6_significance_changes_N5.csv \
+    || _fail "compare -t randomised" "Tables 5/6 lack the randomised Tukey HSD"
+ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP -t rtukey -t permutation --missing-topics drop --no-effects
+refused "did you mean 'bootstrap'" "$IRSCALE" compare "$Q" "$R" -N 5 -m AP -t bootsrap
 ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP --no-figures -o nofigs
 [ "$LAST_OK" -eq 0 ] || ! ls nofigs/figure* >/dev/null 2>&1 || _fail "compare --no-figures" "figure files were written"
 ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP --float32-scores --missing-topics drop --duplicates first --max-grade 2
