@@ -43,6 +43,7 @@ mean over topics) and topic by topic; AP correlation tau_ap (Yilmaz, Aslam & Rob
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ from scipy import stats as sps
 
 from irscale._version import __version__
 from irscale.kernels import compiled
+from irscale.parallel import split_rows
 from irscale.scales import permissible as _permissible
 
 PAIRWISE = ("sign", "ranksum", "signrank", "ttest")
@@ -495,12 +497,13 @@ def permutation_test(
     check_choice("alternative", alternative, _ALTERNATIVES)
     n_resamples = integer("n_resamples", n_resamples, minimum=1)
     exact_limit = integer("exact_limit", exact_limit, minimum=0, maximum=MAX_EXACT)
-    D, missing, names = _pair_differences(X)  # topics x pairs
+    X, names = _as_matrix(X)
+    D, missing, _ = _pair_differences(X)  # topics x pairs
     T = D.shape[0]
     obs = D.sum(axis=0)
     exact = T <= exact_limit
     sign = {"two-sided": 0, "greater": 1, "less": -1}[alternative]
-    M = np.nan_to_num(_as_matrix(X)[0])
+    M = np.nan_to_num(X)
     tol = _ties(np.abs(D).sum(axis=0), T)
     lattice = _lattice(M)
     if lattice is not None:  # integer sums, exact (no rounding to guard against); the same tolerance
@@ -509,10 +512,10 @@ def permutation_test(
         Dk[:, missing] = 0.0
         ok, tk = Dk.sum(axis=0), tol * L
         thr = {0: np.abs(ok) - tk, 1: ok - tk, -1: -ok - tk}[sign]
-        (count,) = _sign_counts(Dk, [thr], sign, exact, n_resamples, seed, K, exact_sums=True)
+        count = _sign_count(Dk, thr, sign, exact, n_resamples, seed, K, exact_sums=True)
     else:
         thr = {0: np.abs(obs) - tol, 1: obs - tol, -1: -obs - tol}[sign]
-        (count,) = _sign_counts(D, [thr], sign, exact, n_resamples, seed, M)
+        count = _sign_count(D, thr, sign, exact, n_resamples, seed, M)
     total = 2**T if exact else n_resamples
     p = _sign_p(count, exact, total)
     p[missing] = np.nan
@@ -562,19 +565,18 @@ def _lattice(X: np.ndarray) -> tuple[np.ndarray, int] | None:
     return K, L
 
 
-def _sign_counts(
+def _sign_count(
     D: np.ndarray,
-    thresholds: list,
+    thr: np.ndarray,
     sign: int,
     exact: bool,
     n_resamples: int,
     seed: int,
     X=None,
     exact_sums: bool = False,
-) -> list:
-    """Per threshold vector (one value per pair, a column of ``D``), how many sign vectors
-    s give ``v >= threshold``, where v is ``|s . d|`` (``sign`` 0), ``s . d`` (1) or
-    ``-s . d`` (-1), over :func:`_sign_vectors`.
+) -> np.ndarray:
+    """Per pair (a column of ``D``), how many sign vectors s give ``v >= thr``, where v is
+    ``|s . d|`` (``sign`` 0), ``s . d`` (1) or ``-s . d`` (-1), over :func:`_sign_vectors`.
 
     With the compiled kernel and ``X`` (the topics x systems matrix whose pair differences
     ``D`` holds, missing scores as 0), a block of sign vectors costs one product with the
@@ -586,41 +588,37 @@ def _sign_counts(
     path sums in BLAS's order; a statistic within a unit in the last place of a threshold
     could count differently). ``exact_sums``: X holds integers whose sums are exact (no band)."""
     kernel = None if X is None else compiled("stats.randomised", _build_randomised_kernels)
-    counts = [np.zeros(D.shape[1], dtype=np.int64) for _ in thresholds]
+    count = np.zeros(D.shape[1], dtype=np.int64)
+    thr = np.ascontiguousarray(thr, dtype=np.float64)
     if kernel is not None:
         T, S = X.shape
         i, j = pair_index(S)
         size = np.abs(X).sum(axis=0)
         band = 4 * (T + 2) * (np.finfo(np.float64).eps / 2) * (size[i] + size[j]) * (not exact_sums)
+        hi, lo = thr + band, thr - band
         Dt = np.ascontiguousarray(D.T)
     # a block holds its sign vectors and their products: with the systems' sums, S values a row (not the pairs)
     width = D.shape[1] if kernel is None else X.shape[1]
     for signs in _sign_vectors(D.shape[0], exact, n_resamples, seed, width):
         if kernel is None:
             Z = signs @ D
-            V = np.abs(Z) if sign == 0 else Z if sign == 1 else -Z
-            for c, thr in zip(counts, thresholds):
-                c += (V >= thr).sum(axis=0)
+            count += ((np.abs(Z) if sign == 0 else Z if sign == 1 else -Z) >= thr).sum(axis=0)
             continue
         Y = signs @ X
-        for c, thr in zip(counts, thresholds):
-            c += _in_threads(
-                lambda rows, thr=thr, Y=Y, signs=signs: _flip_rows(kernel, rows, Y, signs, Dt, thr, band, sign), len(Y)
-            )
-    return counts
+        count += _in_threads(
+            lambda rows, Y=Y, signs=signs: _flip_rows(kernel[0][sign], Y[rows], signs[rows], Dt, thr, hi, lo), len(Y)
+        )
+    return count
 
 
-def _flip_rows(kernel, rows, Y, signs, Dt, thr, band, sign):
+def _flip_rows(flips, Y, signs, Dt, thr, hi, lo) -> np.ndarray:
     out = np.zeros(Dt.shape[0], dtype=np.int64)
-    thr = np.ascontiguousarray(thr, dtype=np.float64)
-    kernel[0][sign](Y[rows], signs[rows], Dt, thr, thr + band, thr - band, out)
+    flips(Y, signs, Dt, thr, hi, lo, out)
     return out
 
 
 def _in_threads(fn, n: int):
     """``sum(fn(rows))`` over slices of ``range(n)``, one per CPU (the kernels release the GIL)."""
-    from irscale.parallel import split_rows
-
     return sum(split_rows(fn, n))
 
 
@@ -792,8 +790,8 @@ def _rtukey_ranges(X: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     rows = np.arange(T)[None, :, None]
     for a, P in _rtukey_permutations(T, S, n_resamples, seed):
         out = ranges[a : a + len(P)]
-        if kernel is not None:
-            _in_threads(lambda part, P=P, out=out: _gather_ranges(kernel, X, P, out, part), len(P))
+        if kernel is not None:  # each thread fills its part of out
+            split_rows(functools.partial(_in_part, kernel[3], X, P, out), len(P))
             continue
         m = X[rows, P].sum(axis=1)  # over the topics in order, as the kernel adds them
         out[:] = (m.max(axis=1) - m.min(axis=1)) / T
@@ -835,8 +833,8 @@ def _permutation_blocks(T: int, S: int, n_resamples: int, seed: int, dtype):
     for a, b in _resample_blocks(n_resamples, 2 * T * S):
         U = rng.random((b - a, T, S - 1))
         P = np.empty((b - a, T, S), dtype=dtype)
-        if kernel is not None:
-            _in_threads(lambda part, U=U, P=P: _shuffle_rows(kernel, U, P, part), b - a)
+        if kernel is not None:  # each thread shuffles its part of P
+            split_rows(functools.partial(_in_part, kernel[2], None, U, P), b - a)
         else:
             P[:] = np.arange(S, dtype=dtype)
             for k in range(S - 1, 0, -1):
@@ -847,16 +845,12 @@ def _permutation_blocks(T: int, S: int, n_resamples: int, seed: int, dtype):
         yield a, P
 
 
-def _shuffle_rows(kernel, U, P, part):
-    kernel[2](U[part], P[part])
-    return 0
-
-
-def _gather_ranges(kernel, X, P, out, part):
-    res = np.empty(part.stop - part.start)
-    kernel[3](X, P[part], res)
-    out[part] = res
-    return 0
+def _in_part(kernel, X, A: np.ndarray, B: np.ndarray, part: slice) -> None:
+    """``kernel(A[part], B[part])``, or ``kernel(X, A[part], B[part])``: one thread's share of rtukey's rows."""
+    if X is None:
+        kernel(A[part], B[part])
+    else:
+        kernel(X, A[part], B[part])
 
 
 def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = RESAMPLES["bootstrap"], seed: int = 0) -> TestResult:

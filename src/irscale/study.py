@@ -528,7 +528,7 @@ def _power(results: dict, plan: StudyPlan) -> tuple[pd.DataFrame | None, pd.Data
     significance level on each scale (``power``), and the ASL curve, the sorted p-values
     sampled at k percent of the pairs, k = 0..100: the p-value at position
     floor(k (n - 1) / 100) of the n sorted ones (``asl``)."""
-    tests = [t for t in plan.tests if t in st.SIGNED]
+    tests = [t for t in plan.tests if t in st.PAIRWISE + st.RANDOMISED]
     if not tests:
         return None, None
     rows, curves = [], []
@@ -539,7 +539,7 @@ def _power(results: dict, plan: StudyPlan) -> tuple[pd.DataFrame | None, pd.Data
                 p = np.asarray(res.pvalue, dtype=np.float64)
                 asl = np.sort(p[~np.isnan(p)])
                 n = len(asl)
-                row["pairs" + suffix] = n
+                row["pairs"] = n  # the same on both scales: a pair has a p-value where it has every score
                 row["significant" + suffix] = int((asl < plan.alpha).sum())
                 row["share" + suffix] = float((asl < plan.alpha).mean()) if n else np.nan
                 row["asl_median" + suffix] = float(np.median(asl)) if n else np.nan
