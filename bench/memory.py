@@ -8,7 +8,11 @@
    which lists every DCG value; ``irscale.scales.counting.count_engine_bytes`` for the
    count engine's halves, with 64 phi queries answered) against the peak it then
    allocates, measured twice in a fresh process each: numpy's buffers as ``tracemalloc``
-   counts them, and the rise of the process's resident memory.
+   counts them, and the rise of the process's resident memory. The split and enumerate
+   engines (``split_engine_bytes``: the halves prepared, the rest sized from them;
+   ``enumerate_engine_bytes``) count one distinct value per run: their estimate is the
+   peak where every run has its own value, an upper bound where runs share values
+   (binary AP; the "values" column shows the distinct values listed).
 
 Prints the machine, irscale's version and the load average before and after.
 
@@ -43,33 +47,61 @@ GRID = [  # (measure, N, levels, engine)
     ("DCG(base=10)", 20, 4),
 ]
 COUNT_GRID = [("RBP(p=0.8)", 24, 3), ("RBP(p=0.9,rel=1)", 44, 2), ("nDCG", 24, 3), ("nDCG", 20, 4), ("nDCG", 30, 3)]
+SPLIT_GRID = [  # keys listed (a table) up to 2^25 pairs, else counted bucket by bucket; AP's runs share values
+    ("RBP(p=0.8)", 14, 3),
+    ("RBP(p=0.8)", 15, 3),
+    ("RBP(p=0.8)", 12, 4),
+    ("ERR", 15, 3),
+    ("AP", 22, 2),
+    ("AP", 25, 2),
+    ("AP", 30, 2),
+    ("ERR", 16, 3),
+    ("ERR", 28, 2),
+    ("ERR", 20, 3),  # keys beyond int64, four buckets wider than 2^62 (exact records)
+]
+ENUMERATE_GRID = [("RBP(p=0.8)", 10, 4), ("RBP(p=0.8)", 11, 4), ("ERR", 10, 4), ("ERR", 8, 5), ("AP", 11, 2)]
 
 ONE = """
 import json, resource, sys, tracemalloc
 import numpy as np
 from irscale.scales import space_for
+from irscale.scales import engines
 from irscale.scales.counting import count_engine_bytes, counter_for
-from irscale.scales.engines import dcg_engine, dcg_engine_bytes
 m, N, L, engine = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 space = space_for(m, N, L - 1)
 if engine == "count":  # the compiled merge loaded first (its first use allocates apart from the data)
     small = space_for("RBP(p=0.8)", 8, 1)
     counter_for(small).phi(small.keys(np.zeros((1, 8), dtype=np.int64)))
     keys = space.keys(np.random.default_rng(0).integers(0, L, size=(64, N)))
-estimate = dcg_engine_bytes(space) if engine == "dcg" else count_engine_bytes(space)
+if engine in ("split", "enumerate"):  # their compiled kernels loaded first
+    engines.split_engine(space_for("AP", 14, 1))
+    engines.split_engine(space_for("AP", 26, 1), keep_in_memory=0)
+    engines.enumerate_engine(space_for("AP", 8, 1))
+estimate = {
+    "dcg": engines.dcg_engine_bytes,
+    "count": count_engine_bytes,
+    "split": engines.split_engine_bytes,
+    "enumerate": engines.enumerate_engine_bytes,
+}[engine](space)
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 tracemalloc.start()
 if engine == "dcg":
-    dcg_engine(space)
+    built = engines.dcg_engine(space)
+elif engine == "count":
+    built = counter_for(space)
+    built.phi(keys)
+    built.runs_le(keys)
+elif engine == "split":
+    built = engines.split_engine(space)
 else:
-    c = counter_for(space)
-    c.phi(keys)
-    c.runs_le(keys)
+    built = engines.enumerate_engine(space)
 peak = tracemalloc.get_traced_memory()[1]
 tracemalloc.stop()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss0
 values = int(getattr(space, "n_values", 0) or space.n_runs)  # RBP's count engine: every run its own value
-print("RESULT " + json.dumps(dict(values=values, estimate=estimate, traced=peak, rss=rss)))
+if engine in ("split", "enumerate"):
+    values = int(built.size)  # distinct values listed
+print("RESULT " + json.dumps(dict(values=values, runs=int(space.n_runs), estimate=estimate, traced=peak, rss=rss)))
 """
 
 
@@ -115,7 +147,9 @@ def estimates() -> None:
     print("\nEstimate (from the space, before any allocation) against the engine's peak, fresh process each")
     head = f"{'engine':7s} {'space':28s} {'values':>15s} {'estimate MiB':>12s} {'traced MiB':>10s} {'x':>6s}"
     print(f"{head} {'RSS rise MiB':>12s} {'x':>6s}")
-    for m, N, L, engine in [(*g, "dcg") for g in GRID] + [(*g, "count") for g in COUNT_GRID]:
+    grid = [(*g, "dcg") for g in GRID] + [(*g, "count") for g in COUNT_GRID]
+    grid += [(*g, "split") for g in SPLIT_GRID] + [(*g, "enumerate") for g in ENUMERATE_GRID]
+    for m, N, L, engine in grid:
         p = subprocess.run([sys.executable, "-c", ONE, m, str(N), str(L), engine], capture_output=True, text=True)
         line = next((x for x in p.stdout.splitlines() if x.startswith("RESULT ")), None)
         if line is None:

@@ -221,7 +221,148 @@ def test_transform_and_compare_name_the_large_rank_maps_before_reading_the_runs(
     res = CliRunner().invoke(cli.app, ["compare", str(qrels), str(bad), "-m", "nDCG", "-N", "14"])
     assert "rank maps: nDCG@14 about 142 MiB (dcg engine)" in res.output and res.exit_code == 2
     res = CliRunner().invoke(cli.app, ["study", "trec8-like", str(qrels), str(bad), "--depths", "10,14"])
-    line = "rank maps: DCG(base=2)@14 about 76.3 MiB (dcg engine), nDCG(base=2)@14 about 76.3 MiB (dcg engine); "
+    line = (
+        "rank maps: RBP(p=0.8)@14 about 166 MiB (split engine), DCG(base=2)@14 about 76.3 MiB (dcg engine), "
+        "nDCG(base=2)@14 about 76.3 MiB (dcg engine); "
+    )
     assert line + "memory budget 4 GiB" in res.output and res.exit_code == 2  # one line for every depth
     res = CliRunner().invoke(cli.app, ["transform", str(qrels), str(runs), "-m", "AP", "-N", "5"])
     assert res.exit_code == 0 and "rank maps:" not in res.output.replace("rank maps (cached", "")
+
+
+# -- the split and enumerate engines -----------------------------------------------------------
+
+
+def _traced_peak(fn) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.fixture
+def one_worker(monkeypatch):
+    """One worker for the engines (and their estimates): the traced peak then does not
+    depend on whether two workers' peaks happen to meet."""
+    monkeypatch.setattr("irscale.parallel.os.cpu_count", lambda: 1)
+
+
+def _warm_listing_kernels() -> None:
+    """The compiled kernels loaded before a peak is traced (their first use allocates apart from the data)."""
+    from irscale.scales.engines import enumerate_engine, split_engine
+
+    split_engine(space_for("AP", 14, 1))
+    split_engine(space_for("AP", 26, 1), keep_in_memory=0)
+    enumerate_engine(space_for("AP", 8, 1))
+
+
+@pytest.mark.parametrize(
+    "measure, N, levels",
+    [("RBP(p=0.8)", 10, 4), ("RBP(p=0.8)", 11, 4), ("ERR", 9, 4), ("ERR", 8, 5), ("RBP(p=0.8)", 8, 4)],
+)
+def test_enumerate_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, levels, one_worker):
+    """Where every run has its own value (graded RBP and ERR), the enumerate engine's
+    estimate, made from the space alone, is within 25% of the peak it then allocates
+    (one chunk, and four chunks on two or more workers)."""
+    from irscale.scales.engines import enumerate_engine, enumerate_engine_bytes
+
+    _warm_listing_kernels()
+    space = space_for(measure, N, levels - 1)
+    estimate = enumerate_engine_bytes(space)
+    table = []
+    peak = _traced_peak(lambda: table.append(enumerate_engine(space)))
+    assert table[0].size >= 0.9 * space.n_runs  # (nearly) every run its own value
+    assert 0.75 * peak <= estimate <= 1.25 * peak, (estimate, peak)
+
+
+@pytest.mark.parametrize(
+    "measure, N, levels, engine",
+    [
+        ("RBP(p=0.8)", 13, 3, "split"),  # keys listed: one bucket
+        ("RBP(p=0.8)", 14, 3, "split"),  # two buckets, one per worker
+        ("ERR", 13, 3, "split"),
+        ("ERR", 14, 3, "split"),
+        ("AP", 22, 2, "split"),  # one bucket: its pairs, whatever the ties
+        ("AP", 26, 2, "streamed"),  # counted bucket by bucket (Buckets)
+        ("ERR", 16, 3, "streamed"),
+        ("ERR", 28, 2, "streamed"),  # keys beyond int64 (Wide halves)
+    ],
+)
+def test_split_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, levels, engine, one_worker):
+    """The split engine's estimate (its halves prepared, the rest sized from them) is
+    within 25% of the peak it then allocates, where it lists every key (graded RBP and
+    ERR, whose runs have their own values) and where it streams the buckets."""
+    from irscale.scales import engines
+
+    _warm_listing_kernels()
+    space = space_for(measure, N, levels - 1)
+    estimate = engines.split_engine_bytes(space)
+    built = []
+    peak = _traced_peak(lambda: built.append(engines.split_engine(space)))
+    assert isinstance(built[0], engines.Buckets) == (engine == "streamed")
+    assert 0.75 * peak <= estimate <= 1.25 * peak, (estimate, peak)
+
+
+@pytest.mark.parametrize(
+    "measure, N, levels, engine",
+    [("AP", 11, 2, "enumerate"), ("AP", 24, 2, "split"), ("RBP(p=0.8)", 11, 4, "enumerate")],
+)
+def test_estimates_bound_the_peak_where_ties_merge_values(measure, N, levels, engine):
+    """Binary AP's runs share values (about half as many distinct keys as runs): the
+    estimate counts one key per run, so it bounds the peak from above, within 2.5x;
+    and with several workers, whose peaks may or may not meet, it bounds the peak too."""
+    from irscale.scales import engines
+
+    _warm_listing_kernels()
+    space = space_for(measure, N, levels - 1)
+    if engine == "split":
+        estimate, build_it = engines.split_engine_bytes(space), lambda: engines.split_engine(space)
+    else:
+        estimate, build_it = engines.enumerate_engine_bytes(space), lambda: engines.enumerate_engine(space)
+    peak = _traced_peak(build_it)
+    assert peak <= estimate <= 2.5 * peak, (estimate, peak)
+
+
+@pytest.mark.parametrize("measure, levels", [("AP", 2), ("RBP(p=0.8)", 4), ("ERR", 4)])
+def test_each_space_says_what_its_keys_allocate(measure, levels):
+    """``key_bytes_per_rank``, which the enumerate engine's estimate reads, is within 25%
+    of what the space's ``keys`` allocates per run and rank (2^16 runs, N = 10)."""
+    from irscale.scales.spaces import all_runs
+
+    space = space_for(measure, 10, levels - 1)
+    runs = all_runs(10, space.c, 0, 2**16)
+    per = _traced_peak(lambda: space.keys(runs)) / (len(runs) * 10)
+    assert 0.75 * per <= space.key_bytes_per_rank <= 1.25 * per, (type(space).__name__, per)
+
+
+def test_the_split_engine_streams_where_listing_would_pass_the_budget(monkeypatch):
+    """A budget too small for every key listed: the split engine counts its buckets
+    instead (a Buckets summary), with the same phi and run counts."""
+    from irscale.scales import engines
+
+    space = space_for("RBP(p=0.8)", 14, 2)
+    keys = space.keys(np.random.default_rng(1).integers(0, 3, size=(200, 14)))
+    listed = engines.split_engine(space)
+    assert isinstance(listed, engines.Table)
+    monkeypatch.setenv(budget.ENV, "100M")  # the listing needs about 165 MiB, the buckets about 70
+    streamed = engines.split_engine(space)
+    assert isinstance(streamed, engines.Buckets)
+    assert np.array_equal(listed.phi(keys), streamed.phi(keys))
+    assert np.array_equal(listed.runs_le(keys), streamed.runs_le(keys))
+    assert engines.split_engine_bytes(space) < 100 * 2**20
+
+
+def test_split_and_enumerate_beyond_the_budget_are_refused_in_one_line(monkeypatch):
+    """Over the budget the two engines are refused before they build, naming the estimate
+    and the budget (the enumerate engine of RBP on 6 levels at N = 11 would keep one key
+    per run: about 22 GiB)."""
+    from irscale.scales.budget import MemoryBudgetError
+
+    monkeypatch.setenv(budget.ENV, "4G")
+    with pytest.raises(MemoryBudgetError, match=r"enumerate engine .* needs about 21.6 GiB .* budget is 4 GiB"):
+        build("RBP(p=0.8)", 11, 6, cache=False)
+    monkeypatch.setenv(budget.ENV, "20M")
+    with pytest.raises(MemoryBudgetError, match=r"the split engine needs about .* MiB .* budget is 20 MiB"):
+        build("AP", 26, 2, cache=False)

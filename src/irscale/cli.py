@@ -617,9 +617,9 @@ def _say_memory_at(by_depth: dict, levels: int, values=None) -> None:
             try:
                 space = space_for(m.for_grades(values), N, levels - 1)
                 engine = pick_engine(space)
-            except IrscaleError:
+                need = memory_estimate(space, engine)
+            except IrscaleError:  # the engine's own refusal comes when the map is asked for
                 continue
-            need = memory_estimate(space, engine)
             if need is not None and need >= SAY_MEMORY:
                 big.append(f"{m} about {budget.size_text(need)} ({engine} engine)")
     if big:
@@ -862,7 +862,7 @@ def _echo_memory(rm) -> None:
     from irscale.scales import budget
     from irscale.scales.rankmap import memory_estimate
 
-    need = memory_estimate(rm.space, rm.engine)
+    need = memory_estimate(rm.space, rm.engine, max_pairs=int(rm.space.n_runs))  # (built: its pairs were allowed)
     if need is not None:
         limit = budget.budget()
         shown = "none known" if limit is None else budget.size_text(limit)

@@ -80,6 +80,12 @@ def parallel_map(
             client.close()
 
 
+def local_workers(tasks: int, workers: int | None = None) -> int:
+    """How many workers :func:`parallel_imap` runs ``tasks`` on: ``workers``, by default one
+    per CPU, at most 8, and never more than there are tasks (memory estimates count them)."""
+    return min(workers or min(os.cpu_count() or 1, 8), tasks)
+
+
 def parallel_imap(fn: Callable, items: Sequence, *, workers: int | None = None, processes: bool = False) -> Iterator:
     """``fn(x) for x in items`` on this machine, yielded in order as they are ready.
 
@@ -91,7 +97,7 @@ def parallel_imap(fn: Callable, items: Sequence, *, workers: int | None = None, 
     close the iterator (``contextlib.closing``) to release the workers.
     """
     items = list(items)
-    n = min(workers or min(os.cpu_count() or 1, 8), len(items))
+    n = local_workers(len(items), workers)
     if n <= 1:
         yield from map(fn, items)
     elif processes and can_fork():

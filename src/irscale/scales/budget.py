@@ -2,11 +2,14 @@
 
 The budget is the environment variable ``IRSCALE_MEMORY`` where it is set (``4G``,
 ``512M``, ``1.5GiB``, or bytes; the CLI's ``--memory`` sets it), else half of the memory
-the operating system reports available (Linux: ``MemAvailable``), else none. Engines
-estimate their peak from the space alone, before they allocate anything
-(:func:`irscale.scales.engines.dcg_engine_bytes`, the count engine's halves); the engine
-choice (:func:`irscale.scales.rankmap.pick_engine`) takes one that fits, and an engine
-that does not fit is refused in one line naming its estimate and the budget.
+the operating system reports available (Linux: ``MemAvailable``), else none. Every
+engine that builds estimates its peak before it allocates anything big
+(:func:`irscale.scales.rankmap.memory_estimate`: the dcg engine's values, the count
+engine's halves, the split engine's buckets beside its halves, the enumerate engine's
+chunks and keys); the engine choice (:func:`irscale.scales.rankmap.pick_engine`) takes
+one that fits, the split engine streams its buckets where listing every key would not
+fit, and an engine that does not fit is refused in one line naming its estimate and the
+budget.
 
 >>> parse_size("1.5G") == 3 * 2**29, parse_size("512M"), parse_size(2**21)
 (True, 536870912, 2097152)

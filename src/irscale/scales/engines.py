@@ -150,11 +150,32 @@ def oracle(space: Space, limit: int = 2**24) -> Table | ValueTable:
 
 
 MAX_ENUMERATE = 2**34  # runs the enumerate engine visits: about ten minutes on 2 cores
+ENUMERATE_CHUNK = 2**20  # runs per task of the enumerate engine
+ENUMERATE_KEPT_BYTES = 16  # per distinct key of a chunk, kept (key, runs) until the chunks are merged
+ENUMERATE_MERGE_BYTES = 64  # per key kept: the merge (joined, ordered, summed)
+
+
+def enumerate_engine_bytes(space: Space, chunk: int = ENUMERATE_CHUNK) -> int:
+    """The enumerate engine's peak memory on ``space``, estimated before anything is
+    allocated: the larger of the workers' chunks at once (per run its digits and its
+    number, and what ``space.keys`` allocates: ``key_bytes_per_rank`` per rank) beside
+    the keys the chunks keep, and the final merge of those keys. Where every run has its
+    own value the estimate is about the peak; where ties merge values (binary AP) it is
+    an upper bound, as the distinct keys are known only once listed."""
+    from irscale.parallel import local_workers
+
+    runs = int(space.n_runs)
+    rows = min(runs, local_workers(-(-runs // chunk)) * chunk)  # runs in the chunks worked on at once
+    per_row = space.key_bytes_per_rank * space.N + space.N + 8
+    return max(rows * per_row + ENUMERATE_KEPT_BYTES * runs, ENUMERATE_MERGE_BYTES * runs)
 
 
 def check_enumerate(space: Space) -> None:
     """Refuse (IrscaleError), before anything is built, an enumeration of more than
-    ``MAX_ENUMERATE`` runs or of keys beyond int64."""
+    ``MAX_ENUMERATE`` runs or of keys beyond int64, and (MemoryBudgetError) one whose
+    :func:`enumerate_engine_bytes` exceeds the memory budget."""
+    from irscale.scales import budget
+
     space.require_int64("enumerate")
     if space.n_runs > MAX_ENUMERATE:
         raise IrscaleError(
@@ -164,9 +185,16 @@ def check_enumerate(space: Space) -> None:
             "it accepts; use a smaller N or fewer levels (max_grade= / --max-grade, or "
             "relevance='lenient')"
         )
+    budget.check(
+        enumerate_engine_bytes(space),
+        f"{space.measure} at N={space.N} on {space.c + 1} levels: the enumerate engine (at most one value per run)",
+        "use a smaller N or fewer relevance levels",
+    )
 
 
-def enumerate_engine(space: Space, chunk: int = 2**20, scheduler=None, progress: Progress = None) -> Table | ValueTable:
+def enumerate_engine(
+    space: Space, chunk: int = ENUMERATE_CHUNK, scheduler=None, progress: Progress = None
+) -> Table | ValueTable:
     """Every run, in chunks (parallel), deduplicated per chunk then merged."""
     check_enumerate(space)
     total = space.n_runs
@@ -333,20 +361,26 @@ def _prepare(space: Space, h: int) -> _Half:
     return half
 
 
+def _bucket_count(half: _Half, target: int) -> tuple[int, int, int]:
+    """(pairs of the halves, pairs per bucket aimed at, buckets): wide halves aim at
+    buckets about WIDTH / 4 wide on average, so that most sort int64 offsets."""
+    total = sum(len(V) * len(F) for V, F in zip(half.Va, half.Fa))
+    if half.wide:
+        target = max(2**14, min(target, int(total * (WIDTH / 4) / (half.hi + 1 - half.lo))))
+    return total, target, max(1, math.ceil(total / target))
+
+
 def _bucket_bounds(half: _Half, target: int, seed: int = 0) -> np.ndarray:
     """Key ranges holding about ``target`` (prefix, suffix) pairs each, from quantiles of
     a random sample of pairs (deterministic seed: the same buckets on every build); int64,
     or Python ints (object) for wide keys, with buckets narrowed towards WIDTH."""
     lo, hi = half.lo, half.hi + 1
     sizes = np.array([len(V) * len(F) for V, F in zip(half.Va, half.Fa)], dtype=np.int64)
-    total = int(sizes.sum())
-    if half.wide:  # about WIDTH / 4 wide on average, so that most buckets sort int64 offsets
-        target = max(2**14, min(target, int(total * (WIDTH / 4) / (hi - lo))))
-    B = max(1, math.ceil(total / target))
+    total, target, B = _bucket_count(half, target)
     inner = []
     if B > 1:
         rng = np.random.default_rng(seed)
-        r = rng.integers(0, total, size=min(total, 256 * B, 2**24))  # at most 128 MB, whatever the pairs
+        r = rng.integers(0, total, size=_sample_size(total, B))
         cum = np.cumsum(sizes)
         st = np.searchsorted(cum, r, side="right")
         r = r - (cum - sizes)[st]
@@ -370,6 +404,12 @@ def _bucket_bounds(half: _Half, target: int, seed: int = 0) -> np.ndarray:
             narrow.append(b)
         bounds = narrow
     return np.array(bounds, dtype=object)
+
+
+def _sample_size(total: int, buckets: int) -> int:
+    """Pairs sampled for the bucket bounds: 256 per bucket, at most 2^24 (about 400 MB
+    while they are drawn and evaluated), whatever the pairs."""
+    return min(total, 256 * buckets, 2**24) if buckets > 1 else 0
 
 
 def _spans(half: _Half, lo: int, hi: int):
@@ -412,6 +452,54 @@ def _build_offsets_kernel(numba):
         return pos
 
     return offsets
+
+
+def _pair_runs_kernel():
+    """A bucket's key offsets and the runs behind each pair in one compiled pass (int64
+    halves), or None without numba (numpy serves: :func:`_bucket`)."""
+    return compiled("scales.engines.pair_runs", _build_pair_runs_kernel)
+
+
+def _build_pair_runs_kernel(numba):
+    @numba.njit(nogil=True, cache=True)
+    def pair_runs(a, z, Vw, Vn, Fw, Fc, lw, out, runs, pos):  # pragma: no cover
+        for i in range(len(a)):
+            base = Vw[i] - lw
+            for j in range(a[i], z[i]):
+                out[pos] = Fw[j] + base
+                runs[pos] = Vn[i] * (Fc[j + 1] - Fc[j])
+                pos += 1
+        return pos
+
+    return pair_runs
+
+
+def _bucket_listed(half: _Half, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct keys in [lo, hi) and the runs behind each (int64 halves): the pairs'
+    offsets and runs in one compiled pass, ordered by key and summed, about
+    :data:`SPLIT_LISTED_BYTES` per pair at the peak; :func:`_bucket` where numba is
+    missing or the runs may pass int64."""
+    kernel = _pair_runs_kernel()
+    if kernel is None or half.wide or half.wide_runs:
+        return _bucket(half, lo, hi, True)
+    spans = _live_spans(half, lo, hi)
+    n = sum(int((z - a).sum()) for _, a, z in spans)
+    off, runs = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    pos = 0
+    for s, a, z in spans:
+        pos = kernel(a, z, half.Vw[s], half.Vn[s], half.Fw[s], half.Fc[s], lo, off, runs, pos)
+    order = np.argsort(off)  # equal keys in any order: their runs are summed
+    off = off[order]
+    runs = runs[order]
+    del order
+    start = np.flatnonzero(_first_of_each(off))
+    if not n:
+        return off, runs
+    summed = np.add.reduceat(runs, start)
+    del runs  # (each pair's runs let go before the keys are gathered: a lower peak)
+    keys = off[start]
+    keys += lo
+    return keys, summed
 
 
 def _span_runs(half: _Half, spans) -> int:
@@ -662,47 +750,110 @@ def check_split(space: Space, max_pairs: int | None = None) -> None:
 
 
 def _split_task(item, half: _Half):
-    """One bucket ``(lo, hi, queries, small)`` of :func:`split_engine`: (distinct keys,
-    runs, the keys themselves) when ``small``, else (distinct keys, ranks of the queries,
-    runs). A module-level function with the halves passed as a shared argument, so that a
-    Dask cluster receives them once (not inside every task)."""
-    lo, hi, q, small = item
-    if small:
-        keys, _ = _bucket(half, lo, hi, False)
-        return len(keys), _bucket_runs(half, lo, hi), keys
+    """One bucket ``(lo, hi, queries, listed)`` of :func:`split_engine`: (keys, runs per
+    key) when ``listed``, else (distinct keys, ranks of the queries, runs). A module-level
+    function with the halves passed as a shared argument, so that a Dask cluster receives
+    them once (not inside every task)."""
+    lo, hi, q, listed = item
+    if listed:
+        return _bucket_listed(half, lo, hi)
     return _bucket_rank(half, lo, hi, q, runs=True)
+
+
+SPLIT_PAIR_BYTES = 8  # per pair of a bucket while it is counted (its key offsets, sorted in place), per worker
+SPLIT_LISTED_BYTES = 33  # per pair of a bucket while its keys and runs are listed (_bucket_listed), per worker
+SPLIT_KEPT_BYTES = 16  # per listed key (key and runs) kept until the buckets are joined
+SPLIT_SAMPLE_BYTES = 24  # per pair sampled for the bucket bounds (positions, states, keys)
+SPLIT_WIDE_BYTES = 88  # per candidate pair of a bucket wider than WIDTH (exact records: _bucket), per worker
+SPLIT_SLACK = 1.1  # the largest bucket over the mean (bounds from a sample's quantiles)
+
+
+def _split_layout(half: _Half, bounds: np.ndarray, bucket_pairs: int, keep_in_memory: int) -> tuple[bool, int]:
+    """(whether the split lists every key and its runs (a Table), its peak memory): the
+    halves, and the larger of the bounds sample and the buckets the workers hold at once
+    (keys listed: :data:`SPLIT_LISTED_BYTES` per pair, beside the keys kept; counted
+    only: :data:`SPLIT_PAIR_BYTES`). Keys are listed where the pairs are at most
+    ``keep_in_memory``, int64, and the listing fits the memory budget (else the buckets
+    stream: a :class:`Buckets` summary). The distinct keys are known only once listed, so
+    the listing is estimated at one key per pair: the peak where every run has its own
+    value, an upper bound where ties merge values (binary AP)."""
+    from irscale.parallel import local_workers
+    from irscale.scales import budget
+
+    total, target, B = _bucket_count(half, bucket_pairs)
+    arrays = {id(a): a for part in (half.Va, half.Vw, half.Vn, half.Fa, half.Fw, half.Fc) for a in part}
+    held = sum(a.nbytes for a in arrays.values())
+    largest = min(total, math.ceil(total / B * SPLIT_SLACK))  # pairs of the largest bucket
+    sample = _sample_size(total, B) * SPLIT_SAMPLE_BYTES
+    workers = local_workers(len(bounds) - 1)
+    streamed = workers * largest * SPLIT_PAIR_BYTES
+    if half.wide:  # buckets wider than WIDTH decide their candidates as exact records: counted here
+        ranges = zip(bounds[:-1].tolist(), bounds[1:].tolist())
+        widest = max(
+            (sum(int((z - a).sum()) for _, a, z in _live_spans(half, lo, hi)) for lo, hi in ranges if hi - lo > WIDTH),
+            default=0,
+        )
+        streamed = max(streamed, widest * SPLIT_WIDE_BYTES + (workers - 1) * largest * SPLIT_PAIR_BYTES)
+    streamed = held + max(sample, streamed)
+    if total > keep_in_memory or half.wide:
+        return False, streamed
+    kept = SPLIT_KEPT_BYTES * total  # the last buckets listed beside the keys of all others, or the join
+    last = workers * largest * SPLIT_LISTED_BYTES + SPLIT_KEPT_BYTES * max(0, total - workers * total // B)
+    listed = held + max(sample, last, kept + kept // 2)
+    return (True, listed) if budget.fits(listed) else (False, streamed)
+
+
+SPLIT_BUCKET = 2**22  # (prefix, suffix) pairs a bucket aims at
+SPLIT_LISTED = 2**25  # pairs up to which the split engine lists every key (a Table)
+
+
+def split_engine_bytes(space: Space, h: int | None = None, max_pairs: int | None = None) -> int:
+    """The split engine's peak memory on ``space``, estimated before its buckets are
+    produced: its halves are prepared (about the square root of the pairs; at most a few
+    hundred MB and a second) and its bucket bounds drawn, then :func:`_split_layout`
+    sizes the rest. ``max_pairs``: see :func:`check_split`."""
+    check_split(space, max_pairs)
+    half = _prepare(space, space.N // 2 if h is None else h)
+    return _split_layout(half, _bucket_bounds(half, SPLIT_BUCKET), SPLIT_BUCKET, SPLIT_LISTED)[1]
 
 
 def split_engine(
     space: Space,
     h: int | None = None,
-    bucket_pairs: int = 2**22,
+    bucket_pairs: int = SPLIT_BUCKET,
     scheduler=None,
     progress: Progress = None,
-    keep_in_memory: int = 2**25,
+    keep_in_memory: int = SPLIT_LISTED,
     queries=None,
     max_pairs: int | None = None,
 ) -> Table | Buckets:
-    """Meet in the middle (see the module doc). Returns the whole table when it holds at
-    most ``keep_in_memory`` distinct keys (int64 keys only), else the bucket summary,
-    with phi of ``queries`` (exact keys) computed in the same pass over the buckets
-    (``Buckets.answers``: a second pass would cost as much as the build).
-    ``max_pairs``: see :func:`check_split` (default ``MAX_PAIRS``)."""
+    """Meet in the middle (see the module doc). Returns the whole table where the pairs
+    are at most ``keep_in_memory``, int64, and listing them fits the memory budget
+    (:func:`_split_layout`), else the bucket summary, with phi of ``queries`` (exact
+    keys) computed in the same pass over the buckets (``Buckets.answers``: a second
+    pass would cost as much as the build). ``max_pairs``: see :func:`check_split` (default ``MAX_PAIRS``)."""
+    from irscale.scales import budget
+
     check_split(space, max_pairs)
     h = space.N // 2 if h is None else h
     half = _prepare(space, h)
     bounds = _bucket_bounds(half, bucket_pairs)
+    small, need = _split_layout(half, bounds, bucket_pairs, keep_in_memory)
+    budget.check(
+        need,
+        f"{space.measure} at N={space.N} on {space.c + 1} levels: the split engine",
+        "use a smaller N or fewer relevance levels",
+    )
     ranges = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
-    total_pairs = sum(len(V) * len(F) for V, F in zip(half.Va, half.Fa))
-    small = total_pairs <= keep_in_memory and not half.wide
     q = np.unique(np.asarray([] if queries is None or small else queries, dtype=bounds.dtype))
     where = np.clip(np.searchsorted(bounds, q, side="right") - 1, 0, len(ranges) - 1)
     items = [(lo, hi, q[where == i], small) for i, (lo, hi) in enumerate(ranges)]
     res = parallel_map(_split_task, items, scheduler, progress, shared={"half": half})
-    if small:
-        keys = np.concatenate([r[2] for r in res]) if res else np.empty(0, dtype=np.int64)
-        runs = np.concatenate([_bucket(half, a, z, True)[1] for a, z in ranges]) if ranges else keys
-        return Table(keys, runs)
+    if small:  # keys joined first, their parts let go, then the runs
+        keys = np.concatenate([r[0] for r in res]) if res else np.empty(0, dtype=np.int64)
+        runs_parts = [r[1] for r in res]
+        del res
+        return Table(keys, np.concatenate(runs_parts) if runs_parts else keys.copy())
     cum_d = np.concatenate([[0], np.cumsum([r[0] for r in res])]).astype(np.int64)
     cum_r = np.concatenate([[0], np.cumsum(np.array([r[2] for r in res], dtype=object))])
     out = attach_buckets(space, h, bounds, cum_d, cum_r, half)

@@ -28,7 +28,16 @@ from irscale.scales import (
 )
 from irscale.scales import cache as _cache
 from irscale.scales.cache import cache_clear, cache_dir, cache_info
-from irscale.scales.engines import MAX_PAIRS, dcg_engine, dcg_engine_bytes, enumerate_engine, oracle, split_engine
+from irscale.scales.engines import (
+    MAX_PAIRS,
+    dcg_engine,
+    dcg_engine_bytes,
+    enumerate_engine,
+    enumerate_engine_bytes,
+    oracle,
+    split_engine,
+    split_engine_bytes,
+)
 from irscale.scales.spaces import Space, space_for
 from irscale.scales.spaces.dcg import DCGSpace
 from irscale.scales.spaces.err import ERRSpace
@@ -366,14 +375,20 @@ def exact_reach(measure: Measure, c: int, below: int, *, max_pairs: int | None =
     return last
 
 
-def memory_estimate(space: Space, name: str) -> int | None:
+def memory_estimate(space: Space, name: str, *, max_pairs: int | None = None) -> int | None:
     """The bytes the engine ``name`` is estimated to take on ``space`` before it builds
-    (the dcg and count engines, :mod:`irscale.scales.budget`); None where no estimate is
-    made (closed forms hold nothing; split and enumerate keep their fixed limits)."""
+    (:mod:`irscale.scales.budget`); None for closed forms, which hold nothing. The split
+    and enumerate engines' estimates are upper bounds where ties merge values (their
+    distinct keys are known only once listed). IrscaleError where the engine refuses
+    ``space`` (``max_pairs``: the split engine's limit, see :func:`build`)."""
     if name == "dcg":
         return dcg_engine_bytes(space)
     if name == "count" and isinstance(space, (RBPSpace, DCGSpace)):
         return counting.count_engine_bytes(space)
+    if name == "split":
+        return split_engine_bytes(space, max_pairs=max_pairs)
+    if name == "enumerate":
+        return enumerate_engine_bytes(space)
     return None
 
 

@@ -18,6 +18,8 @@ class APSpace(Space):
     """Key = lcm(1..N) * RB * AP. Split after rank h: with R1 relevant documents in the
     prefix, key = V(prefix) + R1 * A(suffix) + B(suffix)."""
 
+    key_bytes_per_rank = 24  # what keys allocates per run and rank, measured (tests/test_budget.py)
+
     family: str = "ap"
     splittable: bool = True
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
@@ -74,6 +75,10 @@ class Space:
     ordered_keys: bool = True  # key order is value order (else keys only tie-group runs: DCG)
     cacheable: bool = True  # rank maps may be kept in the disk cache
     wide_split: bool = False  # split_parts gives Wide keys (irscale.scales.wide) where int64 ends
+    # bytes per run and rank that ``keys`` allocates at its peak, for the enumerate engine's
+    # memory estimate (tests/test_budget.py measures each built-in family's); spaces that do
+    # not say (a user's measure, whose batch irscale cannot see) are taken at 32
+    key_bytes_per_rank: ClassVar[int] = 32
 
     @property
     def identity(self) -> str:

@@ -23,6 +23,8 @@ class ERRSpace(Space):
     (binary: 2^-R1). Keys beyond int64 (binary N >= 27, 3 levels N >= 19, 4 levels
     N >= 15, 5 levels N >= 12) are split as :class:`~irscale.scales.wide.Wide` arrays."""
 
+    key_bytes_per_rank = 32  # what keys allocates per run and rank, measured (tests/test_budget.py)
+
     family: str = "err"
     splittable: bool = True
     wide_split: bool = True

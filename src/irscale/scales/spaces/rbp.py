@@ -134,6 +134,8 @@ class RBPSpace(Space):
     State-free split. For binary runs every one of the 2^N runs has its own value (see
     the guide)."""
 
+    key_bytes_per_rank = 16  # what keys allocates per run and rank, measured (tests/test_budget.py)
+
     measure: RBP  # (Space.measure, narrowed: the field keeps its place and behaviour)
     family: str = "rbp"
     splittable: bool = True
