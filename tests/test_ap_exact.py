@@ -182,3 +182,16 @@ def test_a_map_cached_with_the_opt_in_is_served_without_it(tiny_limit, truth, tm
     g, phi = truth
     assert np.array_equal(build("AP", N, 2).phi_runs(g), phi)
     assert [str(m) for m in plan_rank_maps(["AP"], N, 2)] == [f"AP@{N}"]
+
+
+@pytest.mark.parametrize("measure, n, levels", [("AP", 16, 2), ("RBP(p=0.8)", 12, 3), ("ERR", 12, 3)])
+def test_listed_split_equals_the_oracle_with_and_without_the_compiled_pass(measure, n, levels):
+    """The split engine's listed table (keys and runs per key, from the compiled pass over
+    each bucket's pairs or numpy's), in many small buckets, equals the brute force."""
+    sp = space_for(measure, n, levels - 1)
+    truth = engines.oracle(sp)
+    for ctx in (contextlib.nullcontext(), kernels.disabled("scales.engines.pair_runs")):
+        with ctx:
+            vs = engines.split_engine(sp, bucket_pairs=4096)
+        assert vs.kind == "table"
+        assert np.array_equal(vs.keys, truth.keys) and np.array_equal(vs.runs, truth.runs)
