@@ -145,7 +145,7 @@ def study(data: Path) -> None:
 
 def estimates() -> None:
     print("\nEstimate (from the space, before any allocation) against the engine's peak, fresh process each")
-    head = f"{'engine':7s} {'space':28s} {'values':>15s} {'estimate MiB':>12s} {'traced MiB':>10s} {'x':>6s}"
+    head = f"{'engine':9s} {'space':28s} {'values':>15s} {'estimate MiB':>12s} {'traced MiB':>10s} {'x':>6s}"
     print(f"{head} {'RSS rise MiB':>12s} {'x':>6s}")
     grid = [(*g, "dcg") for g in GRID] + [(*g, "count") for g in COUNT_GRID]
     grid += [(*g, "split") for g in SPLIT_GRID] + [(*g, "enumerate") for g in ENUMERATE_GRID]
@@ -158,9 +158,10 @@ def estimates() -> None:
         r = json.loads(line[7:])
         load()
         print(
-            f"{engine:7s} {f'{m}@{N}, {L} levels':28s} {r['values']:15,d} {mib(r['estimate']):>12s} "
+            f"{engine:9s} {f'{m}@{N}, {L} levels':28s} {r['values']:15,d} {mib(r['estimate']):>12s} "
             f"{mib(r['traced']):>10s} "
-            f"{r['estimate'] / r['traced']:5.2f}x {mib(r['rss']):>12s} {r['estimate'] / max(r['rss'], 1):5.2f}x",
+            f"{r['estimate'] / r['traced']:5.2f}x {mib(r['rss']):>12s} "
+            + (f"{r['estimate'] / r['rss']:5.2f}x" if r["rss"] >= 2**20 else "    -"),  # no rise: memory reused
             flush=True,
         )
 
