@@ -188,6 +188,7 @@ def test_a_map_cached_with_the_opt_in_is_served_without_it(tiny_limit, truth, tm
 def test_listed_split_equals_the_oracle_with_and_without_the_compiled_pass(measure, n, levels):
     """The split engine's listed table (keys and runs per key, from the compiled pass over
     each bucket's pairs or numpy's), in many small buckets, equals the brute force."""
+    pytest.importorskip("numba")
     sp = space_for(measure, n, levels - 1)
     truth = engines.oracle(sp)
     for ctx in (contextlib.nullcontext(), kernels.disabled("scales.engines.pair_runs")):

@@ -4,6 +4,7 @@ keeps within the budget gives the same phi; refusals in one line; the CLI's --me
 
 from __future__ import annotations
 
+import functools
 import tracemalloc
 
 import numpy as np
@@ -212,6 +213,7 @@ def test_transform_and_compare_name_the_large_rank_maps_before_reading_the_runs(
     the budget, said before any run is read (transform, compare, study trec8-like, the
     last for all its depths in one line); nothing for small maps."""
     monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr("irscale.parallel.os.cpu_count", lambda: 2)  # the split engine's estimate counts workers
     qrels, runs = _toy()
     bad = tmp_path / "bad-run.txt"
     bad.write_text("101 Q0 d 1 1.0 r\n101 Q0 e 2 x r\n")
@@ -249,6 +251,7 @@ def one_worker(monkeypatch):
     monkeypatch.setattr("irscale.parallel.os.cpu_count", lambda: 1)
 
 
+@functools.cache
 def _warm_listing_kernels() -> None:
     """The compiled kernels loaded before a peak is traced (their first use allocates apart from the data)."""
     from irscale.scales.engines import enumerate_engine, split_engine
@@ -309,12 +312,13 @@ def test_split_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, level
     "measure, N, levels, engine",
     [("AP", 11, 2, "enumerate"), ("AP", 24, 2, "split"), ("RBP(p=0.8)", 11, 4, "enumerate")],
 )
-def test_estimates_bound_the_peak_where_ties_merge_values(measure, N, levels, engine):
+def test_estimates_bound_the_peak_where_ties_merge_values(measure, N, levels, engine, monkeypatch):
     """Binary AP's runs share values (about half as many distinct keys as runs): the
     estimate counts one key per run, so it bounds the peak from above, within 2.5x;
-    and with several workers, whose peaks may or may not meet, it bounds the peak too."""
+    and with two workers, whose peaks may or may not meet, it bounds the peak too."""
     from irscale.scales import engines
 
+    monkeypatch.setattr("irscale.parallel.os.cpu_count", lambda: 2)
     _warm_listing_kernels()
     space = space_for(measure, N, levels - 1)
     if engine == "split":
@@ -359,10 +363,61 @@ def test_split_and_enumerate_beyond_the_budget_are_refused_in_one_line(monkeypat
     and the budget (the enumerate engine of RBP on 6 levels at N = 11 would keep one key
     per run: about 22 GiB)."""
     from irscale.scales.budget import MemoryBudgetError
+    from irscale.scales.engines import check_enumerate
 
     monkeypatch.setenv(budget.ENV, "4G")
     with pytest.raises(MemoryBudgetError, match=r"enumerate engine .* needs about 21.6 GiB .* budget is 4 GiB"):
-        build("RBP(p=0.8)", 11, 6, cache=False)
+        check_enumerate(space_for("RBP(p=0.8)", 11, 5))
+    assert pick_engine(space_for("RBP(p=0.8)", 11, 5)) == "split"  # what serves it instead
     monkeypatch.setenv(budget.ENV, "20M")
     with pytest.raises(MemoryBudgetError, match=r"the split engine needs about .* MiB .* budget is 20 MiB"):
         build("AP", 26, 2, cache=False)
+
+
+def test_splittable_spaces_below_n12_split_where_listing_every_run_would_not_fit(monkeypatch):
+    """Below N = 12 the enumerate engine lists every run; where that would pass the budget
+    the split engine serves instead, with the same phi (and exact_reach is not cut short)."""
+    from irscale.measures import parse_measure
+    from irscale.scales.rankmap import exact_reach
+
+    space = space_for("RBP(p=0.8)", 9, 3)
+    keys = space.keys(np.random.default_rng(2).integers(0, 4, size=(300, 9)))
+    assert pick_engine(space) == "enumerate"
+    listed = build("RBP(p=0.8)", 9, 4, cache=False)
+    monkeypatch.setenv(budget.ENV, "20M")  # enumerate: about 45 MiB; split: a few
+    assert pick_engine(space) == "split"
+    split = build("RBP(p=0.8)", 9, 4, cache=False)
+    assert split.engine == "split" and np.array_equal(listed.phi_keys(keys), split.phi_keys(keys))
+    assert exact_reach(parse_measure("RBP(p=0.8)"), 3, 13) == 12
+
+
+def test_a_users_measure_with_few_values_is_not_refused_for_its_run_count(monkeypatch):
+    """A user's measure (no space of its own: its keys from its float values) with few
+    values enumerates 2^22 runs under a budget that one key per run would pass; where
+    its keys do pass the budget, the build stops with the keys listed so far."""
+    from irscale.measures import Measure
+    from irscale.scales.budget import MemoryBudgetError
+    from irscale.scales.engines import enumerate_engine, enumerate_engine_bytes
+
+    class Hits(Measure):  # relevant documents in the run: N + 1 values
+        name = "Hits"
+
+        def batch(self, grades, topics):
+            return (np.asarray(grades) > 0).sum(axis=-1).astype(np.float64)
+
+    space = space_for(Hits(), 22, 1)
+    monkeypatch.setenv(budget.ENV, "100M")
+    assert enumerate_engine_bytes(space, chunk=2**14) > 200 * 2**20  # one key per run would not fit ...
+    assert enumerate_engine(space, chunk=2**14).size == 23  # ... but the 23 values do
+
+    class Decayed(Measure):  # grades weighted by 0.8^rank: (nearly) every run its own value
+        name = "Decayed"
+        graded = True
+
+        def batch(self, grades, topics):
+            g = np.asarray(grades, dtype=np.float64)
+            return (g * 0.8 ** np.arange(g.shape[-1])).sum(axis=-1)
+
+    monkeypatch.setenv(budget.ENV, "40M")
+    with pytest.raises(MemoryBudgetError, match="distinct keys listed so far"):
+        enumerate_engine(space_for(Decayed(), 11, 3), chunk=2**14)

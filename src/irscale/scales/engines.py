@@ -26,7 +26,7 @@ import numpy as np
 from irscale.errors import IrscaleError, MeasureError, count_text
 from irscale.kernels import compiled
 from irscale.parallel import Progress, parallel_map
-from irscale.scales.spaces import INT64_LIMIT, Space, all_runs
+from irscale.scales.spaces import INT64_LIMIT, GenericSpace, Space, all_runs
 from irscale.scales.valuesets import Table, ValueSet, ValueTable, _first_last, kind
 from irscale.scales.wide import KEY, MASK, MAX_BITS, Wide, as_keys, words_of
 
@@ -162,15 +162,20 @@ def enumerate_engine_bytes(space: Space, chunk: int = ENUMERATE_CHUNK) -> int:
     the keys the chunks keep, and the final merge of those keys. Where every run has its
     own value the estimate is about the peak; where ties merge values (binary AP) it is
     an upper bound, as the distinct keys are known only once listed."""
+    runs = int(space.n_runs)
+    return max(_enumerate_chunks_bytes(space, chunk) + ENUMERATE_KEPT_BYTES * runs, ENUMERATE_MERGE_BYTES * runs)
+
+
+def _enumerate_chunks_bytes(space: Space, chunk: int = ENUMERATE_CHUNK) -> int:
+    """The enumerate engine's chunks worked on at once (:func:`enumerate_engine_bytes`)."""
     from irscale.parallel import local_workers
 
     runs = int(space.n_runs)
-    rows = min(runs, local_workers(-(-runs // chunk)) * chunk)  # runs in the chunks worked on at once
-    per_row = space.key_bytes_per_rank * space.N + space.N + 8
-    return max(rows * per_row + ENUMERATE_KEPT_BYTES * runs, ENUMERATE_MERGE_BYTES * runs)
+    rows = min(runs, local_workers(-(-runs // chunk)) * chunk)
+    return rows * (space.key_bytes_per_rank * space.N + space.N + 8)
 
 
-def check_enumerate(space: Space) -> None:
+def check_enumerate(space: Space, chunk: int = ENUMERATE_CHUNK) -> None:
     """Refuse (IrscaleError), before anything is built, an enumeration of more than
     ``MAX_ENUMERATE`` runs or of keys beyond int64, and (MemoryBudgetError) one whose
     :func:`enumerate_engine_bytes` exceeds the memory budget."""
@@ -185,9 +190,11 @@ def check_enumerate(space: Space) -> None:
             "it accepts; use a smaller N or fewer levels (max_grade= / --max-grade, or "
             "relevance='lenient')"
         )
-    budget.check(
-        enumerate_engine_bytes(space),
-        f"{space.measure} at N={space.N} on {space.c + 1} levels: the enumerate engine (at most one value per run)",
+    user = isinstance(space, GenericSpace) or not type(space).__module__.startswith("irscale.")
+    budget.check(  # a user's measure may have few values: its kept keys are checked as they come
+        _enumerate_chunks_bytes(space, chunk) if user else enumerate_engine_bytes(space, chunk),
+        f"{space.measure} at N={space.N} on {space.c + 1} levels: the enumerate engine"
+        + ("" if user else " (at most one value per run)"),
         "use a smaller N or fewer relevance levels",
     )
 
@@ -196,12 +203,27 @@ def enumerate_engine(
     space: Space, chunk: int = ENUMERATE_CHUNK, scheduler=None, progress: Progress = None
 ) -> Table | ValueTable:
     """Every run, in chunks (parallel), deduplicated per chunk then merged."""
-    check_enumerate(space)
+    import threading
+
+    from irscale.scales import budget
+
+    check_enumerate(space, chunk)
     total = space.n_runs
     starts = list(range(0, total, chunk))
+    limit, kept, lock = budget.budget(), [0], threading.Lock()
 
     def work(start):
-        return _unique_counts(space.keys(all_runs(space.N, space.c, start, start + chunk)))
+        part = _unique_counts(space.keys(all_runs(space.N, space.c, start, start + chunk)))
+        with lock:  # the keys kept so far, checked as they come (their number is known only now)
+            kept[0] += len(part[0])
+            need = _enumerate_chunks_bytes(space, chunk) + ENUMERATE_MERGE_BYTES * kept[0]
+        if limit is not None and need > limit:
+            budget.check(
+                need,
+                f"{space.measure} at N={space.N}: the enumerate engine, with {kept[0]:,} distinct keys listed so far,",
+                "use a smaller N or fewer relevance levels",
+            )
+        return part
 
     parts = parallel_map(work, starts, scheduler, progress)
     return _tabulate(space, *_merge(parts))

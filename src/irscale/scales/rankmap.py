@@ -298,8 +298,8 @@ def pick_engine(space: Space) -> str:
         return _err_engine(space)
     if space.closed:
         return "closed"
-    if space.splittable and space.int64 and space.N >= 12:
-        return "split"
+    if space.splittable and space.int64 and (space.N >= 12 or not budget.fits(enumerate_engine_bytes(space))):
+        return "split"  # (below N = 12 where listing every run would not fit the budget)
     if space.int64:
         return "enumerate"
     raise MeasureError(
