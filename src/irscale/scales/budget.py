@@ -108,17 +108,21 @@ def where() -> str:
     return f"half the available memory; --memory (API: the environment variable {ENV}) sets it"
 
 
-def fits(need: int) -> bool:
-    """Whether ``need`` bytes fit the budget."""
-    limit = budget()
+_READ = object()  # (check's and fits's default: the budget read now)
+
+
+def fits(need: int, limit=_READ) -> bool:
+    """Whether ``need`` bytes fit the budget (``limit``: one read already, see :func:`budget`)."""
+    limit = budget() if limit is _READ else limit
     return limit is None or need <= limit
 
 
-def check(need: int, what: str, advice: str) -> None:
+def check(need: int, what: str, advice: str, limit=_READ) -> None:
     """Refuse (:class:`MemoryBudgetError`) ``what`` (an engine on a space) when its
-    estimated ``need`` exceeds the budget, in one line with the estimate, the budget and
-    ``advice``."""
-    limit = budget()
+    estimated ``need`` exceeds the budget (``limit``: one read already, so that a choice
+    made against it is checked against the same), in one line with the estimate, the
+    budget and ``advice``."""
+    limit = budget() if limit is _READ else limit
     if limit is not None and need > limit:
         raise MemoryBudgetError(
             f"{what} needs about {size_text(need)} of memory and the budget is {size_text(limit)} ({where()}); "

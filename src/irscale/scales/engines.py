@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -213,8 +214,11 @@ def enumerate_engine(
     limit, kept, lock = budget.budget(), [0], threading.Lock()
 
     def work(start):
-        part = _unique_counts(space.keys(all_runs(space.N, space.c, start, start + chunk)))
-        with lock:  # the keys kept so far, checked as they come (their number is known only now)
+        return _unique_counts(space.keys(all_runs(space.N, space.c, start, start + chunk)))
+
+    def guarded(start):  # the keys kept so far, checked as they come (their number is known only now)
+        part = work(start)
+        with lock:
             kept[0] += len(part[0])
             need = _enumerate_chunks_bytes(space, chunk) + ENUMERATE_MERGE_BYTES * kept[0]
         if limit is not None and need > limit:
@@ -225,7 +229,8 @@ def enumerate_engine(
             )
         return part
 
-    parts = parallel_map(work, starts, scheduler, progress)
+    # (on a Dask scheduler the chunks run elsewhere, unguarded: a lock does not travel)
+    parts = parallel_map(guarded if scheduler is None else work, starts, scheduler, progress)
     return _tabulate(space, *_merge(parts))
 
 
@@ -790,13 +795,16 @@ SPLIT_WIDE_BYTES = 88  # per candidate pair of a bucket wider than WIDTH (exact 
 SPLIT_SLACK = 1.1  # the largest bucket over the mean (bounds from a sample's quantiles)
 
 
-def _split_layout(half: _Half, bounds: np.ndarray, bucket_pairs: int, keep_in_memory: int) -> tuple[bool, int]:
+def _split_layout(
+    half: _Half, bounds: np.ndarray, bucket_pairs: int, keep_in_memory: int, limit, workers: int | None = None
+) -> tuple[bool, int]:
     """(whether the split lists every key and its runs (a Table), its peak memory): the
     halves, and the larger of the bounds sample and the buckets the workers hold at once
     (keys listed: :data:`SPLIT_LISTED_BYTES` per pair, beside the keys kept; counted
     only: :data:`SPLIT_PAIR_BYTES`). Keys are listed where the pairs are at most
-    ``keep_in_memory``, int64, and the listing fits the memory budget (else the buckets
-    stream: a :class:`Buckets` summary). The distinct keys are known only once listed, so
+    ``keep_in_memory``, int64, and the listing fits the memory budget ``limit`` (else the
+    buckets stream: a :class:`Buckets` summary). ``workers``: how many buckets are worked
+    on at once (default: :func:`irscale.parallel.local_workers`). The distinct keys are known only once listed, so
     the listing is estimated at one key per pair: the peak where every run has its own
     value, an upper bound where ties merge values (binary AP)."""
     from irscale.parallel import local_workers
@@ -807,7 +815,7 @@ def _split_layout(half: _Half, bounds: np.ndarray, bucket_pairs: int, keep_in_me
     held = sum(a.nbytes for a in arrays.values())
     largest = min(total, math.ceil(total / B * SPLIT_SLACK))  # pairs of the largest bucket
     sample = _sample_size(total, B) * SPLIT_SAMPLE_BYTES
-    workers = local_workers(len(bounds) - 1)
+    workers = local_workers(len(bounds) - 1, workers)
     streamed = workers * largest * SPLIT_PAIR_BYTES
     if half.wide:  # buckets wider than WIDTH decide their candidates as exact records: counted here
         ranges = zip(bounds[:-1].tolist(), bounds[1:].tolist())
@@ -822,7 +830,7 @@ def _split_layout(half: _Half, bounds: np.ndarray, bucket_pairs: int, keep_in_me
     kept = SPLIT_KEPT_BYTES * total  # the last buckets listed beside the keys of all others, or the join
     last = workers * largest * SPLIT_LISTED_BYTES + SPLIT_KEPT_BYTES * max(0, total - workers * total // B)
     listed = held + max(sample, last, kept + kept // 2)
-    return (True, listed) if budget.fits(listed) else (False, streamed)
+    return (True, listed) if budget.fits(listed, limit) else (False, streamed)
 
 
 SPLIT_BUCKET = 2**22  # (prefix, suffix) pairs a bucket aims at
@@ -834,9 +842,11 @@ def split_engine_bytes(space: Space, h: int | None = None, max_pairs: int | None
     produced: its halves are prepared (about the square root of the pairs; at most a few
     hundred MB and a second) and its bucket bounds drawn, then :func:`_split_layout`
     sizes the rest. ``max_pairs``: see :func:`check_split`."""
+    from irscale.scales import budget
+
     check_split(space, max_pairs)
     half = _prepare(space, space.N // 2 if h is None else h)
-    return _split_layout(half, _bucket_bounds(half, SPLIT_BUCKET), SPLIT_BUCKET, SPLIT_LISTED)[1]
+    return _split_layout(half, _bucket_bounds(half, SPLIT_BUCKET), SPLIT_BUCKET, SPLIT_LISTED, budget.budget())[1]
 
 
 def split_engine(
@@ -860,11 +870,15 @@ def split_engine(
     h = space.N // 2 if h is None else h
     half = _prepare(space, h)
     bounds = _bucket_bounds(half, bucket_pairs)
-    small, need = _split_layout(half, bounds, bucket_pairs, keep_in_memory)
+    limit = budget.budget()  # read once: the choice and the check see the same budget
+    # on a Dask scheduler, as many buckets at once as the machine has CPUs (its threads)
+    workers = None if scheduler is None else os.cpu_count() or 1
+    small, need = _split_layout(half, bounds, bucket_pairs, keep_in_memory, limit, workers)
     budget.check(
         need,
         f"{space.measure} at N={space.N} on {space.c + 1} levels: the split engine",
         "use a smaller N or fewer relevance levels",
+        limit,
     )
     ranges = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
     q = np.unique(np.asarray([] if queries is None or small else queries, dtype=bounds.dtype))
