@@ -5,6 +5,7 @@ keeps within the budget gives the same phi; refusals in one line; the CLI's --me
 from __future__ import annotations
 
 import functools
+import re
 import tracemalloc
 
 import numpy as np
@@ -421,3 +422,16 @@ def test_a_users_measure_with_few_values_is_not_refused_for_its_run_count(monkey
     monkeypatch.setenv(budget.ENV, "40M")
     with pytest.raises(MemoryBudgetError, match="distinct keys listed so far"):
         enumerate_engine(space_for(Decayed(), 11, 3), chunk=2**14)
+
+
+def test_the_plan_names_a_split_map_allowed_by_max_pairs(monkeypatch, tmp_path):
+    """With --max-pairs, the plan's memory line names the split engine's map it allows
+    (binary AP at N = 36: 2^36 pairs, beyond the default limit), before any run is read."""
+    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
+    qrels, _ = _toy()
+    bad = tmp_path / "bad-run.txt"
+    bad.write_text("101 Q0 d 1 1.0 r\n101 Q0 e 2 x r\n")
+    args = ["transform", str(qrels), str(bad), "-m", "AP", "-N", "36", "--max-pairs", str(2**36)]
+    res = CliRunner().invoke(cli.app, args)
+    assert re.search(r"rank maps: AP@36 about \d+ MiB \(split engine\)", res.output), res.output
+    assert res.exit_code == 2 and "bad-run.txt:2" in res.output

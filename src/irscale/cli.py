@@ -598,14 +598,14 @@ RelevanceArg = Annotated[
 SAY_MEMORY = 64 << 20  # rank maps estimated to need at least this are named in the plan's memory line
 
 
-def _say_memory(planned, N: int, levels: int, values=None) -> None:
+def _say_memory(planned, N: int, levels: int, values=None, max_pairs: int | None = None) -> None:
     """One line, before the runs are read, naming the rank maps that will take memory
     (their engine's estimate, :func:`irscale.scales.rankmap.memory_estimate`) and the
     budget; nothing where every map is small."""
-    _say_memory_at({N: planned}, levels, values)
+    _say_memory_at({N: planned}, levels, values, max_pairs)
 
 
-def _say_memory_at(by_depth: dict, levels: int, values=None) -> None:
+def _say_memory_at(by_depth: dict, levels: int, values=None, max_pairs: int | None = None) -> None:
     """:func:`_say_memory` for the planned measures of several run lengths (a study's
     --depths): one line for all of them."""
     from irscale.scales import budget, space_for
@@ -619,7 +619,7 @@ def _say_memory_at(by_depth: dict, levels: int, values=None) -> None:
                 if in_cache(space):  # served from the disk cache: nothing to build
                     continue
                 engine = pick_engine(space)
-                need = memory_estimate(space, engine)
+                need = memory_estimate(space, engine, max_pairs=max_pairs)
             except IrscaleError:  # the engine's own refusal comes when the map is asked for
                 continue
             if need is not None and need >= SAY_MEMORY:
@@ -763,6 +763,7 @@ def transform(
                 N,
                 _levels(levels, relevance),
                 None if relevance is not None and relevance.value == "lenient" else values,
+                max_pairs,
             ),
         )
         with _Feedback("rank maps (cached after the first time)") as tick:
@@ -1091,7 +1092,7 @@ def compare(
         def check(levels, values):
             plan.check_levels(_levels(levels, relevance), values)
             lenient = relevance is not None and relevance.value == "lenient"
-            _say_memory(plan.measures, N, _levels(levels, relevance), None if lenient else values)
+            _say_memory(plan.measures, N, _levels(levels, relevance), None if lenient else values, max_pairs)
 
         judged = _judge(qrels, runs, opts, plan=check)
         study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, {"plan": plan})
