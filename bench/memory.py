@@ -8,11 +8,11 @@
    which lists every DCG value; ``irscale.scales.counting.count_engine_bytes`` for the
    count engine's halves, with 64 phi queries answered) against the peak it then
    allocates, measured twice in a fresh process each: numpy's buffers as ``tracemalloc``
-   counts them, and the rise of the process's resident memory. The split and enumerate
-   engines (``split_engine_bytes``: the halves prepared, the rest sized from them;
-   ``enumerate_engine_bytes``) count one distinct value per run: their estimate is the
-   peak where every run has its own value, an upper bound where runs share values
-   (binary AP; the "values" column shows the distinct values listed).
+   counts them, and the rise of the process's resident memory. The split engine's
+   estimate (``split_engine_bytes``) prepares its halves and sizes the rest from them,
+   its distinct values estimated from a sample of pairs; the enumerate engine's
+   (``enumerate_engine_bytes``) counts one key per run, an upper bound where runs share
+   values (binary AP; the "values" column shows the distinct values listed).
 
 Prints the machine, irscale's version and the load average before and after.
 

@@ -288,7 +288,8 @@ def test_enumerate_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, l
         ("RBP(p=0.8)", 14, 3, "split"),  # two buckets, one per worker
         ("ERR", 13, 3, "split"),
         ("ERR", 14, 3, "split"),
-        ("AP", 22, 2, "split"),  # one bucket: its pairs, whatever the ties
+        ("AP", 22, 2, "split"),  # one bucket
+        ("AP", 24, 2, "split"),  # four buckets; runs share values: about 0.56 distinct keys per pair
         ("AP", 26, 2, "streamed"),  # counted bucket by bucket (Buckets)
         ("ERR", 16, 3, "streamed"),
         ("ERR", 28, 2, "streamed"),  # keys beyond int64 (Wide halves)
@@ -297,7 +298,8 @@ def test_enumerate_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, l
 def test_split_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, levels, engine, one_worker):
     """The split engine's estimate (its halves prepared, the rest sized from them) is
     within 25% of the peak it then allocates, where it lists every key (graded RBP and
-    ERR, whose runs have their own values) and where it streams the buckets."""
+    ERR, whose runs have their own values, and binary AP, whose runs share values: its
+    distinct keys estimated from a sample of pairs) and where it streams the buckets."""
     from irscale.scales import engines
 
     _warm_listing_kernels()
@@ -309,24 +311,18 @@ def test_split_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, level
     assert 0.75 * peak <= estimate <= 1.25 * peak, (estimate, peak)
 
 
-@pytest.mark.parametrize(
-    "measure, N, levels, engine",
-    [("AP", 11, 2, "enumerate"), ("AP", 24, 2, "split"), ("RBP(p=0.8)", 11, 4, "enumerate")],
-)
-def test_estimates_bound_the_peak_where_ties_merge_values(measure, N, levels, engine, monkeypatch):
-    """Binary AP's runs share values (about half as many distinct keys as runs): the
-    estimate counts one key per run, so it bounds the peak from above, within 2.5x;
-    and with two workers, whose peaks may or may not meet, it bounds the peak too."""
+@pytest.mark.parametrize("measure, N, levels", [("AP", 11, 2), ("RBP(p=0.8)", 11, 4)])
+def test_enumerate_estimates_bound_the_peak(measure, N, levels, monkeypatch):
+    """The enumerate engine counts one key per run: binary AP's runs share values, so
+    its estimate bounds the peak from above, within 2.5x; and with two workers, whose
+    peaks may or may not meet, it bounds the peak too."""
     from irscale.scales import engines
 
     monkeypatch.setattr("irscale.parallel.os.cpu_count", lambda: 2)
     _warm_listing_kernels()
     space = space_for(measure, N, levels - 1)
-    if engine == "split":
-        estimate, build_it = engines.split_engine_bytes(space), lambda: engines.split_engine(space)
-    else:
-        estimate, build_it = engines.enumerate_engine_bytes(space), lambda: engines.enumerate_engine(space)
-    peak = _traced_peak(build_it)
+    estimate = engines.enumerate_engine_bytes(space)
+    peak = _traced_peak(lambda: engines.enumerate_engine(space))
     assert peak <= estimate <= 2.5 * peak, (estimate, peak)
 
 

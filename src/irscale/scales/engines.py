@@ -788,7 +788,9 @@ def _split_task(item, half: _Half):
 
 
 SPLIT_PAIR_BYTES = 8  # per pair of a bucket while it is counted (its key offsets, sorted in place), per worker
-SPLIT_LISTED_BYTES = 33  # per pair of a bucket while its keys and runs are listed (_bucket_listed), per worker
+SPLIT_LISTED_BYTES = 33  # per pair of a bucket while its keys and runs are listed (_bucket_listed), per worker,
+# where every pair has its own key (16 of them per key: the runs summed and the keys gathered) ...
+SPLIT_SORTED_BYTES = 32  # ... and at least this while its pairs are sorted
 SPLIT_KEPT_BYTES = 16  # per listed key (key and runs) kept until the buckets are joined
 SPLIT_SAMPLE_BYTES = 24  # per pair sampled for the bucket bounds (positions, states, keys)
 SPLIT_WIDE_BYTES = 88  # per candidate pair of a bucket wider than WIDTH (exact records: _bucket), per worker
@@ -804,9 +806,9 @@ def _split_layout(
     only: :data:`SPLIT_PAIR_BYTES`). Keys are listed where the pairs are at most
     ``keep_in_memory``, int64, and the listing fits the memory budget ``limit`` (else the
     buckets stream: a :class:`Buckets` summary). ``workers``: how many buckets are worked
-    on at once (default: :func:`irscale.parallel.local_workers`). The distinct keys are known only once listed, so
-    the listing is estimated at one key per pair: the peak where every run has its own
-    value, an upper bound where ties merge values (binary AP)."""
+    on at once (default: :func:`irscale.parallel.local_workers`). The distinct keys,
+    known only once listed, are estimated from a sample of pairs
+    (:func:`_distinct_share`)."""
     from irscale.parallel import local_workers
     from irscale.scales import budget
 
@@ -827,10 +829,32 @@ def _split_layout(
     streamed = held + max(sample, streamed)
     if total > keep_in_memory or half.wide:
         return False, streamed
-    kept = SPLIT_KEPT_BYTES * total  # the last buckets listed beside the keys of all others, or the join
-    last = workers * largest * SPLIT_LISTED_BYTES + SPLIT_KEPT_BYTES * max(0, total - workers * total // B)
+    share = _distinct_share(half, total)
+    keys = math.ceil(total * share)  # the distinct keys estimated
+    kept = SPLIT_KEPT_BYTES * keys  # the last buckets listed beside the keys of all others, or the join
+    per_pair = max(SPLIT_SORTED_BYTES, SPLIT_LISTED_BYTES - SPLIT_KEPT_BYTES * (1 - share))
+    last = math.ceil(workers * largest * per_pair) + SPLIT_KEPT_BYTES * max(0, keys - workers * keys // B)
     listed = held + max(sample, last, kept + kept // 2)
     return (True, listed) if budget.fits(listed, limit) else (False, streamed)
+
+
+def _distinct_share(half: _Half, total: int, samples: int = 256, seed: int = 1) -> float:
+    """The share of distinct keys among the pairs of int64 halves, estimated (seeded, so
+    the same on every call) as the mean of 1 / (pairs with its key) over ``samples`` pairs
+    drawn uniformly: each key's pairs are counted exactly, per state by binary searches
+    of the key minus every prefix value among the suffix values."""
+    sizes = np.array([len(V) * len(F) for V, F in zip(half.Va, half.Fa)], dtype=np.int64)
+    r = np.random.default_rng(seed).integers(0, total, size=min(samples, total))
+    cum = np.cumsum(sizes)
+    st = np.searchsorted(cum, r, side="right")
+    r = r - (cum - sizes)[st]
+    keys = np.array([half.Va[s][k // len(half.Fa[s])] + half.Fa[s][k % len(half.Fa[s])] for s, k in zip(st, r)])
+    sharing = np.zeros(len(keys), dtype=np.int64)
+    for V, F in zip(half.Va, half.Fa):
+        for a in range(0, len(V), max(1, 2**20 // len(keys))):  # blocks of at most 2^20 searches
+            t = keys[:, None] - V[None, a : a + 2**20 // len(keys)]
+            sharing += (np.searchsorted(F, t, side="right") - np.searchsorted(F, t, side="left")).sum(axis=1)
+    return float(np.mean(1.0 / sharing))
 
 
 SPLIT_BUCKET = 2**22  # (prefix, suffix) pairs a bucket aims at

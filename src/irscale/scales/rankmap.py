@@ -377,10 +377,11 @@ def exact_reach(measure: Measure, c: int, below: int, *, max_pairs: int | None =
 
 def memory_estimate(space: Space, name: str, *, max_pairs: int | None = None) -> int | None:
     """The bytes the engine ``name`` is estimated to take on ``space`` before it builds
-    (:mod:`irscale.scales.budget`); None for closed forms, which hold nothing. The split
-    and enumerate engines' estimates are upper bounds where ties merge values (their
-    distinct keys are known only once listed). IrscaleError where the engine refuses
-    ``space`` (``max_pairs``: the split engine's limit, see :func:`build`)."""
+    (:mod:`irscale.scales.budget`); None for closed forms, which hold nothing. The
+    enumerate engine's estimate counts one key per run (an upper bound where runs share
+    values); the split engine estimates its distinct keys from a sample of pairs.
+    IrscaleError where the engine refuses ``space`` (``max_pairs``: the split engine's
+    limit, see :func:`build`)."""
     if name == "dcg":
         return dcg_engine_bytes(space)
     if name == "count" and isinstance(space, (RBPSpace, DCGSpace)):
