@@ -139,11 +139,13 @@ def test_cli_rankmap_max_pairs(tiny_limit):
     assert "--max-pairs" in runner.invoke(app, ["rankmap", "--help"]).stdout
 
 
-def test_transform_and_compare_take_the_opt_in(tiny_limit):
+def test_transform_and_compare_take_the_opt_in(tiny_limit, tmp_path, monkeypatch):
     """transform and compare refuse AP beyond the (patched) limit naming max_pairs, and
     serve it with the opt-in: the same ranks as the oracle's map."""
     import irscale
     from irscale.io import Qrels, Run
+
+    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))  # empty: a map another test cached is served
 
     rng = np.random.default_rng(0)
     q = Qrels.from_records([(t, f"d{k}", int(rng.random() < 0.4)) for t in "12" for k in range(20)])

@@ -226,6 +226,7 @@ def enumerate_engine(
                 need,
                 f"{space.measure} at N={space.N}: the enumerate engine, with {kept[0]:,} distinct keys listed so far,",
                 "use a smaller N or fewer relevance levels",
+                limit,
             )
         return part
 
@@ -850,9 +851,10 @@ def _distinct_share(half: _Half, total: int, samples: int = 256, seed: int = 1) 
     r = r - (cum - sizes)[st]
     keys = np.array([half.Va[s][k // len(half.Fa[s])] + half.Fa[s][k % len(half.Fa[s])] for s, k in zip(st, r)])
     sharing = np.zeros(len(keys), dtype=np.int64)
+    step = max(1, 2**20 // len(keys))  # prefix values per block: at most 2^20 searches at once
     for V, F in zip(half.Va, half.Fa):
-        for a in range(0, len(V), max(1, 2**20 // len(keys))):  # blocks of at most 2^20 searches
-            t = keys[:, None] - V[None, a : a + 2**20 // len(keys)]
+        for a in range(0, len(V), step):
+            t = keys[:, None] - V[None, a : a + step]
             sharing += (np.searchsorted(F, t, side="right") - np.searchsorted(F, t, side="left")).sum(axis=1)
     return float(np.mean(1.0 / sharing))
 

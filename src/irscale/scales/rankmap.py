@@ -504,10 +504,13 @@ def in_cache(space: Space) -> bool:
 
 def _cached_engines(space: Space, picked: str) -> list[str]:
     """The engines whose cached map serves ``space`` when the engine is left to irscale:
-    the one :func:`pick_engine` picks, and for DCG the other of "dcg" and "count" (which
-    one is picked depends on the memory budget; both answer the same phi)."""
+    the one :func:`pick_engine` picks, and for DCG the other of "dcg" and "count", below
+    N = 12 the other of "split" and "enumerate" (which one is picked depends on the
+    memory budget; both answer the same phi)."""
     if isinstance(space, DCGSpace):
         return [picked] + [e for e in ("dcg", "count") if e != picked]
+    if picked in ("split", "enumerate") and space.splittable and space.N < 12:  # (the budget picks one of them)
+        return [picked] + [e for e in ("split", "enumerate") if e != picked]
     return [picked]
 
 
