@@ -269,7 +269,7 @@ def _warm_listing_kernels() -> None:
 def test_enumerate_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, levels, one_worker):
     """Where every run has its own value (graded RBP and ERR), the enumerate engine's
     estimate, made from the space alone, is within 25% of the peak it then allocates
-    (one chunk, and four chunks on two or more workers)."""
+    (one chunk, and four chunks in turn, on one worker)."""
     from irscale.scales.engines import enumerate_engine, enumerate_engine_bytes
 
     _warm_listing_kernels()
