@@ -415,7 +415,7 @@ def test_a_users_measure_with_few_values_is_not_refused_for_its_run_count(monkey
             return (g * 0.8 ** np.arange(g.shape[-1])).sum(axis=-1)
 
     monkeypatch.setenv(budget.ENV, "40M")
-    with pytest.raises(MemoryBudgetError, match="distinct keys listed so far"):
+    with pytest.raises(MemoryBudgetError, match="keys kept so far"):
         enumerate_engine(space_for(Decayed(), 11, 3), chunk=2**14)
 
 
@@ -441,3 +441,15 @@ def test_a_cached_map_below_n12_serves_whichever_of_split_and_enumerate_the_budg
     monkeypatch.setenv(budget.ENV, "20M")  # the split engine is picked now
     again = build("RBP(p=0.8)", 9, 4)
     assert again.from_cache and again.engine == "enumerate"
+
+
+def test_an_enumeration_its_estimate_admits_is_never_stopped_by_its_guard(monkeypatch):
+    """The guard over the kept keys uses the up-front estimate's form: a built-in space
+    whose estimate fits the budget (RBP@10 on 4 levels, every run its own value, under a
+    budget just above it) is built to the end, not refused after listing every run."""
+    from irscale.scales.engines import enumerate_engine_bytes
+
+    space = space_for("RBP(p=0.8)", 10, 3)
+    monkeypatch.setenv(budget.ENV, str(enumerate_engine_bytes(space) + 2**20))
+    assert pick_engine(space) == "enumerate"
+    assert build("RBP(p=0.8)", 10, 4, cache=False).size == 4**10

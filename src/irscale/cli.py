@@ -609,18 +609,18 @@ def _say_memory_at(by_depth: dict, levels: int, values=None, max_pairs: int | No
     """:func:`_say_memory` for the planned measures of several run lengths (a study's
     --depths): one line for all of them."""
     from irscale.scales import budget, space_for
-    from irscale.scales.rankmap import in_cache, memory_estimate, pick_engine
+    from irscale.scales.rankmap import memory_estimate, on_disk, pick_engine
 
     big = []
     for N, planned in by_depth.items():
         for m in dict.fromkeys(planned):
             try:
                 space = space_for(m.for_grades(values), N, levels - 1)
-                if in_cache(space):  # served from the disk cache: nothing to build
-                    continue
                 engine = pick_engine(space)
+                if on_disk(space, engine):  # served from the disk cache: nothing to build
+                    continue
                 need = memory_estimate(space, engine, max_pairs=max_pairs)
-            except IrscaleError:  # the engine's own refusal comes when the map is asked for
+            except (IrscaleError, MemoryError):  # (a best effort: the engine's own refusal comes with the map)
                 continue
             if need is not None and need >= SAY_MEMORY:
                 big.append(f"{m} about {budget.size_text(need)} ({engine} engine)")

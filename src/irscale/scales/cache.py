@@ -247,6 +247,15 @@ def ints_in(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def has_map(space, engine: str) -> bool:
+    """Whether a rank-map file of ``space`` built by ``engine`` is in the cache (a probe:
+    nothing is read; :func:`load_map` still checks it)."""
+    try:
+        return _cache_file(space, engine).is_file()
+    except OSError:
+        return False
+
+
 def load_map(space, engine: str) -> dict | None:
     """The stored arrays of ``space``'s rank map built by ``engine``, or None (absent,
     damaged: warned once, or another map behind the same digest)."""

@@ -179,7 +179,9 @@ def _enumerate_chunks_bytes(space: Space, chunk: int = ENUMERATE_CHUNK) -> int:
 def check_enumerate(space: Space, chunk: int = ENUMERATE_CHUNK) -> None:
     """Refuse (IrscaleError), before anything is built, an enumeration of more than
     ``MAX_ENUMERATE`` runs or of keys beyond int64, and (MemoryBudgetError) one whose
-    :func:`enumerate_engine_bytes` exceeds the memory budget."""
+    :func:`enumerate_engine_bytes` exceeds the memory budget; for a user's measure, which
+    may have few values, only its chunks are checked here (its kept keys are checked as
+    they come, :func:`enumerate_engine`)."""
     from irscale.scales import budget
 
     space.require_int64("enumerate")
@@ -218,13 +220,14 @@ def enumerate_engine(
 
     def guarded(start):  # the keys kept so far, checked as they come (their number is known only now)
         part = work(start)
-        with lock:
+        with lock:  # (the up-front estimate's form, with the keys kept so far for the runs)
             kept[0] += len(part[0])
-            need = _enumerate_chunks_bytes(space, chunk) + ENUMERATE_MERGE_BYTES * kept[0]
+            chunks = _enumerate_chunks_bytes(space, chunk)
+            need = max(chunks + ENUMERATE_KEPT_BYTES * kept[0], ENUMERATE_MERGE_BYTES * kept[0])
         if limit is not None and need > limit:
             budget.check(
                 need,
-                f"{space.measure} at N={space.N}: the enumerate engine, with {kept[0]:,} distinct keys listed so far,",
+                f"{space.measure} at N={space.N}: the enumerate engine, with {kept[0]:,} keys kept so far,",
                 "use a smaller N or fewer relevance levels",
                 limit,
             )
@@ -789,9 +792,8 @@ def _split_task(item, half: _Half):
 
 
 SPLIT_PAIR_BYTES = 8  # per pair of a bucket while it is counted (its key offsets, sorted in place), per worker
-SPLIT_LISTED_BYTES = 33  # per pair of a bucket while its keys and runs are listed (_bucket_listed), per worker,
-# where every pair has its own key (16 of them per key: the runs summed and the keys gathered) ...
-SPLIT_SORTED_BYTES = 32  # ... and at least this while its pairs are sorted
+SPLIT_LISTED_BYTES = 33  # per pair of a bucket while its keys and runs are listed (_bucket_listed), per worker
+# (32 while its pairs are sorted; 33 where every pair has its own key and the keys are gathered)
 SPLIT_KEPT_BYTES = 16  # per listed key (key and runs) kept until the buckets are joined
 SPLIT_SAMPLE_BYTES = 24  # per pair sampled for the bucket bounds (positions, states, keys)
 SPLIT_WIDE_BYTES = 88  # per candidate pair of a bucket wider than WIDTH (exact records: _bucket), per worker
@@ -833,17 +835,18 @@ def _split_layout(
     share = _distinct_share(half, total)
     keys = math.ceil(total * share)  # the distinct keys estimated
     kept = SPLIT_KEPT_BYTES * keys  # the last buckets listed beside the keys of all others, or the join
-    per_pair = max(SPLIT_SORTED_BYTES, SPLIT_LISTED_BYTES - SPLIT_KEPT_BYTES * (1 - share))
-    last = math.ceil(workers * largest * per_pair) + SPLIT_KEPT_BYTES * max(0, keys - workers * keys // B)
+    last = workers * largest * SPLIT_LISTED_BYTES + SPLIT_KEPT_BYTES * max(0, keys - workers * keys // B)
     listed = held + max(sample, last, kept + kept // 2)
     return (True, listed) if budget.fits(listed, limit) else (False, streamed)
 
 
 def _distinct_share(half: _Half, total: int, samples: int = 256, seed: int = 1) -> float:
     """The share of distinct keys among the pairs of int64 halves, estimated (seeded, so
-    the same on every call) as the mean of 1 / (pairs with its key) over ``samples`` pairs
-    drawn uniformly: each key's pairs are counted exactly, per state by binary searches
-    of the key minus every prefix value among the suffix values."""
+    the same on every call) from ``samples`` pairs drawn uniformly: the mean of 1 / (pairs
+    with its key) is the share (unbiased), raised by two standard errors (at most 1) so
+    that a low draw does not pass a listing that would not fit. Each key's pairs are
+    counted exactly, per state by binary searches of the key minus every prefix value
+    among the suffix values."""
     sizes = np.array([len(V) * len(F) for V, F in zip(half.Va, half.Fa)], dtype=np.int64)
     r = np.random.default_rng(seed).integers(0, total, size=min(samples, total))
     cum = np.cumsum(sizes)
@@ -856,7 +859,8 @@ def _distinct_share(half: _Half, total: int, samples: int = 256, seed: int = 1) 
         for a in range(0, len(V), step):
             t = keys[:, None] - V[None, a : a + step]
             sharing += (np.searchsorted(F, t, side="right") - np.searchsorted(F, t, side="left")).sum(axis=1)
-    return float(np.mean(1.0 / sharing))
+    share = 1.0 / sharing  # (at least the drawn pair itself shares its key: no zero)
+    return min(1.0, float(share.mean() + 2 * share.std() / np.sqrt(len(share))))  # two standard errors above
 
 
 SPLIT_BUCKET = 2**22  # (prefix, suffix) pairs a bucket aims at

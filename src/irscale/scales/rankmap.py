@@ -502,6 +502,12 @@ def in_cache(space: Space) -> bool:
     return space.cacheable and any(_cache.load_map(space, n) is not None for n in _cached_engines(space, name))
 
 
+def on_disk(space: Space, picked: str) -> bool:
+    """Whether the cache holds a file of ``space``'s rank map that :func:`build` would
+    serve when ``picked`` is the engine picked (a probe, nothing read: for the plan)."""
+    return space.cacheable and any(_cache.has_map(space, e) for e in _cached_engines(space, picked))
+
+
 def _cached_engines(space: Space, picked: str) -> list[str]:
     """The engines whose cached map serves ``space`` when the engine is left to irscale:
     the one :func:`pick_engine` picks, and for DCG the other of "dcg" and "count", below
@@ -509,7 +515,7 @@ def _cached_engines(space: Space, picked: str) -> list[str]:
     memory budget; both answer the same phi)."""
     if isinstance(space, DCGSpace):
         return [picked] + [e for e in ("dcg", "count") if e != picked]
-    if picked in ("split", "enumerate") and space.splittable and space.N < 12:  # (the budget picks one of them)
+    if picked in ("split", "enumerate") and space.splittable and space.int64 and space.N < 12:  # (the budget picks)
         return [picked] + [e for e in ("split", "enumerate") if e != picked]
     return [picked]
 
