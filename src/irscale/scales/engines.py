@@ -184,6 +184,19 @@ def check_enumerate(space: Space, chunk: int = ENUMERATE_CHUNK) -> None:
     they come, :func:`enumerate_engine`)."""
     from irscale.scales import budget
 
+    check_enumerable(space)
+    user = isinstance(space, GenericSpace) or not type(space).__module__.startswith("irscale.")
+    budget.check(  # a user's measure may have few values: its kept keys are checked as they come
+        _enumerate_chunks_bytes(space, chunk) if user else enumerate_engine_bytes(space, chunk),
+        f"{space.measure} at N={space.N} on {space.c + 1} levels: the enumerate engine"
+        + ("" if user else " (at most one value per run)"),
+        "use a smaller N or fewer relevance levels",
+    )
+
+
+def check_enumerable(space: Space) -> None:
+    """:func:`check_enumerate`'s limits without the memory budget: keys beyond int64, or
+    more than ``MAX_ENUMERATE`` runs (IrscaleError)."""
     space.require_int64("enumerate")
     if space.n_runs > MAX_ENUMERATE:
         raise IrscaleError(
@@ -193,13 +206,6 @@ def check_enumerate(space: Space, chunk: int = ENUMERATE_CHUNK) -> None:
             "it accepts; use a smaller N or fewer levels (max_grade= / --max-grade, or "
             "relevance='lenient')"
         )
-    user = isinstance(space, GenericSpace) or not type(space).__module__.startswith("irscale.")
-    budget.check(  # a user's measure may have few values: its kept keys are checked as they come
-        _enumerate_chunks_bytes(space, chunk) if user else enumerate_engine_bytes(space, chunk),
-        f"{space.measure} at N={space.N} on {space.c + 1} levels: the enumerate engine"
-        + ("" if user else " (at most one value per run)"),
-        "use a smaller N or fewer relevance levels",
-    )
 
 
 def enumerate_engine(

@@ -389,12 +389,9 @@ def memory_estimate(space: Space, name: str, *, max_pairs: int | None = None) ->
     if name == "split":
         return split_engine_bytes(space, max_pairs=max_pairs)
     if name == "enumerate":
-        from irscale.scales.engines import check_enumerate
+        from irscale.scales.engines import check_enumerable
 
-        try:
-            check_enumerate(space)  # (refused anyway: no estimate)
-        except budget.MemoryBudgetError:
-            pass
+        check_enumerable(space)
         return enumerate_engine_bytes(space)
     return None
 
