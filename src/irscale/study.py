@@ -73,6 +73,27 @@ class Study:
 
         return write_report(self, out, figures=figures, command=command)
 
+    def table(
+        self,
+        measures=None,
+        systems=None,
+        top: int | None = None,
+        by: str | None = None,
+        scale: str = "both",
+        test: str | None = None,
+        correction: str | None = None,
+        baseline: str | None = None,
+        decimals: int = 3,
+    ):
+        """The compact table a paper has room for (:func:`irscale.report.paper.paper_table`):
+        the chosen measures' means by system, original and ranked side by side, the best in
+        bold, marks from one test and correction (against ``baseline``, or ranx-style letters),
+        and where a conclusion is not meaningful. ``.to_latex()``, ``.to_markdown()``,
+        ``.to_html()`` (a notebook shows it), ``.to_csv()``."""
+        from irscale.report.paper import paper_table
+
+        return paper_table(self, measures, systems, top, by, scale, test, correction, baseline, decimals)
+
     def markdown(self, links: dict | None = None) -> str:
         """The study as a Markdown report (:func:`irscale.report.study.study_markdown`)."""
         from irscale.report.study import study_markdown
@@ -496,7 +517,7 @@ def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
     codes = mf_table = None
     if plan.measure_free:
         mf_table, codes = _measure_free(judged, scores, plan, results, changes, tick)
-    means, pairs = _effects(judged.systems, scores, plan, scale, rb, codes, flips, tick)
+    means, pairs = _effects(judged.systems, scores, plan, scale, rb, codes, results, flips, tick)
     prov = _provenance(data, table, judged, plan, relevance, levels, scale, means is not None or pairs is not None)
     prov["seconds"] = time.perf_counter() - t0
     return Study(
@@ -766,7 +787,7 @@ def _binary_rel(m: Measure) -> int | None:
     return 1 if rel is None else rel
 
 
-def _effects(systems, s: _Scores, plan: StudyPlan, scale: dict, rb: dict, codes, flips, tick):
+def _effects(systems, s: _Scores, plan: StudyPlan, scale: dict, rb: dict, codes, results, flips, tick):
     """The means with their intervals and the comparisons with baselines (both need a
     score on every topic)."""
     if not (plan.effects or plan.baselines is not None):
@@ -788,7 +809,9 @@ def _effects(systems, s: _Scores, plan: StudyPlan, scale: dict, rb: dict, codes,
                 [np.concatenate([np.zeros(len(systems)), s.half[m].mean(axis=1)]) for m in plan.names]
             )
     if plan.baselines is not None:
-        pairs = _baseline_pairs(plan, s, systems, scale, rb, codes, tick, flips if plan.approx is not None else None)
+        pairs = _baseline_pairs(
+            plan, s, systems, scale, rb, codes, results, tick, flips if plan.approx is not None else None
+        )
     return means, pairs
 
 
@@ -926,80 +949,58 @@ def _means(names, s: _Scores, systems, n_resamples: int, seed: int, tick) -> pd.
 
 
 def _baseline_pairs(
-    plan: StudyPlan, s: _Scores, systems, scale: dict, rb: dict, codes, tick, flips=None
+    plan: StudyPlan, s: _Scores, systems, scale: dict, rb: dict, codes, results: dict, tick, flips=None
 ) -> pd.DataFrame:
     """Every other system against each baseline, per measure, scale and test (see
-    :func:`compare`): differences read system minus baseline."""
-    position = {name: k for k, name in enumerate(systems)}
-    frames = []
-    total = len(plan.names) * 2 * len(plan.tests)
-    for m in plan.names:
-        for which, values in (("original", s.orig[m]), ("ranked", s.ranked[m])):
-            ci = None
-            for test in plan.tests:
-                out, ci = _baseline_rows(
-                    plan,
-                    m,
-                    which,
-                    values,
-                    test,
-                    systems,
-                    ci,
-                    meaningful_test(test, True if which == "ranked" else scale[m], rb[m]),
-                )
-                i = np.array([position[x] for x in out["system_1"]], dtype=np.int64)
-                j = np.array([position[x] for x in out["system_2"]], dtype=np.int64)
-                _bounded_columns(out, plan, s, m, which, test, i, j, len(systems), flips)
-                if codes is not None:  # the ranked scores as the statistics see them (see _measure_free)
-                    _incomparable_columns(out, codes[m], s.stat[m] if which == "ranked" else values, i, j, len(systems))
-                frames.append(out)
-                tick("comparisons with baselines", len(frames), total)
-    return pd.concat(frames, ignore_index=True)
+    :func:`compare`): differences read system minus baseline. What does not depend on the
+    test (means, difference, interval, effect sizes, incomparable topics) is computed once
+    per (measure, scale); each test's p-values are its Tables 5/6 result's for these pairs
+    (``results``: the same test on the same scores), corrected over the baseline pairs."""
+    from irscale.effects import _comparisons, correct, pair_effects, pair_pvalues
 
-
-def _baseline_rows(plan: StudyPlan, m: str, which: str, values, test: str, systems, ci, meaningful: bool):
-    """One (measure, scale, test)'s comparisons with the baselines (system minus baseline)
-    and the intervals, which do not depend on the test (computed once per scale)."""
-    from irscale.effects import pairwise
-
-    corr = "none" if test in st.FAMILYWISE else plan.correction  # Tukey-type: adjusted already
     assert plan.baselines is not None  # (_baseline_pairs runs only with baselines)
-    df = pairwise(
-        values.T,
-        test,
-        plan.alpha,
-        corr,
-        baselines=list(plan.baselines),
-        names=systems,
-        n_resamples=plan.n_resamples,
-        seed=plan.seed,
-        ci=ci is None,
-    )
-    if ci is None:
-        ci = df[["ci_low", "ci_high"]].to_numpy()
-    df["ci_low"], df["ci_high"] = ci[:, 0], ci[:, 1]
-    out = pd.DataFrame(
-        {
-            "measure": m,
-            "scale": which,
-            "test": st.test_name(test),
-            "system_1": df["system_1"],
-            "system_2": df["system_2"],
-            "mean_1": df["mean_1"],
-            "mean_2": df["mean_2"],
-            "diff": -df["diff"],
-            "ci_low": -df["ci_high"],
-            "ci_high": -df["ci_low"],
-            "d_z": -df["d_z"],
-            "rank_biserial": -df["rank_biserial"],
-            "p_value": df["p_value"],
-            "p_adjusted": df["p_adjusted"],
-            "significant": df["significant"],
-            "correction": corr,
-            "meaningful": meaningful,
-        }
-    )
-    return out, ci
+    a, b = _comparisons(tuple(systems), list(plan.baselines))  # baseline a[k] vs system b[k]
+    frames = []
+    total = len(plan.names) * 2
+    for m in plan.names:
+        for k, (which, values) in enumerate((("original", s.orig[m]), ("ranked", s.ranked[m]))):
+            eff = pair_effects(values.T, a, b, 0.95, plan.n_resamples, plan.seed, True)
+            common = pd.DataFrame(
+                {
+                    "measure": m,
+                    "scale": which,
+                    "system_1": [systems[x] for x in a],
+                    "system_2": [systems[x] for x in b],
+                    "mean_1": eff["mean_1"],
+                    "mean_2": eff["mean_2"],
+                    "diff": -eff["diff"],
+                    "ci_low": -eff["ci_high"],
+                    "ci_high": -eff["ci_low"],
+                    "d_z": -eff["d_z"],
+                    "rank_biserial": -eff["rank_biserial"],
+                }
+            )
+            i, j = a, b  # baseline, system
+            mass = None
+            if codes is not None:  # the ranked scores as the statistics see them (see _measure_free)
+                mass = _incomparable_columns(
+                    common, codes[m], s.stat[m] if which == "ranked" else values, i, j, len(systems)
+                )
+            for test in plan.tests:
+                corr = "none" if test in st.FAMILYWISE else plan.correction  # Tukey-type: adjusted already
+                p = pair_pvalues(results[m, test][k], a, b)
+                p_adj, sig = correct(p, corr, plan.alpha)
+                out = common.copy()
+                out.insert(2, "test", st.test_name(test))
+                out["p_value"], out["p_adjusted"], out["significant"] = p, p_adj, sig
+                out["correction"] = corr
+                out["meaningful"] = meaningful_test(test, True if which == "ranked" else scale[m], rb[m])
+                if mass is not None:
+                    out["rests_on_incomparable"] = sig & (np.nan_to_num(mass) > 0.5)
+                _bounded_columns(out, plan, s, m, which, test, i, j, len(systems), flips)
+                frames.append(out)
+            tick("comparisons with baselines", 2 * plan.names.index(m) + k + 1, total)
+    return pd.concat(frames, ignore_index=True)
 
 
 def _pair_rows(i: np.ndarray, j: np.ndarray, S: int) -> np.ndarray:
@@ -1028,9 +1029,10 @@ def _bounded_columns(
         )
 
 
-def _incomparable_columns(out: pd.DataFrame, codes, values, i, j, S: int) -> None:
+def _incomparable_columns(out: pd.DataFrame, codes, values, i, j, S: int) -> np.ndarray:
     """The share of topics, and of ``sum |d_t|``, where the two runs are incomparable in the
-    weak order on the runs this measure sees, and the significant pairs resting on them."""
+    weak order on the runs this measure sees (columns of ``out``); returns the latter (a
+    significant pair rests on incomparable topics where it exceeds 1/2)."""
     from irscale import measurefree as mf
 
     d = (values.T[:, i] - values.T[:, j]).T
@@ -1038,4 +1040,4 @@ def _incomparable_columns(out: pd.DataFrame, codes, values, i, j, S: int) -> Non
     mass = mf.incomparable_share(mine, d)  # share of sum |d_t| from incomparable topics
     out["incomparable_share"] = (mine == mf.INCOMPARABLE).mean(axis=1)
     out["incomparable_mass"] = mass
-    out["rests_on_incomparable"] = out["significant"].to_numpy() & (np.nan_to_num(mass) > 0.5)
+    return mass
