@@ -68,6 +68,8 @@ RESAMPLES = {"permutation": 100_000, "rtukey": 10_000, "bootstrap": 10_000}  # t
 PAIRWISE = ("sign", "ranksum", "signrank", "ttest")
 MULTI = ("anova1", "kruskal", "anova2", "friedman")
 FAMILYWISE = MULTI + ("rtukey",)  # p-values adjusted over all pairs already: no correction
+# the comparisons with baselines' columns of each test (``p_value_ttest``, ...), in file order
+PAIR_FIELDS = ("p_value", "p_adjusted", "significant", "meaningful", "rests_on_incomparable", "could_flip")
 ORDINAL_TESTS = ("sign", "ranksum", "kruskal", "friedman")  # use only the order of the scores
 WITHIN_TOPIC = ("sign", "friedman")  # compare two systems topic by topic only
 RB_DEPENDENT = {"R", "AP", "nDCG", "Rprec", "F", "bpref"}  # depending on the recall base (guide)
@@ -198,6 +200,8 @@ NO_DISPLAY = {"rank_original", "rank_ranked"}  # float columns shown as integers
 def kind_of(table: str, column: str) -> str:
     if column == "delta_pct":
         return "signed_pct" if table == "table4" else "pct"
+    if table == "pairs":  # a test's column: p_value_ttest reads as p_value
+        column = next((f for f in PAIR_FIELDS if column.startswith(f + "_")), column)
     return KINDS.get(column, "float")
 
 
@@ -1581,6 +1585,8 @@ class Audit:
 
     # -- the comparisons with baselines -----------------------------------------------------------------
     def check_pairs(self):
+        """The comparisons with baselines, one row per (measure, scale, baseline, system):
+        what does not depend on the test once, then each test's columns ``<field>_<test>``."""
         if "pairs" not in self.tables:
             return
         df, f = self.tables["pairs"], self.path("comparisons_with_baselines").name
@@ -1590,37 +1596,30 @@ class Audit:
         for bl in spec.baselines:  # every other system with each baseline; earlier baselines compared already
             comps += [(pos[bl], o) for o in range(S) if o != pos[bl] and o not in done]
             done.add(pos[bl])
-        rows = [(m, sc, t) for m in range(self.M) for sc in ("original", "ranked") for t in self.tests]
-        self.exact(f, "(rows)", "-", len(df), len(rows) * len(comps))
+        blocks = [(m, sc) for m in range(self.M) for sc in ("original", "ranked")]
+        self.exact(f, "(rows)", "-", len(df), len(blocks) * len(comps))
+        tested = [c for c in df.columns if any(c == f"{x}_{t}" for t in self.tests for x in PAIR_FIELDS)]
+        expect_cols = [f"{x}_{t}" for t in self.tests for x in PAIR_FIELDS if f"{x}_{t}" in df.columns]
+        self.exact(f, "(test columns)", "-", tested, expect_cols)
+        for t in self.tests:
+            self.exact(
+                f, "(columns of test)", t, f"p_value_{t}" in df.columns and f"p_adjusted_{t}" in df.columns, True
+            )
         mi = self.label_map(f, "measure", df["measure"])
-        expect = [(m, sc, TEST_NAMES[t], self.systems[a], self.systems[b]) for m, sc, t in rows for a, b in comps]
-        got = list(zip(mi, df["scale"], df["test"], df["system_1"], df["system_2"]))
-        self.exact(f, "(measure, scale, test, system_1, system_2)", "(order)", got, expect)
+        expect = [(m, sc, self.systems[a], self.systems[b]) for m, sc in blocks for a, b in comps]
+        got = list(zip(mi, df["scale"], df["system_1"], df["system_2"]))
+        self.exact(f, "(measure, scale, system_1, system_2)", "(order)", got, expect)
         i_all, j_all = np.triu_indices(S, k=1)
         triu = {(a, b): k for k, (a, b) in enumerate(zip(i_all, j_all))}
         r = 0
-        for m, sc, test in rows:
+        for m, sc in blocks:
             k = 0 if sc == "original" else 1
             X = (self.V[m] if k == 0 else self.R[m]).T  # the study's matrix: unscaled ranked values
             scale = matrix_scale(X)
-            corr = "none" if test in FAMILYWISE else spec.correction
-            full = (
-                all_pairs(X, self.alpha, [test] if test in RANDOMISED else (), spec.seed)[test]
-                if k == 1 and spec.approx is not None
-                else self.results[m, k][test]
-            )
-            p = []
-            for a, b in comps:
-                lo_, hi_ = min(a, b), max(a, b)
-                if test in PAIRWISE + RANDOMISED:
-                    p.append(full[0][triu[lo_, hi_]])
-                else:
-                    q, kk, dfe = full[2]
-                    p.append(float(sps.studentized_range.sf(q[triu[lo_, hi_]], kk, dfe)))
-            p = np.array(p)
-            adj, sig = correct(p, corr, self.alpha)
+            Xs = X if k == 0 else self.Rs[m].T  # scaled as the statistics see it (see the flags above)
+            mass = {}
             for c, (a, b) in enumerate(comps):
-                row = (self.names[m], sc, TEST_NAMES[test], self.systems[a], self.systems[b])
+                row = (self.names[m], sc, self.systems[a], self.systems[b])
                 rr = r + c
                 d = X[:, b] - X[:, a]  # system minus baseline
                 self.num(f, "mean_1", row, fnum(df["mean_1"][rr]), X[:, a].mean(), rtol=MEAN_RTOL)
@@ -1642,80 +1641,108 @@ class Audit:
                 )
                 self.num(f, "d_z", row, fnum(df["d_z"][rr]), d_z(d, own if own > 0 else 1.0), atol=1e-12)
                 self.num(f, "rank_biserial", row, fnum(df["rank_biserial"][rr]), rank_biserial(d, scale), atol=1e-12)
-                self.num(f, "p_value", row, fnum(df["p_value"][rr]), p[c])
-                self.num(f, "p_adjusted", row, fnum(df["p_adjusted"][rr]), adj[c])
-                self.exact(f, "significant", row, fbool(df["significant"][rr]), bool(sig[c]), "adjusted p < alpha")
-                self.exact(f, "correction", row, df["correction"][rr], corr)
-                self.exact(
-                    f,
-                    "meaningful",
-                    row,
-                    fbool(df["meaningful"][rr]),
-                    meaningful(test, True if k else self.interval[m], self.rb[m]),
-                )
                 codes = self.codes[m][triu[min(a, b), max(a, b)]]
                 self.num(f, "incomparable_share", row, fnum(df["incomparable_share"][rr]), float((codes == 2).mean()))
-                Xs = X if k == 0 else self.Rs[m].T  # scaled as the statistics see it (see the flags above)
-                mass = incomparable_mass(codes, Xs[:, a] - Xs[:, b])
-                self.num(f, "incomparable_mass", row, fnum(df["incomparable_mass"][rr]), mass)
-                self.exact(
-                    f,
-                    "rests_on_incomparable",
-                    row,
-                    fbool(df["rests_on_incomparable"][rr]),
-                    bool(sig[c]) and np.nan_to_num(mass) > 0.5,
-                )
+                mass[c] = incomparable_mass(codes, Xs[:, a] - Xs[:, b])
+                self.num(f, "incomparable_mass", row, fnum(df["incomparable_mass"][rr]), mass[c])
                 if spec.approx is not None:
                     Hm = self.H[m].T
                     hw = float((Hm[:, a] + Hm[:, b]).mean()) if k else 0.0
                     self.num(f, "halfwidth", row, fnum(df["halfwidth"][rr]), hw, rtol=MEAN_RTOL)
-                    cf = fbool(df["could_flip"][rr])
-                    self.checked[f] += 1
-                    if k == 0 or not (self.H[m] > 0).any():
-                        self.exact(f, "could_flip", row, cf, False, "exact scores: no decision can flip")
-                    elif corr != "none":
-                        self.exact(f, "could_flip", row, cf, None, "not bounded under a correction (empty)")
-                    else:
-                        flips = self.could_flip(m, test)
-                        mine = None if flips is None else bool(flips[triu[min(a, b), max(a, b)]])
-                        if flips is None:
-                            self.unflipped.add((f, "could_flip", TEST_NAMES[test]))
-                        elif test == "sign":
-                            if cf != mine:
-                                self.notes.append(
-                                    f"{f} could_flip {row}: irscale {cf}, checker {mine} with exact "
-                                    "ties guessed from equal (midpoint, half-width)"
-                                )
-                        else:
-                            self.exact(
-                                f,
-                                "could_flip",
-                                row,
-                                cf,
-                                mine,
-                                "the documented bound on the ranked scores within midpoint +- half-width",
-                            )
+            for test in self.tests:
+                self._check_pair_test(df, f, m, sc, k, X, test, comps, triu, r, mass)
             r += len(comps)
         if spec.approx is not None and spec.correction == "none":  # the baseline pairs are some of all pairs
             ch = self.tables["changes"]
-            for m, sc, test in rows:
+            for m, sc in blocks:
                 if sc != "ranked":
                     continue
-                part = df[(df["scale"] == "ranked") & (df["test"] == TEST_NAMES[test])]
-                part = part[[self.label_map("", "measure", [x], False)[0] == m for x in part["measure"]]]
-                n = int((part["could_flip"] == "True").sum())
-                at = list(itertools.product(range(self.M), self.tests)).index((m, test))
-                total = int(ch["could_flip_ranked"][at])
-                self.checked[f] += 1
-                if n > total:
-                    self.bad(
-                        f,
-                        "could_flip",
-                        (self.names[m], TEST_NAMES[test]),
-                        f"{n} baseline pairs",
-                        f"at most {total} (could_flip_ranked of all pairs)",
-                    )
+                for test in self.tests:
+                    part = df[df["scale"] == "ranked"]
+                    part = part[[self.label_map("", "measure", [x], False)[0] == m for x in part["measure"]]]
+                    n = int((part[f"could_flip_{test}"] == "True").sum())
+                    at = list(itertools.product(range(self.M), self.tests)).index((m, test))
+                    total = int(ch["could_flip_ranked"][at])
+                    self.checked[f] += 1
+                    if n > total:
+                        self.bad(
+                            f,
+                            f"could_flip_{test}",
+                            (self.names[m], TEST_NAMES[test]),
+                            f"{n} baseline pairs",
+                            f"at most {total} (could_flip_ranked of all pairs)",
+                        )
         self.check_display(f, "pairs", df)
+
+    def _check_pair_test(self, df, f, m, sc, k, X, test, comps, triu, r, mass):
+        """One test's columns of one (measure, scale) block of the comparisons with baselines."""
+        spec = self.spec
+        corr = "none" if test in FAMILYWISE else spec.correction
+        full = (
+            all_pairs(X, self.alpha, [test] if test in RANDOMISED else (), spec.seed)[test]
+            if k == 1 and spec.approx is not None
+            else self.results[m, k][test]
+        )
+        p = []
+        for a, b in comps:
+            lo_, hi_ = min(a, b), max(a, b)
+            if test in PAIRWISE + RANDOMISED:
+                p.append(full[0][triu[lo_, hi_]])
+            else:
+                q, kk, dfe = full[2]
+                p.append(float(sps.studentized_range.sf(q[triu[lo_, hi_]], kk, dfe)))
+        p = np.array(p)
+        adj, sig = correct(p, corr, self.alpha)
+        for c, (a, b) in enumerate(comps):
+            row = (self.names[m], sc, TEST_NAMES[test], self.systems[a], self.systems[b])
+            rr = r + c
+            self.num(f, f"p_value_{test}", row, fnum(df[f"p_value_{test}"][rr]), p[c])
+            self.num(f, f"p_adjusted_{test}", row, fnum(df[f"p_adjusted_{test}"][rr]), adj[c])
+            self.exact(
+                f, f"significant_{test}", row, fbool(df[f"significant_{test}"][rr]), bool(sig[c]), "adjusted p < alpha"
+            )
+            self.exact(
+                f,
+                f"meaningful_{test}",
+                row,
+                fbool(df[f"meaningful_{test}"][rr]),
+                meaningful(test, True if k else self.interval[m], self.rb[m]),
+            )
+            self.exact(
+                f,
+                f"rests_on_incomparable_{test}",
+                row,
+                fbool(df[f"rests_on_incomparable_{test}"][rr]),
+                bool(sig[c]) and np.nan_to_num(mass[c]) > 0.5,
+            )
+            if spec.approx is None:
+                continue
+            cf = fbool(df[f"could_flip_{test}"][rr])
+            self.checked[f] += 1
+            if k == 0 or not (self.H[m] > 0).any():
+                self.exact(f, f"could_flip_{test}", row, cf, False, "exact scores: no decision can flip")
+            elif corr != "none":
+                self.exact(f, f"could_flip_{test}", row, cf, None, "not bounded under a correction (empty)")
+            else:
+                flips = self.could_flip(m, test)
+                mine = None if flips is None else bool(flips[triu[min(a, b), max(a, b)]])
+                if flips is None:
+                    self.unflipped.add((f, "could_flip", TEST_NAMES[test]))
+                elif test == "sign":
+                    if cf != mine:
+                        self.notes.append(
+                            f"{f} could_flip {row}: irscale {cf}, checker {mine} with exact "
+                            "ties guessed from equal (midpoint, half-width)"
+                        )
+                else:
+                    self.exact(
+                        f,
+                        f"could_flip_{test}",
+                        row,
+                        cf,
+                        mine,
+                        "the documented bound on the ranked scores within midpoint +- half-width",
+                    )
 
     # -- the measure-free view ------------------------------------------------------------------------
     def check_measure_free(self):
@@ -1852,8 +1879,6 @@ class Audit:
                 "ci_high",
                 "d_z",
                 "rank_biserial",
-                "p_value",
-                "p_adjusted",
                 "incomparable_share",
                 "halfwidth",
             ],
@@ -1872,10 +1897,9 @@ class Audit:
             if key not in self.tables:
                 continue
             df = self.tables[key]
-            if key == "pairs":  # the report's own columns first, then the extra ones (bounds) in file order
-                cols = [c for c in cols if c in df.columns and c != "halfwidth"] + [
-                    c for c in df.columns if c == "halfwidth"
-                ]
+            if key == "pairs":  # the effects, the bounds' half-width, then each test's p-value shown
+                shown_p = "p_adjusted" if self.spec.correction != "none" else "p_value"
+                cols = [c for c in cols if c in df.columns] + [f"{shown_p}_{t}" for t in self.tests]
             else:
                 cols = [c for c in df.columns if c in cols]
             expect = [
@@ -1915,8 +1939,8 @@ class Audit:
             self.exact(name, "(numbers shown)", r, got[r], e, "the tables show the CSV's display strings")
 
 
-HTML_ROWS = 500  # the most rows an HTML table shows (report.study.report_tables' max_rows)
-LATEX_ROWS = 120  # the most body rows of a LaTeX table (report.latex.MAX_ROWS)
+HTML_ROWS = 10**9  # every table is whole: the HTML shows every row of the CSV
+LATEX_ROWS = 10**9  # and so does the LaTeX (in continued floats)
 
 
 def _int_text(text: str) -> str:

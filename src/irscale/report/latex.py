@@ -35,7 +35,7 @@ from irscale.report.study import (
     row_dicts,
 )
 
-MAX_ROWS = 120  # the most body rows of one LaTeX table; the CSV holds all
+MAX_ROWS: int | None = None  # the most body rows of one LaTeX table (None: every row, in continued floats)
 PART_ROWS = 36  # lines per float (a page, with caption and notes); longer tables continue
 
 _SPECIAL = {
@@ -613,13 +613,13 @@ def _items(table: ReportTable, cols, rows, shown, best) -> tuple[list[list[tuple
 
 def latex_table(
     table: ReportTable,
-    max_rows: int = MAX_ROWS,
+    max_rows: int | None = MAX_ROWS,
     part_rows: int = PART_ROWS,
     placement: str = "tbp",
     width: str | float = "onecolumn",
 ) -> str:
     r"""``table`` as a LaTeX ``table`` float (booktabs), its groups as italic header rows,
-    at most ``max_rows`` body rows (a note says how many the CSV holds), every column
+    every row (``max_rows``: at most that many, a note saying how many the CSV holds), every column
     explained in a note under it.
 
     The table fits ``width``: ``"onecolumn"`` (345pt, ``\textwidth`` of ``article``),
@@ -642,7 +642,8 @@ def latex_table(
     target = _width_of(width)
     cols = [c for c in table.shown if c.key not in table.group]
     rows = row_dicts(table)
-    shown = min(len(rows), max_rows if table.max_rows is None else min(max_rows, table.max_rows))
+    limits = [n for n in (max_rows, table.max_rows) if n is not None]
+    shown = min([len(rows), *limits])
     cells, items = _items(table, cols, rows, shown, best_cells(table))
     lcols = [_Col(c, c.latex if c.latex else latex_escape(c.head), cells[k]) for k, c in enumerate(cols)]
     lay = _layout(lcols, target, allow_normal=len(cols) <= 6)
@@ -797,11 +798,7 @@ def _notes(table: ReportTable, cols, shown: int) -> list[str]:
     notes += [f"{_mark(s)} {latex_escape(t)}." for s, t in table.legend]
     notes += [latex_escape(x) for x in table.notes]
     if shown < len(table.frame):
-        notes.append(
-            latex_escape(
-                f"The first {shown:,} of {len(table.frame):,} rows are shown; {table.stem}.csv holds them all."
-            )
-        )
+        notes.append(latex_escape(f"The first {shown:,} of {len(table.frame):,} rows are shown; {table.holds_all}."))
     return notes
 
 
@@ -867,6 +864,14 @@ def latex_standalone(tables: Iterable[ReportTable]) -> str:
 _FILE = re.compile(r"[A-Za-z0-9_.\-/]+")
 
 
+def paper_number(table: ReportTable) -> int | None:
+    """The number of the paper's table that ``table`` is the analogue of (``Table 4``: 4;
+    ``Tables 2 and 3``: 2), so that a report numbers it as its file is named; None for
+    irscale's own tables, which take the next free number."""
+    got = re.match(r"Tables? (\d+)", table.paper or "")
+    return int(got.group(1)) if got else None
+
+
 def latex_report(
     tables: Iterable[ReportTable],
     figures: Iterable[tuple[str, str]] = (),
@@ -919,13 +924,21 @@ def latex_report(
         "",
     ]
     floats = 0
-    for tex in (latex_table(t, width=width) for t in tables) if texts is None else texts:
-        n = tex.count(r"\begin{table}")
-        if floats and floats + n > 16:  # LaTeX holds at most 18 floats waiting for a place
-            body.append(r"\clearpage")
-            floats = 0
-        body.append(tex)
-        floats += n
+    tables = list(tables)
+    for t, tex in zip(tables, [latex_table(t, width=width) for t in tables] if texts is None else texts):
+        number = paper_number(t)
+        if number is not None:  # the paper's number, as the file's name says (table4_...: Table 4)
+            body.append(rf"\setcounter{{table}}{{{number - 1}}}")
+        # LaTeX holds at most 18 floats waiting for a place: a page break before the 17th, also
+        # inside a long table's continued floats
+        pieces = re.split(r"(?=\\begin\{table\})", tex)
+        for piece in pieces:
+            n = piece.count(r"\begin{table}")
+            if floats and floats + n > 16:
+                body.append(r"\clearpage")
+                floats = 0
+            body.append(piece.rstrip("\n"))
+            floats += n
     for f, caption in figures:
         if floats + 1 > 16:
             body.append(r"\clearpage")

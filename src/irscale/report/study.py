@@ -105,6 +105,7 @@ class ReportTable:
     files: bool = True  # written as CSV and JSON of its own (False: its rows are in another table's files)
     exts: tuple[str, ...] = ("csv", "json", "tex")  # the files its stem has (for links)
     paper: str | None = None  # the paper's table it is the analogue of ("Table 4")
+    csv: str | None = None  # the name of the CSV file holding its rows (report_tables sets it)
 
     @property
     def heading(self) -> str:
@@ -143,7 +144,12 @@ class ReportTable:
         """A sentence saying how many rows the tables leave out (None if none)."""
         if self.max_rows is None or len(self.frame) <= self.max_rows:
             return None
-        return f"The first {self.max_rows:,} of {len(self.frame):,} rows are shown; {self.stem}.csv holds them all."
+        return f"The first {self.max_rows:,} of {len(self.frame):,} rows are shown; {self.holds_all}."
+
+    @property
+    def holds_all(self) -> str:
+        """Where every row is (``csv``: the file's name, written beside the report)."""
+        return f"{self.csv} holds them all" if self.csv else "the CSV files hold them all"
 
 
 # -- cell text -------------------------------------------------------------------------------------
@@ -458,18 +464,19 @@ def _extra(df: pd.DataFrame, known: Iterable[str], described: dict | None = None
 # -- the tables ------------------------------------------------------------------------------------
 
 
-def report_tables(study: Study, max_rows: int = 500) -> list[ReportTable]:
+def report_tables(study: Study, max_rows: int | None = None) -> list[ReportTable]:
     """Every table of ``study`` in report order: the means (when ``study.means`` is
     present), Tables 2/3 (tau between each measure and its ranked version), Table 4 (tau
     between measures), Tables 5 and 6 (significance changes, measures without and with a
     recall base), the comparisons with baselines (``study.pairs``) and the measure-free
-    comparison's summary (``study.measure_free``). ``max_rows``: the most rows a table
-    shows (the CSV files hold all)."""
+    comparison's summary (``study.measure_free``). Every table is whole: ``max_rows``
+    (default None: every row) cuts the tables shown, for a preview (the CSV files hold all,
+    and a note under the table says how many rows it leaves out)."""
     tables = []
     for build in (_means_table, _table2, _table4, _tables5_6, _power_table, _pairs_table, _measure_free_tables):
         got = build(study, max_rows)
         tables += got if isinstance(got, list) else [got] if got is not None else []
-    return tables
+    return [dataclasses.replace(t, csv=f"{t.stem}_N{study.N}.csv") if "csv" in t.exts else t for t in tables]
 
 
 def _label(study: Study, key: str) -> str:
@@ -478,14 +485,19 @@ def _label(study: Study, key: str) -> str:
 
 def _marks_from_pairs(study: Study, name) -> tuple[dict, list[tuple[str, str]]]:
     """Superscripts of the means table: ``{(measure, scale, system): symbols}`` and the legend,
-    one symbol per (baseline, test) under which a system differs significantly from the
-    baseline (ranx's Report does the same with letters)."""
+    one symbol per baseline from which a system differs significantly by one test: the
+    t-test where the study ran it, else its first test (ranx's Report does the same with
+    letters; the comparisons with baselines give every test, and ``irscale table`` any
+    one)."""
     pairs = _part(study, "pairs")
     if pairs is None or pairs.empty or "significant" not in pairs:
         return {}, []
     symbols: dict[tuple[str, str], str] = {}
     marks: dict[tuple[str, str, str], str] = {}
     alpha = _alpha(study)
+    if "test" in pairs:
+        tests = list(dict.fromkeys(pairs["test"].map(slug_of_test)))
+        pairs = pairs[pairs["test"].map(slug_of_test) == ("ttest" if "ttest" in tests else tests[0])]
     for r in pairs.to_dict(orient="records"):
         key = (str(r.get("system_1")), _test_name(r.get("test")))
         if key not in symbols:
@@ -504,7 +516,7 @@ def _marks_from_pairs(study: Study, name) -> tuple[dict, list[tuple[str, str]]]:
     return marks, legend
 
 
-def _means_table(study: Study, max_rows: int) -> ReportTable | None:
+def _means_table(study: Study, max_rows: int | None) -> ReportTable | None:
     means = _part(study, "means")
     if means is None or means.empty:
         return None
@@ -673,7 +685,7 @@ def _mean_marks(wide: pd.DataFrame, scales: list[str], marks: dict) -> dict:
     return cell_marks
 
 
-def _table2(study: Study, max_rows: int) -> ReportTable:
+def _table2(study: Study, max_rows: int | None) -> ReportTable:
     name = canonical_names(study)
     df = study.table2.copy()
     df["measure"] = df["measure"].map(name)
@@ -741,7 +753,7 @@ def _table2(study: Study, max_rows: int) -> ReportTable:
     )
 
 
-def _table4(study: Study, max_rows: int) -> ReportTable:
+def _table4(study: Study, max_rows: int | None) -> ReportTable:
     name = canonical_names(study)
     df = study.table4.copy()
     for k in ("measure_1", "measure_2"):
@@ -875,7 +887,7 @@ def _changes_columns(df: pd.DataFrame) -> list[Column]:
     return cols + _extra(df, [c.key for c in cols], {**CHANGES_EXTRA, **BOUNDS_EXTRA})
 
 
-def _tables5_6(study: Study, max_rows: int) -> list[ReportTable]:
+def _tables5_6(study: Study, max_rows: int | None) -> list[ReportTable]:
     ch = study.changes
     if ch is None or ch.empty:
         return []
@@ -949,7 +961,7 @@ def _needs_rb(m: str) -> bool:
         return False
 
 
-def _power_table(study: Study, max_rows: int) -> ReportTable | None:
+def _power_table(study: Study, max_rows: int | None) -> ReportTable | None:
     """Discriminative power of each measure and its ranked version, per test with a p-value
     per pair (``study.power``)."""
     power = getattr(study, "power", None)
@@ -1139,43 +1151,289 @@ PAIRS_COLUMNS = (
 )
 
 
-def _pairs_table(study: Study, max_rows: int) -> ReportTable | None:
+# the columns of the comparisons with baselines that depend on the test: one per test in the
+# report's table and files (``<field>_<test>``, e.g. ``p_adjusted_ttest``)
+PAIR_TEST_FIELDS = ("p_value", "p_adjusted", "significant", "meaningful", "rests_on_incomparable", "could_flip")
+PAIR_KEYS = ("measure", "scale", "system_1", "system_2")
+TEST_SHORT = {  # a test's column header in the comparisons with baselines and the paper table
+    "sign": "Sign",
+    "ranksum": "Rank sum",
+    "signrank": "Signed rank",
+    "ttest": "t",
+    "anova1": "ANOVA 1",
+    "kruskal": "Kruskal-W.",
+    "anova2": "ANOVA 2",
+    "friedman": "Friedman",
+    "permutation": "Perm.",
+    "rtukey": "Rand. Tukey",
+    "bootstrap": "Bootstrap",
+}
+PAIR_MARKS = (  # (symbol, the wide column it marks the p cell by, the value that marks it, legend)
+    ("*", "significant", True, "significant: the p-value (adjusted where a correction applies) is below α"),
+    (
+        "†",
+        "meaningful",
+        False,
+        "not meaningful on this scale: the test needs an interval scale (or one across topics) "
+        "that the measure's original values are not, so its conclusion may change under a permissible "
+        "transformation (the ranked scale's is meaningful)",
+    ),
+    (
+        "‡",
+        "rests_on_incomparable",
+        True,
+        "significant, and more than half of the difference comes from topics where the two runs "
+        "are incomparable in the weak top-heaviness order (measures may order them either way)",
+    ),
+    ("§", "could_flip", True, "the decision could differ for exact ranked scores within the certified bounds"),
+)
+
+
+def slug_of_test(name) -> str:
+    """A test's key (``ttest``) from its key or its name in words (``Student's t Test``)."""
+    from irscale.stats import ALL_TESTS, test_name
+
+    words = {test_name(t): t for t in ALL_TESTS}
+    name = str(name)
+    return name if name in ALL_TESTS else words.get(name, re.sub(r"\W+", "_", name).strip("_").lower())
+
+
+def pairs_wide(pairs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The comparisons with baselines one row per (measure, scale, baseline, system): what
+    does not depend on the test (means, difference, interval, effect sizes, incomparable
+    topics) once, then each test's p-value, adjusted p-value, decision and flags as
+    ``<field>_<test>`` columns (:data:`PAIR_TEST_FIELDS`), tests in the study's order.
+    Returns the frame and the tests' keys. :func:`pairs_long` is its inverse."""
+    df = pairs.copy()
+    if "test" not in df:
+        return df, []
+    df["test"] = df["test"].map(slug_of_test)
+    tests = list(dict.fromkeys(df["test"]))
+    per = [c for c in PAIR_TEST_FIELDS if c in df]
+    keys = [k for k in PAIR_KEYS if k in df]
+    common = [c for c in df.columns if c not in per and c not in ("test", "correction")]
+    wide = df[df["test"] == tests[0]][common].reset_index(drop=True)
+    for t in tests:
+        part = df[df["test"] == t][keys + per].rename(columns={c: f"{c}_{t}" for c in per})
+        wide = wide.merge(part, on=keys, how="left", validate="one_to_one")
+    return wide, tests
+
+
+def pairs_long(wide: pd.DataFrame, corrections: dict[str, str] | None = None) -> pd.DataFrame:
+    """:func:`pairs_wide`'s frame back in ``Study.pairs``' form: one row per (measure,
+    scale, test, baseline, system), the test in words (``corrections``: each test's
+    correction, for the ``correction`` column)."""
+    from irscale.stats import ALL_TESTS, test_name
+
+    tests = [t for t in ALL_TESTS if f"p_value_{t}" in wide]
+    per = {t: [c for c in wide.columns if any(c == f"{f}_{t}" for f in PAIR_TEST_FIELDS)] for t in tests}
+    tested = {c for cols in per.values() for c in cols}
+    common = [c for c in wide.columns if c not in tested]
+    frames = []
+    for t in tests:
+        part = wide[common].copy()
+        part.insert(2, "test", test_name(t))
+        for c in per[t]:
+            part[c[: -len(t) - 1]] = wide[c].to_numpy()
+        if corrections is not None:
+            part["correction"] = corrections.get(t, "none")
+        frames.append(part)
+    if not frames:
+        return wide.copy()
+    out = pd.concat(frames, ignore_index=True)
+    order = {m: k for k, m in enumerate(dict.fromkeys(out["measure"]))}
+    out = out.sort_values(
+        ["measure", "scale", "test"],
+        key=lambda c: c.map(order) if c.name == "measure" else c.map(_long_order(c)),
+        kind="stable",
+    )
+    first = [c for c in LONG_PAIRS if c in out]
+    return out[first + [c for c in out.columns if c not in first]].reset_index(drop=True)
+
+
+LONG_PAIRS = (  # Study.pairs' leading columns, in compare's order
+    "measure",
+    "scale",
+    "test",
+    "system_1",
+    "system_2",
+    "mean_1",
+    "mean_2",
+    "diff",
+    "ci_low",
+    "ci_high",
+    "d_z",
+    "rank_biserial",
+    "p_value",
+    "p_adjusted",
+    "significant",
+    "correction",
+    "meaningful",
+)
+
+
+def _long_order(col: pd.Series) -> dict:
+    """The order of ``Study.pairs``' scale and test columns (as compare writes them)."""
+    from irscale.stats import ALL_TESTS, test_name
+
+    if col.name == "scale":
+        return {"original": 0, "ranked": 1}
+    return {test_name(t): k for k, t in enumerate(ALL_TESTS)}
+
+
+def _pairs_table(study: Study, max_rows: int | None) -> ReportTable | None:
     pairs = _part(study, "pairs")
     if pairs is None or pairs.empty:
         return None
     name = canonical_names(study)
-    df = pairs.copy()
-    if "measure" in df:
-        df["measure"] = df["measure"].map(name)
-    if "test" in df:
-        df["test"] = df["test"].map(_test_name)
+    long = pairs.copy()
+    if "measure" in long:
+        long["measure"] = long["measure"].map(name)
     for k in ("system_1", "system_2"):
-        if k in df:
-            df[k] = df[k].astype(str)
+        if k in long:
+            long[k] = long[k].astype(str)
+    corr = _pairs_corrections(study, long)
+    df, tests = pairs_wide(long)
     known = [c for c in PAIRS_COLUMNS if c.key in df]
-    cols = known + _extra(df, [c.key for c in PAIRS_COLUMNS], BOUNDS_EXTRA)
     if not any(c.key == "ci_low" for c in known):
-        cols = [
-            Column(c.key, c.head.replace(" [CI]", ""), c.explain, c.kind, c.latex, ci=None) if c.key == "diff" else c
-            for c in cols
+        known = [
+            dataclasses.replace(c, head=c.head.replace(" [CI]", ""), ci=None) if c.key == "diff" else c for c in known
         ]
-    corr = study.provenance.get("correction") if isinstance(study.provenance, dict) else None
-    if corr is None and "correction" in study.changes:
-        corr = ", ".join(map(str, dict.fromkeys(study.changes["correction"].dropna())))
+    cols = known + _extra(
+        df, [c.key for c in PAIRS_COLUMNS] + [f"{f}_{t}" for t in tests for f in PAIR_TEST_FIELDS], BOUNDS_EXTRA
+    )
+    corrected = any(v != "none" for v in corr.values())
+    alpha = _alpha(study)
+    for t in tests:
+        cols += _pair_test_columns(t, corr.get(t, "none"), corrected, alpha, df)
+    marks, legend = _pair_marks(df, tests, corrected)
+    said = ", ".join(f"{v}" for v in dict.fromkeys(corr.values()) if v != "none")
+    said = f" ({said} correction over the baseline comparisons; Tukey-type tests are adjusted already)" if said else ""
     return ReportTable(
         "pairs",
         "comparisons_with_baselines",
         "Comparisons with the baselines",
         f"Each system against each baseline, on the original and the ranked scale: the difference of means with its "
-        f"confidence interval, effect sizes, raw and adjusted p-values"
-        f"{f' ({corr} correction)' if corr else ''}, α = {_alpha(study):g}, whether the statement is meaningful, "
-        "and how much of it rests on topics where the two runs are incomparable.",
+        f"confidence interval and effect sizes, computed once, then each test's "
+        f"{'adjusted ' if corrected else ''}p-value in a column of its own"
+        f"{said}, "
+        f"α = {alpha:g}, marked where significant and where the conclusion is not meaningful on that scale.",
         df,
         tuple(cols),
         _label(study, "pairs"),
-        group=tuple(k for k in ("measure", "scale", "test", "system_1") if k in df),
+        group=tuple(k for k in ("measure", "scale", "system_1") if k in df),
+        marks=marks,
+        legend=tuple(legend),
         max_rows=max_rows,
     )
+
+
+def _pairs_corrections(study: Study, long: pd.DataFrame) -> dict[str, str]:
+    """Each test's correction of the comparisons with baselines (``none`` for Tukey-type)."""
+    if "correction" in long and "test" in long:
+        return {slug_of_test(t): str(c) for t, c in zip(long["test"], long["correction"])}
+    corr = study.provenance.get("correction", "none") if isinstance(study.provenance, dict) else "none"
+    from irscale.stats import FAMILYWISE
+
+    return {
+        slug_of_test(t): "none" if slug_of_test(t) in FAMILYWISE else str(corr)
+        for t in dict.fromkeys(long.get("test", []))
+    }
+
+
+def _pair_test_columns(t: str, corr: str, corrected: bool, alpha: float, df: pd.DataFrame) -> list[Column]:
+    """One test's columns of the comparisons with baselines: the p-value shown (adjusted
+    where the study corrects), the rest in the files only."""
+    from irscale.stats import test_name
+
+    words = test_name(t)
+    head = TEST_SHORT.get(t, words)
+    adj = (
+        f"after the {corr} correction over the baseline comparisons of this measure and scale"
+        if corr != "none"
+        else "the test's own family-wise p-value over all system pairs (Tukey-type: no further correction)"
+        if corrected
+        else "no correction"
+    )
+    cols = [
+        Column(
+            f"p_value_{t}",
+            f"p ({head})",
+            f"{words}: the p-value of the pair before any multiple-comparison correction.",
+            "p",
+            hidden=corrected,
+        ),
+        Column(
+            f"p_adjusted_{t}",
+            f"{head}" if corrected else f"p adj. ({head})",
+            f"{words}: the p-value of the pair, {adj}; marks after it as the legend says.",
+            "p",
+            latex=latex_head(head),
+            hidden=not corrected,
+        ),
+        Column(
+            f"significant_{t}",
+            f"Significant ({head})",
+            f"{words}: yes when the adjusted p-value is below α = {alpha:g}.",
+            "bool",
+            hidden=True,
+        ),
+        Column(
+            f"meaningful_{t}",
+            f"Meaningful ({head})",
+            f"{words}: yes when “the system differs significantly from the baseline” by this test on this scale is "
+            "meaningful (its truth is invariant under the scale's permissible transformations).",
+            "bool",
+            hidden=True,
+        ),
+        Column(
+            f"rests_on_incomparable_{t}",
+            f"Rests on incomparable ({head})",
+            f"{words}: yes when the difference is significant and more than half of it (of the summed absolute "
+            "per-topic differences) comes from topics where the two runs are incomparable.",
+            "bool",
+            hidden=True,
+        ),
+        Column(
+            f"could_flip_{t}",
+            f"Could flip ({head})",
+            f"{words}: yes when the decision on the ranked scale could differ for exact scores within the certified "
+            "bounds (empty: not bounded under a correction).",
+            "bool",
+            hidden=True,
+        ),
+    ]
+    if not corrected:  # the raw p-value is the one shown
+        cols[0] = dataclasses.replace(cols[0], head=head, latex=latex_head(head), hidden=False)
+        cols[0] = dataclasses.replace(
+            cols[0], explain=f"{words}: the p-value of the pair (no correction); marks after it as the legend says."
+        )
+    return [c for c in cols if c.key in df]
+
+
+def latex_head(text: str) -> str:
+    """A column header in LaTeX: ``t`` in math italics, other words as text."""
+    return "$t$" if text == "t" else text.replace("&", r"\&")
+
+
+def _pair_marks(df: pd.DataFrame, tests: list[str], corrected: bool) -> tuple[dict, list[tuple[str, str]]]:
+    """The marks of the p-value cells (:data:`PAIR_MARKS`) and the legend of those used."""
+    marks: dict[tuple[int, str], str] = {}
+    used: set[str] = set()
+    records = df.to_dict(orient="records")
+    for t in tests:
+        shown = f"p_adjusted_{t}" if corrected else f"p_value_{t}"
+        for sym, what, when, _ in PAIR_MARKS:
+            key = f"{what}_{t}"
+            if key not in df:
+                continue
+            for i, r in enumerate(records):
+                v = r.get(key)
+                if not _missing(v) and bool(v) == when:
+                    marks[(i, shown)] = marks.get((i, shown), "") + sym
+                    used.add(sym)
+    legend = [(sym, text) for sym, _, _, text in PAIR_MARKS if sym in used]
+    return marks, legend
 
 
 MEASURE_FREE_COLUMNS = (
@@ -1238,7 +1496,7 @@ def measure_free_table(study: Study) -> ReportTable | None:
     )
 
 
-def _measure_free_tables(study: Study, max_rows: int) -> list[ReportTable]:
+def _measure_free_tables(study: Study, max_rows: int | None) -> list[ReportTable]:
     full = measure_free_table(study)
     if full is None or full.frame.empty or "incomparable_share" not in full.frame:
         return []
