@@ -1103,6 +1103,90 @@ def compare(
         _fail(e)
 
 
+class TableFormat(str, Enum):
+    latex = "latex"
+    markdown = "markdown"
+    html = "html"
+    csv = "csv"
+
+
+class TableScale(str, Enum):
+    both = "both"
+    original = "original"
+    ranked = "ranked"
+
+
+@app.command("table")
+def paper_table(
+    study_dir: Annotated[Path, typer.Argument(help="the --out directory of irscale compare (or irscale study)")],
+    measure: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--measure", "-m", help="measures as the study names them, the cutoff may be left out (default: all)"
+        ),
+    ] = None,
+    systems: Annotated[
+        Optional[str], typer.Option("--systems", help="the rows: comma-separated system names (default: all)")
+    ] = None,
+    top: Annotated[
+        Optional[int], typer.Option("--top", min=1, help="the K systems with the highest mean of --by")
+    ] = None,
+    by: Annotated[
+        Optional[str],
+        typer.Option("--by", help="the measure --top ranks by (default: the first -m), first scale shown"),
+    ] = None,
+    scale: Annotated[
+        TableScale, typer.Option("--scale", help="original, ranked or both side by side")
+    ] = TableScale.both,
+    test: Annotated[
+        Optional[str],
+        typer.Option("--test", "-t", help="the test of the marks (default: the study's t-test, else its first test)"),
+    ] = None,
+    correction: Annotated[
+        Optional[str],
+        typer.Option("--correction", help="none, holm, bonferroni, bh (default: the study's)"),
+    ] = None,
+    baseline: Annotated[
+        Optional[str],
+        typer.Option("--baseline", "-b", help="mark significantly better/worse than this system (default: letters)"),
+    ] = None,
+    fmt: Annotated[
+        TableFormat, typer.Option("--format", "-f", help="latex, markdown, html or csv")
+    ] = TableFormat.latex,
+    decimals: Annotated[int, typer.Option("--decimals", min=0, max=12, help="decimals of the means shown")] = 3,
+    N: Annotated[
+        Optional[int], typer.Option("-N", "--depth", help="which run length, where the directory has several")
+    ] = None,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", "-o", help="write the table to this file (default: stdout)")
+    ] = None,
+):
+    """The table that goes into the paper, from a written study (nothing recomputed but the
+    one test of the marks, on the study's own per-topic scores): the chosen measures' means,
+    original and ranked side by side, best in bold, marks from one test against a baseline or
+    ranx-style letters, and a dagger where a conclusion is not meaningful."""
+    from irscale.errors import ArgumentError
+    from irscale.report.files import read_study
+
+    try:
+        study = read_study(study_dir, N)
+        chosen = None if systems is None else [s for s in systems.split(",") if s.strip()]
+        if systems is not None and not chosen:
+            raise ArgumentError("--systems names no system: give a comma-separated list, e.g. --systems a,b,c")
+        table = study.table(measure, chosen, top, by, scale.value, test, correction, baseline, decimals)
+        text = table.render(fmt.value)
+        if out is None:
+            sys.stdout.write(text)
+            return
+        from irscale.validate import writable_dir
+
+        writable_dir("out", out.parent if str(out.parent) else Path("."), create=True)
+        out.write_text(text, encoding="utf-8")
+        err.print(f"wrote {out} ({fmt.value}, {len(table.systems)} systems, {len(table.measures)} measures)")
+    except IrscaleError as e:
+        _fail(e)
+
+
 def _qrels_provenance(qrels) -> dict:
     from irscale.study import qrels_provenance
 

@@ -59,15 +59,27 @@ def _figures(figures) -> list[tuple[str, str, str]]:
 def _figure_files(figures, tag: str) -> list[list[tuple[str, bytes | str]]]:
     """For each figure, ``[(file name, content)]`` of the files written beside the report:
     figure k's SVG and (where the Picture has one) PDF as ``figure<k>_<stem>_<tag>.svg/.pdf``
-    (k: its number in the HTML report); a bare (title, svg, caption) triple gives
+    (k: its number in the HTML report), then the same of each of its parts
+    (``Picture.parts``: the means figure's panels, one per measure) as
+    ``figure<k>_<part stem>_<tag>.svg/.pdf``; a bare (title, svg, caption) triple gives
     ``figure<k>_<tag>.svg``."""
+
+    def files(k: int, f) -> list[tuple[str, bytes | str]]:
+        stem = f"figure{k}_{f.stem}" if getattr(f, "stem", "") else f"figure{k}"  # k: its number in the HTML
+        out: list[tuple[str, bytes | str]] = [(f"{stem}_{tag}.svg", f.svg if hasattr(f, "svg") else str(f[1]))]
+        if getattr(f, "pdf", None):
+            out.append((f"{stem}_{tag}.pdf", f.pdf))
+        return out
+
     out = []
     for k, f in enumerate(figures or (), 1):
-        stem = f"figure{k}_{f.stem}" if getattr(f, "stem", "") else f"figure{k}"  # k: its number in the HTML
-        files = [(f"{stem}_{tag}.svg", f.svg if hasattr(f, "svg") else str(f[1]))]
-        if getattr(f, "pdf", None):
-            files.append((f"{stem}_{tag}.pdf", f.pdf))
-        out.append(files)
+        own = files(k, f)
+        for part in getattr(f, "parts", ()) or ():
+            own += files(k, part)
+        names = [name for name, _ in own]
+        if len(set(names)) != len(names):
+            raise ValueError(f"figure {k} and its parts would write one file twice: {sorted(names)}")
+        out.append(own)
     return out
 
 
@@ -179,12 +191,13 @@ def _latex_files(study: Study, tables: list[ReportTable], tag: str, figures) -> 
 
 
 def _latex_figures(figure_files, figures) -> list[tuple[str, str]]:
-    """``(PDF file name, caption)`` of each figure written as a PDF, for ``report_N<N>.tex``."""
+    """``(PDF file name, caption)`` of each figure written as a PDF, for ``report_N<N>.tex``:
+    the figure's own PDF (``figure_files``' first file is its SVG), never one of its parts'."""
     out = []
     for files, (title, _, caption) in zip(figure_files, figures):
-        pdf = [name for name, _ in files if name.endswith(".pdf")]
-        if pdf:
-            out.append((pdf[0], f"{title}. {caption}" if caption else title))
+        own = files[0][0].removesuffix(".svg") + ".pdf"
+        if any(name == own for name, _ in files):
+            out.append((own, f"{title}. {caption}" if caption else title))
     return out
 
 
@@ -238,3 +251,103 @@ def write_index(studies: Sequence[Study], out: str | Path, command: str | None =
     path = out / INDEX
     path.write_text(html_index(entries, tau_report_tables(studies), command), encoding="utf-8")
     return path
+
+
+# -- reading a written study back -----------------------------------------------------------------
+
+
+def read_study(path: str | Path, N: int | None = None) -> Study:
+    """The study that ``irscale compare --out DIR`` (or ``Study.write``) wrote into ``path``,
+    read back from its files without recomputing anything: provenance (from the JSON
+    files), Tables 2-6, the means, the comparisons with baselines (``Study.pairs``' form),
+    the measure-free pairs, discriminative power, ASL curves and per-topic scores. ``N``:
+    which run length, where the directory holds several (``irscale study`` writes one
+    report per N)."""
+    import json
+
+    from irscale.errors import ArgumentError
+    from irscale.report.study import pairs_long
+    from irscale.stats import FAMILYWISE
+    from irscale.study import Study
+
+    d = Path(path)
+    if not d.is_dir():
+        raise ArgumentError(f"{d}: not a directory; give the --out directory of irscale compare or irscale study")
+    found = sorted(
+        int(p.stem.rsplit("_N", 1)[1])
+        for p in d.glob("table2_tau_measure_vs_ranked_N*.json")
+        if p.stem.rsplit("_N", 1)[1].isdigit()
+    )
+    if not found:
+        raise ArgumentError(
+            f"{d}: no study here (no table2_tau_measure_vs_ranked_N<N>.json); "
+            "write one with: irscale compare QRELS RUNS --out DIR"
+        )
+    if N is None:
+        if len(found) > 1:
+            raise ArgumentError(f"{d} holds studies at N = {', '.join(map(str, found))}: choose one with -N")
+        N = found[0]
+    elif N not in found:
+        raise ArgumentError(f"{d} has no study at N = {N}: it has N = {', '.join(map(str, found))}")
+    tag = f"N{N}"
+    prov = json.loads((d / f"table2_tau_measure_vs_ranked_{tag}.json").read_text(encoding="utf-8"))["provenance"]
+    names = {"system": str, "system_1": str, "system_2": str, "topic": str, "measure": str}
+
+    def frame(stem: str) -> pd.DataFrame | None:
+        p = d / f"{stem}_{tag}.csv"
+        if not p.is_file():
+            return None
+        df = pd.read_csv(p, dtype=names, keep_default_na=True)
+        return df[[c for c in df.columns if not c.endswith("_display")]]
+
+    def required(stem: str) -> pd.DataFrame:
+        got = frame(stem)
+        if got is None:
+            raise ArgumentError(f"{d}: {stem}_{tag}.csv is missing: the study was not written whole")
+        return got
+
+    means = _long_means(frame("means_original_vs_ranked"))
+    wide = frame("comparisons_with_baselines")
+    pairs = None
+    if wide is not None:
+        corr = str(prov.get("correction", "none"))
+        pairs = pairs_long(wide, {t: "none" if t in FAMILYWISE else corr for t in prov.get("tests", [])})
+    return Study(
+        N,
+        tuple(prov["measures"]),
+        tuple(str(s) for s in prov.get("runs", ())),
+        tuple(str(t) for t in prov.get("topics", ())),
+        required("table2_tau_measure_vs_ranked"),
+        required("table4_tau_between_measures"),
+        required("tables5_6_significance_changes"),
+        prov,
+        means=means,
+        pairs=pairs,
+        measure_free=frame("measure_free_pairs"),
+        scores=frame("scores"),
+        power=frame("discriminative_power"),
+        asl=frame("asl_curves"),
+    )
+
+
+def _long_means(wide: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The means file (one row per measure and system, each scale's columns side by side)
+    in ``Study.means``' form: measure, scale, system, mean, ci_low, ci_high[, halfwidth]."""
+    if wide is None:
+        return None
+    frames = []
+    for sc in ("original", "ranked"):
+        cols = {v: f"{v}_{sc}" for v in ("mean", "ci_low", "ci_high", "halfwidth") if f"{v}_{sc}" in wide}
+        if "mean" not in cols:
+            continue
+        part = pd.DataFrame({"measure": wide["measure"], "scale": sc, "system": wide["system"]})
+        for v, c in cols.items():
+            part[v] = wide[c].to_numpy()
+        frames.append(part)
+    if not frames:
+        return None
+    out = pd.concat(frames, ignore_index=True)
+    order = {m: k for k, m in enumerate(dict.fromkeys(out["measure"]))}
+    return out.sort_values(
+        ["measure", "scale"], key=lambda c: c.map(order) if c.name == "measure" else c, kind="stable"
+    ).reset_index(drop=True)
