@@ -231,6 +231,11 @@ for c in holm bonferroni bh; do
 done
 ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP -m RR --correction holm --across-measures
 ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP -b bm25 -b random --correction bh -o base
+echo "--- table (the paper table from the written study)"
+ok "$IRSCALE" table base -m AP --format latex
+ok "$IRSCALE" table base -m AP -b bm25 --test sign --correction holm --format markdown
+ok "$IRSCALE" table base --scale ranked --top 2 --by AP --format html -o base/table.html
+ok "$IRSCALE" table cmp -m AP -m nDCG --systems bm25,random --format csv --decimals 4
 has base/comparisons_with_baselines_N5.csv base/report_N5.html
 ok "$IRSCALE" compare "$Q" "$R" -N 5 -m AP -m nDCG -t sign -t ttest -t friedman --alpha 0.1 --no-mid --no-effects \
     --no-measure-free --relevance lenient

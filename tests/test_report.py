@@ -261,11 +261,14 @@ def test_means_side_by_side_with_best_bold_and_significance_marks():
 
 def test_pairs_table_raw_and_adjusted_p_values():
     pairs = [t for t in rs.report_tables(fake_study()) if t.key == "pairs"][0]
-    assert pairs.group == ("measure", "scale", "test", "system_1")
+    assert pairs.group == ("measure", "scale", "system_1")  # the tests are columns, not rows
     md = rs.markdown_table(pairs)
     header = md.splitlines()[0]
-    assert "| p | p (adjusted) |" in header and "| Difference [CI] |" in header and "<0.0001" in md
-    assert "Student's t Test" in md and "ttest" not in md
+    assert "| Difference [CI] |" in header and "<0.0001" in md
+    assert "| t |" in header and "ttest" not in md  # one p-value column per test (the fake runs the t-test)
+    frame = pairs.frame  # the files: raw and adjusted p-values of each test
+    assert {"p_value_ttest", "p_adjusted_ttest", "significant_ttest"} <= set(frame.columns)
+    assert "Student's t Test" in " ".join(c.explain for c in pairs.columns)
 
 
 def test_measure_free_is_summarised_not_dumped(tmp_path):
@@ -560,10 +563,10 @@ def test_markdown_report_explains_every_column(tmp_path):
         "Meaningful (original)",
         "Meaningful (ranked)",
         "Recall-base dependent",
-        "Rests on incomparable",
         "Incomparable share",
     ):
         assert f"- **{col}**: " in md, col
+    assert "‡ significant, and more than half of the difference comes from topics" in md  # the pairs' legend
     assert "## What “meaningful” means" in md and "permissible transformation" in md
     assert "[table2_tau_measure_vs_ranked_N10.csv](table2_tau_measure_vs_ranked_N10.csv)" in md
     assert "```yaml" in md and "Spacing of AP's values" in md and "Command: `irscale compare q r`" in md

@@ -27,6 +27,8 @@ EXPECTED = [
     "figure4_means",
     "figure5_asl_curves",
 ]
+# the means figure's panels, each a file of its own for \columnwidth (issue 37, item 3), listed under figure 4
+PARTS = {"figure4_means": ["figure4_means_P", "figure4_means_AP", "figure4_means_RBP_p08"]}
 
 
 def _compare(out: Path, *extra: str):
@@ -67,7 +69,7 @@ def report(tmp_path_factory) -> tuple[Path, str]:
 @pytest.mark.slow
 def test_figures_are_drawn_by_default_and_written_as_svg_and_pdf(report):
     out, output = report
-    for stem in EXPECTED:
+    for stem in EXPECTED + [p for ps in PARTS.values() for p in ps]:
         svg, pdf = out / f"{stem}_N10.svg", out / f"{stem}_N10.pdf"
         assert svg.is_file() and pdf.is_file(), stem
         root = ET.parse(svg).getroot()  # a well-formed SVG document on its own
@@ -79,9 +81,11 @@ def test_figures_are_drawn_by_default_and_written_as_svg_and_pdf(report):
         box = pages[0].mediabox
         assert float(box.width) > 100 and float(box.height) > 100  # a figure, not an empty page
     assert sorted(p.name for p in out.glob("figure*")) == sorted(
-        f"{s}_N10.{e}" for s in EXPECTED for e in ("svg", "pdf")
+        f"{s}_N10.{e}" for s in EXPECTED + [p for ps in PARTS.values() for p in ps] for e in ("svg", "pdf")
     )
     assert "5 figures as SVG and PDF files" in " ".join(output.split())
+    tex = (out / "report_N10.tex").read_text()
+    assert [f"{s}_N10.pdf" for s in EXPECTED] == re.findall(r"\\includegraphics\[[^]]*\]\{([^}]+)\}", tex)  # no part
 
 
 def test_every_figure_file_is_listed_in_the_html_and_markdown(report):
@@ -93,11 +97,13 @@ def test_every_figure_file_is_listed_in_the_html_and_markdown(report):
     for (k, body), stem in zip(figures, EXPECTED):
         assert stem.startswith(f"figure{k}_")
         links = re.findall(r'<a href="([^"]+)">', body)
-        assert links == [f"{stem}_N10.svg", f"{stem}_N10.pdf"], links
+        own = [stem] + PARTS.get(stem, [])  # the figure's files, then its parts'
+        assert links == [f"{s}_N10.{e}" for s in own for e in ("svg", "pdf")], links
         assert all((out / link).is_file() for link in links)
         assert body.count("<svg") == 1  # and embedded
-        for ext in ("svg", "pdf"):
-            assert f"[{stem}_N10.{ext}]({stem}_N10.{ext})" in md
+        for s in own:
+            for ext in ("svg", "pdf"):
+                assert f"[{s}_N10.{ext}]({s}_N10.{ext})" in md
 
 
 def _colour_bar_ticks(svg: Path) -> list[float]:

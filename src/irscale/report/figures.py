@@ -1,4 +1,4 @@
-"""Pictures (matplotlib, PNG and SVG) of measurement-theoretic evaluation.
+r"""Pictures (matplotlib, PNG and SVG) of measurement-theoretic evaluation.
 
 * :func:`rank_spacing_plot`: a measure's values over all runs of length N (2021 paper,
   Figures 2-5), from its rank map, exact for small maps and from seeded samples of runs
@@ -20,6 +20,12 @@ so several can be embedded in one HTML page) and, with ``out=``, writes ``stem.p
 ``stem.svg``. Output is deterministic (fixed seeds, no dates in the files).
 :func:`spacing_plot`, :func:`hasse_diagram` and :func:`balancing_plot` keep their
 file-writing signatures (list of paths).
+
+The figures of a study's report (:func:`study_figures`) are laid out for print: each is
+drawn exactly as wide as it is meant to be printed (:attr:`Picture.print_width_in`), one
+column of a two-column paper (:data:`COLUMN_WIDTH_IN`, ``\columnwidth``) where it is
+legible there, else the page (:data:`TEXT_WIDTH_IN`, ``\textwidth``), and no text in it
+is smaller than :data:`MIN_FONT_PT` at that width.
 """
 
 from __future__ import annotations
@@ -49,6 +55,10 @@ HASSE_MAX_RUNS = 64  # every run drawn: binary N <= 6, 3 levels N <= 3, 4 levels
 HASSE_MAX_COVERS = 120  # ... and at most this many cover edges (graded covers skip levels)
 HASSE_LEVELS_MAX_N = 200  # runs per level are counted up to this N
 RASTER_POINTS = 400  # point sets larger than this are inlined as PNG inside the SVG
+MEANS_MAX_LINES = 150  # swapped pairs drawn in a panel of the means figure (the widest)
+COLUMN_WIDTH_IN = 3.35  # \columnwidth of a two-column paper (acmart 241 pt): single-panel figures
+TEXT_WIDTH_IN = 6.9  # \textwidth of a two-column paper (acmart 506 pt): figures of many panels
+MIN_FONT_PT = 8.0  # no text of a report figure is smaller at its print width
 
 _RC = {
     "svg.fonttype": "none",
@@ -85,12 +95,19 @@ def _style():
 
 @dataclass(frozen=True)
 class Picture:
-    """One figure: ``svg`` (self-contained SVG text, for inline HTML), ``title``, the
+    r"""One figure: ``svg`` (self-contained SVG text, for inline HTML), ``title``, the
     ``files`` written (PNG, SVG; empty without ``out``), ``data`` (what was drawn, per
     figure kind), ``overlaps`` (pairs of texts whose boxes overlap: empty when the
     layout is clean) and a ``caption`` in words. ``figure()`` is the (title, svg,
     caption) triple that :func:`irscale.report.files.write_report` embeds. In Jupyter it
-    displays itself."""
+    displays itself.
+
+    ``print_width_in``: the width in inches the figure is drawn for, where it is laid out
+    for print (the report's figures: :data:`COLUMN_WIDTH_IN` or :data:`TEXT_WIDTH_IN`,
+    :attr:`latex_width`); the figure is exactly that wide, so included at that width
+    every text is at least :data:`MIN_FONT_PT` points. None: drawn for the screen.
+    ``parts``: Pictures of the figure's parts, each a file of its own beside the figure's
+    (the means figure's panels, one per measure, each for ``\columnwidth``)."""
 
     svg: str = field(repr=False)
     title: str
@@ -100,6 +117,17 @@ class Picture:
     caption: str = ""
     stem: str = ""
     pdf: bytes | None = field(default=None, repr=False)
+    print_width_in: float | None = None
+    parts: tuple[Picture, ...] = field(default=(), repr=False)
+
+    @property
+    def latex_width(self) -> str | None:
+        r"""The LaTeX length to include the figure at: ``\columnwidth`` (drawn
+        :data:`COLUMN_WIDTH_IN` wide), ``\textwidth`` (:data:`TEXT_WIDTH_IN`: a
+        ``figure*`` in a two-column paper) or None (not laid out for print)."""
+        if self.print_width_in is None:
+            return None
+        return "\\columnwidth" if self.print_width_in <= COLUMN_WIDTH_IN else "\\textwidth"
 
     def figure(self) -> tuple[str, str, str]:
         return (self.title, self.svg, self.caption)
@@ -175,12 +203,23 @@ CHECK_OVERLAPS = False  # run text_overlaps on every figure (the tests do; it co
 
 
 def _finish(
-    fig, title: str, out, stem: str, data=None, tight: bool = False, caption: str = "", pdf: bool = False
+    fig,
+    title: str,
+    out,
+    stem: str,
+    data=None,
+    tight: bool = False,
+    caption: str = "",
+    pdf: bool = False,
+    print_width_in: float | None = None,
+    parts: tuple[Picture, ...] = (),
 ) -> Picture:
     """The overlap check (where :data:`CHECK_OVERLAPS`), SVG text, (with ``pdf``) the PDF
     bytes and (with ``out``) stem.png and stem.svg. The layout is computed once (the check's draw) and then kept;
     ``tight``: crop to the drawn content (figures laid out by hand), else the figure's
-    own size."""
+    own size. ``print_width_in``: the figure is laid out that wide, for print (never cropped)."""
+    if print_width_in is not None and (tight or abs(fig.get_figwidth() - print_width_in) > 1e-9):
+        raise AssertionError(f"a figure for print is drawn {print_width_in} in wide, not {fig.get_figwidth()}")
     plt = _plt()
     try:
         with _style():
@@ -210,12 +249,53 @@ def _finish(
                 files = (png, vec)
     finally:
         plt.close(fig)
-    return Picture(text, title, files, data, overlaps, caption, stem, vector)
+    return Picture(text, title, files, data, overlaps, caption, stem, vector, print_width_in, tuple(parts))
 
 
 def _stem(*parts) -> str:
     s = "_".join(str(p) for p in parts if p not in (None, ""))
     return re.sub(r"[^A-Za-z0-9_@-]+", "", s.replace("=", "").replace(".", "").replace(",", "_"))[:120] or "figure"
+
+
+def _text_in(text: str, size: float = MIN_FONT_PT) -> float:
+    """The width in inches of the longest line of ``text`` at ``size`` points in the
+    figures' font (advance widths, as matplotlib lays text out)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    with _style():
+        prop = FontProperties(family="sans-serif", size=size)  # the report's font (_RC)
+        ttp = TextToPath()
+        return (
+            max(
+                (ttp.get_text_width_height_descent(line, prop, ismath=False)[0] for line in text.split("\n")),
+                default=0.0,
+            )
+            / 72
+        )
+
+
+def _lines_in(n: int, size: float = MIN_FONT_PT) -> float:
+    """The height in inches of ``n`` lines of text at ``size`` points (matplotlib's line spacing)."""
+    return n * 1.2 * size / 72 if n else 0.0
+
+
+def _wrap_in(text: str, width_in: float, size: float = 9) -> str:
+    """Wrap ``text`` (each of its lines) at word boundaries into lines at most ``width_in``
+    inches wide at ``size`` points, measured in the figures' font; a word wider than that
+    is a line of its own."""
+    out = []
+    for para in text.split("\n"):
+        line = ""
+        for word in para.split(" "):
+            trial = f"{line} {word}" if line else word
+            if line and _text_in(trial, size) > width_in:
+                out.append(line)
+                line = word
+            else:
+                line = trial
+        out.append(line)
+    return "\n".join(out)
 
 
 def _wrap(text: str, width_in: float, size: float = 10) -> str:
@@ -554,29 +634,40 @@ def rank_spacing_plot(
         for N in Ns
     }
     plt = _plt()
-    rows, cols = len(measures) * len(views), len(Ns)
+    panels = [(i, kind, int(N)) for i in range(len(measures)) for kind in views for N in Ns]
     named = max((len(d.run_names or ()) for d in data.values()), default=0)
-    panel_w = max(2.4, min(4.0, 7.2 / cols), 0.17 * named)
-    panel_h = 2.5 if named == 0 else 3.0
+    if len(Ns) == 1:  # one run length: one or two panels for a column, more in rows of four (two: runs named)
+        cols = 1 if len(panels) <= 2 else 2 if named > 8 else 4
+    else:  # a column per run length, a row per measure and view
+        cols = len(Ns)
+    rows = -(-len(panels) // cols)
+    W = COLUMN_WIDTH_IN if cols == 1 else TEXT_WIDTH_IN
+    title = f"Values of {', '.join(shown)} over all runs of length N ({levels} relevance levels, RB = N)"
+    what = {
+        "quantile": "value against the fraction of runs at or below it (flat steps are ties)",
+        "equispaced": "value against its rank phi / number of values (dashed: equi-spaced, an interval scale)",
+    }
+    if len(views) == 1:
+        sub = what[views[0]].capitalize()
+    elif cols == 1 or len(Ns) > 1:
+        sub = f"Upper row: {what[views[0]]}; lower row: {what[views[1]]}"
+    else:
+        sub = f"Left of each pair: {what[views[0]]}; right: {what[views[1]]}"
+    heading = _wrap_in(title + "\n" + sub, W - 0.1, 10)
+    axes_h = min(W / cols - 0.5, 2.0)
+    panel_h = axes_h + _lines_in(2, 9) + _lines_in(1, 9) + 0.3 + (_text_in("0" * 6) if named else 0.0)
     with _style():
-        fig = plt.figure(figsize=(panel_w * cols, panel_h * rows + 0.9), layout="constrained")
-        axes = fig.subplots(rows, cols, squeeze=False)
-        for i in range(len(measures)):
-            for v, kind in enumerate(views):
-                for j, N in enumerate(Ns):
-                    d = data[(shown[i], int(N))]
-                    _spacing_panel(axes[i * len(views) + v][j], d, kind, first_col=j == 0)
-        title = f"Values of {', '.join(shown)} over all runs of length N ({levels} relevance levels, RB = N)"
-        what = {
-            "quantile": "value against the fraction of runs at or below it (flat steps are ties)",
-            "equispaced": "value against its rank phi / number of values (dashed: equi-spaced, an interval scale)",
-        }
-        sub = (
-            what[views[0]].capitalize()
-            if len(views) == 1
-            else f"Upper row: {what[views[0]]}; lower row: {what[views[1]]}"
+        fig = plt.figure(
+            figsize=(W, rows * panel_h + _lines_in(heading.count("\n") + 1, 10) + 0.15), layout="constrained"
         )
-        fig.suptitle(_wrap(title + "\n" + sub, panel_w * cols, 10))
+        fig.get_layout_engine().set(w_pad=0.03, h_pad=0.03, wspace=0.04, hspace=0.04)
+        axes = fig.subplots(rows, cols, squeeze=False)
+        for k, (i, kind, N) in enumerate(panels):
+            r, c = divmod(k, cols)
+            _spacing_panel(axes[r][c], data[(shown[i], N)], kind, first_col=c == 0 or len(Ns) == 1)
+        for k in range(len(panels), rows * cols):
+            axes[k // cols][k % cols].set_visible(False)
+        fig.suptitle(heading, fontsize=10)
     stem = stem or _stem(
         "spacing",
         *shown,
@@ -584,7 +675,7 @@ def rank_spacing_plot(
         f"L{levels}" if levels != 2 else "",
         view,
     )
-    return _finish(fig, title, out, stem, data, pdf=pdf, caption=_spacing_caption(data, sub))
+    return _finish(fig, title, out, stem, data, pdf=pdf, caption=_spacing_caption(data, sub), print_width_in=W)
 
 
 def _spacing_caption(data: dict, sub: str) -> str:
@@ -619,9 +710,9 @@ def _spacing_panel(ax, d: Spacing, kind: str, first_col: bool):
             n = len(d.run_names)
             ax.set_xticks((np.arange(n) + 0.5) / n)
             ax.set_xticklabels(d.run_names, rotation=90, fontsize=8, family="monospace")
-            ax.set_xlabel("runs, ordered by value")
+            ax.set_xlabel("runs, ordered by value", fontsize=MIN_FONT_PT)
         else:
-            ax.set_xlabel("fraction of runs at or below")
+            ax.set_xlabel("fraction of runs at or below", fontsize=MIN_FONT_PT)
     else:
         x = d.phi_frac
         assert x is not None  # the equispaced view's spacings are computed with phi
@@ -629,7 +720,7 @@ def _spacing_panel(ax, d: Spacing, kind: str, first_col: bool):
         if len(x) > 1:
             ax.plot([x[0], x[-1]], [d.value[0], d.value[-1]], "--", color="0.35", linewidth=0.8)
         ax.set_xlim(0, 1.02)
-        ax.set_xlabel("phi / number of values")
+        ax.set_xlabel("phi / number of values", fontsize=MIN_FONT_PT)
     how = (
         f"all {_runs_power(d.c, d.N)} runs (exact)"
         if d.exact
@@ -637,7 +728,7 @@ def _spacing_panel(ax, d: Spacing, kind: str, first_col: bool):
     )
     ax.set_title(f"N = {d.N}: {count_text(d.size, d.c + 1)} values\n{how}")
     if first_col:
-        ax.set_ylabel(f"{d.measure}" + (" (RB = N)" if _needs_rb(d.measure) else ""))
+        ax.set_ylabel(f"{d.measure}" + ("\n(RB = N)" if _needs_rb(d.measure) else ""), fontsize=MIN_FONT_PT)
 
 
 def _needs_rb(name: str) -> bool:
@@ -780,18 +871,22 @@ def means_panels(
     *,
     title: str | None = None,
     columns: int = 4,
-    max_lines: int = 150,
+    max_lines: int = MEANS_MAX_LINES,
     out: str | Path | None = None,
     stem: str = "means",
     pdf: bool = False,
+    parts: bool = False,
 ) -> Picture:
-    """Every measure's system means, original (x) against ranked (y), in one figure: a
+    r"""Every measure's system means, original (x) against ranked (y), in one figure: a
     small panel per measure (``columns`` to a row), from a study's ``means`` table
     (columns measure, scale "original"/"ranked", system, mean). As in
     :func:`means_scatter`, the pairs of systems whose order swaps are joined by red lines
     (the ``max_lines`` widest where there are more) and their systems drawn in orange;
-    no system is labelled (the means table names them). ``data``: {measure: (k, 2)
-    swapped index pairs}."""
+    no system is labelled (the means table names them). Laid out for print: up to two
+    measures for ``\columnwidth``, more for ``\textwidth``. ``parts``: also each
+    measure's panel alone, for ``\columnwidth``, in :attr:`Picture.parts` (stem
+    ``<stem>_<slug>``, :func:`measure_slugs`). ``data``: {measure: (k, 2) swapped index
+    pairs}."""
     import pandas as pd
 
     need = {"measure", "scale", "system", "mean"}
@@ -803,38 +898,30 @@ def means_panels(
     measures = list(dict.fromkeys(means["measure"]))
     if not measures:
         raise ArgumentError("means_panels needs at least one measure's means")
+    W = COLUMN_WIDTH_IN if len(measures) <= 2 else TEXT_WIDTH_IN
     cols = max(1, min(columns, len(measures)))
     rows = -(-len(measures) // cols)
+    title = title or "System means, original against ranked, per measure"
+    heading = _wrap_in(
+        title + " (red lines: pairs of systems that swap order; orange: systems in such a pair)", W - 0.1, 9
+    )
+    panel_h = min(W / cols, 1.9) + 0.1  # an axes about as tall as wide, its two-line title and tick labels
+    H = rows * panel_h + _lines_in(heading.count("\n") + 1, 9) + 0.45
     data, swaps = {}, []
     plt = _plt()
     with _style():
-        fig = plt.figure(figsize=(1.9 * cols + 0.5, 1.9 * rows + 0.9))
+        fig = plt.figure(figsize=(W, H), layout="constrained")
+        fig.get_layout_engine().set(w_pad=0.03, h_pad=0.03, wspace=0.04, hspace=0.04)
         axes = fig.subplots(rows, cols, squeeze=False)
-        fig.subplots_adjust(
-            left=0.5 / fig.get_figwidth() + 0.04,
-            right=0.98,
-            bottom=0.55 / fig.get_figheight(),
-            top=1 - 0.75 / fig.get_figheight(),
-            wspace=0.45,
-            hspace=0.55,
-        )
         for k, m in enumerate(measures):
             pairs = _means_panel(axes[k // cols][k % cols], m, *_panel_means(means, m), max_lines)
             data[str(m)] = pairs
             swaps.append(len(pairs))
         for k in range(len(measures), rows * cols):
             axes[k // cols][k % cols].set_visible(False)
-        fig.supxlabel("system mean, original scale", fontsize=8)
-        fig.supylabel("system mean, ranked (interval scale)", fontsize=8)
-        title = title or "System means, original against ranked, per measure"
-        fig.suptitle(
-            _wrap(
-                title + " (red lines: pairs of systems that swap order; orange: systems in such a pair)",
-                fig.get_figwidth(),
-                9,
-            ),
-            fontsize=9,
-        )
+        fig.supxlabel("system mean, original scale", fontsize=9)
+        fig.supylabel("system mean, ranked", fontsize=9)
+        fig.suptitle(heading, fontsize=9)
     caption = (
         "One panel per measure, one point per system: its mean on the original scale (x) and ranked (y). "
         "Pairs of systems that change order are joined by red lines"
@@ -843,7 +930,70 @@ def means_panels(
         + "; ".join(f"{m} {n:,}" for m, n in zip(measures, swaps))
         + "."
     )
-    return _finish(fig, title, out, stem, data, pdf=pdf, caption=caption)
+    pieces: tuple[Picture, ...] = ()
+    if parts:
+        slugs = measure_slugs(measures)
+        pieces = tuple(
+            _means_part(m, *_panel_means(means, m), max_lines, f"{stem}_{slugs[m]}", out, pdf) for m in measures
+        )
+    return _finish(fig, title, out, stem, data, pdf=pdf, caption=caption, print_width_in=W, parts=pieces)
+
+
+def measure_slugs(names: Sequence[str]) -> dict[str, str]:
+    """A file-name part for each measure name: letters, digits, ``-`` and ``_`` only, the
+    same for the same name and distinct between names (also ignoring case, for
+    case-insensitive file systems); a run length ``@N`` that every name ends with is left
+    out (file names carry N already). ``RBP(p=0.8)@20`` -> ``RBP_p08``, ``nDCG(base=10)@20``
+    -> ``nDCG_base10``.
+
+    >>> measure_slugs(["P@20", "RBP(p=0.8)@20", "nDCG(base=10)@20"])
+    {'P@20': 'P', 'RBP(p=0.8)@20': 'RBP_p08', 'nDCG(base=10)@20': 'nDCG_base10'}
+    """
+    names = list(dict.fromkeys(str(n) for n in names))
+    tails = {m.group(0) if (m := re.search(r"@\d+$", n)) else None for n in names}
+    tail = tails.pop() if len(tails) == 1 else None
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for n in names:
+        base = n[: -len(tail)] if tail and len(n) > len(tail) else n
+        slug = re.sub(r"[^A-Za-z0-9_-]+", "_", re.sub(r"[=.]", "", base)).strip("_") or "measure"
+        unique, k = slug, 1
+        while unique.lower() in taken:
+            k += 1
+            unique = f"{slug}-{k}"
+        taken.add(unique.lower())
+        out[n] = unique
+    return out
+
+
+def _means_part(m: str, o: np.ndarray, r: np.ndarray, max_lines: int, stem: str, out, pdf: bool) -> Picture:
+    r"""One measure's panel of :func:`means_panels` alone, for ``\columnwidth``, with its
+    axes' labels and a legend."""
+    total = len(o) * (len(o) - 1) // 2
+    plt = _plt()
+    with _style():
+        fig = plt.figure(figsize=(COLUMN_WIDTH_IN, 3.0), layout="constrained")
+        ax = fig.subplots()
+        pairs = _means_panel(ax, m, o, r, max_lines, alone=True)
+        drawn = min(len(pairs), max_lines)
+        title = f"System means of {m}, original against ranked: {len(pairs):,} of {total:,} pairs swap order"
+        fig.suptitle(_wrap_in(title, COLUMN_WIDTH_IN - 0.1, 9), fontsize=9)
+        ax.set_xlabel("mean, original scale")
+        ax.set_ylabel("mean, ranked (interval scale)")
+        ax.legend(loc="best", fontsize=MIN_FONT_PT, handlelength=1.2, borderpad=0.3, labelspacing=0.25)
+    return _finish(
+        fig,
+        title,
+        out,
+        stem,
+        pairs,
+        pdf=pdf,
+        caption=f"One point per system: its mean of {m} on the original scale (x) and ranked (y). "
+        f"{len(pairs):,} of {total:,} pairs of systems change order (red lines"
+        + ("" if drawn == len(pairs) else f", the {drawn} widest drawn")
+        + "); their systems in orange.",
+        print_width_in=COLUMN_WIDTH_IN,
+    )
 
 
 def _widest_pairs(o: np.ndarray, pairs: np.ndarray, max_lines: int) -> np.ndarray:
@@ -870,30 +1020,56 @@ def _panel_means(means, m) -> tuple[np.ndarray, np.ndarray]:
     return o.to_numpy(np.float64), r.to_numpy(np.float64)
 
 
-def _means_panel(ax, m, o: np.ndarray, r: np.ndarray, max_lines: int) -> np.ndarray:
-    """Draw one measure's panel of :func:`means_panels` on ``ax``; return its swapped pairs."""
+def _means_panel(ax, m, o: np.ndarray, r: np.ndarray, max_lines: int, alone: bool = False) -> np.ndarray:
+    """Draw one measure's panel of :func:`means_panels` on ``ax`` (``alone``: a figure of its
+    own, with bigger marks, labelled for a legend and no title); return its swapped pairs."""
     from matplotlib.collections import LineCollection
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     pairs = swapped_pairs(o, r)
     drawn = _widest_pairs(o, pairs, max_lines)
     if len(drawn):
         segs = _pair_segments(o, r, drawn)
+        what = "swapped pair" + ("" if len(drawn) == len(pairs) else f" ({len(drawn)} widest)")
         ax.add_collection(
-            LineCollection(segs, colors="tab:red", linewidths=0.5, alpha=0.4, zorder=1)  # type: ignore[arg-type]
+            LineCollection(
+                segs,  # type: ignore[arg-type]  # an (n, 2, 2) array is a sequence of segments
+                colors="tab:red",
+                linewidths=0.7 if alone else 0.5,
+                alpha=0.5 if alone else 0.4,
+                zorder=1,
+                label=what,
+            )
         )
     in_swap = np.zeros(len(o), dtype=bool)
     in_swap[pairs.ravel()] = True
-    ax.scatter(o[~in_swap], r[~in_swap], s=6, color="tab:blue", zorder=2, linewidths=0)
-    ax.scatter(o[in_swap], r[in_swap], s=8, color="tab:orange", zorder=3, linewidths=0)
+    size = 14 if alone else 8
+    ax.scatter(o[~in_swap], r[~in_swap], s=size, color="tab:blue", zorder=2, linewidths=0, label="keeps its order")
+    if in_swap.any():
+        ax.scatter(
+            o[in_swap], r[in_swap], s=size, color="tab:orange", zorder=3, linewidths=0, label="in a swapped pair"
+        )
     ax.margins(0.07)
     ax.autoscale_view()
-    ax.locator_params(nbins=3)
-    ax.tick_params(labelsize=6, length=2, pad=1)
-    for t in ax.yaxis.get_offset_text(), ax.xaxis.get_offset_text():
-        t.set_fontsize(6)
-    total = len(o) * (len(o) - 1) // 2
-    ax.set_title(f"{m}\n{len(pairs):,} of {total:,} pairs swap", fontsize=7)
+    for axis in (ax.xaxis, ax.yaxis):  # a few short tick labels, no offset text
+        axis.set_major_locator(MaxNLocator(nbins=4 if alone else 3))
+        axis.set_major_formatter(FuncFormatter(_compact))
+    ax.tick_params(labelsize=MIN_FONT_PT, length=2.5, pad=2)
+    if not alone:
+        total = len(o) * (len(o) - 1) // 2
+        ax.set_title(f"{m}\n{len(pairs):,} of {total:,} pairs swap", fontsize=MIN_FONT_PT)
     return pairs
+
+
+def _compact(v: float, _pos=None) -> str:
+    """A tick label in few characters: ``0.25``, ``40000``, ``4e10`` (from 1e5 up)."""
+    if v == 0:
+        return "0"
+    if 1e-3 <= abs(v) < 1e5:
+        return f"{v:.6g}".replace("-", "\u2212")
+    mant, exp = f"{v:.2e}".split("e")
+    mant = mant.rstrip("0").rstrip(".")
+    return f"{mant}e{int(exp)}".replace("-", "\u2212")
 
 
 _LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85}
@@ -1026,31 +1202,32 @@ def tau_heatmap(
     stem: str = "tau",
     pdf: bool = False,
 ) -> Picture:
-    """Kendall's tau between measures as a heatmap with a colour bar: ``tau`` a square
+    r"""Kendall's tau between measures as a heatmap with a colour bar: ``tau`` a square
     DataFrame (labels from its columns), a square array with ``labels``, or a study's
     long table (columns measure_1, measure_2 and ``value``: "tau" or "tau_ranked"; the
-    diagonal is 1). Cells are annotated (3 decimals up to 12 measures, 2 up to 16, none
-    beyond; ``decimals`` overrides) in black or white, whichever reads on the cell. The
+    diagonal is 1). Laid out for print (:attr:`Picture.print_width_in`): for
+    ``\columnwidth`` where its cells hold two decimals at 8 pt there, else for
+    ``\textwidth``. Cells are annotated with 3 decimals where they hold them, else 2,
+    else none (``decimals`` overrides) in black or white, whichever reads on the cell. The
     colours span ``vmin`` to 1 (default: the smallest off-diagonal tau rounded down to a
     tenth); give two heatmaps the same ``vmin`` to compare them (:func:`tau_range`)."""
     M, names = _matrix(tau, labels, value)
     n = len(M)
-    cell = min(0.55, 6.5 / max(n, 1))
-    if decimals is None:
-        decimals = 3 if cell >= 0.5 else 2 if cell >= 0.4 else 0
     title = title or "Kendall's tau between measures"
+    g = _tau_layout(M, names, title, decimals)
+    decimals, W = g["decimals"], g["width"]
     plt = _plt()
     with _style():
-        fig, ax = plt.subplots(figsize=(n * cell + 2.4, n * cell + 1.6), layout="constrained")
+        fig = plt.figure(figsize=(W, g["height"]))
+        side = n * g["cell"]
+        ax = fig.add_axes((g["left"] / W, g["bottom"] / g["height"], side / W, side / g["height"]))
         vmin = tau_range(M) if vmin is None else float(vmin)
         cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
-        im = ax.imshow(np.ma.masked_invalid(M), cmap=cmap, vmin=min(vmin, 0.99), vmax=1.0)
+        im = ax.imshow(np.ma.masked_invalid(M), cmap=cmap, vmin=min(vmin, 0.99), vmax=1.0, aspect="auto")
         ax.set_xticks(range(n))
         ax.set_yticks(range(n))
-        ax.set_xticklabels(names, rotation=45, ha="right", rotation_mode="anchor")
+        ax.set_xticklabels(names, rotation=90)  # upright names never overlap their neighbours' boxes
         ax.set_yticklabels(names)
-        ax.set_xlabel("measure")
-        ax.set_ylabel("measure")
         if decimals:
             for a in range(n):
                 for b in range(n):
@@ -1061,12 +1238,20 @@ def tau_heatmap(
                             f"{M[a, b]:.{decimals}f}",
                             ha="center",
                             va="center",
-                            fontsize=8,
+                            fontsize=MIN_FONT_PT,
                             color=_ink(im.cmap(im.norm(M[a, b]))),
-                            in_layout=False,
                         )  # inside the axes
-        fig.colorbar(im, ax=ax, label="Kendall's tau", shrink=0.85)
-        ax.set_title(_wrap(title, n * cell + 1.5, 9))
+        bar = min(side, max(0.9 * side, 1.0))  # the colour bar: as tall as the grid, at least an inch where it can
+        cax = fig.add_axes(
+            (
+                (g["left"] + side + 0.1) / W,
+                (g["bottom"] + (side - bar) / 2) / g["height"],
+                0.12 / W,
+                bar / g["height"],
+            )
+        )
+        fig.colorbar(im, cax=cax, label="Kendall's tau")
+        fig.text(0.5, 1 - 0.05 / g["height"], g["title"], ha="center", va="top", fontsize=9)
     return _finish(
         fig,
         title,
@@ -1076,7 +1261,43 @@ def tau_heatmap(
         pdf=pdf,
         caption=f"Kendall's tau between the rankings of systems by each pair of {n} measures"
         + (f", to {decimals} decimals in each cell." if decimals else "; the colour bar gives the values."),
+        print_width_in=W,
     )
+
+
+_TAU_CELL_MAX = 0.42  # inches: a cell of the tau heatmap holds "0.000" at 8 pt with room
+
+
+def _tau_layout(M: np.ndarray, names: list[str], title: str, decimals: int | None) -> dict:
+    """Where :func:`tau_heatmap` draws, in inches: the print ``width`` (column, else text
+    width), the ``cell`` side, the grid's ``left`` and ``bottom``, the figure's ``height``,
+    the wrapped ``title`` and the ``decimals`` the cells hold."""
+    n = max(len(M), 1)
+    values = M[np.isfinite(M)]
+    label = _text_in("\n".join(names))  # the longest name at 8 pt
+    tick = 0.1  # a tick and its pad
+    bar = 0.1 + 0.12 + tick + _text_in("\u22120.00") + 0.08 + _lines_in(1, 9) + 0.05  # gap, bar, ticks, label
+    need = {d: max((_text_in(f"{v:.{d}f}".replace("-", "\u2212")) for v in values), default=0.0) + 0.08 for d in (3, 2)}
+    for width in (COLUMN_WIDTH_IN, TEXT_WIDTH_IN):
+        room = width - (0.05 + label + tick) - bar
+        cell = min(_TAU_CELL_MAX, room / n)
+        held = next((d for d in (3, 2) if cell >= need[d]), 0)
+        if width == COLUMN_WIDTH_IN and not (cell >= need[2] if decimals != 0 else cell >= _lines_in(1) + 0.03):
+            continue  # not legible in a column: the text width
+        break
+    left = 0.05 + label + tick + (room - n * cell) / 2  # the grid and its colour bar centred
+    wrapped = _wrap_in(title, width - 0.1, 9)
+    top = 0.05 + _lines_in(wrapped.count("\n") + 1, 9) + 0.1
+    bottom = 0.05 + label + tick  # the names upright
+    return {
+        "width": width,
+        "cell": cell,
+        "left": left,
+        "bottom": bottom,
+        "height": bottom + n * cell + top,
+        "title": wrapped,
+        "decimals": held if decimals is None else decimals,
+    }
 
 
 def significance_changes_plot(
@@ -1111,23 +1332,27 @@ def significance_changes_plot(
     ]
     if delta:
         panels.append(("delta_pct", "change of decisions, delta % (S2NS + NS2S over significant pairs)"))
-    cell_w, cell_h = 0.55, 0.3
-    width = max(len(cols) * cell_w + 2.6, 5.0)
-    height = len(panels) * (len(rows) * cell_h + 0.55) + 1.9
+    g = _changes_layout(grid, rows, cols, panels, title)
+    W, H = g["width"], g["height"]
     plt = _plt()
     with _style():
-        fig, axes = plt.subplots(
-            len(panels), 1, figsize=(width, height), sharex=True, layout="constrained", squeeze=False
-        )
+        fig = plt.figure(figsize=(W, H))
         counts = np.concatenate([grid["s2ns"].to_numpy(float).ravel(), grid["ns2s"].to_numpy(float).ravel()])
         vmax = float(np.nanmax(counts)) if np.isfinite(counts).any() else 1.0
-        for ax, (k, label) in zip(axes[:, 0], panels):
-            _changes_panel(fig, ax, grid[k].to_numpy(dtype=np.float64), k, label, rows, vmax)
-        last = axes[-1, 0]
-        last.set_xticks(range(len(cols)))
-        last.set_xticklabels(cols, rotation=90)
-        last.set_xlabel("test")
-        fig.suptitle(_wrap(title, width, 10))
+        gw = len(cols) * g["cell"]
+        bar = g["rows"]
+        ax = None
+        for (k, _), (y, heading) in zip(panels, g["panels"]):
+            ax = fig.add_axes((g["left"] / W, y / H, gw / W, g["rows"] / H))
+            cax = fig.add_axes(((g["left"] + gw + 0.1) / W, (y + (g["rows"] - bar) / 2) / H, 0.1 / W, bar / H))
+            _changes_panel(fig, ax, cax, grid[k].to_numpy(dtype=np.float64), k, rows, vmax)
+            fig.text(0.05 / W, (y + g["rows"] + 0.04) / H, heading, ha="left", va="bottom", fontsize=9)
+            ax.set_xticks(range(len(cols)))
+            ax.tick_params(axis="x", labelbottom=False)
+        assert ax is not None
+        ax.tick_params(axis="x", labelbottom=True)
+        ax.set_xticklabels(g["tests"], rotation=90, linespacing=1.0)
+        fig.text(0.5, 1 - 0.05 / H, g["title"], ha="center", va="top", fontsize=10)
     return _finish(
         fig,
         title,
@@ -1139,6 +1364,7 @@ def significance_changes_plot(
         "measure is replaced by its ranked (interval-scale) version: S2NS significant on the "
         "original scale but not on the ranked one, NS2S the other way"
         + (", and delta %: both over the pairs significant on the original scale." if delta else "."),
+        print_width_in=W,
     )
 
 
@@ -1165,14 +1391,26 @@ def asl_curves_plot(
     measures = list(dict.fromkeys(asl["measure"]))
     tests = list(dict.fromkeys(asl["test"]))
     title = title or "Discriminative power: ASL curves, original (solid) and ranked (dashed)"
+    W = COLUMN_WIDTH_IN if len(measures) <= 2 else TEXT_WIDTH_IN
     ncols = min(4, len(measures))
     nrows = -(-len(measures) // ncols)
-    width, height = 2.6 * ncols + 0.4, 2.2 * nrows + 1.6
+    entry = max(_text_in(str(t)) for t in tests) + 0.4  # a legend entry: line, gap, name, space
+    lcols = max(1, min(len(tests), int((W - 0.1) // entry)))
+    heading = _wrap_in(title, W - 0.1, 10)
+    panel = min((W - 0.3) / ncols, 1.7)  # an axes about as tall as wide, at most 1.7 in
+    height = (
+        nrows * (panel + _lines_in(1, 9) + 0.1)
+        + _lines_in(heading.count("\n") + 1, 10)
+        + _lines_in(-(-len(tests) // lcols))
+        + 0.55
+    )
     top = min(1.0, 4 * alpha)
     plt = _plt()
     colours = plt.get_cmap("tab10")
     with _style():
-        fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), sharex=True, sharey=True, squeeze=False)
+        fig = plt.figure(figsize=(W, height), layout="constrained")
+        fig.get_layout_engine().set(w_pad=0.03, h_pad=0.03, wspace=0.03, hspace=0.03)
+        axes = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
         for k, ax in enumerate(axes.ravel()):
             if k >= len(measures):
                 ax.set_visible(False)
@@ -1182,19 +1420,29 @@ def asl_curves_plot(
                 for scale, style in (("original", "-"), ("ranked", "--")):
                     line = part[(part["test"] == test) & (part["scale"] == scale)]
                     if len(line):
-                        ax.plot(line["percent"], line["asl"], style, color=colours(c % 10), linewidth=1.2)
+                        ax.plot(line["percent"], line["asl"], style, color=colours(c % 10), linewidth=1.0)
             ax.axhline(alpha, color="0.4", linewidth=0.8, linestyle=":")
             ax.set_ylim(0, top)
             ax.set_xlim(0, 100)
+            ax.set_xticks([0, 25, 50, 75, 100])
             ax.set_title(measures[k], fontsize=9)
             if k % ncols == 0:
                 ax.set_ylabel("ASL (p-value)")
             if k // ncols == nrows - 1 or k + ncols >= len(measures):
                 ax.set_xlabel("system pairs (%)")
+                ax.tick_params(axis="x", labelbottom=True)
         handles = [plt.Line2D([], [], color=colours(c % 10), linewidth=1.5) for c in range(len(tests))]
-        fig.legend(handles, tests, loc="lower center", ncol=min(len(tests), 4), fontsize=8, frameon=False)
-        fig.suptitle(_wrap(title, width, 10))
-        fig.tight_layout(rect=(0, 0.06 + 0.03 * ((len(tests) - 1) // 4), 1, 0.94))
+        fig.legend(
+            handles,
+            tests,
+            loc="outside lower center",
+            ncol=lcols,
+            fontsize=MIN_FONT_PT,
+            frameon=False,
+            handlelength=1.6,
+            columnspacing=1.2,
+        )
+        fig.suptitle(heading, fontsize=10)
     return _finish(
         fig,
         title,
@@ -1202,6 +1450,7 @@ def asl_curves_plot(
         stem,
         asl,
         pdf=pdf,
+        print_width_in=W,
         caption=f"For each measure and test, every system pair's achieved significance level (p-value), sorted, "
         f"against the share of pairs: on the original measure (solid) and on its ranked version (dashed). The "
         f"dotted line is alpha = {alpha:g}; where a curve crosses it is the test's discriminative power (the share "
@@ -1220,9 +1469,9 @@ def _changes_grids(changes, rows: list, cols: list, delta: bool) -> dict:
     }
 
 
-def _changes_panel(fig, ax, M: np.ndarray, k: str, label: str, rows: list, vmax: float) -> None:
+def _changes_panel(fig, ax, cax, M: np.ndarray, k: str, rows: list, vmax: float) -> None:
     """Draw one panel of :func:`significance_changes_plot`: matrix ``M`` of column ``k`` as a
-    heat map with its values written in, its measures and its colour bar."""
+    heat map with its values written in, its measures, and its colour bar on ``cax``."""
     plt = _plt()
     cmap = plt.get_cmap("YlOrRd" if k != "delta_pct" else "Purples").with_extremes(bad="0.85")
     im = ax.imshow(
@@ -1232,25 +1481,77 @@ def _changes_panel(fig, ax, M: np.ndarray, k: str, label: str, rows: list, vmax:
         vmin=0,
         vmax=max(vmax, 1.0) if k != "delta_pct" else max(float(np.nanmax(M)) if np.isfinite(M).any() else 1.0, 1.0),
     )
-    for a in range(M.shape[0]):
-        for b in range(M.shape[1]):
-            if np.isfinite(M[a, b]):
-                txt = f"{M[a, b]:.0f}" if k != "delta_pct" else f"{M[a, b]:.0f}%"
-                ax.text(
-                    b,
-                    a,
-                    txt,
-                    ha="center",
-                    va="center",
-                    fontsize=8,
-                    color=_ink(im.cmap(im.norm(M[a, b]))),
-                    in_layout=False,
-                )  # inside the axes: the layout need not measure it
+    for a, b in zip(*np.nonzero(np.isfinite(M))):
+        ax.text(
+            b,
+            a,
+            _changes_cell(M[a, b], k),
+            ha="center",
+            va="center",
+            fontsize=MIN_FONT_PT,
+            color=_ink(im.cmap(im.norm(M[a, b]))),
+        )
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels(rows)
-    ax.set_ylabel("measure")
-    ax.set_title(label)
-    fig.colorbar(im, ax=ax, label="pairs" if k != "delta_pct" else "delta %", shrink=0.9, aspect=10)
+    fig.colorbar(im, cax=cax, label="pairs" if k != "delta_pct" else "delta %")
+
+
+def _changes_cell(v: float, k: str) -> str:
+    """What a cell of :func:`significance_changes_plot` says: a count, or delta as a percentage."""
+    return f"{v:.0f}" if k != "delta_pct" else f"{v:.0f}%"
+
+
+def _changes_layout(grid: dict, rows: list, cols: list, panels: list, title: str) -> dict:
+    """Where :func:`significance_changes_plot` draws, in inches: the print ``width`` (column
+    width where the cells and the tests' names fit, else text width), the ``cell`` width,
+    the height ``rows`` of each grid, the grids' ``left``, each panel's (bottom,
+    wrapped heading), the ``tests``' names wrapped to fit a cell upright, the wrapped
+    ``title`` and the figure's ``height``."""
+    row_h, tick, line = 0.16, 0.1, _lines_in(1)
+    label = _text_in("\n".join(map(str, rows)))
+    cells = [_changes_cell(v, k) for k in grid for v in grid[k].to_numpy(dtype=np.float64).ravel() if np.isfinite(v)]
+    cell_min = max([_text_in(c) + 0.08 for c in cells] + [line + 0.05])
+    vmax = max(
+        (float(np.nanmax(grid[k].to_numpy(dtype=np.float64))) for k in grid if grid[k].notna().any().any()), default=1.0
+    )
+    bar = 0.1 + 0.1 + tick + _text_in(f"{max(vmax, 100):.0f}") + 0.08 + _lines_in(1, 9) + 0.05
+    fixed = 0.05 + label + tick + bar
+    width = COLUMN_WIDTH_IN if fixed + len(cols) * cell_min <= COLUMN_WIDTH_IN else TEXT_WIDTH_IN
+    room = width - fixed
+    cell = min(0.55, max(cell_min, room / max(len(cols), 1)))
+    fit = max(1, int((cell - 0.04) / line + 1e-9))  # lines of a test's name side by side in a cell, upright
+    tests = [_wrap_lines(str(c), fit) for c in cols]
+    left = 0.05 + label + tick + max(room - len(cols) * cell, 0) / 2
+    wrapped = _wrap_in(title, width - 0.1, 10)
+    y = 0.05 + tick + _text_in("\n".join(tests))  # the tests' names, upright
+    grid_h = max(len(rows) * row_h, _text_in("delta %", 9) + 0.2)  # at least as tall as a colour bar's label
+    placed = []
+    for _, heading in reversed(panels):
+        h = _wrap_in(heading, width - 0.1, 9)
+        placed.append((y, h))
+        y += grid_h + 0.04 + _lines_in(h.count("\n") + 1, 9) + 0.12
+    height = y - 0.12 + 0.05 + _lines_in(wrapped.count("\n") + 1, 10) + 0.05
+    return {
+        "width": width,
+        "cell": cell,
+        "rows": grid_h,
+        "left": left,
+        "panels": placed[::-1],
+        "tests": tests,
+        "title": wrapped,
+        "height": height,
+    }
+
+
+def _wrap_lines(text: str, lines: int, size: float = MIN_FONT_PT) -> str:
+    """``text`` wrapped into at most ``lines`` lines, each as short as that allows (a word is
+    never split)."""
+    width = max(_text_in(w, size) for w in text.split(" "))
+    while True:
+        wrapped = _wrap_in(text, width, size)
+        if wrapped.count("\n") < lines:
+            return wrapped
+        width += 0.05
 
 
 # -- Hasse diagram of the weak order -----------------------------------------------------------------
@@ -1560,9 +1861,12 @@ def balancing_plot(measures: Sequence, ns: Sequence[int], out: str | Path) -> li
 
 
 __all__ = [
+    "COLUMN_WIDTH_IN",
     "EXACT_LIMIT",
     "HASSE_MAX_COVERS",
     "HASSE_MAX_RUNS",
+    "MIN_FONT_PT",
+    "TEXT_WIDTH_IN",
     "Picture",
     "Spacing",
     "balancing_plot",
@@ -1572,6 +1876,7 @@ __all__ = [
     "hasse_limit",
     "means_panels",
     "means_scatter",
+    "measure_slugs",
     "rank_spacing_plot",
     "sample_runs",
     "significance_changes_plot",
@@ -1590,7 +1895,7 @@ __all__ = [
 def study_figures(
     study, spacing: bool = False, samples: int = 1000, others: bool = True, pdf: bool = True
 ) -> list[Picture]:
-    """The figures of a study's report, as :class:`Picture` objects for
+    r"""The figures of a study's report, as :class:`Picture` objects for
     :func:`irscale.report.files.write_report` (which embeds them in the HTML and writes each
     as ``<stem>_N<N>.svg`` and, with ``pdf``, ``.pdf``): Kendall's tau between the measures
     and between their ranked versions (two heatmaps on one colour range, each with its
@@ -1598,7 +1903,12 @@ def study_figures(
     means original vs ranked in one figure (when the study has means) and, with
     ``spacing=True``, the spacing of every measure's values at N over all runs from its
     rank map (the paper's Figures 3-5; quantile view, ``samples`` seeded runs: about 5 s
-    for AP at N = 30, so not drawn by default); ``others=False``: the spacing plots only."""
+    for AP at N = 30, so not drawn by default); ``others=False``: the spacing plots only.
+    The means figure carries each measure's panel alone in :attr:`Picture.parts` (written
+    as ``figure<k>_means_<slug>_N<N>``, :func:`measure_slugs`). Each figure is laid out for its
+    print width (:attr:`Picture.print_width_in`, :attr:`Picture.latex_width`): compare's
+    eleven measures and tests need ``\textwidth`` for all but the means' parts, a few
+    measures fit ``\columnwidth``."""
     from irscale.measures import parse_measure
 
     names = {parse_measure(m).label: m for m in study.measures}  # the study's frames use short labels
@@ -1630,8 +1940,19 @@ def study_figures(
         changes = canonical(study.changes, ["measure"])
         jobs.append(lambda: significance_changes_plot(changes, pdf=pdf))
     means = getattr(study, "means", None)
+    parts: dict[int, list[int]] = {}  # a figure's job: the jobs of its parts (light: one panel each)
     if means is not None and len(means):
         jobs.append(lambda: means_panels(means, title=f"System means, original against ranked, N = {study.N}", pdf=pdf))
+        measures = list(dict.fromkeys(means["measure"]))
+        slugs = measure_slugs(measures)
+        parts[len(jobs) - 1] = list(range(len(jobs), len(jobs) + len(measures)))
+        for m in measures:
+            light.add(len(jobs))
+            jobs.append(
+                functools.partial(
+                    _means_part, m, *_panel_means(means, m), MEANS_MAX_LINES, f"means_{slugs[m]}", None, pdf
+                )
+            )
     asl = getattr(study, "asl", None)
     if others and asl is not None and len(asl):
         curves = canonical(asl, ["measure"])
@@ -1666,11 +1987,16 @@ def study_figures(
 
     _plt()  # imported once, before any fork
     # two workers take the jobs two at a time in order: pair a heavy figure (the changes, the means, the spacing)
-    # with a light one (a heatmap) so that both finish together
+    # with a light one (a heatmap, a panel of the means) so that both finish together
     heavy = [k for k in range(len(jobs)) if k not in light]
     lights = sorted(light)
     order = [k for pair in zip(heavy, lights) for k in pair] + heavy[len(lights) :] + lights[len(heavy) :]
     # never in threads: pyplot's rc_context is process-wide state, which two threads would interleave
     drawn = parallel_imap(lambda k: jobs[k](), order, workers=min(2, len(jobs)) if can_fork() else 1, processes=True)
     by_job = dict(zip(order, drawn))
-    return [by_job[k] for k in range(len(jobs))]
+    of_part = {k for ks in parts.values() for k in ks}
+    return [
+        dataclasses.replace(by_job[k], parts=tuple(by_job[j] for j in parts[k])) if k in parts else by_job[k]
+        for k in range(len(jobs))
+        if k not in of_part
+    ]

@@ -1214,8 +1214,13 @@ def pairs_wide(pairs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     common = [c for c in df.columns if c not in per and c not in ("test", "correction")]
     wide = df[df["test"] == tests[0]][common].reset_index(drop=True)
     for t in tests:
-        part = df[df["test"] == t][keys + per].rename(columns={c: f"{c}_{t}" for c in per})
-        wide = wide.merge(part, on=keys, how="left", validate="one_to_one")
+        part = df[df["test"] == t][keys + per].reset_index(drop=True)
+        if len(part) == len(wide) and part[keys].equals(wide[keys]):  # each test's rows in one order (compare's)
+            for c in per:
+                wide[f"{c}_{t}"] = part[c].to_numpy()
+        else:
+            part = part.rename(columns={c: f"{c}_{t}" for c in per})
+            wide = wide.merge(part.drop_duplicates(keys), on=keys, how="left")
     return wide, tests
 
 
