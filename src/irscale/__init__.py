@@ -21,7 +21,7 @@ _LAZY = {
     "parse_measure": "irscale.measures",
     "compare": "irscale.study",
     "Study": "irscale.study",
-    "read_study": "irscale.report.files",
+    "read_study": "irscale.study",
     "meaningful": "irscale.meaning",
 }
 

@@ -1166,7 +1166,7 @@ def paper_table(
     original and ranked side by side, best in bold, marks from one test against a baseline or
     ranx-style letters, and a dagger where a conclusion is not meaningful."""
     from irscale.errors import ArgumentError
-    from irscale.report.files import read_study
+    from irscale.study import read_study
 
     try:
         study = read_study(study_dir, N)

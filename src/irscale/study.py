@@ -1041,3 +1041,102 @@ def _incomparable_columns(out: pd.DataFrame, codes, values, i, j, S: int) -> np.
     out["incomparable_share"] = (mine == mf.INCOMPARABLE).mean(axis=1)
     out["incomparable_mass"] = mass
     return mass
+
+
+# -- reading a written study back -----------------------------------------------------------------
+
+
+def read_study(path: str | Path, N: int | None = None) -> Study:
+    """The study that ``irscale compare --out DIR`` (or ``Study.write``) wrote into ``path``,
+    read back from its files without recomputing anything: provenance (from the JSON
+    files), Tables 2-6, the means, the comparisons with baselines (``Study.pairs``' form),
+    the measure-free pairs, discriminative power, ASL curves and per-topic scores. ``N``:
+    which run length, where the directory holds several (``irscale study`` writes one
+    report per N)."""
+    import json
+
+    from irscale.errors import ArgumentError
+    from irscale.report.study import pairs_long
+    from irscale.stats import FAMILYWISE
+
+    d = Path(path)
+    if not d.is_dir():
+        raise ArgumentError(f"{d}: not a directory; give the --out directory of irscale compare or irscale study")
+    found = sorted(
+        int(p.stem.rsplit("_N", 1)[1])
+        for p in d.glob("table2_tau_measure_vs_ranked_N*.json")
+        if p.stem.rsplit("_N", 1)[1].isdigit()
+    )
+    if not found:
+        raise ArgumentError(
+            f"{d}: no study here (no table2_tau_measure_vs_ranked_N<N>.json); "
+            "write one with: irscale compare QRELS RUNS --out DIR"
+        )
+    if N is None:
+        if len(found) > 1:
+            raise ArgumentError(f"{d} holds studies at N = {', '.join(map(str, found))}: choose one with -N")
+        N = found[0]
+    elif N not in found:
+        raise ArgumentError(f"{d} has no study at N = {N}: it has N = {', '.join(map(str, found))}")
+    tag = f"N{N}"
+    prov = json.loads((d / f"table2_tau_measure_vs_ranked_{tag}.json").read_text(encoding="utf-8"))["provenance"]
+    names = {"system": str, "system_1": str, "system_2": str, "topic": str, "measure": str}
+
+    def frame(stem: str) -> pd.DataFrame | None:
+        p = d / f"{stem}_{tag}.csv"
+        if not p.is_file():
+            return None
+        df = pd.read_csv(p, dtype=names, keep_default_na=True)
+        return df[[c for c in df.columns if not c.endswith("_display")]]
+
+    def required(stem: str) -> pd.DataFrame:
+        got = frame(stem)
+        if got is None:
+            raise ArgumentError(f"{d}: {stem}_{tag}.csv is missing: the study was not written whole")
+        return got
+
+    means = _long_means(frame("means_original_vs_ranked"))
+    wide = frame("comparisons_with_baselines")
+    pairs = None
+    if wide is not None:
+        corr = str(prov.get("correction", "none"))
+        pairs = pairs_long(wide, {t: "none" if t in FAMILYWISE else corr for t in prov.get("tests", [])})
+    return Study(
+        N,
+        tuple(prov["measures"]),
+        tuple(str(s) for s in prov.get("runs", ())),
+        tuple(str(t) for t in prov.get("topics", ())),
+        required("table2_tau_measure_vs_ranked"),
+        required("table4_tau_between_measures"),
+        required("tables5_6_significance_changes"),
+        prov,
+        means=means,
+        pairs=pairs,
+        measure_free=frame("measure_free_pairs"),
+        scores=frame("scores"),
+        power=frame("discriminative_power"),
+        asl=frame("asl_curves"),
+    )
+
+
+def _long_means(wide: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The means file (one row per measure and system, each scale's columns side by side)
+    in ``Study.means``' form: measure, scale, system, mean, ci_low, ci_high[, halfwidth]."""
+    if wide is None:
+        return None
+    frames = []
+    for sc in ("original", "ranked"):
+        cols = {v: f"{v}_{sc}" for v in ("mean", "ci_low", "ci_high", "halfwidth") if f"{v}_{sc}" in wide}
+        if "mean" not in cols:
+            continue
+        part = pd.DataFrame({"measure": wide["measure"], "scale": sc, "system": wide["system"]})
+        for v, c in cols.items():
+            part[v] = wide[c].to_numpy()
+        frames.append(part)
+    if not frames:
+        return None
+    out = pd.concat(frames, ignore_index=True)
+    order = {m: k for k, m in enumerate(dict.fromkeys(out["measure"]))}
+    return out.sort_values(
+        ["measure", "scale"], key=lambda c: c.map(order) if c.name == "measure" else c, kind="stable"
+    ).reset_index(drop=True)
