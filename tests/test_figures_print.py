@@ -225,7 +225,7 @@ def test_the_parts_are_written_after_their_figure_and_left_out_of_the_latex(figu
     assert names[3][2:] == [f"figure4_{p.stem}_N20.{e}" for p in figures[3].parts for e in ("svg", "pdf")]
     assert all(re.fullmatch(r"figure\d+_[A-Za-z0-9_-]+_N20\.(svg|pdf)", n) for fs in names for n in fs)
     assert len({n.lower() for fs in names for n in fs}) == sum(map(len, names))  # distinct, whatever the case
-    assert [f for f, _ in _latex_figures(files, _figures(figures))] == [fs[1] for fs in names]  # each figure's own PDF
+    assert [f for f, *_ in _latex_figures(files, _figures(figures))] == [fs[1] for fs in names]  # each figure's own PDF
 
 
 @pytest.mark.slow

@@ -137,6 +137,11 @@ def test_latex_report_numbers_tables_as_their_files(study_dir, tmp_path):
         ["pdflatex", "-interaction=nonstopmode", f"report_N{N}.tex"], cwd=work, capture_output=True, text=True
     )
     assert p.returncode == 0, p.stdout[-2000:]
+    tex = (work / f"report_N{N}.tex").read_text(encoding="utf-8")
+    widths = re.findall(r"\\includegraphics\[width=([^,\]]+)", tex)
+    assert len(widths) == 5 and set(widths) <= {"3.35in", "6.9in"}  # each figure at its print width, unscaled
+    log = (work / f"report_N{N}.log").read_text(encoding="utf-8", errors="replace")
+    assert "Overfull" not in log and "too large" not in log
     aux = (work / f"report_N{N}.aux").read_text(encoding="utf-8")
     number = dict(re.findall(r"\\newlabel\{tab:irscale-(\w+)-N\d+\}\{\{(\d+)\}", aux))
     assert number["table2"] == "2" and number["table4"] == "4"

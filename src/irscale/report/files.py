@@ -119,6 +119,7 @@ def write_report(
     out = writable_dir("out", out, create=True)
     tag = f"N{study.N}"
     figure_files = _figure_files(figures, tag)
+    widths = [getattr(f, "print_width_in", None) for f in figures or ()]  # inches each is drawn for print
     figures = _figures(figures)
     written: list[Path] = []
 
@@ -130,7 +131,7 @@ def write_report(
     tables = report_tables(study)
     for name, text in _data_files(study, tables, tag):
         put(name, text)
-    for name, text in _latex_files(study, tables, tag, _latex_figures(figure_files, figures)):
+    for name, text in _latex_files(study, tables, tag, _latex_figures(figure_files, figures, widths)):
         put(name, text)
     links: dict[str, object] = {t.key: f"{t.stem}_{tag}" for t in tables}  # file stems; "figures": one list each
     links["provenance"] = f"provenance_{tag}"
@@ -190,14 +191,16 @@ def _latex_files(study: Study, tables: list[ReportTable], tag: str, figures) -> 
     yield f"report_{tag}.tex", latex_report(tables, figures, title=f"irscale report (N = {study.N})", texts=texts)
 
 
-def _latex_figures(figure_files, figures) -> list[tuple[str, str]]:
-    """``(PDF file name, caption)`` of each figure written as a PDF, for ``report_N<N>.tex``:
-    the figure's own PDF (``figure_files``' first file is its SVG), never one of its parts'."""
+def _latex_figures(figure_files, figures, widths=()) -> list[tuple[str, str, float | None]]:
+    """``(PDF file name, caption, print width in inches or None)`` of each figure written as
+    a PDF, for ``report_N<N>.tex``: the figure's own PDF (``figure_files``' first file is its
+    SVG), never one of its parts'."""
     out = []
-    for files, (title, _, caption) in zip(figure_files, figures):
+    widths = list(widths) + [None] * (len(figures) - len(widths))
+    for files, (title, _, caption), width in zip(figure_files, figures, widths):
         own = files[0][0].removesuffix(".svg") + ".pdf"
         if any(name == own for name, _ in files):
-            out.append((own, f"{title}. {caption}" if caption else title))
+            out.append((own, f"{title}. {caption}" if caption else title, width))
     return out
 
 
@@ -251,4 +254,3 @@ def write_index(studies: Sequence[Study], out: str | Path, command: str | None =
     path = out / INDEX
     path.write_text(html_index(entries, tau_report_tables(studies), command), encoding="utf-8")
     return path
-

@@ -882,7 +882,9 @@ def latex_report(
 ) -> str:
     r"""A complete LaTeX document (``report_N<N>.tex``): every table of ``tables`` fitted to
     ``width`` (:func:`latex_table`), then each of ``figures``, ``(PDF file name, caption)``
-    pairs of files beside the ``.tex``, as a figure float.
+    or ``(PDF file name, caption, print width in inches)`` of files beside the ``.tex``, as
+    a figure float: a figure with a print width is included at that width, unscaled (its
+    text is drawn 8 pt there), and the page is made as wide as the widest such figure.
 
     The document is the page the tables are fitted to: ``"onecolumn"``, the ``article`` class
     as it is (``\textwidth`` 345pt); ``"twocolumn"``, ``\documentclass[twocolumn]{article}``
@@ -891,8 +893,8 @@ def latex_report(
     ``pdflatex report_N<N>.tex``. ``texts``: the tables already rendered at ``width``, one
     each (not rendered again)."""
     target = _width_of(width)
-    figures = [(str(f), str(c)) for f, c in figures]
-    for f, _ in figures:
+    figures = [(str(f[0]), str(f[1]), f[2] if len(f) > 2 else None) for f in figures]
+    for f, _, _ in figures:
         if not _FILE.fullmatch(f):
             raise ValueError(f"a figure's file name is letters, digits and _ . - / only: {f!r}")
     head = [
@@ -900,8 +902,11 @@ def latex_report(
         r"\usepackage[T1]{fontenc}",
         r"\usepackage{booktabs}",
     ]
+    wide = max((w for _, _, w in figures if w is not None), default=0.0) * 72.27  # pt
     if not isinstance(width, str):
-        head.append(rf"\usepackage[textwidth={target:g}pt]{{geometry}}")
+        head.append(rf"\usepackage[textwidth={max(target, wide):g}pt]{{geometry}}")
+    elif wide > target:  # a page as wide as the widest figure, so that each prints at its own width
+        head.append(rf"\usepackage[textwidth={wide:g}pt,textheight=9in]{{geometry}}")
     if figures:
         head.append(r"\usepackage{graphicx}")
     # a page may hold more floats, and more of it floats, than LaTeX's defaults let it (fewer half-empty pages)
@@ -939,14 +944,19 @@ def latex_report(
                 floats = 0
             body.append(piece.rstrip("\n"))
             floats += n
-    for f, caption in figures:
+    for f, caption, inches in figures:
         if floats + 1 > 16:
             body.append(r"\clearpage")
             floats = 0
+        size = (  # a figure drawn for print at its own width (its text is 8 pt there), else fitted
+            rf"width={inches:g}in,height=0.92\textheight,keepaspectratio"
+            if inches is not None
+            else r"width=\linewidth,height=0.45\textheight,keepaspectratio"
+        )
         body += [
             r"\begin{figure}[tbp]",
             r"\centering",
-            rf"\includegraphics[width=\linewidth,height=0.45\textheight,keepaspectratio]{{{f}}}",
+            rf"\includegraphics[{size}]{{{f}}}",
             rf"\caption{{{latex_escape(caption)}}}",
             r"\end{figure}",
             "",
