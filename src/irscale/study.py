@@ -839,6 +839,8 @@ def _provenance(
         "correction": plan.correction,
         "correction_across_measures": plan.across_measures,
         "baselines": None if plan.baselines is None else list(plan.baselines),
+        "seed": plan.seed,  # of the bootstrap intervals and the randomised tests' draws
+        "numpy_version": np.__version__,  # numpy promises its random streams within one version
         "bootstrap": {"method": "BCa", "n_resamples": plan.n_resamples, "seed": plan.seed, "confidence": 0.95}
         if resampled
         else None,

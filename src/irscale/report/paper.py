@@ -99,12 +99,20 @@ class PaperTable:
         heads = {c: _latex_scale_head(c[1], c in bad) for c in cols}
         mheads = {m: _stacked(latex_escape(_short(m))) for m in self.measures}
 
+        contents: dict[int, tuple[float, dict, dict]] = {}  # size: (names, columns, measure heads), widths once
+
         def width(group: Sequence[str], size: int, sep: float) -> float:
-            w = max(tex_width(n, size) for n in names + ["System"]) + 2 * sep
+            if size not in contents:
+                contents[size] = (
+                    max(tex_width(n, size) for n in names + ["System"]),
+                    {c: max(tex_width(x, size) for x in sized[c] + [heads[c]]) for c in cols},
+                    {m: _head_width(mheads[m], size) for m in self.measures},
+                )
+            first, col_w, head_w = contents[size]
+            w = first + 2 * sep
             for m in group:
-                sub = [c for c in cols if c[0] == m]
-                inner = sum(max(tex_width(x, size) for x in sized[c] + [heads[c]]) + 2 * sep for c in sub)
-                w += max(inner, _head_width(mheads[m], size) + 2 * sep)
+                inner = sum(col_w[c] + 2 * sep for c in cols if c[0] == m)
+                w += max(inner, head_w[m] + 2 * sep)
             return w
 
         choice = None
@@ -355,8 +363,7 @@ def paper_table(
     if baseline is not None and str(baseline) not in study.systems:
         raise ArgumentError(f"unknown baseline {baseline!r}: the study's systems are {_listing(study.systems)}")
     alpha = float(prov.get("alpha", 0.05))
-    seed = int(prov.get("bootstrap", {}).get("seed", 0) if isinstance(prov.get("bootstrap"), dict) else 0)
-    seed = int(next((v.get("seed") for v in (prov.get("randomised_tests") or {}).values() if "seed" in v), seed))
+    seed = int(prov.get("seed", (prov.get("bootstrap") or {}).get("seed", 0)))  # the study's (its draws')
     means = _means(study, chosen)
     if top is not None:
         top = integer("top", top, minimum=1)

@@ -1409,10 +1409,8 @@ def _pair_test_columns(t: str, corr: str, corrected: bool, alpha: float, df: pd.
         ),
     ]
     if not corrected:  # the raw p-value is the one shown
-        cols[0] = dataclasses.replace(cols[0], head=head, latex=latex_head(head), hidden=False)
-        cols[0] = dataclasses.replace(
-            cols[0], explain=f"{words}: the p-value of the pair (no correction); marks after it as the legend says."
-        )
+        explain = f"{words}: the p-value of the pair (no correction); marks after it as the legend says."
+        cols[0] = dataclasses.replace(cols[0], head=head, latex=latex_head(head), hidden=False, explain=explain)
     return [c for c in cols if c.key in df]
 
 
