@@ -417,8 +417,10 @@ def _resampling(confidence, n_resamples, seed) -> tuple[float, int, int]:
     return float(confidence), n_resamples, seed
 
 
-def _comparisons(names: tuple[str, ...], baselines) -> tuple[np.ndarray, np.ndarray]:
-    """(first, second) system indices of every comparison."""
+def comparisons(names: tuple[str, ...], baselines) -> tuple[np.ndarray, np.ndarray]:
+    """(first, second) system indices of every comparison: every pair ``i < j`` where
+    ``baselines`` is None, else each baseline against every other system (the rows of
+    :func:`pairwise`, and of a study's comparisons with baselines)."""
     S = len(names)
     if baselines is None:
         return pair_index(S)
@@ -514,7 +516,7 @@ def pairwise(
     confidence, n_resamples, seed = _resampling(confidence, n_resamples, seed)
     if ci is not None:
         ci = flag("ci", ci)
-    a, b = _comparisons(names, baselines)
+    a, b = comparisons(names, baselines)
     P = len(a)
     if ci is None:
         ci = _auto_ci(P)

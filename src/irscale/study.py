@@ -958,13 +958,13 @@ def _baseline_pairs(
     test (means, difference, interval, effect sizes, incomparable topics) is computed once
     per (measure, scale); each test's p-values are its Tables 5/6 result's for these pairs
     (``results``: the same test on the same scores), corrected over the baseline pairs."""
-    from irscale.effects import _comparisons, correct, pair_effects, pair_pvalues
+    from irscale.effects import comparisons, correct, pair_effects, pair_pvalues
 
     assert plan.baselines is not None  # (_baseline_pairs runs only with baselines)
-    a, b = _comparisons(tuple(systems), list(plan.baselines))  # baseline a[k] vs system b[k]
+    a, b = comparisons(tuple(systems), list(plan.baselines))  # baseline a[k] vs system b[k]
     frames = []
     total = len(plan.names) * 2
-    for m in plan.names:
+    for n, m in enumerate(plan.names):
         for k, (which, values) in enumerate((("original", s.orig[m]), ("ranked", s.ranked[m]))):
             eff = pair_effects(values.T, a, b, 0.95, plan.n_resamples, plan.seed, True)
             common = pd.DataFrame(
@@ -982,11 +982,10 @@ def _baseline_pairs(
                     "rank_biserial": -eff["rank_biserial"],
                 }
             )
-            i, j = a, b  # baseline, system
             mass = None
             if codes is not None:  # the ranked scores as the statistics see them (see _measure_free)
                 mass = _incomparable_columns(
-                    common, codes[m], s.stat[m] if which == "ranked" else values, i, j, len(systems)
+                    common, codes[m], s.stat[m] if which == "ranked" else values, a, b, len(systems)
                 )
             for test in plan.tests:
                 corr = "none" if test in st.FAMILYWISE else plan.correction  # Tukey-type: adjusted already
@@ -999,9 +998,9 @@ def _baseline_pairs(
                 out["meaningful"] = meaningful_test(test, True if which == "ranked" else scale[m], rb[m])
                 if mass is not None:
                     out["rests_on_incomparable"] = sig & (np.nan_to_num(mass) > 0.5)
-                _bounded_columns(out, plan, s, m, which, test, i, j, len(systems), flips)
+                _bounded_columns(out, plan, s, m, which, test, a, b, len(systems), flips)
                 frames.append(out)
-            tick("comparisons with baselines", 2 * plan.names.index(m) + k + 1, total)
+            tick("comparisons with baselines", 2 * n + k + 1, total)
     return pd.concat(frames, ignore_index=True)
 
 

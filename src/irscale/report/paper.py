@@ -342,6 +342,7 @@ def paper_table(
     is dropped where every mean is below 1)."""
     from irscale.effects import CORRECTIONS
     from irscale.errors import ArgumentError, check_choice
+    from irscale.report.study import default_test
     from irscale.stats import ALL_TESTS, FAMILYWISE, test_name
     from irscale.validate import integer
 
@@ -352,7 +353,7 @@ def paper_table(
     rows = _systems(study, systems)
     study_tests = [str(t) for t in prov.get("tests", [])]
     if test is None:
-        test = "ttest" if "ttest" in study_tests or not study_tests else study_tests[0]
+        test = default_test(study_tests)
     test = check_choice("test", test, ALL_TESTS)
     corr = check_choice(
         "correction", correction if correction is not None else prov.get("correction", "none"), CORRECTIONS

@@ -21,6 +21,7 @@ and stay ``True``/``False`` in CSV and JSON.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import re
@@ -496,8 +497,8 @@ def _marks_from_pairs(study: Study, name) -> tuple[dict, list[tuple[str, str]]]:
     marks: dict[tuple[str, str, str], str] = {}
     alpha = _alpha(study)
     if "test" in pairs:
-        tests = list(dict.fromkeys(pairs["test"].map(slug_of_test)))
-        pairs = pairs[pairs["test"].map(slug_of_test) == ("ttest" if "ttest" in tests else tests[0])]
+        keys = pairs["test"].map(slug_of_test)
+        pairs = pairs[keys == default_test(list(dict.fromkeys(keys)))]
     for r in pairs.to_dict(orient="records"):
         key = (str(r.get("system_1")), _test_name(r.get("test")))
         if key not in symbols:
@@ -1189,6 +1190,7 @@ PAIR_MARKS = (  # (symbol, the wide column it marks the p cell by, the value tha
 )
 
 
+@functools.cache
 def slug_of_test(name) -> str:
     """A test's key (``ttest``) from its key or its name in words (``Student's t Test``)."""
     from irscale.stats import ALL_TESTS, test_name
@@ -1196,6 +1198,13 @@ def slug_of_test(name) -> str:
     words = {test_name(t): t for t in ALL_TESTS}
     name = str(name)
     return name if name in ALL_TESTS else words.get(name, re.sub(r"\W+", "_", name).strip("_").lower())
+
+
+def default_test(tests: Sequence[str]) -> str:
+    """The one test a table marks by when the reader names none: the t-test where the study
+    ran it, else its first test (the means table and ``irscale table`` alike)."""
+    keys = [slug_of_test(t) for t in tests]
+    return "ttest" if "ttest" in keys or not keys else keys[0]
 
 
 def pairs_wide(pairs: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
