@@ -198,9 +198,9 @@ def test_which_figures_are_for_a_column_and_which_for_the_page(figures):
         "means_R",
         "means_RR",
         "means_AP",
-        "means_RBP_p03",
-        "means_RBP_p05",
-        "means_RBP_p08",
+        "means_RBP_p0_3",
+        "means_RBP_p0_5",
+        "means_RBP_p0_8",
         "means_DCG_base2",
         "means_DCG_base10",
         "means_nDCG_base2",
@@ -273,7 +273,7 @@ def test_a_heatmap_of_eleven_measures_is_legible_on_the_page():
 def test_measure_slugs_are_file_names_distinct_per_measure():
     assert F.measure_slugs(["P@20", "RBP(p=0.8)@20", "nDCG(base=10)@20"]) == {
         "P@20": "P",
-        "RBP(p=0.8)@20": "RBP_p08",
+        "RBP(p=0.8)@20": "RBP_p0_8",
         "nDCG(base=10)@20": "nDCG_base10",
     }
     assert F.measure_slugs(["P@10", "P@20"]) == {"P@10": "P_10", "P@20": "P_20"}  # the run length tells them apart

@@ -15,11 +15,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 from conftest import DATA, need
+from typer.testing import CliRunner
+
+from irscale.cli import app
 
 DL19 = DATA / "dl19"
 BASELINE = "bm25base_p"
@@ -56,8 +60,10 @@ def _csv(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "irscale", *args], capture_output=True, text=True)
+def _cli(*args: str) -> SimpleNamespace:
+    """``irscale ARGS`` in this process (typer's runner): returncode, stdout, stderr."""
+    res = CliRunner().invoke(app, list(args))
+    return SimpleNamespace(returncode=res.exit_code, stdout=res.stdout, stderr=res.stderr)
 
 
 # -- whole reports ----------------------------------------------------------------------------------
@@ -190,7 +196,7 @@ def test_table_means_equal_the_means_file(study_dir):
     import io
     import json
 
-    got = pd.read_csv(io.StringIO(p.stdout), dtype={"system": str})
+    got = pd.read_csv(io.StringIO(p.stdout), dtype={"system": str, "shown": str})
     means = _csv(study_dir / f"means_original_vs_ranked_N{N}.csv").set_index(["measure", "system"])
     prov = json.loads((study_dir / f"table2_tau_measure_vs_ranked_N{N}.json").read_text())["provenance"]
     assert len(got) == 11 * 37 * 2

@@ -28,7 +28,7 @@ EXPECTED = [
     "figure5_asl_curves",
 ]
 # the means figure's panels, each a file of its own for \columnwidth (issue 37, item 3), listed under figure 4
-PARTS = {"figure4_means": ["figure4_means_P", "figure4_means_AP", "figure4_means_RBP_p08"]}
+PARTS = {"figure4_means": ["figure4_means_P", "figure4_means_AP", "figure4_means_RBP_p0_8"]}
 
 
 def _compare(out: Path, *extra: str):

@@ -555,7 +555,7 @@ def pairwise(
 
 
 def pair_effects(
-    M: np.ndarray, a: np.ndarray, b: np.ndarray, confidence: float, n_resamples: int, seed: int | None, ci: bool
+    M: np.ndarray, a: np.ndarray, b: np.ndarray, confidence: float, n_resamples: int, seed: int, ci: bool
 ) -> dict[str, np.ndarray]:
     """What a comparison of column ``a[k]`` with column ``b[k]`` of the topics x systems
     matrix ``M`` is whatever the test: ``mean_1``, ``mean_2``, ``diff`` (mean of ``a - b``),

@@ -943,11 +943,11 @@ def measure_slugs(names: Sequence[str]) -> dict[str, str]:
     """A file-name part for each measure name: letters, digits, ``-`` and ``_`` only, the
     same for the same name and distinct between names (also ignoring case, for
     case-insensitive file systems); a run length ``@N`` that every name ends with is left
-    out (file names carry N already). ``RBP(p=0.8)@20`` -> ``RBP_p08``, ``nDCG(base=10)@20``
+    out (file names carry N already). ``RBP(p=0.8)@20`` -> ``RBP_p0_8``, ``nDCG(base=10)@20``
     -> ``nDCG_base10``.
 
     >>> measure_slugs(["P@20", "RBP(p=0.8)@20", "nDCG(base=10)@20"])
-    {'P@20': 'P', 'RBP(p=0.8)@20': 'RBP_p08', 'nDCG(base=10)@20': 'nDCG_base10'}
+    {'P@20': 'P', 'RBP(p=0.8)@20': 'RBP_p0_8', 'nDCG(base=10)@20': 'nDCG_base10'}
     """
     names = list(dict.fromkeys(str(n) for n in names))
     tails = {m.group(0) if (m := re.search(r"@\d+$", n)) else None for n in names}
@@ -956,7 +956,8 @@ def measure_slugs(names: Sequence[str]) -> dict[str, str]:
     taken: set[str] = set()
     for n in names:
         base = n[: -len(tail)] if tail and len(n) > len(tail) else n
-        slug = re.sub(r"[^A-Za-z0-9_-]+", "_", re.sub(r"[=.]", "", base)).strip("_") or "measure"
+        # '=' dropped, a decimal point as '_': never the paper's label (RBP_p08), which no report shows
+        slug = re.sub(r"[^A-Za-z0-9-]+", "_", base.replace("=", "")).strip("_") or "measure"
         unique, k = slug, 1
         while unique.lower() in taken:
             k += 1

@@ -893,8 +893,10 @@ def latex_report(
     ``pdflatex report_N<N>.tex``. ``texts``: the tables already rendered at ``width``, one
     each (not rendered again)."""
     target = _width_of(width)
-    figures = [(str(f[0]), str(f[1]), f[2] if len(f) > 2 else None) for f in figures]
-    for f, _, _ in figures:
+    placed: list[tuple[str, str, float | None]] = [
+        (str(f[0]), str(f[1]), f[2] if len(f) > 2 else None) for f in figures
+    ]
+    for f, _, _ in placed:
         if not _FILE.fullmatch(f):
             raise ValueError(f"a figure's file name is letters, digits and _ . - / only: {f!r}")
     head = [
@@ -902,12 +904,12 @@ def latex_report(
         r"\usepackage[T1]{fontenc}",
         r"\usepackage{booktabs}",
     ]
-    wide = max((w for _, _, w in figures if w is not None), default=0.0) * 72.27  # pt
+    wide = max((w for _, _, w in placed if w is not None), default=0.0) * 72.27  # pt
     if not isinstance(width, str):
         head.append(rf"\usepackage[textwidth={max(target, wide):g}pt]{{geometry}}")
     elif wide > target:  # a page as wide as the widest figure, so that each prints at its own width
         head.append(rf"\usepackage[textwidth={wide:g}pt,textheight=9in]{{geometry}}")
-    if figures:
+    if placed:
         head.append(r"\usepackage{graphicx}")
     # a page may hold more floats, and more of it floats, than LaTeX's defaults let it (fewer half-empty pages)
     head += [
@@ -944,7 +946,7 @@ def latex_report(
                 floats = 0
             body.append(piece.rstrip("\n"))
             floats += n
-    for f, caption, inches in figures:
+    for f, caption, inches in placed:
         if floats + 1 > 16:
             body.append(r"\clearpage")
             floats = 0

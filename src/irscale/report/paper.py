@@ -163,8 +163,8 @@ class PaperTable:
                     " & ".join(["System"] + [_latex_single_head(mheads[c[0]], c[1], c in bad) for c in sub]) + r" \\"
                 )
             out.append(r"\midrule")
-            for i, n in enumerate(names):
-                out.append(" & ".join([n] + [body[c][i] for c in sub]) + r" \\")
+            for i, row_name in enumerate(names):
+                out.append(" & ".join([row_name] + [body[c][i] for c in sub]) + r" \\")
             out.append(r"\bottomrule")
             out.append(r"\end{tabular}")
         out.append(f"\\end{{{env}}}")
