@@ -281,6 +281,14 @@ def test_table_refuses_in_one_line(study_dir, tmp_path):
     assert p.returncode != 0 and "no study here" in p.stderr
 
 
+def test_table_out_writes_the_file_and_says_so(study_dir, tmp_path):
+    out = tmp_path / "t.md"
+    p = _cli("table", str(study_dir), "-m", "AP", "--top", "3", "--format", "markdown", "-o", str(out))
+    assert p.returncode == 0 and p.stdout == ""
+    assert p.stderr.strip() == f"wrote {out} (markdown, 3 systems, 1 measure)"
+    assert out.read_text(encoding="utf-8").count("\n| (") == 3
+
+
 def test_csv_reads_back(study_dir):
     p = _cli("table", str(study_dir), "-m", "AP", "--format", "csv")
     rows = list(csv.DictReader(p.stdout.splitlines()))

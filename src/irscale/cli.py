@@ -1182,7 +1182,8 @@ def paper_table(
 
         writable_dir("out", out.parent if str(out.parent) else Path("."), create=True)
         out.write_text(text, encoding="utf-8")
-        err.print(f"wrote {out} ({fmt.value}, {len(table.systems)} systems, {len(table.measures)} measures)")
+        n, m = len(table.systems), len(table.measures)
+        err.print(f"wrote {out} ({fmt.value}, {n} system{'s' * (n != 1)}, {m} measure{'s' * (m != 1)})", soft_wrap=True)
     except IrscaleError as e:
         _fail(e)
 
