@@ -19,36 +19,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from irscale.experiment import PAPER_MEASURES
 from irscale.report import figures as F
 from irscale.report.files import _figure_files, _figures, _latex_figures
+from irscale.stats import ALL_TESTS
+from irscale.stats import test_name as name_of_test
 from irscale.study import Study
 
-MEASURES = (  # compare's default measures (the paper's), named at N as compare names them
-    "P",
-    "R",
-    "RR",
-    "AP",
-    "RBP(p=0.3)",
-    "RBP(p=0.5)",
-    "RBP(p=0.8)",
-    "DCG(base=2)",
-    "DCG(base=10)",
-    "nDCG(base=2)",
-    "nDCG(base=10)",
-)
-TESTS = (  # the tests of a DL 2019 compare: the paper's eight and the three randomised ones
-    "Sign Test",
-    "Wilcoxon Rank Sum Test",
-    "Wilcoxon Signed Rank Test",
-    "Student's t Test",
-    "One-way ANOVA",
-    "Kruskal-Wallis Test",
-    "Two-way ANOVA",
-    "Friedman Test",
-    "Paired Randomisation Test",
-    "Randomised Tukey HSD",
-    "Paired Bootstrap Test",
-)
+MEASURES = PAPER_MEASURES  # compare's default measures (the paper's)
+TESTS = tuple(name_of_test(t) for t in ALL_TESTS)  # a DL 2019 compare's: the paper's eight and the three randomised
 PAIRWISE = ("Sign Test", "Wilcoxon Rank Sum Test", "Wilcoxon Signed Rank Test", "Student's t Test")
 SVG = "{http://www.w3.org/2000/svg}"
 
