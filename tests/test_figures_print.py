@@ -152,7 +152,8 @@ def test_every_report_figure_is_legible_at_its_print_width(figures):
     """Every text of every figure and part, in the SVG and in the PDF, is at least 8 pt once
     the figure is printed at its print width."""
     pictures = list(every_picture(figures))
-    assert len(pictures) == 5 + len(MEASURES)
+    # the five figures; the parts: 4 + 4 tau blocks, 4 groups of tests, 11 means and 11 ASL panels
+    assert len(pictures) == 5 + 8 + 4 + 2 * len(MEASURES)
     for pic in pictures:
         assert pic.print_width_in in (F.COLUMN_WIDTH_IN, F.TEXT_WIDTH_IN), pic.stem
         for width, sizes in (svg_font_sizes(pic.svg), pdf_font_sizes(pic.pdf)):
@@ -193,7 +194,42 @@ def test_which_figures_are_for_a_column_and_which_for_the_page(figures):
         assert svg.tag == SVG + "svg" and "mean, original scale" in [
             "".join(t.itertext()) for t in svg.iter(SVG + "text")
         ]
-    assert all(not f.parts for f in figures if f.stem != "means")
+    by = {f.stem: f for f in figures}
+    assert [p.stem for p in by["asl_curves"].parts] == [p.stem.replace("means", "asl_curves") for p in means.parts]
+
+
+@pytest.mark.slow
+def test_every_figure_for_the_page_comes_in_parts_for_a_column(figures):
+    r"""What a \textwidth figure shows is also in its parts, each for \columnwidth: the
+    tau heatmaps cut into blocks of columns (every row, each tau to two decimals), the
+    significance changes into groups of tests (every measure), the means and the ASL
+    curves one measure each; together the parts show each column, test or measure once."""
+    names = [f"{m}@20" for m in MEASURES]
+    for f in figures:
+        assert f.latex_width == "\\textwidth" and f.parts, f.stem
+        assert all(p.latex_width == "\\columnwidth" and p.pdf.startswith(b"%PDF-") for p in f.parts), f.stem
+    by = {f.stem: f for f in figures}
+    for stem in ("tau_original", "tau_ranked"):
+        whole = by[stem]
+        blocks = [p.data["columns"] for p in whole.parts]
+        assert [c for b in blocks for c in b] == names and max(map(len, blocks)) - min(map(len, blocks)) <= 1
+        for k, p in enumerate(whole.parts, 1):
+            assert p.stem == f"{stem}_part{k}" and np.array_equal(p.data["matrix"], whole.data["matrix"])
+            _, sizes = svg_font_sizes(p.svg)
+            shown = [t for _, t in sizes]
+            cols = [names.index(c) for c in p.data["columns"]]
+            for a in range(len(names)):  # every tau of the block, to two decimals at least
+                for b in cols:
+                    v = whole.data["matrix"][a, b]
+                    assert f"{v:.2f}" in shown or f"{v:.3f}" in shown, (p.stem, a, b)
+    changes = by["significance_changes"]
+    tests = [list(p.data["s2ns"].columns) for p in changes.parts]
+    assert [t for g in tests for t in g] == list(changes.data["s2ns"].columns) == list(TESTS)
+    for p in changes.parts:
+        for k in ("s2ns", "ns2s", "delta_pct"):
+            assert p.data[k].equals(changes.data[k][list(p.data[k].columns)]), (p.stem, k)
+    assert [p.title.rsplit(", ", 1)[1] for p in by["asl_curves"].parts] == names
+    assert all(p.data["measure"].eq(m).all() for p, m in zip(by["asl_curves"].parts, names))
 
 
 @pytest.mark.slow

@@ -27,8 +27,12 @@ EXPECTED = [
     "figure4_means",
     "figure5_asl_curves",
 ]
-# the means figure's panels, each a file of its own for \columnwidth (issue 37, item 3), listed under figure 4
-PARTS = {"figure4_means": ["figure4_means_P", "figure4_means_AP", "figure4_means_RBP_p0_8"]}
+# the means' and ASL curves' panels, each a file of its own for \columnwidth (issue 37, item 3), listed under
+# their figure (three measures: the heatmaps fit a column whole)
+PARTS = {
+    "figure4_means": ["figure4_means_P", "figure4_means_AP", "figure4_means_RBP_p0_8"],
+    "figure5_asl_curves": ["figure5_asl_curves_P", "figure5_asl_curves_AP", "figure5_asl_curves_RBP_p0_8"],
+}
 
 
 def _compare(out: Path, *extra: str):

@@ -107,7 +107,7 @@ class Picture:
     :attr:`latex_width`); the figure is exactly that wide, so included at that width
     every text is at least :data:`MIN_FONT_PT` points. None: drawn for the screen.
     ``parts``: Pictures of the figure's parts, each a file of its own beside the figure's
-    (the means figure's panels, one per measure, each for ``\columnwidth``)."""
+    (each for ``\columnwidth``: see :func:`study_figures`)."""
 
     svg: str = field(repr=False)
     title: str
@@ -1199,6 +1199,7 @@ def tau_heatmap(
     title: str | None = None,
     decimals: int | None = None,
     vmin: float | None = None,
+    columns: Sequence[str] | None = None,
     out: str | Path | None = None,
     stem: str = "tau",
     pdf: bool = False,
@@ -1211,41 +1212,45 @@ def tau_heatmap(
     ``\textwidth``. Cells are annotated with 3 decimals where they hold them, else 2,
     else none (``decimals`` overrides) in black or white, whichever reads on the cell. The
     colours span ``vmin`` to 1 (default: the smallest off-diagonal tau rounded down to a
-    tenth); give two heatmaps the same ``vmin`` to compare them (:func:`tau_range`)."""
+    tenth); give two heatmaps the same ``vmin`` to compare them (:func:`tau_range`).
+    ``columns``: only these measures' columns (every row), a part of the heatmap
+    (:func:`tau_column_parts`)."""
     M, names = _matrix(tau, labels, value)
     n = len(M)
+    cols = list(range(n)) if columns is None else [names.index(c) for c in columns]
     title = title or "Kendall's tau between measures"
-    g = _tau_layout(M, names, title, decimals)
+    g = _tau_layout(M, names, title, decimals, len(cols))
     decimals, W = g["decimals"], g["width"]
+    block = M[:, cols]
     plt = _plt()
     with _style():
         fig = plt.figure(figsize=(W, g["height"]))
-        side = n * g["cell"]
-        ax = fig.add_axes((g["left"] / W, g["bottom"] / g["height"], side / W, side / g["height"]))
+        side, wide = n * g["cell"], len(cols) * g["cell"]
+        ax = fig.add_axes((g["left"] / W, g["bottom"] / g["height"], wide / W, side / g["height"]))
         vmin = tau_range(M) if vmin is None else float(vmin)
         cmap = plt.get_cmap("viridis").with_extremes(bad="0.85")
-        im = ax.imshow(np.ma.masked_invalid(M), cmap=cmap, vmin=min(vmin, 0.99), vmax=1.0, aspect="auto")
-        ax.set_xticks(range(n))
+        im = ax.imshow(np.ma.masked_invalid(block), cmap=cmap, vmin=min(vmin, 0.99), vmax=1.0, aspect="auto")
+        ax.set_xticks(range(len(cols)))
         ax.set_yticks(range(n))
-        ax.set_xticklabels(names, rotation=90)  # upright names never overlap their neighbours' boxes
+        ax.set_xticklabels([names[c] for c in cols], rotation=90)  # upright names never overlap their neighbours
         ax.set_yticklabels(names)
         if decimals:
             for a in range(n):
-                for b in range(n):
-                    if np.isfinite(M[a, b]):
+                for b in range(len(cols)):
+                    if np.isfinite(block[a, b]):
                         ax.text(
                             b,
                             a,
-                            f"{M[a, b]:.{decimals}f}",
+                            f"{block[a, b]:.{decimals}f}",
                             ha="center",
                             va="center",
                             fontsize=MIN_FONT_PT,
-                            color=_ink(im.cmap(im.norm(M[a, b]))),
+                            color=_ink(im.cmap(im.norm(block[a, b]))),
                         )  # inside the axes
         bar = min(side, max(0.9 * side, 1.0))  # the colour bar: as tall as the grid, at least an inch where it can
         cax = fig.add_axes(
             (
-                (g["left"] + side + 0.1) / W,
+                (g["left"] + wide + 0.1) / W,
                 (g["bottom"] + (side - bar) / 2) / g["height"],
                 0.12 / W,
                 bar / g["height"],
@@ -1253,27 +1258,50 @@ def tau_heatmap(
         )
         fig.colorbar(im, cax=cax, label="Kendall's tau")
         fig.text(0.5, 1 - 0.05 / g["height"], g["title"], ha="center", va="top", fontsize=9)
+    some = "" if len(cols) == n else f" (the columns of {len(cols)} of them)"
     return _finish(
         fig,
         title,
         out,
         stem,
-        {"matrix": M, "labels": names, "vmin": min(vmin, 0.99)},
+        {"matrix": M, "labels": names, "vmin": min(vmin, 0.99), "columns": [names[c] for c in cols]},
         pdf=pdf,
-        caption=f"Kendall's tau between the rankings of systems by each pair of {n} measures"
+        caption=f"Kendall's tau between the rankings of systems by each pair of {n} measures{some}"
         + (f", to {decimals} decimals in each cell." if decimals else "; the colour bar gives the values."),
         print_width_in=W,
     )
 
 
+def tau_column_parts(names: Sequence[str], tau=None, value: str = "tau") -> list[list[str]]:
+    r"""The measures' columns of a tau heatmap cut into parts of about equal size, each
+    legible at ``\columnwidth`` with every tau to two decimals: ``[]`` where the whole
+    heatmap fits a column already (or no part of it would). ``tau``: the study's table
+    (for the widths of its values; two decimals of a negative tau are wider)."""
+    names = list(names)
+    M = np.eye(len(names)) if tau is None else _matrix(tau, None, value)[0]
+    fits = lambda k: (lambda g: g["width"] == COLUMN_WIDTH_IN and g["decimals"] >= 2)(  # noqa: E731
+        _tau_layout(M, names, "", None, k)
+    )
+    if fits(len(names)):
+        return []
+    k = next((k for k in range(len(names) - 1, 0, -1) if fits(k)), 0)
+    if k == 0:
+        return []
+    parts = -(-len(names) // k)
+    size = -(-len(names) // parts)  # about equal parts, none wider than k
+    return [names[i : i + size] for i in range(0, len(names), size)]
+
+
 _TAU_CELL_MAX = 0.42  # inches: a cell of the tau heatmap holds "0.000" at 8 pt with room
 
 
-def _tau_layout(M: np.ndarray, names: list[str], title: str, decimals: int | None) -> dict:
+def _tau_layout(M: np.ndarray, names: list[str], title: str, decimals: int | None, columns: int | None = None) -> dict:
     """Where :func:`tau_heatmap` draws, in inches: the print ``width`` (column, else text
     width), the ``cell`` side, the grid's ``left`` and ``bottom``, the figure's ``height``,
-    the wrapped ``title`` and the ``decimals`` the cells hold."""
-    n = max(len(M), 1)
+    the wrapped ``title`` and the ``decimals`` the cells hold; ``columns``: how many of
+    the matrix's columns are drawn (default all; every row is)."""
+    rows = max(len(M), 1)
+    n = rows if columns is None else max(columns, 1)
     values = M[np.isfinite(M)]
     label = _text_in("\n".join(names))  # the longest name at 8 pt
     tick = 0.1  # a tick and its pad
@@ -1295,7 +1323,7 @@ def _tau_layout(M: np.ndarray, names: list[str], title: str, decimals: int | Non
         "cell": cell,
         "left": left,
         "bottom": bottom,
-        "height": bottom + n * cell + top,
+        "height": bottom + rows * cell + top,
         "title": wrapped,
         "decimals": held if decimals is None else decimals,
     }
@@ -1457,6 +1485,29 @@ def asl_curves_plot(
         f"dotted line is alpha = {alpha:g}; where a curve crosses it is the test's discriminative power (the share "
         f"of pairs significant). Levels above {top:g} are off the plot.",
     )
+
+
+def changes_test_parts(changes, delta: bool = True) -> list[list[str]]:
+    r"""The tests of a significance-changes figure cut into groups of about equal size,
+    each of whose figures (every measure, those tests) is laid out for ``\columnwidth``:
+    ``[]`` where the whole figure fits a column already (or not even one test would)."""
+    rows = list(dict.fromkeys(changes["measure"]))
+    cols = list(dict.fromkeys(changes["test"]))
+    grid = _changes_grids(changes, rows, cols, delta)
+    panels = [("s2ns", ""), ("ns2s", "")] + ([("delta_pct", "")] if delta else [])
+
+    def fits(some: list) -> bool:
+        part = {k: v[some] for k, v in grid.items()}
+        return _changes_layout(part, rows, some, panels, "")["width"] == COLUMN_WIDTH_IN
+
+    if fits(cols):
+        return []
+    k = next((k for k in range(len(cols) - 1, 0, -1) if all(fits(cols[i : i + k]) for i in range(0, len(cols), k))), 0)
+    if k == 0:
+        return []
+    parts = -(-len(cols) // k)
+    size = -(-len(cols) // parts)
+    return [cols[i : i + size] for i in range(0, len(cols), size)]
 
 
 def _changes_grids(changes, rows: list, cols: list, delta: bool) -> dict:
@@ -1905,11 +1956,14 @@ def study_figures(
     ``spacing=True``, the spacing of every measure's values at N over all runs from its
     rank map (the paper's Figures 3-5; quantile view, ``samples`` seeded runs: about 5 s
     for AP at N = 30, so not drawn by default); ``others=False``: the spacing plots only.
-    The means figure carries each measure's panel alone in :attr:`Picture.parts` (written
-    as ``figure<k>_means_<slug>_N<N>``, :func:`measure_slugs`). Each figure is laid out for its
-    print width (:attr:`Picture.print_width_in`, :attr:`Picture.latex_width`): compare's
-    eleven measures and tests need ``\textwidth`` for all but the means' parts, a few
-    measures fit ``\columnwidth``."""
+    Each figure is laid out for its print width (:attr:`Picture.print_width_in`,
+    :attr:`Picture.latex_width`): compare's eleven measures and tests need ``\textwidth``, a
+    few measures fit ``\columnwidth``. What a figure shows is also in :attr:`Picture.parts`,
+    each for ``\columnwidth`` (written as ``figure<k>_<part stem>_N<N>``): the means figure's
+    and (beyond two measures) the ASL curves' panels one measure each (``means_<slug>``,
+    ``asl_curves_<slug>``, :func:`measure_slugs`); a heatmap too wide for a column in blocks
+    of its columns (``tau_original_part<k>``, :func:`tau_column_parts`) and the significance
+    changes in groups of tests (``significance_changes_part<k>``, :func:`changes_test_parts`)."""
     from irscale.measures import parse_measure
 
     names = {parse_measure(m).label: m for m in study.measures}  # the study's frames use short labels
@@ -1918,6 +1972,14 @@ def study_figures(
     light: set[int] = set()  # each job draws one figure (light: a heatmap), side by side in forked processes
     if not others:
         study = dataclasses.replace(study, table4=None, changes=None, means=None)
+    parts: dict[int, list[int]] = {}  # a figure's job: the jobs of its parts, each for \columnwidth (light)
+
+    def add_parts(pieces: list) -> None:  # the parts of the figure just added
+        parts[len(jobs) - 1] = list(range(len(jobs), len(jobs) + len(pieces)))
+        for piece in pieces:
+            light.add(len(jobs))
+            jobs.append(piece)
+
     if study.table4 is not None and len(study.table4):
         table4 = canonical(study.table4, ["measure_1", "measure_2"])
         low = tau_range(*(_matrix(table4, None, v)[0] for v in ("tau", "tau_ranked")))  # one range for both
@@ -1926,43 +1988,79 @@ def study_figures(
             ("tau_ranked", "their ranked versions", "tau_ranked"),
         ):
             light.add(len(jobs))
-            jobs.append(
-                functools.partial(
-                    tau_heatmap,
-                    table4,
-                    value=value,
-                    title=f"Kendall's tau between {what}, N = {study.N}",
-                    vmin=low,
-                    stem=stem,
-                    pdf=pdf,
-                )
+            draw = functools.partial(
+                tau_heatmap,
+                table4,
+                value=value,
+                title=f"Kendall's tau between {what}, N = {study.N}",
+                vmin=low,
+                pdf=pdf,
+            )
+            jobs.append(functools.partial(draw, stem=stem))
+            blocks = tau_column_parts(_matrix(table4, None, value)[1], table4, value)
+            add_parts(
+                [
+                    functools.partial(
+                        draw,
+                        columns=cols,
+                        stem=f"{stem}_part{k}",
+                        title=f"Kendall's tau between {what}, N = {study.N} (part {k} of {len(blocks)})",
+                    )
+                    for k, cols in enumerate(blocks, 1)
+                ]
             )
     if study.changes is not None and len(study.changes):
         changes = canonical(study.changes, ["measure"])
         jobs.append(lambda: significance_changes_plot(changes, pdf=pdf))
+        groups = changes_test_parts(changes)
+        add_parts(
+            [
+                functools.partial(
+                    significance_changes_plot,
+                    changes[changes["test"].isin(tests)],
+                    title="Significance decisions changed by ranking, per measure and test"
+                    f" (part {k} of {len(groups)})",
+                    stem=f"significance_changes_part{k}",
+                    pdf=pdf,
+                )
+                for k, tests in enumerate(groups, 1)
+            ]
+        )
     means = getattr(study, "means", None)
-    parts: dict[int, list[int]] = {}  # a figure's job: the jobs of its parts (light: one panel each)
     if means is not None and len(means):
         jobs.append(lambda: means_panels(means, title=f"System means, original against ranked, N = {study.N}", pdf=pdf))
         measures = list(dict.fromkeys(means["measure"]))
         slugs = measure_slugs(measures)
-        parts[len(jobs) - 1] = list(range(len(jobs), len(jobs) + len(measures)))
-        for m in measures:
-            light.add(len(jobs))
-            jobs.append(
+        add_parts(
+            [
                 functools.partial(
                     _means_part, m, *_panel_means(means, m), MEANS_MAX_LINES, f"means_{slugs[m]}", None, pdf
                 )
-            )
+                for m in measures
+            ]
+        )
     asl = getattr(study, "asl", None)
     if others and asl is not None and len(asl):
         curves = canonical(asl, ["measure"])
         alpha = float(study.provenance.get("alpha", 0.05))
-        jobs.append(
-            lambda: asl_curves_plot(
-                curves, alpha=alpha, title=f"Discriminative power: ASL curves, N = {study.N}", pdf=pdf
+        heading = f"Discriminative power: ASL curves, N = {study.N}"
+        jobs.append(lambda: asl_curves_plot(curves, alpha=alpha, title=heading, pdf=pdf))
+        measures = list(dict.fromkeys(curves["measure"]))
+        if len(measures) > 2:  # more than a column holds: each measure's panel alone, for \columnwidth
+            slugs = measure_slugs(measures)
+            add_parts(
+                [
+                    functools.partial(
+                        asl_curves_plot,
+                        curves[curves["measure"] == m],
+                        alpha=alpha,
+                        title=f"{heading}, {m}",
+                        stem=f"asl_curves_{slugs[m]}",
+                        pdf=pdf,
+                    )
+                    for m in measures
+                ]
             )
-        )
     if spacing:
         levels = max((v.get("levels", 2) for v in study.provenance.get("rank_maps", {}).values()), default=2)
         from fractions import Fraction

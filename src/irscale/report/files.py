@@ -60,7 +60,7 @@ def _figure_files(figures, tag: str) -> list[list[tuple[str, bytes | str]]]:
     """For each figure, ``[(file name, content)]`` of the files written beside the report:
     figure k's SVG and (where the Picture has one) PDF as ``figure<k>_<stem>_<tag>.svg/.pdf``
     (k: its number in the HTML report), then the same of each of its parts
-    (``Picture.parts``: the means figure's panels, one per measure) as
+    (``Picture.parts``, each for a column: the means and ASL panels, tau blocks, groups of tests) as
     ``figure<k>_<part stem>_<tag>.svg/.pdf``; a bare (title, svg, caption) triple gives
     ``figure<k>_<tag>.svg``."""
 
