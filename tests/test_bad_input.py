@@ -4,6 +4,7 @@ through the CLI (exit code 2, one line on stderr)."""
 import gzip
 
 import pytest
+from cli_lines import unwrap
 from typer.testing import CliRunner
 
 import irscale
@@ -122,7 +123,8 @@ def test_cli_error(tmp_path, name, which, content, line, fragment):
     lines = [x for x in res.stderr.splitlines() if x.startswith("error:")]
     assert len(lines) == 1
     where = f"{target}:{line}:" if line else f"{target}:"
-    assert where in res.stderr.replace("\n", "") and fragment.split("'")[0] in res.stderr.replace("\n", "")
+    text = unwrap(res.stderr)
+    assert where in text and fragment.split("'")[0] in text
     assert res.stdout == ""
 
 
@@ -226,7 +228,7 @@ def test_bad_measure_parameters_api_and_cli(tmp_path, measure, exc, fragments):
         assert res.exit_code == 2, (verb, res.output)
         lines = [x for x in res.stderr.splitlines() if x.startswith("error:")]
         assert len(lines) == 1, res.stderr
-        assert fragments[0] in res.stderr.replace("\n", " ").replace("  ", " "), res.stderr
+        assert fragments[0] in unwrap(res.stderr), res.stderr
 
 
 def test_too_many_relevance_levels():

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+from cli_lines import unwrap
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -74,7 +75,7 @@ def here(tmp_path, monkeypatch):
 
 def said(args: list[str]):
     res = CliRunner().invoke(app, args)
-    lines = res.stderr.splitlines()
+    lines = unwrap(res.stderr).splitlines()  # each message on one line (printed in lines of at most 160)
     warns = [x for x in lines if x.startswith("warning: ")]
     errors = [x for x in lines if x.startswith("error: ")]
     return res, warns, errors

@@ -567,9 +567,13 @@ def test_ir_measures_integration_on_real_grades():
 
     qrels = {"1": {"a": 0.5, "c": 1.7, "b": 0.0}, "2": {"a": 0.0, "b": -0.5}}
     run = {"1": {"a": 3.0, "b": 2.0, "c": 1.0}, "2": {"a": 1.0}}
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # topic 2 has no grade above 0: scored 0 without a word, as the peers do
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")  # topic 2 has no grade above 0: scored 0 without a word, as the peers do
         (value,) = [m.value for m in PROVIDER.iter_calc([ir_measures.nDCG @ 3], qrels, run) if m.query_id == "1"]
+    # the one word said: the grades are real values, where the peers (pytrec_eval) read integers
+    assert [str(w.message).split(": ", 1)[1].split(";")[0] for w in said] == [
+        "grade 0.5 is not a whole number, so grades are real values"
+    ]
     assert value == pytest.approx((0.5 + 1.7 / 2) / (1.7 + 0.5 / math.log2(3)), rel=1e-14)
     with pytest.raises(ArgumentError, match="levels=3 fixes the integer grades 0..2, and these qrels have real"):
         list(ir_measures.iter_calc([ranked("nDCG", N=3, levels=3)], qrels, run))

@@ -11,6 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from cli_lines import unwrap
 from typer.testing import CliRunner
 
 import irscale
@@ -46,7 +47,7 @@ def one_error_line(res) -> str:
     assert res.exit_code == 2, res.output
     lines = [x for x in res.stderr.splitlines() if x.startswith("error:")]
     assert len(lines) == 1, res.stderr
-    return res.stderr.replace("\n", " ")
+    return unwrap(res.stderr).replace("\n", " ")
 
 
 # -- 3. every policy keyword is validated ---------------------------------------------------------
@@ -494,7 +495,7 @@ def test_every_verb_prints_warnings_as_one_line(tmp_path, monkeypatch):
     f.write_bytes(f.read_bytes()[:50])
     res = cli("rankmap", "AP", "-N", "8")
     assert res.exit_code == 0
-    lines = [x for x in res.stderr.splitlines() if x.strip()]
+    lines = [x for x in unwrap(res.stderr).splitlines() if x.strip()]  # one message, in lines of 160 at most
     assert len(lines) == 1 and lines[0].startswith("warning:") and "damaged" in lines[0], res.stderr
 
 

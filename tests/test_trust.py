@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_lines import unwrap
 from typer.testing import CliRunner
 
 import irscale
@@ -273,7 +274,7 @@ def test_out_that_cannot_be_written_fails_before_reading(tmp_path, where):
     )
     assert res.exit_code == 2, res.output
     assert "--out" in res.output and "Traceback" not in res.output and "no-runs" not in res.output
-    assert len([line for line in res.output.splitlines() if line.strip()]) == 1
+    assert len([line for line in unwrap(res.output).splitlines() if line.strip()]) == 1
 
 
 def test_write_refuses_a_read_only_place(tmp_path, monkeypatch):

@@ -95,8 +95,37 @@ def _plain(message) -> str:
     return escape(show(str(message)))
 
 
+LINE = 160  # no line a verb prints on stderr is longer: a longer message goes on, indented, on the next
+
+
+def _say(tag: str, style: str, message) -> None:
+    """``tag: message`` on stderr, ``tag`` in ``style``, in lines of at most :data:`LINE`
+    characters (a long message wraps between words, the rest indented two spaces)."""
+    from textwrap import wrap
+
+    from rich.markup import escape
+
+    from irscale.errors import show
+
+    head = f"{tag}: "
+    lines: list[str] = []
+    for k, part in enumerate(show(str(message)).split("\n")):
+        lines += wrap(
+            part,
+            width=LINE,
+            initial_indent=head if k == 0 else "  ",
+            subsequent_indent="  ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        ) or [head if k == 0 else ""]
+    first = lines[0][len(head) :]
+    err.print(f"[{style}]{tag}:[/] " + escape(first) if style else head + escape(first), soft_wrap=True)
+    for line in lines[1:]:
+        err.print(escape(line), soft_wrap=True)
+
+
 def _fail(e: IrscaleError) -> None:
-    err.print(f"[bold red]error:[/] {_plain(e)}", markup=True, soft_wrap=True)
+    _say("error", "bold red", e)
     raise typer.Exit(2)
 
 
@@ -118,9 +147,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
         return
     _SAID.add(key)
     if issubclass(category, IrscaleWarning):
-        err.print(f"[yellow]warning:[/] {_plain(message)}", soft_wrap=True)
+        _say("warning", "yellow", message)
     else:
-        err.print(f"warning: {category.__name__}: {_plain(message)}", soft_wrap=True)
+        _say("warning", "", f"{category.__name__}: {message}")
 
 
 class _OnceOverN:
@@ -370,6 +399,14 @@ MemoryOpt = Annotated[
         "an engine that would need more is not used, or the measure is refused in one line",
     ),
 ]
+IntegerGradesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--integer-grades",
+        help="read each qrels grade as trec_eval does, its integer part (1.5 is 1), instead of as the real "
+        "value it is written as",
+    ),
+]
 SplitOpt = Annotated[bool, typer.Option("--split-tags", help="read a file holding several run tags as one run per tag")]
 SkipOpt = Annotated[
     bool,
@@ -399,6 +436,16 @@ class ReadOpts:
     skip_invalid: bool = False
     max_grade: Optional[int] = None
     metadata: MetadataPolicy = MetadataPolicy.error
+    integer_grades: bool = False
+
+    def qrels(self, path):
+        """The qrels as the commands take them: the path, or the file read with
+        ``--integer-grades`` (each grade's integer part, as trec_eval reads it)."""
+        if not self.integer_grades:
+            return path
+        from irscale.io import read_qrels
+
+        return read_qrels(path, integer_grades=True)
 
     def kwargs(self) -> dict:
         return dict(
@@ -425,7 +472,8 @@ def _evaluate(qrels, runs, measures, depth, opts: ReadOpts, rel_level: str | Non
     from irscale.measures import at_rel_level, parse_measures
 
     ms = at_rel_level(parse_measures(measures or DEFAULT_MEASURES), rel_level)  # trec_eval's -l
-    return _reading(lambda tick: evaluate(qrels, runs, ms, depth, progress=tick, **opts.kwargs()))
+    q = opts.qrels(qrels)
+    return _reading(lambda tick: evaluate(q, runs, ms, depth, progress=tick, **opts.kwargs()))
 
 
 def _set_memory(memory: str | None, ctx: typer.Context | None = None) -> None:
@@ -449,7 +497,7 @@ def _judge(qrels, runs, opts: ReadOpts, plan=None):
     from irscale.experiment import as_qrels, load_runs
 
     warnings.showwarning = _show_warning
-    q = as_qrels(qrels)
+    q = as_qrels(opts.qrels(qrels))
     if plan is not None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the scale warnings come once, when the runs are judged
@@ -514,6 +562,7 @@ def evaluate(
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
     metadata: MetadataOpt = MetadataPolicy.error,
+    integer_grades: IntegerGradesOpt = False,
     rel_level: Annotated[
         Optional[str],
         typer.Option(
@@ -529,7 +578,15 @@ def evaluate(
     """Score runs against qrels, exactly like trec_eval (its measure names work too: map, P_10, P.10,
     ndcg_cut.10,20, recall.100, P_10(rel=2))."""
     opts = ReadOpts(
-        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade, metadata
+        float32_scores,
+        missing_topics,
+        ignore_extra_fields,
+        duplicates,
+        split_tags,
+        skip_invalid,
+        max_grade,
+        metadata,
+        integer_grades,
     )
     try:
         _check_layout(fmt, trec_eval)
@@ -719,6 +776,7 @@ def transform(
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
     metadata: MetadataOpt = MetadataPolicy.error,
+    integer_grades: IntegerGradesOpt = False,
     scheduler: Annotated[
         Optional[str],
         typer.Option(help="Dask scheduler address (tcp://host:8786) for building rank maps; default: local threads"),
@@ -742,7 +800,15 @@ def transform(
     from irscale.experiment import transform as do_transform
 
     opts = ReadOpts(
-        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade, metadata
+        float32_scores,
+        missing_topics,
+        ignore_extra_fields,
+        duplicates,
+        split_tags,
+        skip_invalid,
+        max_grade,
+        metadata,
+        integer_grades,
     )
     measures = measure or ["AP", "P", "RR"]
     try:
@@ -758,7 +824,14 @@ def transform(
             opts,
             plan=lambda levels, values: _say_memory(
                 plan_rank_maps(
-                    measures, N, _levels(levels, relevance), approx, max_pairs, relevance and relevance.value, values
+                    measures,
+                    N,
+                    _levels(levels, relevance),
+                    approx,
+                    max_pairs,
+                    relevance and relevance.value,
+                    values,
+                    built_only=True,  # a map --approx bounds is never built: no estimate of its memory
                 ),
                 N,
                 _levels(levels, relevance),
@@ -1046,6 +1119,7 @@ def compare(
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
     metadata: MetadataOpt = MetadataPolicy.error,
+    integer_grades: IntegerGradesOpt = False,
     scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address for rank maps")] = None,
     relevance: RelevanceArg = None,
     correction: CorrectionOpt = "none",
@@ -1065,7 +1139,15 @@ def compare(
     from irscale.experiment import PAPER_MEASURES
 
     opts = ReadOpts(
-        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade, metadata
+        float32_scores,
+        missing_topics,
+        ignore_extra_fields,
+        duplicates,
+        split_tags,
+        skip_invalid,
+        max_grade,
+        metadata,
+        integer_grades,
     )
     report = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing, seed)
     measures = measure or list(PAPER_MEASURES)
@@ -1090,9 +1172,9 @@ def compare(
         _check_out(out)
 
         def check(levels, values):
-            plan.check_levels(_levels(levels, relevance), values)
+            built = plan.check_levels(_levels(levels, relevance), values)  # (not the maps --approx bounds)
             lenient = relevance is not None and relevance.value == "lenient"
-            _say_memory(plan.measures, N, _levels(levels, relevance), None if lenient else values, max_pairs)
+            _say_memory(built, N, _levels(levels, relevance), None if lenient else values, max_pairs)
 
         judged = _judge(qrels, runs, opts, plan=check)
         study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, {"plan": plan})
@@ -1243,6 +1325,7 @@ def study_trec8_like(
     skip_invalid: SkipOpt = False,
     max_grade: MaxGradeOpt = None,
     metadata: MetadataOpt = MetadataPolicy.error,
+    integer_grades: IntegerGradesOpt = False,
     relevance: RelevanceArg = None,
     correction: CorrectionOpt = "none",
     across_measures: AcrossOpt = False,
@@ -1263,7 +1346,15 @@ def study_trec8_like(
     from irscale.report.files import write_index, write_tau_tables
 
     opts = ReadOpts(
-        float32_scores, missing_topics, ignore_extra_fields, duplicates, split_tags, skip_invalid, max_grade, metadata
+        float32_scores,
+        missing_topics,
+        ignore_extra_fields,
+        duplicates,
+        split_tags,
+        skip_invalid,
+        max_grade,
+        metadata,
+        integer_grades,
     )
     Ns = _depths(depths)
     measures = list(PAPER_MEASURES)

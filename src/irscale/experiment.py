@@ -300,28 +300,35 @@ class NotMeaningfulWarning(IrscaleWarning):
 
 
 def _transform_advice(measures, N: int, table: ScoreTable) -> str:
-    """The command that gives the ranked versions of ``measures``: at run length N where
-    exact engines reach it for every one of them, else at 30 (where the 2021 paper
-    stopped) or 10, checked (nothing built); else binary relevance at 30; else the guide."""
+    """What gives the ranked versions of ``measures`` at run length N, computed from what
+    ran: where the table carries them already (a transform's), its ranked columns; else
+    the command at that same N (never a smaller one: the researcher asked for N) where exact
+    engines reach it for every one, else with certified bounds (--approx) where those
+    exist, else with binary relevance where that reaches N; else that nothing reaches N
+    exactly (the guide's section on warnings says where to go on: "Long runs")."""
+    ranked = {str(m.measure) for m in table.measures if isinstance(m, Ranked)}
+    if measures and all(str(m) in ranked for m in measures):
+        return "their ranked columns (_R) are"
     levels = max(table.judged.topics.max_grade, 1) + 1 if table.judged is not None else 2
     values = table.judged.topics.values if table.judged is not None else None  # real-valued grades' levels
+    at_N = [dataclasses.replace(m, cutoff=N) if hasattr(m, "cutoff") else m for m in measures]
 
-    def reach(n: int, lv: int) -> bool:
+    def reach(lv: int, approx: float | None = None) -> bool:
         try:
-            ms = [dataclasses.replace(m, cutoff=n) if hasattr(m, "cutoff") else m for m in measures]
-            plan_rank_maps(ms, n, lv, values=values if lv == levels else None)
+            plan_rank_maps(at_N, N, lv, approx, values=values if lv == levels else None)
         except (IrscaleError, TypeError, ValueError):
             return False
         return True
 
-    for n in dict.fromkeys(n for n in (N, 30, 10) if n <= N):
-        if reach(n, levels):
-            return f"ranked: irscale transform -N {n}"
-    if levels > 2 and values is None and reach(min(N, 30), 2):
-        return f"ranked: irscale transform -N {min(N, 30)} --relevance lenient"
+    if reach(levels):
+        return f"ranked: irscale transform -N {N}"
+    if reach(levels, 1e-4):
+        return f"ranked, within certified bounds: irscale transform -N {N} --approx 1e-4"
+    if levels > 2 and values is None and reach(2):
+        return f"ranked: irscale transform -N {N} --relevance lenient"
     if values is not None:  # real-valued grades: a threshold binarises them
-        return "ranked versions: fewer distinct grades or a threshold rel= (guide: Real-valued and LLM grades)"
-    return "ranked versions: see the guide's Long runs"
+        return "ranked versions need fewer distinct grades or a threshold rel="
+    return f"no exact ranked version reaches N = {N}"
 
 
 def warn_not_interval(table: ScoreTable, what: str, names=None, advice: str | None = None, stacklevel: int = 3) -> None:
@@ -1036,6 +1043,7 @@ def plan_rank_maps(
     max_pairs: int | None = None,
     relevance: str | None = None,
     values: tuple | None = None,
+    built_only: bool = False,
 ) -> list[Measure]:
     """The measures at run length ``depth``, each checked to have an exact engine for
     ``levels`` relevance levels, before any rank map is built (so a job fails in a
@@ -1045,12 +1053,16 @@ def plan_rank_maps(
     ``max_pairs``: the split engine's opt-in (:func:`irscale.scales.build`). ``relevance``:
     the measures as that protocol computes and names them (:func:`relevance_measures`).
     ``values``: the grade of each level of real-valued qrels (:attr:`irscale.io.Qrels.values`;
-    None for integer grades; ``"lenient"`` refuses real-valued ones, :func:`check_lenient`)."""
+    None for integer grades; ``"lenient"`` refuses real-valued ones, :func:`check_lenient`).
+    ``built_only``: only the measures whose rank map will be built (not those ``approx``
+    bounds: no map of theirs is built, so none takes memory)."""
     if relevance is not None:
         check_choice("relevance", relevance, RELEVANCE)
         check_lenient(relevance, values)
         measures = relevance_measures(parse_measures(measures, default_cutoff=depth), relevance)
-    return [m for m, _ in _plan(measures, depth, levels, approx, max_pairs, values)]
+    return [
+        m for m, bounded in _plan(measures, depth, levels, approx, max_pairs, values) if not (built_only and bounded)
+    ]
 
 
 def _plan(

@@ -169,15 +169,24 @@ class StudyPlan:
     def ties(self) -> tuple[str, ...]:
         return ("unq", "mid") if self.mid else ("unq",)
 
-    def check_levels(self, levels: int, values: tuple | None = None) -> None:
+    def check_levels(self, levels: int, values: tuple | None = None) -> list:
         """Every measure has an exact engine (or, with ``approx``, certified bounds) at N on
         ``levels`` relevance levels (whose grades are ``values`` where they are real-valued:
-        :attr:`irscale.io.Qrels.values`): checked before any rank map is built."""
+        :attr:`irscale.io.Qrels.values`): checked before any rank map is built. Returns the
+        measures whose rank maps will be built (not those ``approx`` bounds)."""
         from irscale.experiment import check_lenient, plan_rank_maps
 
         check_lenient(self.relevance, values)
         lenient = self.relevance == "lenient"
-        plan_rank_maps(self.measures, self.depth, 2 if lenient else levels, self.approx, self.max_pairs, values=values)
+        return plan_rank_maps(
+            self.measures,
+            self.depth,
+            2 if lenient else levels,
+            self.approx,
+            self.max_pairs,
+            values=values,
+            built_only=True,
+        )
 
     def check_systems(self, systems: Sequence[str]) -> None:
         from irscale.errors import ArgumentError

@@ -45,7 +45,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from irscale.errors import ArgumentError, InputFormatError, IrscaleError
+from irscale.errors import ArgumentError, InputFormatError, IrscaleError, warn
 from irscale.io.trec import (
     GRADE_MAX,
     GRADE_MIN,
@@ -428,6 +428,13 @@ def _grades(values, src: _Source, qid, docno) -> tuple[np.ndarray, tuple | None]
             )
         if (grade != np.floor(grade)).any():
             distinct, inverse = np.unique(grade, return_inverse=True)
+            i = int(np.flatnonzero(grade != np.floor(grade))[0])
+            at = src.row(i) or f"qid {_text(qid[i])!r}, docno {_text(docno[i])!r}"
+            warn(
+                f"{src.label}, {at}: grade {float(grade[i])!r} is not a whole number, so grades are real values; "
+                f"trec_eval reads {int(grade[i])} (whole-number grades give its numbers)",
+                stacklevel=4,
+            )
             return grade_codes([Fraction(repr(float(v))) for v in distinct], inverse.reshape(-1), src.label)
     grade = grade.astype(np.int64)
     out = np.flatnonzero((grade < GRADE_MIN) | (grade > GRADE_MAX))

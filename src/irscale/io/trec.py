@@ -254,6 +254,31 @@ class _Records:
         line = self.line(record)
         return InputFormatError(self.path, line, reason, _line_of(self.source, line))
 
+    def lines_of(self, records: np.ndarray) -> np.ndarray:
+        """The line number of each of ``records`` (:meth:`line`, for many)."""
+        records = np.asarray(records, dtype=np.int64)
+        k = np.searchsorted(self.starts, records, side="right") - 1
+        out = np.empty(len(records), dtype=np.int64)
+        for piece in np.unique(k):
+            at, mine = self.lines[piece], k == piece
+            offset = records[mine] - self.starts[piece]
+            out[mine] = at + offset if isinstance(at, int) else np.asarray(at)[offset]
+        return out
+
+    def field_text(self, records: np.ndarray, j: int) -> list[bytes]:
+        """Field ``j`` (0-based) of each of ``records``, read again from the source (b"" where
+        the line has fewer fields): for a rare check that needs a column the parser skips."""
+        lines = self.lines_of(records)
+        want: dict[int, bytes | None] = {int(n): None for n in lines}
+        for first, piece in text_pieces(self.source):
+            if first == 1 and piece.startswith(BOM):
+                piece = piece[len(BOM) :]
+            for n, text in enumerate(piece.split(b"\n"), first):
+                if n in want:
+                    fields = text.split()
+                    want[n] = fields[j] if len(fields) > j else b""
+        return [want[int(n)] or b"" for n in lines]
+
 
 def _shifted(e: InputFormatError, first: int) -> InputFormatError:
     """``e`` raised in a piece whose first line is ``first``, with the file's line number."""
@@ -809,14 +834,16 @@ def _checked_scores(tok: _Tokens, col: np.ndarray, what: str, records: np.ndarra
 
 
 def parse_grades(
-    tok: _Tokens, j: int, what: str = "grade (4th field)"
+    tok: _Tokens, j: int, what: str = "grade (4th field)", integer_grades: bool = False
 ) -> tuple[np.ndarray, tuple[Fraction, ...] | None]:
     """Field ``j`` as grade codes (int64) and the value of each code (see
     :func:`grade_codes`): integers ``[+-]?digits`` in [GRADE_MIN, GRADE_MAX] are their own
-    codes (values None); a column with a decimal point or an exponent is real-valued."""
+    codes (values None); a column with a decimal point or an exponent is real-valued
+    (announced once, naming the first grade that is not a whole number), or with
+    ``integer_grades`` each grade's integer part as trec_eval reads it (:func:`trec_eval_grade`)."""
     col = tok.column(j)
     if col.tobytes().translate(None, _INTEGER_BYTES):
-        return _real_grades(tok, col, what)
+        return _real_grades(tok, col, what, integer_grades)
     try:
         k = _kernels()
         if k is None:
@@ -837,16 +864,21 @@ def parse_grades(
     return grade, None
 
 
-def _real_grades(tok: _Tokens, col: np.ndarray, what: str) -> tuple[np.ndarray, tuple[Fraction, ...] | None]:
+def _real_grades(
+    tok: _Tokens, col: np.ndarray, what: str, integer_grades: bool = False
+) -> tuple[np.ndarray, tuple[Fraction, ...] | None]:
     """A grade column with decimals: each distinct text read once, exactly, as a Fraction
-    (``0.50`` and ``0.5`` are one grade); the first bad value in file order is the error."""
+    (``0.50`` and ``0.5`` are one grade); the first bad value in file order is the error.
+    Real-valued grades are announced in one line naming the first grade (in file order)
+    that is not a whole number; ``integer_grades``: each grade's integer part instead, as
+    trec_eval reads it, and nothing to announce."""
     texts, first, inverse = np.unique(col, return_index=True, return_inverse=True)
     values: list[Fraction] = []
     bad: tuple[int, str] | None = None
     for t, at in zip(texts, first):
         reason = _real_grade_problem(t)
         if reason is None:
-            v = Fraction(t.decode())
+            v = Fraction(trec_eval_grade(t)) if integer_grades else Fraction(t.decode())
             if not GRADE_MIN <= v <= GRADE_MAX:
                 reason = f"grade {t.decode()} out of the supported range [{GRADE_MIN}, {GRADE_MAX}]"
             values.append(v)
@@ -856,7 +888,23 @@ def _real_grades(tok: _Tokens, col: np.ndarray, what: str) -> tuple[np.ndarray, 
             bad = (int(at), reason)
     if bad is not None:
         raise tok.error(*bad)
-    return grade_codes(values, inverse, tok.path)
+    codes, levels = grade_codes(values, inverse, tok.path)
+    if levels is not None:
+        at, t = min((int(at), t) for t, at, v in zip(texts, first, values) if v.denominator != 1)
+        warn(
+            f"{tok.path}, line {tok.lines[at]}: grade {t.decode()} is not a whole number, so grades are real "
+            f"values; trec_eval reads {trec_eval_grade(t)}, as --integer-grades does (integer_grades=True)",
+            stacklevel=4,
+        )
+    return codes, levels
+
+
+def trec_eval_grade(text: bytes) -> int:
+    """A grade as trec_eval reads it: C's ``atol``, the leading ``[+-]?digits`` of the text
+    (``1.5`` is 1, ``-0.5`` is 0, ``2.5e-1`` is 2)."""
+    m = re.match(rb"\s*([+-]?\d*)", text)
+    digits = m.group(1) if m else b""
+    return int(digits) if digits.strip(b"+-") else 0
 
 
 def _real_grade_problem(text: bytes) -> str | None:
@@ -1117,12 +1165,12 @@ class Run:
         return parse_run(lines.encode(), f"<{name}>", **kw)
 
 
-def parse_qrels(data: bytes, path: str | Path = "<memory>") -> Qrels:
+def parse_qrels(data: bytes, path: str | Path = "<memory>", *, integer_grades: bool = False) -> Qrels:
     """Parse qrels text (see :func:`read_qrels`)."""
     tok = tokenize(data, path, 4, QRELS_FIELDS, keep=(0, 2, 3))
     qid = tok.column(0)
     docno = tok.column(2)
-    grade, values = parse_grades(tok, 3)
+    grade, values = parse_grades(tok, 3, integer_grades=integer_grades)
     topics, codes = _topic_blocks(qid)
     dups = _find_duplicates(codes, docno)
     if len(dups):
@@ -1163,7 +1211,7 @@ def by_topic_and_docno(codes: np.ndarray, docno: np.ndarray) -> np.ndarray | Non
     return np.lexsort((*(chunks[:, k] for k in range(chunks.shape[1] - 1, -1, -1)), codes))
 
 
-def read_qrels(path: str | Path) -> Qrels:
+def read_qrels(path: str | Path, *, integer_grades: bool = False) -> Qrels:
     """Read a TREC qrels file ``qid iter docno grade`` (plain or gzip).
 
     The ``iter`` field is ignored and may be any token. A document is relevant for a
@@ -1174,7 +1222,10 @@ def read_qrels(path: str | Path) -> Qrels:
     numbers written as decimals (``0.5``, ``1.75``, ``2.5e-1``: LLM judges, graded pools):
     each is read exactly, as the fraction its text is (``0.1`` is 1/10, never a float), and
     NaN, infinity and exponents beyond +-GRADE_EXPONENT are errors naming the line. A file
-    whose grades are all whole numbers (``2.0`` included) is an integer file. See
+    whose grades are all whole numbers (``2.0`` included) is an integer file; one grade that
+    is not (``1.5``) makes the file real-valued, which a warning announces, naming that
+    grade's line. ``integer_grades=True`` reads every grade as trec_eval does instead: its
+    integer part (C's ``atol``: ``1.5`` is 1, ``2.5e-1`` is 2; CLI ``--integer-grades``). See
     :class:`Qrels` for how real-valued grades are kept, and the module docstring for the
     rest of the format.
 
@@ -1186,9 +1237,10 @@ def read_qrels(path: str | Path) -> Qrels:
     Warns
     -----
     IrscaleWarning
-        when a UTF-8 byte-order mark at the start of the file is ignored.
+        when a UTF-8 byte-order mark at the start of the file is ignored, and when the
+        grades are real-valued (once, naming the first grade that is not a whole number).
     """
-    return parse_qrels(read_bytes(path), path)
+    return parse_qrels(read_bytes(path), path, integer_grades=integer_grades)
 
 
 def check_reader_options(score_precision, extra_fields, duplicates, metadata="error") -> None:
@@ -1427,12 +1479,9 @@ def _build_run(
         used = np.unique(codes)
         if len(used) < len(topics):  # the topics of this tag only
             topics, codes = topics[used], np.searchsorted(used, codes).astype(codes.dtype)
-    if _scores_rise(codes, score):
-        warn(
-            f"{where.path}: scores rise down the file in every topic, like ranks: rank and score columns swapped? "
-            "(the highest score ranks first)",
-            stacklevel=5,
-        )
+    swapped = _columns_swapped(codes, score, lambda: where.field_text(records_all(records, len(score)), 3))
+    if swapped:
+        warn(f"{where.path}: rank and score columns swapped? {swapped}", stacklevel=5)
     dups = _find_duplicates(codes, docno)
     if len(dups):
         if duplicates == "error":
@@ -1448,13 +1497,81 @@ def _build_run(
     return run if metadata is None else dataclasses.replace(run, metadata=metadata)
 
 
-def _scores_rise(codes: np.ndarray, score: np.ndarray) -> bool:
-    """Whether, in file order, each record's score is above the one before it of the same
-    topic, for every such pair (at least ten: a tiny file says nothing): a rank column read
-    as scores (1, 2, 3, ...) or scores sorted the wrong way, which would rank each topic's
-    last line first."""
+def records_all(records: np.ndarray | None, n: int) -> np.ndarray:
+    """The file's record indices of a run's records (``records``, or all ``n`` of the file)."""
+    return np.arange(n) if records is None else records
+
+
+SWAP_SHARE = 0.99  # of the pairs of consecutive lines of a topic with unequal scores
+SWAP_PAIRS = 10  # at least this many such pairs: a tiny file says nothing
+
+
+def _columns_swapped(codes: np.ndarray, score: np.ndarray, rank_column: Callable[[], list[bytes]]) -> str:
+    """Why the rank and score columns look swapped, or "" where they do not. Two signs:
+
+    * in file order, the scores rise in at least 99 % of the pairs of consecutive lines of a
+      topic whose scores differ (at least ten such pairs): ranks in rank order (1, 2, 3, ...),
+      or scores written the wrong way, ranking each topic's last line first; a real run's odd
+      inversion (rank 772 before 771) does not hide it;
+    * the scores are distinct whole numbers in (99 % of) the topics, like ranks, the rank
+      column is not (fractions or repeats in most topics), and the scores do not fall down
+      the file (a writer that sorts tied scores by docno lists the ranks out of order).
+      ``rank_column`` (called only then) gives the rank column's text of each record.
+    """
     same = codes[1:] == codes[:-1]
-    return int(same.sum()) >= 10 and bool((score[1:][same] > score[:-1][same]).all())
+    a, b = score[:-1][same], score[1:][same]
+    up, down = int((b > a).sum()), int((b < a).sum())
+    pairs = up + down
+    if pairs >= SWAP_PAIRS and up >= SWAP_SHARE * pairs:
+        return f"Scores rise like ranks in {_share(up, pairs)} of {pairs:,} pairs of lines"
+    if len(score) < SWAP_PAIRS or (pairs >= SWAP_PAIRS and down >= SWAP_SHARE * pairs):
+        return ""
+    if _whole_distinct(codes, score) < SWAP_SHARE:
+        return ""
+    text = rank_column()
+    rank = np.array([_number(t) for t in text], dtype=np.float64)
+    if _whole_distinct(codes, rank) >= 0.5:
+        return ""
+    odd = next((k for k, r in enumerate(rank) if not (np.isfinite(r) and r == np.floor(r))), None)
+    if odd is not None:
+        shown = f" ({text[odd].decode('utf-8', 'replace')!r})"
+    else:  # whole numbers, repeated within a topic
+        seen: set = set()
+        twice = b""
+        for c, t in zip(codes.tolist(), text):
+            if (c, t) in seen:
+                twice = t
+                break
+            seen.add((c, t))
+        shown = f" ({twice.decode('utf-8', 'replace')!r} twice in a topic)" if twice else ""
+    return f"Scores look like ranks (distinct whole numbers), ranks do not{shown}"
+
+
+def _share(k: int, n: int) -> str:
+    """``k`` of ``n`` as a percentage that never rounds to 100 % short of all."""
+    pct = 100 * k / n
+    return "100 %" if k == n else f"{min(pct, 99.9):.1f} %" if pct >= 1 else f"{pct:.2g} %"
+
+
+def _number(text: bytes) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return float("nan")
+
+
+def _whole_distinct(codes: np.ndarray, values: np.ndarray) -> float:
+    """The share of topics whose values are whole numbers, none repeated (ranks are)."""
+    topics = np.unique(codes)
+    if not len(topics):
+        return 0.0
+    whole = np.isfinite(values) & (values == np.floor(values))
+    bad_topics = set(np.unique(codes[~whole]).tolist())
+    order = np.lexsort((values, codes))
+    c, v = codes[order], values[order]
+    repeat = (c[1:] == c[:-1]) & (v[1:] == v[:-1])
+    bad_topics |= set(np.unique(c[1:][repeat]).tolist())
+    return 1 - len(bad_topics) / len(topics)
 
 
 def ordered_run(name: str, docno, score, topics, codes, drop, path: str, owned: bool = False) -> Run:

@@ -208,6 +208,20 @@ def format_value(v, kind: str) -> str:
     return str(v)
 
 
+def _tiny(*xs) -> bool:
+    """Whether some of ``xs`` is a nonzero value :func:`float_text` shows in significant
+    digits (then a value and its interval ends are all shown so, 0 as ``0``)."""
+    return any(not _missing(x) and math.isfinite(float(x)) and 0 < abs(float(x)) < 5e-5 for x in xs)
+
+
+def _sig(x: float) -> str:
+    """Three significant digits (``6.45e-98``, ``0``, ``0.0123``), as :func:`float_text`
+    shows a tiny value; infinities as the tables show them."""
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.3g}"
+
+
 def _negzero(text: str) -> bool:
     """A rounded value that reads as a negative zero (-0.0000, -0.00%): drop the sign."""
     return text.startswith("-0.") and bool(re.fullmatch(r"-0\.0+%?", text))
@@ -224,7 +238,13 @@ def cell_parts(table: ReportTable, col: Column, row: dict) -> tuple[str, str]:
         lo, hi = (row.get(k) for k in col.ci)
         if not (_missing(lo) and _missing(hi)):
             kind = table.column(col.ci[0]).kind if _has(table, col.ci[0]) else col.kind
-            rest += f" [{format_value(lo, kind)}, {format_value(hi, kind)}]"
+            if col.kind == kind == "float" and _tiny(row.get(col.key), lo, hi):  # one format in the cell
+                text, lo_text, hi_text = (
+                    MISSING if x is None or _missing(x) else _sig(float(x)) for x in (row.get(col.key), lo, hi)
+                )
+            else:
+                lo_text, hi_text = format_value(lo, kind), format_value(hi, kind)
+            rest += f" [{lo_text}, {hi_text}]"
     if col.paren and text != MISSING and not _missing(row.get(col.paren)):
         kind = table.column(col.paren).kind if _has(table, col.paren) else "float"
         rest += f" ({format_value(row.get(col.paren), kind)})"

@@ -50,12 +50,23 @@ def parse_size(value, name: str = "memory") -> int:
     return n
 
 
+BEYOND_ANY_MACHINE = 2**50  # bytes (1 PiB): no machine's memory holds as much
+
+
 def size_text(n: int) -> str:
-    """``n`` bytes for a message: ``1.5 GiB``, ``320 MiB``."""
-    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+    """``n`` bytes for a message, in a short engineering form: ``1.5 GiB``, ``320 MiB``,
+    ``812 TiB``; from 1 PiB on, more than any machine has, which the text says in words
+    (``3.2 PiB, more than any machine has``, ``about 1.3e+302 bytes, more than any
+    machine has``)."""
+    n = int(n)
+    if n >= 1024 * 2**60:  # beyond EiB: a power of ten, from the integer's digits (never a float overflow)
+        digits = str(n)
+        return f"about {digits[0]}.{digits[1]}e+{len(digits) - 1} bytes, more than any machine has"
+    for unit, scale in (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= scale:
             x = n / scale
-            return f"{x:.3g} {unit}" if x < 100 else f"{x:,.0f} {unit}"
+            text = f"{x:.3g} {unit}" if x < 100 else f"{x:.0f} {unit}"
+            return text + (", more than any machine has" if n >= BEYOND_ANY_MACHINE else "")
     return f"{n} bytes"
 
 
