@@ -115,6 +115,7 @@ def test_the_trec8_depth_1000_shape_on_a_synthetic_collection():
         irscale.transform(table, ["AP"], depth=100, normalize=True, approx=1e-4)
 
 
+@pytest.mark.slow
 def test_refusals_say_what_to_type():
     q, runs = _collection(n_sys=2, n_top=2, depth=60)
     table = irscale.evaluate(q, runs, ["P"])

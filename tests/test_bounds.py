@@ -45,6 +45,7 @@ def test_bounds_contain_phi_of_every_run_counted_by_brute_force(p, N):
         assert b.width <= b.max_width
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p", ["0.8", "0.9", "0.95"])
 @pytest.mark.parametrize("N,resolution", [(20, 500), (20, 20_000), (30, 40), (30, 5000)])
 def test_bounds_contain_the_exact_engines_phi_at_n_20_and_30(p, N, resolution):

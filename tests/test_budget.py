@@ -262,6 +262,7 @@ def _warm_listing_kernels() -> None:
     enumerate_engine(space_for("AP", 8, 1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "measure, N, levels",
     [("RBP(p=0.8)", 10, 4), ("RBP(p=0.8)", 11, 4), ("ERR", 9, 4), ("ERR", 8, 5), ("RBP(p=0.8)", 8, 4)],
@@ -281,6 +282,7 @@ def test_enumerate_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, l
     assert 0.75 * peak <= estimate <= 1.25 * peak, (estimate, peak)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "measure, N, levels, engine",
     [
@@ -310,6 +312,7 @@ def test_split_engine_estimate_is_within_a_quarter_of_its_peak(measure, N, level
     assert 0.75 * peak <= estimate <= 1.25 * peak, (estimate, peak)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("measure, N, levels", [("AP", 11, 2), ("RBP(p=0.8)", 11, 4)])
 def test_enumerate_estimates_bound_the_peak(measure, N, levels, monkeypatch):
     """The enumerate engine counts one key per run: binary AP's runs share values, so
@@ -419,6 +422,7 @@ def test_a_users_measure_with_few_values_is_not_refused_for_its_run_count(monkey
         enumerate_engine(space_for(Decayed(), 11, 3), chunk=2**14)
 
 
+@pytest.mark.slow
 def test_the_plan_names_a_split_map_allowed_by_max_pairs(monkeypatch, tmp_path):
     """With --max-pairs, the plan's memory line names the split engine's map it allows
     (binary AP at N = 36: 2^36 pairs, beyond the default limit), before any run is read."""

@@ -422,6 +422,7 @@ def _child(args, cache_dir, **kw):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["before-rename", "mid-write", pytest.param("timer", marks=pytest.mark.slow)])
 def test_killed_writer(cache, mode):
     """SIGKILL a process while it writes the map (or at some moment of its build); the

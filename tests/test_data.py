@@ -33,6 +33,7 @@ def _judge(run, qrels, depth, compiled: bool, spread: int = 1):
         D.JUDGE_SPREAD = kept
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     judged=st.dictionaries(st.tuples(TOPIC, DOCNO), st.integers(-1, 3), min_size=1, max_size=40),

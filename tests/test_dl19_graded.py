@@ -34,6 +34,9 @@ from irscale.cli import app
 
 pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is in the test extra")
 
+# end to end on a real collection: its module fixtures read and judge all 37 runs (about 20 s on 2 cores)
+pytestmark = pytest.mark.slow
+
 N = 10
 C = 3  # top grade of DL 2019: 4 relevance levels
 LEVELS = C + 1

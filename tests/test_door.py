@@ -318,6 +318,7 @@ def check_every_line(scenarios, monkeypatch) -> int:
     return checked
 
 
+@pytest.mark.slow
 def test_every_line_every_verb_prints_on_the_example(verbs_here, monkeypatch):
     assert check_every_line(EXAMPLE, monkeypatch) >= 10
 

@@ -257,6 +257,7 @@ def test_significance_changes_plot():
 # -- Hasse diagrams -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_hasse_every_run_legible(tmp_path):
     pic = F.hasse_figure(4, 2, "AP", out=tmp_path)
     check_picture(pic, "Weak top-heaviness order", "16 runs, 20 covers", "relevant documents")

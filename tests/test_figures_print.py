@@ -265,6 +265,7 @@ def test_a_small_study_fits_a_column():
         assert pic.overlaps == (), (pic.stem, pic.overlaps)
 
 
+@pytest.mark.slow
 def test_one_or_two_means_panels_fit_a_column():
     st = made_up_study(10, ("P", "AP"), ("Sign Test",), systems=6)
     pic = F.means_panels(st.means, parts=True)
@@ -272,6 +273,7 @@ def test_one_or_two_means_panels_fit_a_column():
     assert F.means_panels(st.means).parts == ()  # parts only when asked
 
 
+@pytest.mark.slow
 def test_a_heatmap_of_eleven_measures_is_legible_on_the_page():
     """The fast lane's check of the rule: Kendall's tau between compare's eleven measures
     does not fit 3.35 in, so it is laid out 6.9 in wide, every text 8 pt, tau to 3 decimals."""

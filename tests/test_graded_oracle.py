@@ -221,6 +221,7 @@ def _err_tie_pairs(N: int = 10, levels: int = 4) -> np.ndarray:
     return G[pairs[rng.choice(len(pairs), size=min(2000, len(pairs)), replace=False)]]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_near_runs(10, 4), st.integers(0, 10**6))
 def test_err_phi_strictly_increasing_and_ties_exact(G, pick):

@@ -149,6 +149,7 @@ def test_example_8_ratio():
 # -- pictures and the CLI ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_inspect_with_plots(tmp_path):
     cli = CliRunner()
     for m in ("RBP", "AP"):

@@ -157,6 +157,7 @@ def test_grades_read_by_the_compiled_and_the_numpy_path():
     assert T.parse_qrels(texts[0]).grade.tolist() == [3, 0, 7, -1]
 
 
+@pytest.mark.slow
 def test_compiled_and_numpy_readers_give_the_same_runs():
     """Topic blocks and tags (tracked by the compiled token pass as it goes) and scores
     (read in place) equal the numpy reader's, on random run files with comments, blank

@@ -285,6 +285,7 @@ def test_dl19_records_match_pytrec_eval(dl19_data):
     assert not any(math.isnan(v) for v in got.values())
 
 
+@pytest.mark.slow
 def test_pyterrier_experiment_reports_irscale_measures(dl19_data):
     """pt.Experiment (PyTerrier evaluates through ir_measures) takes irscale's measures,
     ranked ones included, beside its own; its means equal irscale's. Result frames need

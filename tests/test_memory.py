@@ -506,6 +506,7 @@ def test_trec8_memory_inputs_equal_the_files(kind, trec8_data, tmp_path):
     assert_same(irscale.evaluate(qrels, runs, MEASURES), ref, names)
 
 
+@pytest.mark.slow
 def test_dl19_dicts_equal_pytrec_eval_with_float32_scores(dl19_data):
     pytrec_eval = pytest.importorskip("pytrec_eval", reason="pytrec-eval-terrier is in the test extra")
     qrels, runs = dl19_data

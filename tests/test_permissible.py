@@ -79,6 +79,7 @@ def test_measures_without_run_space_are_checked_too(fresh):
     assert res.exit_code == 0, res.output
 
 
+@pytest.mark.slow
 def test_measures_listing_shows_the_scale_types(fresh):
     res = CliRunner().invoke(app, ["measures"], env={"COLUMNS": "250"})
     assert res.exit_code == 0, res.output

@@ -32,6 +32,7 @@ def _scipy_paired(x, y, alternative):
     ).pvalue
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("T", [3, 8, 12, 16])
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 def test_exact_permutation_equals_scipy(T, alternative):
@@ -44,6 +45,7 @@ def test_exact_permutation_equals_scipy(T, alternative):
         assert res.statistic[k] == pytest.approx(np.mean(X[:, a] - X[:, b]), abs=1e-15)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 def test_exact_permutation_counts_lattice_ties_as_the_exact_values_do(alternative):
     """Scores in tenths (P@10): many sign vectors reach the observed mean exactly, but
@@ -289,6 +291,7 @@ def test_the_study_runs_them_on_both_scales_with_its_seed(toy_study):
     assert prov["rtukey"] == {"resamples": 10_000, "seed": 3} and study.provenance["tests"][0] == "ttest"
 
 
+@pytest.mark.slow
 def test_the_cli_takes_them_and_refuses_a_wrong_name_before_reading(tmp_path):
     from typer.testing import CliRunner
 

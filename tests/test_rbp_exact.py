@@ -155,6 +155,7 @@ def test_positional_rbp_beyond_int64():
     assert rm.phi_runs(g, ties="max").tolist() == [float(2**63), 1.0, 2.0]
 
 
+@pytest.mark.slow
 def test_err_beyond_int64_is_exact():
     """ERR on 32 levels at N = 3: keys reach 6 * 2^93 (int64 wrapped them before); the
     oracle works on Python ints, checked against exact fractions."""

@@ -190,6 +190,7 @@ def test_every_measure_equals_the_fraction_reference(tmp_path_factory, seed, sys
         np.testing.assert_allclose(column(table, name), reference(qrels, runs, name), rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), N=st.integers(2, 4))
 def test_transform_values_and_phi_on_the_levels_present(tmp_path_factory, seed, N):
@@ -550,6 +551,7 @@ def test_rel_level_takes_a_fraction(real_qrels):
     assert res.exit_code == 0 and "P(rel=1/3)@5" in res.output, res.output
 
 
+@pytest.mark.slow
 def test_spacing_figure_names_the_measures_as_written(real_qrels, tmp_path):
     out = tmp_path / "sp"
     args = ["compare", str(real_qrels), str(TOY / "runs"), "-m", "P(rel=0.5)", "-m", "nDCG", "-N", "4"]

@@ -92,6 +92,7 @@ def test_figures_are_drawn_by_default_and_written_as_svg_and_pdf(report):
     assert [f"{s}_N10.pdf" for s in EXPECTED] == re.findall(r"\\includegraphics\[[^]]*\]\{([^}]+)\}", tex)  # no part
 
 
+@pytest.mark.slow
 def test_every_figure_file_is_listed_in_the_html_and_markdown(report):
     out, _ = report
     html = (out / "report_N10.html").read_text()

@@ -317,6 +317,7 @@ def test_no_column_hidden_at_1280px_trec8(tmp_path):
 # -- the index page of a study over several run lengths ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_study_writes_an_index_of_its_run_lengths(tmp_path):
     from importlib import resources
 

@@ -73,6 +73,7 @@ def test_anova1_and_tukey_equal_scipy():
         assert res.significant[k] == (ref[i, j] < 0.05)
 
 
+@pytest.mark.slow
 def test_anova2_equals_statsmodels():
     smf = pytest.importorskip("statsmodels.formula.api", reason="statsmodels is in the test extra")
     sm = pytest.importorskip("statsmodels.api")

@@ -99,6 +99,7 @@ def test_means_with_intervals(study, columns):
             np.testing.assert_allclose(got["mean"], values[m].mean(axis=1))
 
 
+@pytest.mark.slow
 def test_baseline_comparisons_read_system_minus_baseline(study, columns):
     orig, ranked = columns
     pairs = study.pairs

@@ -86,6 +86,7 @@ def test_a_correct_measure_and_space_pass(declared):
     testing.check_measure(m)
 
 
+@pytest.mark.slow
 def test_batch_unlike_reference_fails(declared):
     wrong = lambda s, g: _hits(g, s.cutoff, s.rel) + 0.5  # off on every ranking: the first example shows it
     m = _measure(declared, "TopTwoBonus", batch=wrong)
@@ -181,6 +182,7 @@ def test_a_wrong_exact_key_of_a_user_measure_fails(declared):
         testing.check_space(testing.instances(BadKey)[0])
 
 
+@pytest.mark.slow
 def test_batch_wrong_on_a_second_topic_fails(declared):
     """batch is compared with reference on several runs and topics, not one cell."""
 

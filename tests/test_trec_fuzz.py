@@ -535,6 +535,7 @@ def test_truncated_and_corrupt_gzip_streamed(tmp_path):
         assert len(read_run(tmp_path / "good.gz")) == 501
 
 
+@pytest.mark.slow
 def test_isal_and_zlib_inflate_alike(tmp_path, monkeypatch):
     """gzip runs are inflated with ISA-L where installed (irscale.io.trec.inflater): the same
     text, pieces and errors as Python's zlib, on whole, multi-member, empty-member, long,

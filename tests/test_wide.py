@@ -73,6 +73,7 @@ def test_wide_keys_give_the_int64_value_set(N, c):
     assert len(wide.bounds) > 8  # many buckets, so bucket edges are crossed
 
 
+@pytest.mark.slow
 def test_buckets_wider_than_width_are_decided_by_words(monkeypatch):
     monkeypatch.setattr(engines, "WIDTH", 2**44)  # most buckets take the (high, low) path
     m = parse_measure("ERR")
