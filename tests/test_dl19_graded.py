@@ -401,6 +401,7 @@ def run_compare(qrels_path, files, out, relevance):
         "--out",
         str(out),
         "--no-mid",
+        "--no-figures",  # the tables are what is checked here (figures: tests/test_report_figures.py)
     ]
     for m in COMPARE_MEASURES:
         args += ["-m", m]

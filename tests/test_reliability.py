@@ -228,7 +228,7 @@ def test_study_keeps_each_finished_N(files, tmp_path, monkeypatch):
 
     monkeypatch.setattr(cli_mod, "_run_study", failing)
     out = tmp_path / "out"
-    res = cli("study", "trec8-like", q, runs, "--depths", "3,6", "--out", out)
+    res = cli("study", "trec8-like", q, runs, "--depths", "3,6", "--no-figures", "--out", out)
     assert res.exit_code == 2 and "simulated failure at N=6" in res.stderr
     assert "finished N = 3" in res.stderr
     assert (out / "report_N3.md").exists() and (out / "table2_tau_measure_vs_ranked_N3.csv").exists()

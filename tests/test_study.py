@@ -82,6 +82,7 @@ def test_cli_compare_and_study(tmp_path):
             str(TOY / "runs"),
             "--depths",
             "5,10",
+            "--no-figures",  # (each N's figures: tests/test_report_figures.py)
             "--out",
             str(tmp_path / "s"),
         ],

@@ -527,7 +527,7 @@ def test_t08_30_report_renders_in_headless_chromium(study30, tmp_path):
 
     if BROWSER is None:
         pytest.skip("no Chromium binary on PATH: install Debian's `chromium` package (.ci/run does)")
-    files = study30.write(tmp_path / "t08", figures=study_figures(study30))
+    files = study30.write(tmp_path / "t08", figures=study_figures(study30, pdf=False))  # the browser shows the SVGs
     page = tmp_path / "t08" / "report_N30.html"
     assert page in files
     dom = check_real_report(page, tmp_path, "report_t08_N30", figures=2 + 1 + 1)

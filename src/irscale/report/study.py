@@ -219,7 +219,8 @@ def _sig(x: float) -> str:
     shows a tiny value; infinities as the tables show them."""
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
-    return f"{x:.3g}"
+    text = f"{x:.3g}"
+    return "0" if text == "-0" else text
 
 
 def _negzero(text: str) -> bool:
@@ -1664,7 +1665,9 @@ def _measure_free_top(study: Study, full: ReportTable, share: pd.Series) -> Repo
 def data_frame(table: ReportTable) -> pd.DataFrame:
     """The table's exact values with, after each float column ``x``, ``x_display``: the
     text the tables show (:func:`format_value`: 4 decimals or :func:`float_text`'s significant
-    digits, percentages 2, missing values empty)."""
+    digits, percentages 2, missing values empty). A value and its interval ends read in one
+    format: where one of them is a tiny nonzero value, all three in significant digits
+    (:func:`cell_parts`)."""
     df = table.frame.reset_index(drop=True)
     out = {}
     kinds = {c.key: c.kind for c in table.columns}
@@ -1673,6 +1676,19 @@ def data_frame(table: ReportTable) -> pd.DataFrame:
         kind = kinds.get(k, "float")
         if df[k].dtype.kind == "f" and kind != "int":
             out[f"{k}_display"] = _display(df[k].to_numpy(dtype=np.float64), kind)
+    for c in table.columns:
+        keys = (c.key, *(c.ci or ()))
+        if not c.ci or not all(f"{k}_display" in out and kinds.get(k, "float") == "float" for k in keys):
+            continue
+        vals = [df[k].to_numpy(dtype=np.float64) for k in keys]
+        tiny = np.zeros(len(df), dtype=bool)
+        for v in vals:
+            tiny |= np.isfinite(v) & (v != 0) & (np.abs(np.where(np.isfinite(v), v, 1.0)) < 5e-5)
+        for k, v in zip(keys, vals):
+            shown = list(out[f"{k}_display"])
+            for r in np.flatnonzero(tiny & ~np.isnan(v)):
+                shown[r] = _sig(float(v[r]))
+            out[f"{k}_display"] = shown
     return pd.DataFrame(out)
 
 
