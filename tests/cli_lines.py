@@ -8,12 +8,12 @@ LINE = 160
 
 
 def unwrap(text: str) -> str:
-    """``text`` with every continuation line (two leading spaces after a line of a
-    message) joined to the line before it by one space; every line at most LINE long first."""
+    """``text`` (what a verb printed on stderr) with every continuation line (two leading
+    spaces) joined to the line before it by one space; every line at most LINE long first."""
     out: list[str] = []
     for line in text.splitlines():
         assert len(line) <= LINE, (len(line), line)
-        if line.startswith("  ") and out and out[-1].startswith(("warning: ", "error: ")):
+        if line.startswith("  ") and out:
             out[-1] += " " + line[2:]
         else:
             out.append(line)

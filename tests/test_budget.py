@@ -10,6 +10,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from cli_lines import unwrap
 from typer.testing import CliRunner
 
 from irscale import cli
@@ -228,7 +229,8 @@ def test_transform_and_compare_name_the_large_rank_maps_before_reading_the_runs(
         "rank maps: RBP(p=0.8)@14 about 166 MiB (split engine), DCG(base=2)@14 about 76.3 MiB (dcg engine), "
         "nDCG(base=2)@14 about 76.3 MiB (dcg engine); "
     )
-    assert line + "memory budget 4 GiB" in res.output and res.exit_code == 2  # one line for every depth
+    # one message for every depth, in lines of at most 160 characters
+    assert line + "memory budget 4 GiB" in unwrap(res.stderr) and res.exit_code == 2
     res = CliRunner().invoke(cli.app, ["transform", str(qrels), str(runs), "-m", "AP", "-N", "5"])
     assert res.exit_code == 0 and "rank maps:" not in res.output.replace("rank maps (cached", "")
 

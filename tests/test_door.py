@@ -5,6 +5,7 @@ form, advice computed from the command that ran, short lines, one format for tin
 from __future__ import annotations
 
 import gzip
+import re
 import warnings
 from pathlib import Path
 
@@ -212,7 +213,7 @@ def test_a_frame_with_a_real_grade_is_announced_naming_its_row():
         (3 << 29, "1.5 GiB"),
         (812 << 40, "812 TiB"),
         (int(3.2 * 2**50), "3.2 PiB, more than any machine has"),
-        (2**70, "about 1.1e+21 bytes, more than any machine has"),
+        (2**70, "about 1.2e+21 bytes, more than any machine has"),
         (128559346594214240460313998856822450042055087993958602783659 * 10**240, None),
     ],
 )
@@ -223,7 +224,7 @@ def test_sizes_read_in_a_short_engineering_form(n, text):
     if text is not None:
         assert said == text
     else:  # the 300-digit estimate of the count engine for nDCG@1000 on 4 levels
-        assert said == "about 1.2e+299 bytes, more than any machine has"
+        assert said == "about 1.3e+299 bytes, more than any machine has"
     assert len(said) <= 50
 
 
@@ -348,7 +349,8 @@ def test_advice_never_repeats_the_command_nor_asks_a_smaller_n():
         experiment._WARNED_NOT_INTERVAL.clear()
         irscale.evaluate(TOY / "qrels.txt", TOY / "runs", ["nDCG@10"]).mean()
     said = [str(w.message) for w in caught if "not meaningful" in str(w.message)]
-    assert "no exact ranked version reaches N = 50" in said[0] and "-N 10" not in said[0]
+    assert "on runs of up to 50 documents" in said[0] and "-N 10" not in said[0]
+    assert re.search(r"\(not interval\); ranked versions are exact up to N = \d+ \(guide: Warnings\)$", said[0])
     assert any("AP are not meaningful at N = 10 (not interval); their ranked columns (_R) are" in s for s in said)
     assert said[-1].endswith("ranked: irscale transform -N 10 (guide: Warnings)")  # evaluate's nDCG@10: N itself
 
@@ -366,3 +368,70 @@ def test_a_tiny_mean_and_its_interval_read_in_one_format():
     col = table.columns[0]
     assert cell_parts(table, col, frame.iloc[0].to_dict()) == ("6.45e-98", " [0, 3.86e-97]")
     assert cell_parts(table, col, frame.iloc[1].to_dict()) == ("0.5000", " [0.4000, 0.6000]")
+
+
+def test_the_plan_line_names_only_the_maps_that_are_built(tmp_path, monkeypatch):
+    """The CLI's plan, said before any run is read (the run below fails on its second line):
+    a map transform or compare builds gets its estimate; one --approx bounds gets none."""
+    from cli_lines import unwrap
+    from typer.testing import CliRunner
+
+    from irscale.cli import app
+
+    monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path / "cache"))
+    bad = tmp_path / "bad-run.txt"
+    bad.write_text("101 Q0 d 1 1.0 r\n101 Q0 e 2 x r\n")
+    q = str(TOY / "qrels.txt")
+    built = CliRunner().invoke(app, ["transform", q, str(bad), "-m", "nDCG", "-N", "30"])
+    assert built.exit_code == 2 and "bad-run.txt:2" in built.stderr
+    assert re.search(r"^rank maps: nDCG@30 about \d+ MiB \(count engine\); memory budget ", built.stderr, re.M)
+    for verb in ("transform", "compare"):
+        bounded = CliRunner().invoke(app, [verb, q, str(bad), "-m", "nDCG", "-N", "1000", "--approx", "1e-4"])
+        assert bounded.exit_code == 2 and "bad-run.txt:2" in unwrap(bounded.stderr), bounded.stderr
+        assert "rank maps:" not in bounded.stderr, bounded.stderr
+
+
+def test_advice_at_a_run_length_only_bounds_reach():
+    """nDCG@1000 on three levels: no exact engine, certified bounds: the advice says so at
+    that N (never a shorter run)."""
+    import irscale
+    from irscale import experiment
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = irscale.evaluate(TOY / "qrels.txt", TOY / "runs", ["nDCG@1000"])
+        experiment._WARNED_NOT_INTERVAL.clear()
+        table.mean()
+    (said,) = [str(w.message) for w in caught if "not meaningful" in str(w.message)]
+    assert said.endswith("ranked, within certified bounds: irscale transform -N 1000 --approx 1e-4 (guide: Warnings)")
+
+
+def test_data_frame_display_reads_a_value_and_its_interval_in_one_format():
+    import pandas as pd
+
+    from irscale.report.study import Column, ReportTable, data_frame
+
+    frame = pd.DataFrame({"mean": [6.45e-98, 0.5, -0.0], "lo": [0.0, 0.4, -3e-60], "hi": [3.86e-97, 0.6, 1e-60]})
+    columns = (Column("mean", "mean", "", ci=("lo", "hi")), Column("lo", "lo", ""), Column("hi", "hi", ""))
+    df = data_frame(ReportTable("t", "means", "Means", "", frame, columns, "tab:t"))
+    assert df["mean_display"].tolist() == ["6.45e-98", "0.5000", "0"]
+    assert df["lo_display"].tolist() == ["0", "0.4000", "-3e-60"]
+    assert df["hi_display"].tolist() == ["3.86e-97", "0.6000", "1e-60"]
+
+
+def test_a_negative_grade_that_is_not_whole_announces_nothing(tmp_path):
+    """-0.5 reads as -1 (never relevant) and makes no file real-valued: it is neither
+    announced nor named in place of the first positive grade that is not whole."""
+    import irscale
+
+    q = tmp_path / "q.txt"
+    q.write_text("1 0 a -0.5\n1 0 b 1\n")
+    assert qrels_warnings(lambda: irscale.read_qrels(q))[1] == []
+    q.write_text("1 0 a -0.5\n1 0 b 1\n1 0 c 2.5\n")
+    (said,) = qrels_warnings(lambda: irscale.read_qrels(q))[1]
+    assert said.startswith(f"{q}, line 3: grade 2.5 is not a whole number")
+    import pandas as pd
+
+    frame = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [-0.5, 1.0]})
+    run = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0]})
+    assert qrels_warnings(lambda: irscale.evaluate(frame, run, ["P@1"]))[1] == []

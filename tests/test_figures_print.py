@@ -314,3 +314,18 @@ def test_the_spacing_figure_of_a_study_is_legible_in_print():
         assert min(s for s, _ in sizes) * p.print_width_in * 72 / width >= 8
         assert p.overlaps == (), p.overlaps
     assert "RBP(p=0.8)@5" in "".join(ET.fromstring(pic.svg).itertext())
+
+
+@pytest.mark.slow
+def test_a_study_s_spacing_figure_comes_in_parts_for_a_column():
+    r"""--spacing on three measures: the figure is for \textwidth, and each measure's panel
+    alone comes with it for \columnwidth, from the same spacing data (computed once)."""
+    st = made_up_study(5, ("P", "AP", "RBP(p=0.8)"), ("Sign Test",), systems=6)
+    (spacing,) = [f for f in F.study_figures(st, spacing=True, pdf=False, samples=200) if f.stem == "spacing"]
+    assert spacing.latex_width == "\\textwidth"
+    assert [p.stem for p in spacing.parts] == ["spacing_P", "spacing_AP", "spacing_RBP_p0_8"]
+    for p, m in zip(spacing.parts, ("P", "AP", "RBP(p=0.8)")):  # (named as the study writes them at N)
+        assert p.latex_width == "\\columnwidth" and list(p.data) == [(m, 5)]
+        assert p.data[(m, 5)] is spacing.data[(m, 5)]  # not computed again
+        width, sizes = svg_font_sizes(p.svg)
+        assert min(s for s, _ in sizes) * p.print_width_in * 72 / width >= 8

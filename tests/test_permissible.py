@@ -101,7 +101,7 @@ def test_mean_warns_once_and_names_the_ranked_version(fresh):
         table = irscale.evaluate(TOY / "qrels.txt", TOY / "runs", ["AP", "P@10", "RR"])
     (msg,) = _means_warnings(table)
     assert msg.startswith("means of AP and RR are not meaningful") and "P@10" not in msg
-    assert msg.split("(not interval); ")[1].startswith("no exact ranked version reaches N = 50")  # never a smaller N
+    assert msg.split("(not interval); ")[1].startswith("ranked versions are exact up to N = ")  # a fact, no smaller N
     assert "on runs of up to 50 documents" in msg and len(msg) <= 160 - len("warning: ")
     assert _means_warnings(table) == []  # once per measure and process
     with warnings.catch_warnings():

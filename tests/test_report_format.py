@@ -215,6 +215,7 @@ def test_dl19_graded_depth_1000_approx_transform_through_the_cli():
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("study_audit")  # beside the audit's TREC-8 N = 1000 study: its bounds built once, cached
 def test_trec8_depth_1000_approx_means_read_apart():
     """The study of issue 23 item 3 on ten TREC-8 runs: ranked nDCG means of 1e-233 .. 1e-23,
     distinct in the report, and only the highest bold."""

@@ -38,6 +38,9 @@ app = typer.Typer(
 )
 
 
+LINE = 160  # no line a verb prints on stderr is longer: a longer message goes on, indented, on the next
+
+
 class _Stderr:
     """``err``: the rich Console on stderr, made on first use (importing rich.console
     takes about 50 ms that ``irscale version`` need not pay). ``err.print(...)`` and
@@ -51,7 +54,8 @@ class _Stderr:
         if _Stderr._console is None:
             from rich.console import Console
 
-            _Stderr._console = Console(stderr=True, highlight=False)
+            wide = Console(stderr=True).width
+            _Stderr._console = Console(stderr=True, highlight=False, width=min(wide, LINE))  # rich wraps at 160
         return _Stderr._console
 
     def __getattr__(self, name):
@@ -95,32 +99,43 @@ def _plain(message) -> str:
     return escape(show(str(message)))
 
 
-LINE = 160  # no line a verb prints on stderr is longer: a longer message goes on, indented, on the next
+def _lines(text: str, head: str = "") -> list[str]:
+    """``head + text`` (invisible characters escaped) in lines of at most :data:`LINE`
+    characters: broken between words, the rest indented two spaces; a word longer than a
+    line (a long path) broken inside it."""
+    from textwrap import wrap
+
+    from irscale.errors import show
+
+    return wrap(
+        show(text),
+        width=LINE,
+        initial_indent=head,
+        subsequent_indent="  ",
+        break_long_words=True,
+        break_on_hyphens=False,
+    ) or [head]
 
 
 def _say(tag: str, style: str, message) -> None:
     """``tag: message`` on stderr, ``tag`` in ``style``, in lines of at most :data:`LINE`
-    characters (a long message wraps between words, the rest indented two spaces)."""
-    from textwrap import wrap
-
+    characters (:func:`_lines`)."""
     from rich.markup import escape
 
-    from irscale.errors import show
-
     head = f"{tag}: "
-    lines: list[str] = []
-    for k, part in enumerate(show(str(message)).split("\n")):
-        lines += wrap(
-            part,
-            width=LINE,
-            initial_indent=head if k == 0 else "  ",
-            subsequent_indent="  ",
-            break_long_words=False,
-            break_on_hyphens=False,
-        ) or [head if k == 0 else ""]
-    first = lines[0][len(head) :]
-    err.print(f"[{style}]{tag}:[/] " + escape(first) if style else head + escape(first), soft_wrap=True)
+    lines = _lines(str(message), head)
+    first = escape(lines[0][len(head) :])
+    err.print(f"[{style}]{tag}:[/] {first}" if style else head + first, soft_wrap=True)
     for line in lines[1:]:
+        err.print(escape(line), soft_wrap=True)
+
+
+def _note(text: str) -> None:
+    """A line of information on stderr (what was written, a plan, progress), in lines of at
+    most :data:`LINE` characters (:func:`_lines`)."""
+    from rich.markup import escape
+
+    for line in _lines(text):
         err.print(escape(line), soft_wrap=True)
 
 
@@ -351,7 +366,7 @@ class _Feedback:
             line += f"{done:,.0f} done, {_duration(elapsed)} elapsed"
         if still:
             line += ", still working"
-        err.print(line + (f" ({_plain(description)})" if description else ""), soft_wrap=True)
+        _note(line + (f" ({description})" if description else ""))
 
     def __exit__(self, *exc):
         self.stop.set()
@@ -444,7 +459,13 @@ class ReadOpts:
         if not self.integer_grades:
             return path
         from irscale.io import read_qrels
+        from irscale.io.memory import is_parquet
 
+        if is_parquet(path):
+            raise IrscaleError(
+                f"--integer-grades reads the grades of a text qrels file as trec_eval does; {path} is Parquet, "
+                "whose grade column is read as its values are: cast it to integers to get trec_eval's reading"
+            )
         return read_qrels(path, integer_grades=True)
 
     def kwargs(self) -> dict:
@@ -683,9 +704,8 @@ def _say_memory_at(by_depth: dict, levels: int, values=None, max_pairs: int | No
                 big.append(f"{m} about {budget.size_text(need)} ({engine} engine)")
     if big:
         limit = budget.budget()
-        err.print(
-            f"rank maps: {', '.join(big)}; memory budget {'none known' if limit is None else budget.size_text(limit)}",
-            soft_wrap=True,
+        _note(
+            f"rank maps: {', '.join(big)}; memory budget {'none known' if limit is None else budget.size_text(limit)}"
         )
 
 
@@ -860,14 +880,14 @@ def transform(
         if run_out is not None:
             from irscale.report.runs import write_runs
 
-            out.provenance.update(_qrels_provenance(qrels))  # the qrels file and its checksum, for the headers
+            out.provenance.update(_qrels_provenance(qrels, opts))  # the qrels file and its checksum, for the headers
             out.provenance.setdefault("score_precision", opts.kwargs()["score_precision"])
             written = write_runs(out, run_out, command=_command_line())
     except IrscaleError as e:
         _fail(e)
     _print(out, per_topic, fmt, trec_eval)
     if run_out is not None:
-        print(f"wrote {len(written)} run file(s) with ir_metadata headers to {run_out}", file=sys.stderr)
+        _note(f"wrote {len(written)} run file(s) with ir_metadata headers to {run_out}")
     if fmt is Format.table and not trec_eval:  # what the theory says about each original measure
         from rich.console import Console
 
@@ -1080,7 +1100,7 @@ def _show_study(study, out, figures=None):
             figures = figures()
         files = study.write(out, figures=figures)  # every path written: HTML, Markdown, YAML, CSV, JSON, LaTeX
         drawn = f"; {len(figures)} figure{'s' if len(figures) > 1 else ''} as SVG and PDF files" if figures else ""
-        err.print(
+        _note(
             f"wrote {len(files)} files to {out} (open report_N{study.N}.html; report_N{study.N}.md "
             f"links the rest{drawn})"
         )
@@ -1179,7 +1199,7 @@ def compare(
         judged = _judge(qrels, runs, opts, plan=check)
         study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, {"plan": plan})
         study.provenance.setdefault("command", _command_line())
-        study.provenance.update(_qrels_provenance(qrels))
+        study.provenance.update(_qrels_provenance(qrels, opts))
         _show_study(study, out, figures=lambda: _report_figures(study, figures, spacing))
     except IrscaleError as e:
         _fail(e)
@@ -1265,15 +1285,20 @@ def paper_table(
         writable_dir("out", out.parent if str(out.parent) else Path("."), create=True)
         out.write_text(text, encoding="utf-8")
         n, m = len(table.systems), len(table.measures)
-        err.print(f"wrote {out} ({fmt.value}, {n} system{'s' * (n != 1)}, {m} measure{'s' * (m != 1)})", soft_wrap=True)
+        _note(f"wrote {out} ({fmt.value}, {n} system{'s' * (n != 1)}, {m} measure{'s' * (m != 1)})")
     except IrscaleError as e:
         _fail(e)
 
 
-def _qrels_provenance(qrels) -> dict:
+def _qrels_provenance(qrels, opts: ReadOpts | None = None) -> dict:
+    """The qrels file and its checksum; with ``--integer-grades``, that its grades were read
+    as their integer parts (the file alone does not say so)."""
     from irscale.study import qrels_provenance
 
-    return qrels_provenance(qrels)
+    out = qrels_provenance(qrels)
+    if opts is not None and opts.integer_grades:
+        out["integer_grades"] = True
+    return out
 
 
 def _check_out(out) -> None:
@@ -1380,20 +1405,20 @@ def study_trec8_like(
             try:
                 st = _run_study(judged, measures, N, tests, alpha, True, None, relevance, extra)
                 st.provenance.setdefault("command", _command_line())
-                st.provenance.update(_qrels_provenance(qrels))
+                st.provenance.update(_qrels_provenance(qrels, opts))
                 studies.append(st)
                 if out:
                     files = st.write(out, figures=_report_figures(st, figures, spacing))
                     files += write_tau_tables(studies, out)  # Tables 2 and 3 over the N done so far (CSV, LaTeX)
                     files.append(write_index(studies, out))  # index.html: each N's report, Tables 2 and 3 over N
-                    err.print(
+                    _note(
                         f"N = {N}: wrote {len(files)} files to {out} (open index.html: it links the report of "
                         f"each N and shows Tables 2 and 3 over N = {', '.join(str(x.N) for x in studies)})"
                     )
             except IrscaleError as e:
                 once.flush()  # the warnings of the N done, before the error
                 if studies and out:
-                    err.print(f"finished N = {', '.join(str(x.N) for x in studies)} (written to {out}); N = {N} failed")
+                    _note(f"finished N = {', '.join(str(x.N) for x in studies)} (written to {out}); N = {N} failed")
                 _fail(e)
     tables = report.tau_tables(studies)
     con = _wide_console(tables)
@@ -1540,7 +1565,7 @@ def inspect(
         if N <= 6:
             files += plots.hasse_diagram(N, plot, measure=target, levels=levels)
         files += plots.balancing_plot([target], [n for n in (2, 5, 10, 20, 50, 100) if n <= max(N, 100)], plot)
-        err.print(f"wrote {', '.join(str(f) for f in files)}")
+        _note(f"wrote {', '.join(str(f) for f in files)}")
 
 
 cache_app = typer.Typer(help="The on-disk cache of rank maps.", no_args_is_help=True)

@@ -305,7 +305,7 @@ def _transform_advice(measures, N: int, table: ScoreTable) -> str:
     the command at that same N (never a smaller one: the researcher asked for N) where exact
     engines reach it for every one, else with certified bounds (--approx) where those
     exist, else with binary relevance where that reaches N; else that nothing reaches N
-    exactly (the guide's section on warnings says where to go on: "Long runs")."""
+    exactly, and how far the exact engines reach (a fact: a shorter run is another measure)."""
     ranked = {str(m.measure) for m in table.measures if isinstance(m, Ranked)}
     if measures and all(str(m) in ranked for m in measures):
         return "their ranked columns (_R) are"
@@ -328,7 +328,13 @@ def _transform_advice(measures, N: int, table: ScoreTable) -> str:
         return f"ranked: irscale transform -N {N} --relevance lenient"
     if values is not None:  # real-valued grades: a threshold binarises them
         return "ranked versions need fewer distinct grades or a threshold rel="
-    return f"no exact ranked version reaches N = {N}"
+    from irscale.scales.rankmap import exact_reach
+
+    try:  # how far they are exact: a fact, not advice to shorten the runs
+        exact_to = min(exact_reach(m, levels - 1, N + 1) for m in at_N)
+    except (IrscaleError, TypeError, ValueError):
+        return f"no exact ranked version reaches N = {N}"
+    return f"ranked versions are exact up to N = {exact_to}"
 
 
 def warn_not_interval(table: ScoreTable, what: str, names=None, advice: str | None = None, stacklevel: int = 3) -> None:

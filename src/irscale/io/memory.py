@@ -428,14 +428,16 @@ def _grades(values, src: _Source, qid, docno) -> tuple[np.ndarray, tuple | None]
             )
         if (grade != np.floor(grade)).any():
             distinct, inverse = np.unique(grade, return_inverse=True)
-            i = int(np.flatnonzero(grade != np.floor(grade))[0])
-            at = src.row(i) or f"qid {_text(qid[i])!r}, docno {_text(docno[i])!r}"
-            warn(
-                f"{src.label}, {at}: grade {float(grade[i])!r} is not a whole number, so grades are real values; "
-                f"trec_eval reads {int(grade[i])} (whole-number grades give its numbers)",
-                stacklevel=4,
-            )
-            return grade_codes([Fraction(repr(float(v))) for v in distinct], inverse.reshape(-1), src.label)
+            codes, levels = grade_codes([Fraction(repr(float(v))) for v in distinct], inverse.reshape(-1), src.label)
+            if levels is not None:  # (a negative grade that is not whole reads as -1: no real values)
+                i = int(np.flatnonzero((grade > 0) & (grade != np.floor(grade)))[0])
+                at = src.row(i) or f"qid {_text(qid[i])!r}, docno {_text(docno[i])!r}"
+                warn(
+                    f"{src.label}, {at}: grade {float(grade[i])!r} is not a whole number, so grades are real "
+                    f"values; trec_eval reads {int(grade[i])} (whole-number grades give its numbers)",
+                    stacklevel=4,
+                )
+            return codes, levels
     grade = grade.astype(np.int64)
     out = np.flatnonzero((grade < GRADE_MIN) | (grade > GRADE_MAX))
     if len(out):

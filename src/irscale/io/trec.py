@@ -890,7 +890,7 @@ def _real_grades(
         raise tok.error(*bad)
     codes, levels = grade_codes(values, inverse, tok.path)
     if levels is not None:
-        at, t = min((int(at), t) for t, at, v in zip(texts, first, values) if v.denominator != 1)
+        at, t = min((int(at), t) for t, at, v in zip(texts, first, values) if v > 0 and v.denominator != 1)
         warn(
             f"{tok.path}, line {tok.lines[at]}: grade {t.decode()} is not a whole number, so grades are real "
             f"values; trec_eval reads {trec_eval_grade(t)}, as --integer-grades does (integer_grades=True)",
@@ -1529,8 +1529,10 @@ def _columns_swapped(codes: np.ndarray, score: np.ndarray, rank_column: Callable
     if _whole_distinct(codes, score) < SWAP_SHARE:
         return ""
     text = rank_column()
+    if not all(text):  # the rank column could not be read again (a pipe): no claim
+        return ""
     rank = np.array([_number(t) for t in text], dtype=np.float64)
-    if _whole_distinct(codes, rank) >= 0.5:
+    if _whole_distinct(codes, rank) >= 0.5 or len(np.unique(rank)) < 2:  # (a constant rank column says nothing)
         return ""
     odd = next((k for k, r in enumerate(rank) if not (np.isfinite(r) and r == np.floor(r))), None)
     if odd is not None:
@@ -1567,6 +1569,8 @@ def _whole_distinct(codes: np.ndarray, values: np.ndarray) -> float:
         return 0.0
     whole = np.isfinite(values) & (values == np.floor(values))
     bad_topics = set(np.unique(codes[~whole]).tolist())
+    if len(bad_topics) == len(topics):  # (real-valued scores: no sort needed)
+        return 0.0
     order = np.lexsort((values, codes))
     c, v = codes[order], values[order]
     repeat = (c[1:] == c[:-1]) & (v[1:] == v[:-1])

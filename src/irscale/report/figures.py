@@ -596,6 +596,7 @@ def rank_spacing_plot(
     stem: str | None = None,
     pdf: bool = False,
     names: Sequence[str] | None = None,
+    data: dict | None = None,
 ) -> Picture:
     """Spacing of each measure's values over all runs of each length N (2021 paper,
     Figures 2-5), from rank maps (:func:`spacing_data`): one column per N, and per
@@ -604,7 +605,9 @@ def rank_spacing_plot(
     against phi / number of values (an interval scale is the dashed straight line);
     ``"both"``. ``data``: {(measure, N): Spacing}. ``names``: what the figure calls each
     measure (default: its own name; a study on real-valued grades passes the names as
-    written for the measures as computed on the grades' levels)."""
+    written for the measures as computed on the grades' levels). ``data``: the
+    :class:`Spacing` of each (name, N) computed already (another figure's ``data``), not
+    computed again."""
     from irscale.errors import check_choice
 
     check_choice("view", view, tuple(_VIEWS))
@@ -616,8 +619,10 @@ def rank_spacing_plot(
     shown = [_name(m) for m in measures] if names is None else [str(n) for n in names]
     if len(shown) != len(measures):
         raise ArgumentError(f"rank_spacing_plot: {len(shown)} names for {len(measures)} measures")
+    known = data or {}
     data = {
-        (shown[i], int(N)): dataclasses.replace(
+        (shown[i], int(N)): known.get((shown[i], int(N)))
+        or dataclasses.replace(
             spacing_data(
                 m,
                 int(N),
@@ -1334,6 +1339,7 @@ def significance_changes_plot(
     *,
     delta: bool = True,
     title: str | None = None,
+    vmax: float | None = None,
     out: str | Path | None = None,
     stem: str = "significance_changes",
     pdf: bool = False,
@@ -1342,7 +1348,9 @@ def significance_changes_plot(
     measure (rows) and test (columns), from a study's ``changes`` table (columns
     measure, test, s2ns, ns2s, and delta_pct for the third panel with ``delta``);
     repeated (measure, test) rows (several collections) are summed, delta_pct averaged.
-    S2NS and NS2S share one colour scale. ``data``: the matrices as DataFrames."""
+    S2NS and NS2S share one colour scale, up to ``vmax`` (default: the largest count; give
+    the parts of one figure the figure's, so that a colour is one count in all of them).
+    ``data``: the matrices as DataFrames."""
     import pandas as pd
 
     need = {"measure", "test", "s2ns", "ns2s"} | ({"delta_pct"} if delta else set())
@@ -1366,8 +1374,8 @@ def significance_changes_plot(
     plt = _plt()
     with _style():
         fig = plt.figure(figsize=(W, H))
-        counts = np.concatenate([grid["s2ns"].to_numpy(float).ravel(), grid["ns2s"].to_numpy(float).ravel()])
-        vmax = float(np.nanmax(counts)) if np.isfinite(counts).any() else 1.0
+        if vmax is None:
+            vmax = changes_vmax(changes)
         gw = len(cols) * g["cell"]
         bar = g["rows"]
         ax = None
@@ -1487,6 +1495,16 @@ def asl_curves_plot(
     )
 
 
+def changes_vmax(changes) -> float:
+    """The top of the S2NS/NS2S colour scale of a study's ``changes``: the largest count
+    (summed over repeated (measure, test) rows), 1 where there is none."""
+    rows = list(dict.fromkeys(changes["measure"]))
+    cols = list(dict.fromkeys(changes["test"]))
+    grid = _changes_grids(changes, rows, cols, False)
+    counts = np.concatenate([grid["s2ns"].to_numpy(float).ravel(), grid["ns2s"].to_numpy(float).ravel()])
+    return float(np.nanmax(counts)) if np.isfinite(counts).any() else 1.0
+
+
 def changes_test_parts(changes, delta: bool = True) -> list[list[str]]:
     r"""The tests of a significance-changes figure cut into groups of about equal size,
     each of whose figures (every measure, those tests) is laid out for ``\columnwidth``:
@@ -1506,8 +1524,9 @@ def changes_test_parts(changes, delta: bool = True) -> list[list[str]]:
     if k == 0:
         return []
     parts = -(-len(cols) // k)
-    size = -(-len(cols) // parts)
-    return [cols[i : i + size] for i in range(0, len(cols), size)]
+    size = -(-len(cols) // parts)  # about equal groups, none larger than k
+    even = [cols[i : i + size] for i in range(0, len(cols), size)]
+    return even if all(map(fits, even)) else [cols[i : i + k] for i in range(0, len(cols), k)]
 
 
 def _changes_grids(changes, rows: list, cols: list, delta: bool) -> dict:
@@ -2018,6 +2037,7 @@ def study_figures(
                 functools.partial(
                     significance_changes_plot,
                     changes[changes["test"].isin(tests)],
+                    vmax=changes_vmax(changes),  # the whole figure's colour scale
                     title="Significance decisions changed by ranking, per measure and test"
                     f" (part {k} of {len(groups)})",
                     stem=f"significance_changes_part{k}",
@@ -2070,18 +2090,21 @@ def study_figures(
         grades = study.provenance.get("grade_values")  # real-valued grades: each measure as computed on them
         scale = None if grades is None else tuple(map(Fraction, grades))
         written = [_without_cutoff(m, study.N) for m in study.measures]
-        jobs.append(
-            lambda: rank_spacing_plot(
-                [parse_measure(m).for_grades(scale) for m in written],
-                [study.N],
-                levels,
-                names=written,
-                view="quantile",
-                samples=samples,
-                stem="spacing",
-                pdf=pdf,
-            )
-        )
+
+        def spacing_figure() -> Picture:  # the figure, and (laid out for the page) each measure's panel alone
+            ms = [parse_measure(m).for_grades(scale) for m in written]
+            draw = functools.partial(rank_spacing_plot, view="quantile", samples=samples, pdf=pdf)
+            whole = draw(ms, [study.N], levels, names=written, stem="spacing")
+            if whole.print_width_in != TEXT_WIDTH_IN:
+                return whole
+            slugs = measure_slugs(written)
+            pieces = tuple(
+                draw([m], [study.N], levels, names=[w], stem=f"spacing_{slugs[w]}", data=whole.data)
+                for m, w in zip(ms, written)
+            )  # (the spacing of each measure computed once, for the figure)
+            return dataclasses.replace(whole, parts=pieces)
+
+        jobs.append(spacing_figure)
     from irscale.parallel import can_fork, parallel_imap
 
     _plt()  # imported once, before any fork

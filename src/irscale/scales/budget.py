@@ -60,8 +60,11 @@ def size_text(n: int) -> str:
     machine has``)."""
     n = int(n)
     if n >= 1024 * 2**60:  # beyond EiB: a power of ten, from the integer's digits (never a float overflow)
-        digits = str(n)
-        return f"about {digits[0]}.{digits[1]}e+{len(digits) - 1} bytes, more than any machine has"
+        e = len(str(n)) - 2
+        lead = (n + 5 * 10 ** (e - 1)) // 10**e  # two significant digits, rounded (10..100)
+        if lead >= 100:
+            lead, e = lead // 10, e + 1
+        return f"about {lead // 10}.{lead % 10}e+{e + 1} bytes, more than any machine has"
     for unit, scale in (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= scale:
             x = n / scale
