@@ -63,7 +63,8 @@ def main() -> None:
     import irscale
 
     print(f"irscale {irscale.__version__}; load average before: {os.getloadavg()[0]:.2f}")
-    print(f"{'collection':<20} {'runs':>5} {'orig. warn':>11} {'swapped warn':>13} {'old rule: swapped warn':>23} {'read s':>7}")
+    head = ("collection", "runs", "orig. warn", "swapped warn", "old rule: swapped warn", "read s")
+    print(f"{head[0]:<20} {head[1]:>5} {head[2]:>11} {head[3]:>13} {head[4]:>23} {head[5]:>7}")
     for name, files in groups.items():
         n = ow = sw = old = 0
         t = 0.0
