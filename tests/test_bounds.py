@@ -236,6 +236,7 @@ def test_non_integer_grades_are_refused():
         rbp_bounds("RBP(p=0.8)", 3, np.array([[0.7, 0, 1]]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("measure,N,levels", [("DCG", 12, 3), ("nDCG(base=2)", 10, 4), ("DCG", 20, 4)])
 def test_graded_dcg_bounds_contain_the_exact_engines_phi(measure, N, levels):
     """Graded runs (grades 0..levels-1): random runs, none relevant, all of the top grade and

@@ -70,6 +70,7 @@ def test_few_exact_ranks_and_the_rest_bounded_still_contain_phi(ranks):
     assert (hi - lo).max() > 0.05  # the cut-off ranks are felt
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p", ["0.8", "0.9", "0.95"])
 @pytest.mark.parametrize(
     "N,levels,resolution", [(10, 4, 300), (12, 3, 20_000), (14, 4, 2000), (16, 3, 40), (16, 4, 50_000)]

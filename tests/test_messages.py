@@ -323,6 +323,7 @@ def test_every_option_any_message_names_exists_on_some_verb():
     assert not wrong, wrong
 
 
+@pytest.mark.slow
 def test_measures_lists_whole_sentences_and_no_class_names():
     """`irscale measures`: each summary is whole sentences (never cut mid-sentence) and the
     interval-scale column says in words how phi is found (no class name like CountSpace)."""

@@ -179,6 +179,7 @@ def column(table, name: str) -> np.ndarray:
     return table.values[[str(m) for m in table.measures].index(name)]
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), systems=st.integers(1, 4), topics=st.integers(1, 5))
 def test_every_measure_equals_the_fraction_reference(tmp_path_factory, seed, systems, topics):

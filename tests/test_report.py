@@ -795,6 +795,7 @@ def test_dl19_study_report_in_headless_chromium(tmp_path):
     assert "nDCG" in dom and "Comparisons with the baseline" in dom and "4 levels" in dom
 
 
+@pytest.mark.slow
 def test_vectorised_display_equals_format_value():
     from hypothesis import given, settings
     from hypothesis import strategies as st

@@ -394,6 +394,7 @@ def check_qrels(data):
 # --- the properties ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=mutated(lines_of(run_fields)), options=run_options)
 def test_run_reader_on_mutated_files(data, options):
@@ -413,6 +414,7 @@ def test_readers_on_random_bytes(data, options):
     check_qrels(data)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=lines_of(run_fields), name=st.sampled_from([None, "renamed"]))
 def test_parse_run_is_parse_runs_without_split(data, name):
@@ -454,6 +456,7 @@ class pieces_of:
         trec.PIECE_BYTES = self.old
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=mutated(lines_of(run_fields)), options=run_options, size=st.integers(1, 40))
 def test_run_reader_in_small_pieces(data, options, size):
