@@ -1479,7 +1479,7 @@ def _build_run(
         used = np.unique(codes)
         if len(used) < len(topics):  # the topics of this tag only
             topics, codes = topics[used], np.searchsorted(used, codes).astype(codes.dtype)
-    swapped = _columns_swapped(codes, score, lambda: where.field_text(records_all(records, len(score)), 3))
+    swapped = _columns_swapped(codes, score, lambda: where.field_text(_records_all(records, len(score)), 3))
     if swapped:
         warn(f"{where.path}: rank and score columns swapped? {swapped}", stacklevel=5)
     dups = _find_duplicates(codes, docno)
@@ -1497,7 +1497,7 @@ def _build_run(
     return run if metadata is None else dataclasses.replace(run, metadata=metadata)
 
 
-def records_all(records: np.ndarray | None, n: int) -> np.ndarray:
+def _records_all(records: np.ndarray | None, n: int) -> np.ndarray:
     """The file's record indices of a run's records (``records``, or all ``n`` of the file)."""
     return np.arange(n) if records is None else records
 
