@@ -158,6 +158,14 @@ ok "$IRSCALE" evaluate "$Q" mixed/all-runs.txt --split-tags --max-grade 3 --trec
     -m map -m num_rel_ret -m ndcg_cut_10 -m recip_rank
 refused "--split-tags" "$IRSCALE" evaluate "$Q" mixed/all-runs.txt
 ok "$IRSCALE" evaluate "$Q" junk --skip-invalid
+# a stray decimal grade: announced (real values), or read as trec_eval reads it with --integer-grades
+sed '1s/ [0-9]*$/ 1.5/' "$Q" >stray-grade-qrels.txt
+ok "$IRSCALE" evaluate stray-grade-qrels.txt "$R" -m nDCG@10
+grep -qF "stray-grade-qrels.txt, line 1: grade 1.5 is not a whole number" "$LAST_ERR" || _fail "output of step $STEP" "no real-grade line"
+ok "$IRSCALE" evaluate stray-grade-qrels.txt "$R" -m nDCG@10 --integer-grades
+grep -qF "whole number" "$LAST_ERR" && _fail "output of step $STEP" "--integer-grades still announced real grades"
+ok "$IRSCALE" transform stray-grade-qrels.txt "$R" -m P -N 5 --integer-grades
+ok "$IRSCALE" compare stray-grade-qrels.txt "$R" -m P -N 5 -t sign --no-figures --integer-grades
 refused "--skip-invalid" "$IRSCALE" evaluate "$Q" junk
 ok "$IRSCALE" evaluate "$Q" extra.txt --ignore-extra-fields
 ok "$IRSCALE" evaluate "$Q" "$R" -M 5 --float32-scores --duplicates first --missing-topics drop
