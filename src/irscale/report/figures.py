@@ -1277,13 +1277,13 @@ def tau_heatmap(
     )
 
 
-def tau_column_parts(names: Sequence[str], tau=None, value: str = "tau") -> list[list[str]]:
-    r"""The measures' columns of a tau heatmap cut into parts of about equal size, each
-    legible at ``\columnwidth`` with every tau to two decimals: ``[]`` where the whole
-    heatmap fits a column already (or no part of it would). ``tau``: the study's table
-    (for the widths of its values; two decimals of a negative tau are wider)."""
-    names = list(names)
-    M = np.eye(len(names)) if tau is None else _matrix(tau, None, value)[0]
+def tau_column_parts(tau, labels: Sequence[str] | None = None, value: str = "tau") -> list[list[str]]:
+    r"""The measures' columns of a tau heatmap (``tau``, ``labels`` and ``value`` as
+    :func:`tau_heatmap` takes them) cut into parts of about equal size, each legible at
+    ``\columnwidth`` with every tau to two decimals (the widths of its values: two
+    decimals of a negative tau are wider): ``[]`` where the whole heatmap fits a column
+    already (or no part of it would)."""
+    M, names = _matrix(tau, labels, value)
     fits = lambda k: (lambda g: g["width"] == COLUMN_WIDTH_IN and g["decimals"] >= 2)(  # noqa: E731
         _tau_layout(M, names, "", None, k)
     )
@@ -1375,7 +1375,7 @@ def significance_changes_plot(
     with _style():
         fig = plt.figure(figsize=(W, H))
         if vmax is None:
-            vmax = changes_vmax(changes)
+            vmax = _grid_vmax(grid)
         gw = len(cols) * g["cell"]
         bar = g["rows"]
         ax = None
@@ -1500,7 +1500,11 @@ def changes_vmax(changes) -> float:
     (summed over repeated (measure, test) rows), 1 where there is none."""
     rows = list(dict.fromkeys(changes["measure"]))
     cols = list(dict.fromkeys(changes["test"]))
-    grid = _changes_grids(changes, rows, cols, False)
+    return _grid_vmax(_changes_grids(changes, rows, cols, False))
+
+
+def _grid_vmax(grid: dict) -> float:
+    """:func:`changes_vmax` of the matrices of :func:`_changes_grids`."""
     counts = np.concatenate([grid["s2ns"].to_numpy(float).ravel(), grid["ns2s"].to_numpy(float).ravel()])
     return float(np.nanmax(counts)) if np.isfinite(counts).any() else 1.0
 
@@ -2016,7 +2020,7 @@ def study_figures(
                 pdf=pdf,
             )
             jobs.append(functools.partial(draw, stem=stem))
-            blocks = tau_column_parts(_matrix(table4, None, value)[1], table4, value)
+            blocks = tau_column_parts(table4, value=value)
             add_parts(
                 [
                     functools.partial(
@@ -2032,12 +2036,13 @@ def study_figures(
         changes = canonical(study.changes, ["measure"])
         jobs.append(lambda: significance_changes_plot(changes, pdf=pdf))
         groups = changes_test_parts(changes)
+        top = changes_vmax(changes)  # the whole figure's colour scale, for every part
         add_parts(
             [
                 functools.partial(
                     significance_changes_plot,
                     changes[changes["test"].isin(tests)],
-                    vmax=changes_vmax(changes),  # the whole figure's colour scale
+                    vmax=top,
                     title="Significance decisions changed by ranking, per measure and test"
                     f" (part {k} of {len(groups)})",
                     stem=f"significance_changes_part{k}",
