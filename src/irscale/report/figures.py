@@ -2119,8 +2119,10 @@ def study_figures(
     lights = sorted(light)
     order = [k for pair in zip(heavy, lights) for k in pair] + heavy[len(lights) :] + lights[len(heavy) :]
     # never in threads: pyplot's rc_context is process-wide state, which two threads would interleave
-    drawn = parallel_imap(lambda k: jobs[k](), order, workers=min(2, len(jobs)) if can_fork() else 1, processes=True)
-    by_job = dict(zip(order, drawn))
+    drawn = list(
+        parallel_imap(lambda k: jobs[k](), order, workers=min(2, len(jobs)) if can_fork() else 1, processes=True)
+    )
+    by_job = dict(zip(order, drawn))  # (taken whole: the pool is shut down here, not when the iterator is collected)
     of_part = {k for ks in parts.values() for k in ks}
     return [
         dataclasses.replace(by_job[k], parts=tuple(by_job[j] for j in parts[k])) if k in parts else by_job[k]
