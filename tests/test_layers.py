@@ -4,6 +4,7 @@ imports (at module level or inside a function) from a layer above its own."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import irscale
@@ -118,3 +119,27 @@ def test_the_cycle_check_sees_function_local_imports(tmp_path):
         "def f():\n    from irscale.scales import rankmap\n    import irscale.errors\n"
     )
     assert sorted(_runtime_imports(f)) == ["irscale.errors", "irscale.scales.rankmap"]
+
+
+def test_no_code_outside_scales_asks_which_class_a_space_is():
+    """Spaces declare what they can do (description, equispaced, certified_bounds,
+    values_are_keys, closed, ...); the planner, the CLI and the reports read the
+    declarations, never ``isinstance(space, SomeSpace)``."""
+    from irscale.scales.spaces import Space
+
+    classes, todo = set(), [Space]
+    while todo:  # every space class irscale declares (each module of irscale.scales.spaces is imported with it)
+        cls = todo.pop()
+        classes.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    assert {"CountSpace", "RBPSpace", "DCGSpace", "GenericSpace"} <= classes
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if path.is_relative_to(ROOT / "scales"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("isinstance", "issubclass"):
+                asked = ast.unparse(node.args[1]) if len(node.args) > 1 else ""
+                if any(re.search(rf"\b{c}\b", asked) for c in classes):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, "ask the space's declarations instead:\n" + "\n".join(found)

@@ -37,13 +37,14 @@ def declared():
         unregister(cls)
 
 
-def _measure(declare, name, batch=None, reference=None, docs=True):
+def _measure(declare, name, batch=None, reference=None, docs=True, bound=None):
     @register(name)
     @dataclass(frozen=True)
     class M(Measure):
         cutoff: int | None = None
         rel: int = 1
         requires_cutoff = True
+        value_bound = bound  # (the hits grow with N: no upper bound, unless a test says one)
         if not docs:
             param_docs = {"cutoff": "", "rel": ""}
 
@@ -57,11 +58,15 @@ def _measure(declare, name, batch=None, reference=None, docs=True):
     return declare(M)
 
 
-def _space(declare_measure, keys, key_values=None):
+def _space(declare_measure, keys, key_values=None, equispaced=False):
     @serves(declare_measure)
     @dataclass(frozen=True, eq=False)
     class S(Space):
         family: str = "test-" + declare_measure.NAME.lower()
+
+        @property
+        def equispaced(self):
+            return equispaced
 
         @cached_property
         def max_key(self):
@@ -84,6 +89,35 @@ def test_a_correct_measure_and_space_pass(declared):
     m = _measure(declared, "OkHits")
     _space(m, _linear_keys)
     testing.check_measure(m)
+
+
+def test_a_value_beyond_the_declared_bound_fails(declared):
+    m = _measure(declared, "Unbounded", bound=1.0)  # says [0, 1], gives up to N (N + 1) / 2
+    with pytest.raises(AssertionError, match=r"lies outside \[0, 1.0\]; declare .* \(value_bound = "):
+        testing.check_value_bound(testing.instances(m)[0])
+    testing.check_value_bound(testing.instances(_measure(declared, "Declared", bound=None))[0])
+
+
+def test_an_equispaced_space_is_interval_at_any_n(declared):
+    from irscale.scales.permissible import scale_of
+
+    m = _measure(declared, "EvenHits")
+    _space(m, _linear_keys, equispaced=True)  # true: the sums of distinct 1..N fill 0..N (N + 1) / 2
+    testing.check_space(testing.instances(m)[0])
+    said = scale_of("EvenHits", 40)  # 2^40 runs: beyond any exhaustive check, the space's declaration answers
+    assert said.original_scale == "interval" and said.order == "induced" and "declares it" in said.source
+    plain = _measure(declared, "PlainHits")
+    _space(plain, _linear_keys)
+    assert scale_of("PlainHits", 40).original_scale == "unknown"  # no declaration: not claimed
+
+
+def test_a_false_equispaced_declaration_fails(declared):
+    square = lambda s, g: _hits(g, s.cutoff, s.rel) ** 2
+    ref = lambda s, g: sum(s.cutoff - k for k, x in enumerate(g[: s.cutoff]) if x >= s.rel) ** 2
+    m = _measure(declared, "SquareHits", batch=square, reference=ref)
+    _space(m, _linear_keys, key_values=lambda s, k: np.asarray(k, dtype=np.float64) ** 2, equispaced=True)
+    with pytest.raises(AssertionError, match="declared equispaced, but its values step by"):
+        testing.check_space(testing.instances(m)[0])
 
 
 @pytest.mark.slow

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import glob
-import math
 import os
 import re
 import warnings
@@ -1208,8 +1207,6 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
     as computed on their levels): the limit names ``m`` as written, and its advice on fewer
     levels is for real grades (``--max-grade`` caps integer grades only)."""
     from irscale.scales.rankmap import exact_reach
-    from irscale.scales.spaces.dcg import DCGSpace
-    from irscale.scales.spaces.rbp import RBPSpace
 
     limit = _short(str(engine_error))
     if real:
@@ -1218,7 +1215,7 @@ def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | No
             f"; the {space.c + 1} levels are the distinct real-valued grades: fewer levels means fewer distinct "
             "grades (round them, for example to steps of 0.25), or binary relevance (a threshold such as rel=0.5)"
         )
-    if isinstance(space, (RBPSpace, DCGSpace)):
+    if space.certified_bounds:
         if approx is not None:
             return True
         raise NoEngineError(m, space.N, limit, True, "a smaller N", space.c)
@@ -1433,9 +1430,10 @@ def _check_bounded(bounded: dict, tie_list: list[str], depth: int, levels: int, 
     caller) that bounded columns are normalised when ``normalize`` is off. ``bounded``: each
     bounded measure as named -> as computed (:meth:`Measure.for_grades`)."""
     from irscale.scales import space_for
+    from irscale.scales.bounds import runs_distinct
 
     bounded_ms = list(bounded)
-    tied = [m for m in bounded_ms if not _runs_distinct(space_for(bounded[m], depth, levels - 1))]
+    tied = [m for m in bounded_ms if not runs_distinct(space_for(bounded[m], depth, levels - 1))]
     if tie_list != ["unq"] and tied:
         raise ArgumentError(
             f"{', '.join(map(str, tied))}: ties={tie_list} rank over all runs, but at N = {depth} "
@@ -1530,17 +1528,6 @@ def _warn_uncertain(m: Measure, b, ids: np.ndarray) -> None:
         )
 
 
-def _runs_distinct(space) -> bool:
-    """Every run of ``space`` has its own value (then phi over values is the rank over runs)."""
-    from irscale.scales.spaces.rbp import RBPSpace
-
-    if isinstance(space, RBPSpace):
-        from irscale.scales.counting import rbp_runs_distinct
-
-        return rbp_runs_distinct(space)
-    return False
-
-
 def _judged_view(grades: np.ndarray, depth: int, levels: int) -> np.ndarray:
     """The judged grades cut at ``depth``, padded with non-relevant documents and clipped
     to 0..levels-1 (sentinels: 0), one row per run and topic: what the bounds take (they
@@ -1559,25 +1546,15 @@ def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: fl
     once at the resolution that should reach ``approx`` (widths shrink about as 1 /
     resolution), unless its tables would pass BOUNDS_MEMORY."""
     from irscale.errors import MeasureError
-    from irscale.scales.bounds import phi_bounds
-    from irscale.scales.spaces.rbp import RBPSpace
+    from irscale.scales.bounds import bounds_resolution, phi_bounds
 
     if step:
         step(0, 1)
-    # a first resolution that usually reaches approx (widths at N = 100-1000: about 2.5-5 /
-    # resolution for RBP, 300-2,500 / grid points for DCG), capped at the defaults
-    first = (
-        min(10**6, max(1000, math.ceil(8 / approx)))
-        if isinstance(space, RBPSpace)
-        else min(10**7, max(10**4, math.ceil(2500 / approx)))
-    )
+    first, per_unit = bounds_resolution(space, approx)
     b = phi_bounds(m, depth, grades, levels, resolution=first, cache=cache, keys=keys)
     if b.width > approx:
         resolution = int(b.resolution * b.width / approx * 1.25) + 1
-        # the tables' memory: RBP about 32 bytes per grid point, 1 / (1 - p) points per unit;
-        # DCG about 24 bytes per grid point
-        per_point, points = (32, 1 / (1 - float(space.measure.p_exact))) if isinstance(space, RBPSpace) else (24, 1)
-        largest = int(BOUNDS_MEMORY / (per_point * points))
+        largest = int(BOUNDS_MEMORY / per_unit)  # the tables' memory
         if resolution > largest:
             reach = b.width * b.resolution / largest
             raise MeasureError(

@@ -121,8 +121,8 @@ def parallel_imap(fn: Callable, items: Sequence, *, workers: int | None = None, 
     else:
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(n) as ex:
-            yield from ex.map(fn, items)
+        with ThreadPoolExecutor(n) as threads:
+            yield from threads.map(fn, items)
 
 
 def _shut_down(ex) -> None:

@@ -18,6 +18,9 @@ The checks (each a function ``check(measure)``):
   equals ``reference`` (plain Python over one ranking) on each, on rankings that
   hypothesis generates: binary and graded qrels (2 to 4 levels), short and empty runs,
   unjudged documents, topics with their own judged counts;
+* :func:`check_value_bound`: on every run up to a few ranks (every grade, unjudged
+  documents, short runs) and topics judged just what the run holds or more, every value lies
+  in ``[0, value_bound]`` (a class attribute: 1 by default, None where there is no upper bound);
 * :func:`check_parameters`: every parameter is documented (``param_docs``), the canonical
   name parses back to an equal measure, case-insensitively, and so does its trec_eval name;
 * :func:`check_space` (measures with a ranked version): at small N, for every level count
@@ -27,7 +30,9 @@ The checks (each a function ``check(measure)``):
   exactly like the measure's values (``reference``), the values derived from the keys
   equal ``batch``, and phi under the ``unq`` and ``mid`` tie strategies equals a brute
   force over every run (plain Python, sharing no code with the engines) and the
-  ``oracle`` engine;
+  ``oracle`` engine; a space that declares its values ``equispaced`` (interval at any N)
+  has keys that fill a range and values equally spaced along them, and the scale owner
+  says interval on the measure's own order;
 * :func:`check_end_to_end`: evaluate, transform and compare run on the example
   collection shipped with irscale, and the scale owner
   (:func:`irscale.scales.permissible.scale_of`) gives a verdict; transform refuses a
@@ -138,6 +143,32 @@ def check_batch_equals_reference(measure: Measure, *, max_examples: int = 100) -
     run_check()
 
 
+def check_value_bound(measure: Measure) -> None:
+    """Every value lies in ``[0, value_bound]`` (``value_bound`` None: no upper bound), on
+    every run of up to 4 ranks over the measure's grades and unjudged documents, each run on
+    a topic judged just what it holds (the highest values of recall-based measures) and on a
+    topic judged more at every grade."""
+    bound = type(measure).value_bound
+    top = max(_levels(measure)) - 1
+    grades = [*range(top + 1), int(UNJUDGED)]
+    runs = [list(r) for n in range(5) for r in itertools.product(grades, repeat=n)]
+    for extra in (0, 3):
+        counts = [[sum(g == k for g in r) + extra for k in range(top + 1)] for r in runs]
+        topics = TopicStats(tuple(map(str, range(len(runs)))), np.array(counts, dtype=np.int64), top)
+        g = np.full((1, len(runs), 4), PAD, dtype=np.int16)
+        for t, r in enumerate(runs):
+            g[0, t, : len(r)] = r
+        values = np.asarray(measure.batch(g, topics), dtype=np.float64)[0]
+        outside = np.flatnonzero(~((values >= -1e-12) & (values <= (np.inf if bound is None else bound + 1e-12))))
+        if len(outside):
+            k = int(outside[0])
+            raise AssertionError(
+                f"{measure}: {float(values[k])!r} on the ranking {runs[k]} (level counts {counts[k]}) lies outside "
+                f"[0, {bound}]; declare the measure's range on its class (value_bound = its largest value, "
+                "or None where it has none)"
+            )
+
+
 def check_parameters(measure: Measure) -> None:
     """Parameters documented; the canonical and trec_eval names parse back to the measure."""
     cls = type(measure)
@@ -241,12 +272,30 @@ def _check_keys_and_phi(m: Measure, space, N: int, levels: int, build) -> None:
     derived = space.measure_values(np.asarray(keys)[:, None], topic)[:, 0]
     assert np.allclose(batch, values, rtol=1e-12, atol=1e-12), f"{what}: batch differs from reference"
     assert np.allclose(derived, values, rtol=1e-9, atol=1e-12), f"{what}: values derived from the keys differ"
+    if space.equispaced:
+        _check_equispaced(what, m, N, levels, [int(k) for k in keys], values)
     unq, mid = _brute_phi([int(k) for k in keys], values)
     for engine in ("auto", "oracle"):
         rm = build(m, N, levels, engine=engine, cache=False)
         got = rm.rank(np.asarray(keys), ("unq", "mid"))
         assert got["unq"].tolist() == unq, f"{what}: phi (unq) of engine {rm.engine} differs from the brute force"
         assert np.array_equal(got["mid"], mid), f"{what}: phi (mid) of engine {rm.engine} differs"
+
+
+def _check_equispaced(what: str, m: Measure, N: int, levels: int, keys: list, values: list[float]) -> None:
+    """A space declaring ``equispaced``: the runs' keys fill a range of integers, the values
+    step by the same amount from each key to the next, and the scale owner says interval."""
+    from irscale.scales.permissible import scale_of
+
+    value_of = dict(zip(keys, values))
+    ks = sorted(value_of)
+    assert ks == list(range(ks[0], ks[-1] + 1)), f"{what}: declared equispaced, but its keys do not fill a range"
+    steps = [value_of[b] - value_of[a] for a, b in zip(ks, ks[1:])]
+    assert all(math.isclose(d, steps[0], rel_tol=1e-9, abs_tol=1e-12) for d in steps), (
+        f"{what}: declared equispaced, but its values step by {min(steps)!r} to {max(steps)!r}"
+    )
+    said = scale_of(m, N, levels, order="induced")
+    assert said.original_scale == "interval", f"{what}: declared equispaced, but scale_of says {said.text()}"
 
 
 def _check_ties_and_order(what: str, keys: list, values: list[float], ordered: bool, split_ok: bool = False) -> None:
@@ -343,6 +392,7 @@ def check_refusals(measure: Measure) -> None:
 
 
 CHECKS: tuple[Check, ...] = (
+    check_value_bound,
     check_parameters,
     check_batch_equals_reference,
     check_space,

@@ -66,6 +66,9 @@ class Measure:
     no_scale: ClassVar[str | None] = None  # why the measure has no interval-scale version, if it has none
     levels_only: ClassVar[bool] = False  # uses only the order of the grades (SBTO): any grade codes serve
     uses_grades: ClassVar[bool] = True  # False: never looks at a grade (NumRet)
+    # the largest value the measure takes (its values lie in [0, value_bound]); None: no bound
+    # (DCG, the counts); irscale.testing.check_value_bound holds a measure to it
+    value_bound: ClassVar[float | None] = 1.0
     # names of instances the conformance suite (irscale.testing) checks besides the defaults
     examples: ClassVar[tuple[str, ...]] = ()
     param_aliases: ClassVar[dict[str, str]] = {}  # other spellings of a parameter in measure names
@@ -245,6 +248,7 @@ class FunctionMeasure(Measure):
     cutoff: int | None = None
     graded = True
     user_defined: ClassVar[bool] = True
+    value_bound: ClassVar[float | None] = None  # a plain function claims no range
 
     def __eq__(self, other):  # two functions are two measures, even under one name
         return isinstance(other, FunctionMeasure) and (self.fn, self.name, self.cutoff) == (

@@ -316,6 +316,8 @@ class DCG(_DCGFamily):
     over the top ``cutoff`` ranks. ``base=None`` uses trec_eval's discount log2(i+1);
     ``base=b`` the original max(1, log_b i). RB-free."""
 
+    value_bound = None  # a sum of gains over discounts: grows with N
+
     examples = (
         "DCG@5",
         "DCG(base=2)@6",

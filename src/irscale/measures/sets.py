@@ -134,6 +134,7 @@ class NumRet(Measure):
     cutoff: int | None = None
 
     trec_eval = ("num_ret",)
+    value_bound = None  # a count of documents
     is_count = True
     uses_grades = False  # counts documents, judged or not
 
@@ -153,6 +154,7 @@ class NumRel(Measure):
     needs_recall_base = True
 
     trec_eval = ("num_rel",)
+    value_bound = None  # a count of documents
     is_count = True
 
     def batch(self, grades, topics):
@@ -171,6 +173,7 @@ class NumRelRet(Measure):
     rel: Grade = 1
 
     trec_eval = ("num_rel_ret",)
+    value_bound = None  # a count of documents
     is_count = True
 
     def batch(self, grades, topics):

@@ -22,6 +22,7 @@ class _TotalOrderMeasure(Measure):
     graded = True
     requires_cutoff = True
     levels_only = True  # rank functions of orders on the levels: real-valued grades serve as their codes 0..c
+    value_bound = None  # ranks of runs: up to the number of runs
 
     @property
     def _N(self) -> int:

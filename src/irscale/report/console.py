@@ -99,6 +99,7 @@ def cache_listing(info: dict) -> str:
 def measures_table():
     """The registered measures: name, parameters (default: meaning), graded, RB-dependent,
     the run space that computes their interval scale (or why there is none), summary."""
+    from rich.markup import escape
     from rich.table import Table
 
     from irscale.errors import MeasureError
@@ -117,20 +118,19 @@ def measures_table():
     for name, cls in sorted(REGISTRY.items(), key=lambda kv: kv[0].lower()):
         params = "\n".join(f"{p}={default!r}" + (f": {doc}" if doc else "") for p, default, doc in cls.param_info())
         try:
-            space = type(space_for(name + ("@10" if cls.requires_cutoff else ""), 10)).__name__
-            scale = "yes: " + SPACE_WORDS.get(space, "exact")
+            scale = "yes: " + space_for(name + ("@10" if cls.requires_cutoff else ""), 10).description
         except MeasureError as e:
             scale = f"none: {e}" if cls.no_scale else "none"
         doc = summary(cls.__doc__ or "")
         types = [_scale_types(name, 10, 2)] + ([_scale_types(name, 6, 3)] if cls.graded else [])
-        t.add_row(
-            name,
-            params,
+        t.add_row(  # the texts as written: a docstring's "[grade_i >= rel]" is not rich markup
+            escape(name),
+            escape(params),
             "yes" if cls.graded else "",
             "yes" if cls.needs_recall_base else "",
-            scale,
+            escape(scale),
             "\n".join(types),
-            doc,
+            escape(doc),
         )
     t.caption = (
         "Scale type: what the original measure is over all runs of the stated length under the set, "
@@ -139,22 +139,6 @@ def measures_table():
         "Checked exhaustively and cached; irscale inspect MEASURE shows the checks."
     )
     return t
-
-
-# how each run space finds a measure's phi, in words (`irscale measures` names no class)
-SPACE_WORDS = {
-    "CountSpace": "exact, by counting (its values are numbers of relevant documents or sums of grades)",
-    "RRSpace": "exact (its values are the rank of the first relevant document)",
-    "PositionalSpace": "exact (every run has a value of its own)",
-    "LexicographicRBPSpace": "exact (every run has a value of its own)",
-    "ContiguousRBPSpace": "exact (its values are consecutive integers)",
-    "SBTOSpace": "exact, by counting",
-    "APSpace": "exact, from the two halves of each run",
-    "RBPSpace": "exact, from integer keys of its p",
-    "ERRSpace": "exact, from the two halves of each run (on 3 levels up to N = 22)",
-    "DCGSpace": "exact, from classes of ranks with the same discount",
-    "GenericSpace": "exact, by listing every run (a user measure)",
-}
 
 
 def summary(doc: str, limit: int = 240) -> str:

@@ -421,10 +421,9 @@ def sample_runs(N: int, c: int = 1, samples: int = 2000, seed: int = 0) -> np.nd
 def _display(space, keys) -> np.ndarray:
     """The measure's value of exact keys with RB = N (every grade level has N documents)."""
     from irscale.data import TopicStats
-    from irscale.scales.spaces import GenericSpace
 
     core = np.asarray(space.key_values(keys), dtype=np.float64)
-    if isinstance(space, GenericSpace):  # its key values are the measure's values already
+    if space.values_are_keys:  # its key values are the measure's values already
         return core
     div = float(space.normalizer(TopicStats.single([space.N] * (space.c + 1)))[0])
     return core / div if np.isfinite(div) and div > 0 else core

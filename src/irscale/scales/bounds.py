@@ -844,3 +844,26 @@ def phi_bounds(
     return PhiBounds(
         norm, norm.copy(), f"exact ({rm.engine})", int(rm.size), 0, 0.0, "none", 0.0, time.perf_counter() - t
     )
+
+
+def runs_distinct(space) -> bool:
+    """Every run of ``space`` has a value of its own (then phi over values is the rank over
+    runs, and every tie strategy gives one phi): proven for RBP (:func:`irscale.scales.counting.rbp_runs_distinct`),
+    not claimed for the other spaces with certified bounds."""
+    from irscale.scales.counting import rbp_runs_distinct
+    from irscale.scales.spaces.rbp import RBPSpace
+
+    return isinstance(space, RBPSpace) and rbp_runs_distinct(space)
+
+
+def bounds_resolution(space, approx: float) -> tuple[int, float]:
+    """For :func:`phi_bounds` on ``space`` with half-widths of at most ``approx``: (a first
+    resolution that usually reaches ``approx``, widths at N = 100-1000 being about 2.5-5 /
+    resolution for RBP and 300-2,500 / grid points for DCG, capped at the defaults; the
+    bytes the bounds tables take per unit of resolution: RBP about 32 per grid point and
+    1 / (1 - p) points per unit, DCG about 24 per grid point)."""
+    from irscale.scales.spaces.rbp import RBPSpace
+
+    if isinstance(space, RBPSpace):
+        return min(10**6, max(1000, math.ceil(8 / approx))), 32 / (1 - float(space.measure.p_exact))
+    return min(10**7, max(10**4, math.ceil(2500 / approx))), 24.0

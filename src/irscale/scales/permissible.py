@@ -115,8 +115,37 @@ def scale_of(measure, N: int, levels: int = 2, order: str | None = None, *, max_
     said = statement(m, N, levels)
     if said is not None and (order is None or order == said.order):
         return said
+    if (said is None and order is None) or order == "induced":  # the space speaks of the measure's own order
+        declared = _declared(m, N, _own_levels(m, levels))
+        if declared is not None:
+            return declared
     why = "the papers make no statement" if said is None else f"the papers' statement is under the {said.order} order"
     return _checked(m, N, _own_levels(m, levels), order or "induced", max_runs, why)
+
+
+def _declared(m, N: int, levels: int):
+    """What the measure's run space declares of its scale (``equispaced``: its values are an
+    affine function of integer keys that fill a range, so they are equi-spaced: interval at
+    any N, on its own order), as a Statement; None where it declares nothing (or has no space).
+    :func:`irscale.testing.check_space` holds every space to its declaration."""
+    from irscale.scales.spaces import space_for
+    from irscale.scales.theory import Statement
+
+    try:
+        space = space_for(m, N, levels - 1)
+    except IrscaleError:
+        return None
+    if not space.equispaced:
+        return None
+    return Statement(
+        str(m),
+        N,
+        levels,
+        "induced",
+        "interval",
+        "its values are an affine function of integer keys that fill a range: equi-spaced at any N",
+        f"its run space ({type(space).__name__}) declares it, and irscale.testing.check_space checks it",
+    )
 
 
 def _checked(m, N: int, levels: int, order: str, max_runs: int = CHECK_RUNS, why: str = "the papers make no statement"):

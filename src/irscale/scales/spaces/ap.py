@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
@@ -21,6 +22,7 @@ class APSpace(Space):
     key_bytes_per_rank = 24  # what keys allocates per run and rank, measured (tests/test_budget.py)
 
     family: str = "ap"
+    description: ClassVar[str] = "exact, from the two halves of each run"
     splittable: bool = True
 
     @cached_property

@@ -75,6 +75,11 @@ class Space:
     ordered_keys: bool = True  # key order is value order (else keys only tie-group runs: DCG)
     cacheable: bool = True  # rank maps may be kept in the disk cache
     wide_split: bool = False  # split_parts gives Wide keys (irscale.scales.wide) where int64 ends
+    # -- what the space can do, declared: the planner, the CLI and ``irscale measures`` read these
+    # (no code outside irscale.scales asks which class a space is)
+    description: ClassVar[str] = "exact"  # how phi is found, in words (``irscale measures``)
+    certified_bounds: ClassVar[bool] = False  # bounds on the normalised phi beyond the exact engines (approx)
+    values_are_keys: ClassVar[bool] = False  # key_values gives the measure's own values (no normaliser)
     # bytes per run and rank that ``keys`` allocates at its peak, for the enumerate engine's
     # memory estimate (tests/test_budget.py measures each built-in family's); spaces that do
     # not say (a user's measure, whose batch irscale cannot see) are taken at 32
@@ -90,6 +95,14 @@ class Space:
         if cut is not None and name.endswith(f"@{cut}"):  # (gP has no name without a cutoff)
             name = name[: -len(f"@{cut}")]
         return f"{name}|N={self.N}|c={self.c}|{self.family}{_owner(type(self))}"
+
+    @property
+    def equispaced(self) -> bool:
+        """The measure's value is an affine function of the key and the runs' keys fill an
+        integer range: its values are equi-spaced, an interval scale (on its own order) at any N
+        (:func:`irscale.scales.permissible.scale_of` asks this first where the papers say
+        nothing; :func:`irscale.testing.check_space` holds a space to it)."""
+        return False
 
     @property
     def n_runs(self) -> int:
@@ -227,6 +240,8 @@ class GenericSpace(Space):
 
     family: str = "generic"
     cacheable: bool = False  # user code may change under the same name: never cached on disk
+    description: ClassVar[str] = "exact, by listing every run (a user measure)"
+    values_are_keys: ClassVar[bool] = True
 
     @cached_property
     def max_key(self):

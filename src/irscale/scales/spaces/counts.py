@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
@@ -46,6 +47,8 @@ class CountSpace(Space):
     gain map the sums of integer gains (:func:`space_gains`) do not fill 0..N G(c), so the
     key is the rank (from 0) of the run's gain sum among the attainable ones."""
 
+    description: ClassVar[str] = "exact, by counting (its values are numbers of relevant documents or sums of grades)"
+
     family: str = "count"
     closed: bool = True
 
@@ -57,6 +60,10 @@ class CountSpace(Space):
     def _plain(self) -> bool:
         """Gains 0..c (or 0, 1): the key is the sum itself."""
         return self._gains[0] == list(range(len(self._gains[0])))
+
+    @property
+    def equispaced(self) -> bool:
+        return self._plain  # (with a gain map the attainable sums, hence the values, are not equi-spaced)
 
     @cached_property
     def _sums(self) -> tuple[np.ndarray, np.ndarray]:

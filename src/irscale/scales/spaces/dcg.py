@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -74,6 +74,8 @@ class DCGSpace(Space):
 
     measure: DCG | nDCG  # (Space.measure, narrowed: the field keeps its place and behaviour)
     family: str = "dcg-q"  # keys are commensurable-class sums (the cache never meets older keys)
+    description: ClassVar[str] = "exact, from classes of ranks with the same discount"
+    certified_bounds: ClassVar[bool] = True
     ordered_keys: bool = False
 
     @property

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
@@ -26,6 +27,7 @@ class ERRSpace(Space):
     key_bytes_per_rank = 32  # what keys allocates per run and rank, measured (tests/test_budget.py)
 
     family: str = "err"
+    description: ClassVar[str] = "exact, from the two halves of each run (on 3 levels up to N = 22)"
     splittable: bool = True
     wide_split: bool = True
 

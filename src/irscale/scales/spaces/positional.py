@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
@@ -19,6 +20,7 @@ class PositionalSpace(Space):
     :class:`LexicographicRBPSpace`). Every run has its own value."""
 
     family: str = "positional"
+    description: ClassVar[str] = "exact (every run has a value of its own)"
     closed: bool = True
 
     @cached_property

@@ -5,7 +5,9 @@ split, or counted where every run has its own value."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
@@ -38,6 +40,11 @@ class LexicographicRBPSpace(PositionalSpace):
     every run has its own value (closed form)."""
 
     measure: RBP  # (Space.measure, narrowed: the field keeps its place and behaviour)
+
+    @property
+    def equispaced(self) -> bool:  # p = 1/(c+1) on gains 0..c: the keys fill 0..(c+1)^N - 1, the value is key / b^N
+        G, _ = space_gains(self)
+        return self.measure.p_exact == Fraction(1, self.c + 1) and list(G) == list(range(self.c + 1))
 
     def key_values(self, keys):  # RBP = (1 - p) sum p^(k-1) gain(g_k) / gain(c)
         G, _ = space_gains(self)
@@ -78,7 +85,12 @@ class ContiguousRBPSpace(Space):
 
     measure: RBP  # (Space.measure, narrowed: the field keeps its place and behaviour)
     family: str = "rbp-contiguous"
+    description: ClassVar[str] = "exact (its values are consecutive integers)"
     closed: bool = True
+
+    @property
+    def equispaced(self) -> bool:
+        return True  # the keys fill 0..max_key, the value is key / b^N
 
     @cached_property
     def b(self) -> int:
@@ -138,6 +150,8 @@ class RBPSpace(Space):
 
     measure: RBP  # (Space.measure, narrowed: the field keeps its place and behaviour)
     family: str = "rbp"
+    description: ClassVar[str] = "exact, from integer keys of its p"
+    certified_bounds: ClassVar[bool] = True
     splittable: bool = True
 
     @cached_property

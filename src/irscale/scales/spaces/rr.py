@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from irscale.scales.spaces.base import Space, serves
 @dataclass(frozen=True, eq=False)
 class RRSpace(Space):
     family: str = "rr"
+    description: ClassVar[str] = "exact (its values are the rank of the first relevant document)"
     closed: bool = True
 
     @cached_property

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
@@ -19,6 +20,7 @@ MULTISETS_LIMIT = 2**24  # multisets of grades SBTO's run counts list (about 0.7
 @dataclass(frozen=True, eq=False)
 class SBTOSpace(Space):
     family: str = "sbto"
+    description: ClassVar[str] = "exact, by counting"
     closed: bool = True
 
     @cached_property
