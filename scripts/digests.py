@@ -64,7 +64,8 @@ def main() -> None:
     if not (args.data / "trec8").is_dir():
         sys.exit(f"no collection data at {args.data} (its README says what goes there)")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    print(f"checkout {commit or '?'}")
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+    print(f"checkout {commit or '?'}" + (" with uncommitted changes" if dirty.stdout.strip() else ""))
     for name in args.only.split(","):
         t = time.perf_counter()
         print(f"{name:5} {JOBS[name](args.data)}  ({time.perf_counter() - t:.1f} s)", flush=True)

@@ -346,8 +346,8 @@ def test_no_engine_error_pickles():
     measure's refusal and the merged one of several come back from pickle whole."""
     import pickle
 
-    from irscale.experiment import NoEngineError, _no_engines
     from irscale.measures import parse_measure
+    from irscale.plan import NoEngineError, _no_engines
 
     one = NoEngineError(parse_measure("AP@100"), 100, "exact up to N = 35", False, "-N 35")
     two = NoEngineError(parse_measure("nDCG@100"), 100, "too many runs", True, "", c=2)

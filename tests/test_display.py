@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 
 from irscale._display import MAX_COLS, MAX_ROWS, fmt, table
-from irscale.experiment import HalfWidth, Ranked, ScoreTable
 from irscale.measures import parse_measure
 from irscale.scales import build
 from irscale.scales.bounds import PhiBounds
 from irscale.study import Study
+from irscale.table import HalfWidth, Ranked, ScoreTable
 
 EVIL = '<script>alert("x")</script>&'
 VOID = {"br", "hr", "img", "meta", "link", "input", "col", "wbr"}

@@ -292,12 +292,12 @@ def check_every_line(scenarios, monkeypatch) -> int:
     from cli_lines import unwrap
     from typer.testing import CliRunner
 
-    from irscale import cli, experiment
+    from irscale import cli, plan
     from irscale.cli import app
 
     checked = 0
     for args in scenarios:
-        monkeypatch.setattr(experiment, "_WARNED_NOT_INTERVAL", set())  # each command a process of its own
+        monkeypatch.setattr(plan, "_WARNED_NOT_INTERVAL", set())  # each command a process of its own
         cli._SAID.clear()
         res = CliRunner().invoke(app, args)
         assert res.exit_code == 0, (args, res.output)
@@ -339,15 +339,15 @@ def test_advice_never_repeats_the_command_nor_asks_a_smaller_n():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = irscale.evaluate(TOY / "qrels.txt", TOY / "runs", ["AP", "P@10"])
-        from irscale import experiment
+        from irscale import plan
 
-        experiment._WARNED_NOT_INTERVAL.clear()
-        table.mean()
+        plan._WARNED_NOT_INTERVAL.clear()
+        plan.warn_not_interval(table, "means")  # (what the CLI says when it prints the means)
         ranked = irscale.transform(table, ["AP"], depth=10)
-        experiment._WARNED_NOT_INTERVAL.clear()
-        ranked.mean()
-        experiment._WARNED_NOT_INTERVAL.clear()
-        irscale.evaluate(TOY / "qrels.txt", TOY / "runs", ["nDCG@10"]).mean()
+        plan._WARNED_NOT_INTERVAL.clear()
+        plan.warn_not_interval(ranked, "means")
+        plan._WARNED_NOT_INTERVAL.clear()
+        plan.warn_not_interval(irscale.evaluate(TOY / "qrels.txt", TOY / "runs", ["nDCG@10"]), "means")
     said = [str(w.message) for w in caught if "not meaningful" in str(w.message)]
     assert "on runs of up to 50 documents" in said[0] and "-N 10" not in said[0]
     assert re.search(r"\(not interval\); ranked versions are exact up to N = \d+ \(guide: Warnings\)$", said[0])
@@ -395,13 +395,13 @@ def test_advice_at_a_run_length_only_bounds_reach():
     """nDCG@1000 on three levels: no exact engine, certified bounds: the advice says so at
     that N (never a shorter run)."""
     import irscale
-    from irscale import experiment
+    from irscale import plan
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = irscale.evaluate(TOY / "qrels.txt", TOY / "runs", ["nDCG@1000"])
-        experiment._WARNED_NOT_INTERVAL.clear()
-        table.mean()
+        plan._WARNED_NOT_INTERVAL.clear()
+        plan.warn_not_interval(table, "means")  # (what the CLI says when it prints the means)
     (said,) = [str(w.message) for w in caught if "not meaningful" in str(w.message)]
     assert said.endswith("ranked, within certified bounds: irscale transform -N 1000 --approx 1e-4 (guide: Warnings)")
 

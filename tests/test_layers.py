@@ -20,6 +20,8 @@ LAYERS = [
     ("measures",),
     ("scales",),
     ("stats", "effects", "measurefree"),
+    ("table",),
+    ("plan",),
     ("experiment",),
     ("study",),
     ("inspect", "meaning"),
@@ -33,7 +35,7 @@ RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 
 # the upward calls: Study.write / Study.markdown and ScoreTable.records / .aggregate are
 # conveniences that hand the study or table to its renderer (imported when called)
-ALLOWED = {("study", "report"), ("experiment", "report")}
+ALLOWED = {("study", "report"), ("experiment", "report"), ("table", "report")}
 
 
 def _layer(module: str) -> str:

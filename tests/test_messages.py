@@ -48,9 +48,9 @@ def options(path: list[str]) -> set[str]:
 
 @pytest.fixture
 def here(tmp_path, monkeypatch):
-    from irscale import experiment
+    from irscale import plan as planning
 
-    monkeypatch.setattr(experiment, "_WARNED_NOT_INTERVAL", set())  # said once per process: a test is a process
+    monkeypatch.setattr(planning, "_WARNED_NOT_INTERVAL", set())  # said once per process: a test is a process
     monkeypatch.chdir(tmp_path)
     Path("q.txt").write_text(QRELS)
     Path("runs").mkdir()

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import irscale
-from irscale import experiment
+from irscale import plan as planning
 from irscale.cli import app
 from irscale.errors import IrscaleWarning
 from irscale.scales import permissible
@@ -23,7 +23,7 @@ TOY = Path(irscale.__file__).parent / "examples" / "toy"
 def fresh(tmp_path, monkeypatch):
     monkeypatch.setenv("IRSCALE_CACHE_DIR", str(tmp_path))
     permissible._exhaustive.cache_clear()
-    monkeypatch.setattr(experiment, "_WARNED_NOT_INTERVAL", set())
+    monkeypatch.setattr(planning, "_WARNED_NOT_INTERVAL", set())
     yield tmp_path
     permissible._exhaustive.cache_clear()
 
@@ -88,17 +88,24 @@ def test_measures_listing_shows_the_scale_types(fresh):
     assert "N=10: interval / not ord. / ordinal" in row
 
 
-def _means_warnings(table):
+def _means_warnings(table, say: bool = True):
+    """What showing the table's means says (the table itself says nothing; the caller that
+    shows means warns, as the CLI does)."""
+    from irscale.plan import warn_not_interval
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        if say:
+            warn_not_interval(table, "means")
         table.mean()
     return [str(w.message) for w in caught if issubclass(w.category, IrscaleWarning)]
 
 
-def test_mean_warns_once_and_names_the_ranked_version(fresh):
+def test_the_means_caller_warns_once_and_names_the_ranked_version(fresh):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table = irscale.evaluate(TOY / "qrels.txt", TOY / "runs", ["AP", "P@10", "RR"])
+    assert _means_warnings(table, say=False) == []  # a table states facts: ScoreTable.mean never warns
     (msg,) = _means_warnings(table)
     assert msg.startswith("means of AP and RR are not meaningful") and "P@10" not in msg
     assert msg.split("(not interval); ")[1].startswith("ranked versions are exact up to N = ")  # a fact, no smaller N

@@ -22,7 +22,7 @@ from cli_lines import unwrap
 from typer.testing import CliRunner
 
 import irscale
-from irscale import experiment
+from irscale import plan as planning
 from irscale.cli import app
 from irscale.errors import ArgumentError, IrscaleWarning
 from irscale.io import Qrels, Run
@@ -202,7 +202,7 @@ def test_compare_accepts_what_transform_accepts():
 def test_every_caller_asks_the_owner(monkeypatch, measures, relevance):
     from irscale.scales.permissible import meaningful_test, scale_of
 
-    monkeypatch.setattr(experiment, "_WARNED_NOT_INTERVAL", set())
+    monkeypatch.setattr(planning, "_WARNED_NOT_INTERVAL", set())
     table = _toy()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -394,9 +394,9 @@ def test_a_users_measure_is_checked_again_not_read_from_disk(monkeypatch, tmp_pa
 def test_no_warning_where_nothing_is_shown(monkeypatch):
     """The default measures of evaluate: Rprec and bpref (no statement, too many runs to
     check cheaply) are not claimed non-interval; AP, nDCG@10 and RR are."""
-    monkeypatch.setattr(experiment, "_WARNED_NOT_INTERVAL", set())
+    monkeypatch.setattr(planning, "_WARNED_NOT_INTERVAL", set())
     table = _toy(irscale.experiment.DEFAULT_MEASURES)
-    said = " ".join(_messages(table.mean))
+    said = " ".join(_messages(lambda: planning.warn_not_interval(table, "means")))  # (the CLI's words over means)
     assert "AP" in said and "nDCG@10" in said and "Rprec" not in said and "bpref" not in said
 
 

@@ -676,32 +676,23 @@ RelevanceArg = Annotated[
 SAY_MEMORY = 64 << 20  # rank maps estimated to need at least this are named in the plan's memory line
 
 
-def _say_memory(planned, N: int, levels: int, values=None, max_pairs: int | None = None) -> None:
-    """One line, before the runs are read, naming the rank maps that will take memory
-    (their engine's estimate, :func:`irscale.scales.rankmap.memory_estimate`) and the
-    budget; nothing where every map is small."""
-    _say_memory_at({N: planned}, levels, values, max_pairs)
-
-
-def _say_memory_at(by_depth: dict, levels: int, values=None, max_pairs: int | None = None) -> None:
-    """:func:`_say_memory` for the planned measures of several run lengths (a study's
-    --depths): one line for all of them."""
-    from irscale.scales import budget, space_for
-    from irscale.scales.rankmap import memory_estimate, on_disk, pick_engine
+def _say_memory(plans) -> None:
+    """One line, before the runs are read, naming the rank maps that will take memory (each
+    :class:`~irscale.plan.TransformPlan`'s measures: their engine's estimate,
+    :attr:`irscale.plan.MeasurePlan.memory`; several plans: a study's --depths) and the
+    budget; nothing where every map is small, cached or bounded."""
+    from irscale.scales import budget
 
     big = []
-    for N, planned in by_depth.items():
-        for m in dict.fromkeys(planned):
-            try:
-                space = space_for(m.for_grades(values), N, levels - 1)
-                engine = pick_engine(space)
-                if on_disk(space, engine):  # served from the disk cache: nothing to build
-                    continue
-                need = memory_estimate(space, engine, max_pairs=max_pairs)
-            except (IrscaleError, MemoryError):  # (a best effort: the engine's own refusal comes with the map)
+    for plan in plans:
+        seen = set()
+        for p in plan.measures:
+            if p.measure in seen:
                 continue
+            seen.add(p.measure)
+            need = p.memory  # (None: nothing to build, or no estimate: the engine's own refusal comes with the map)
             if need is not None and need >= SAY_MEMORY:
-                big.append(f"{m} about {budget.size_text(need)} ({engine} engine)")
+                big.append(f"{p.measure} about {budget.size_text(need)} ({p.engine} engine)")
     if big:
         limit = budget.budget()
         _note(
@@ -816,8 +807,8 @@ def transform(
     ] = None,
 ):
     """Score runs and add the interval-scaled ("ranked") version of each measure at N."""
-    from irscale.experiment import plan_rank_maps
     from irscale.experiment import transform as do_transform
+    from irscale.plan import plan_transform
 
     opts = ReadOpts(
         float32_scores,
@@ -838,27 +829,23 @@ def transform(
             from irscale.validate import writable_dir
 
             writable_dir("--run-out", run_out)
-        judged = _judge(
-            qrels,
-            runs,
-            opts,
-            plan=lambda levels, values: _say_memory(
-                plan_rank_maps(
+        planned = []
+
+        def plan(levels: int, values) -> None:  # before the runs are read: every refusal, the memory line
+            planned.append(
+                plan_transform(
                     measures,
                     N,
-                    _levels(levels, relevance),
-                    approx,
-                    max_pairs,
-                    relevance and relevance.value,
-                    values,
-                    built_only=True,  # a map --approx bounds is never built: no estimate of its memory
-                ),
-                N,
-                _levels(levels, relevance),
-                None if relevance is not None and relevance.value == "lenient" else values,
-                max_pairs,
-            ),
-        )
+                    levels,
+                    approx=approx,
+                    max_pairs=max_pairs,
+                    relevance=relevance and relevance.value,
+                    values=values,
+                )
+            )
+            _say_memory(planned)
+
+        judged = _judge(qrels, runs, opts, plan=plan)
         with _Feedback("rank maps (cached after the first time)") as tick:
 
             def step(what, done, total):
@@ -867,15 +854,11 @@ def transform(
             strategies = [t.value for t in ties] if ties else ["unq"]
             out = do_transform(
                 judged,
-                measures,
-                N,
-                strategies if len(strategies) > 1 else strategies[0],
-                normalize,
+                planned[0],  # the plan made from the qrels: nothing is derived again
+                ties=strategies if len(strategies) > 1 else strategies[0],
+                normalize=normalize,
                 scheduler=scheduler,
-                relevance=relevance and relevance.value,
                 steps=step,
-                approx=approx,
-                max_pairs=max_pairs,
             )
         if run_out is not None:
             from irscale.report.runs import write_runs
@@ -1191,10 +1174,10 @@ def compare(
         )  # every option, before any file
         _check_out(out)
 
-        def check(levels, values):
-            built = plan.check_levels(_levels(levels, relevance), values)  # (not the maps --approx bounds)
-            lenient = relevance is not None and relevance.value == "lenient"
-            _say_memory(built, N, _levels(levels, relevance), None if lenient else values, max_pairs)
+        def check(levels, values):  # before the runs are read: the plan bound to the qrels, the memory line
+            nonlocal plan
+            plan = plan.bind(levels, values)
+            _say_memory([plan.transform])
 
         judged = _judge(qrels, runs, opts, plan=check)
         study = _run_study(judged, measures, N, tests, alpha, not no_mid, scheduler, relevance, {"plan": plan})
@@ -1447,14 +1430,14 @@ def _study_plan(measures, Ns, levels: int, relevance, values=None) -> None:
     else one refusal naming every N and measure out of reach, advising only what `study`
     has (--depths, --relevance, --max-grade: not compare's --approx or --max-pairs)."""
     from irscale.errors import IrscaleError
-    from irscale.experiment import plan_rank_maps
     from irscale.measures import parse_measures
+    from irscale.plan import plan_transform
     from irscale.scales.rankmap import exact_reach
 
     bad, planned = {}, {}
     for N in Ns:
         try:
-            planned[N] = plan_rank_maps(measures, N, levels, relevance=relevance, values=values)
+            planned[N] = plan_transform(measures, N, levels, relevance=relevance, values=values)
         except IrscaleError:
             bad[N] = [
                 m
@@ -1470,7 +1453,7 @@ def _study_plan(measures, Ns, levels: int, relevance, values=None) -> None:
             f"on {levels} relevance levels; the study's measures are exact together up to N = "
             f"{reach}: use --depths with N of at most {reach}{graded}"
         )
-    _say_memory_at(planned, levels, None if relevance == "lenient" else values)
+    _say_memory(planned.values())
 
 
 class OrderOpt(str, Enum):

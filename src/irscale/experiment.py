@@ -5,11 +5,9 @@ from __future__ import annotations
 import dataclasses
 import glob
 import os
-import re
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import closing, nullcontext
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -34,7 +32,6 @@ from irscale.errors import (
     ArgumentError,
     InputFormatError,
     IrscaleError,
-    IrscaleWarning,
     MeasureError,
     check_choice,
     count_text,
@@ -61,301 +58,63 @@ from irscale.io.trec import (
     read_qrels,
     read_runs,
 )
-from irscale.measures import Measure, at_depth, parse_measures
+from irscale.measures import Measure, parse_measures
 from irscale.parallel import can_fork as _can_fork
 from irscale.parallel import parallel_imap
+from irscale.plan import (
+    LINE,
+    RELEVANCE,
+    NoEngineError,
+    NotMeaningfulWarning,
+    TransformPlan,
+    _check_bounded,
+    _measures_to_transform,
+    apply_relevance,
+    check_lenient,
+    plan_rank_maps,
+    plan_transform,
+    relevance_measures,
+    warn_not_interval,
+)
+from irscale.table import HalfWidth, Ranked, ScoreTable, not_interval, scale_as_named
 from irscale.validate import flag, integer, wrong_type
 
+__all__ = [  # evaluate, score, transform and reading runs; the rest re-exported for one release from
+    # irscale.table (the score table) and irscale.plan (the transform plan), where they live now
+    "apply_relevance",
+    "as_qrels",
+    "BOUNDS_MEMORY",
+    "check_lenient",
+    "check_progress",
+    "DEFAULT_MEASURES",
+    "evaluate",
+    "expand_run_paths",
+    "HalfWidth",
+    "iter_judged",
+    "judged_runs",
+    "KEEP_DEPTH",
+    "LINE",
+    "load_runs",
+    "NoEngineError",
+    "not_interval",
+    "NotMeaningfulWarning",
+    "PAPER_MEASURES",
+    "plan_rank_maps",
+    "plan_transform",
+    "Ranked",
+    "reader_options",
+    "RELEVANCE",
+    "relevance_measures",
+    "scale_as_named",
+    "score",
+    "ScoreTable",
+    "STREAM_RUNS",
+    "transform",
+    "TransformPlan",
+    "warn_not_interval",
+]
+
 DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RR", "Rprec", "bpref")
-
-
-@dataclass(frozen=True, eq=False)
-class ScoreTable:
-    """Per-topic scores of S systems on T topics for M measures.
-
-    ``values[m, s, t]`` is the score of system s on topic t for measure m; NaN marks a
-    topic left out of a system's scores (``missing_topics="drop"``).
-    """
-
-    measures: tuple[Measure | Ranked | HalfWidth, ...]  # columns: a Measure, its Ranked version, a HalfWidth
-    systems: tuple[str, ...]
-    topics: tuple[str, ...]
-    values: np.ndarray
-    provenance: dict = field(default_factory=dict)
-    judged: JudgedRuns | None = field(default=None, repr=False)  # the grades behind the scores
-    # bounded ranked columns (transform's approx=): str(column) -> (systems, topics) ids of the
-    # exact values (equal ids: equal values), which tell certain ties from uncertain orders
-    exact_ids: dict = field(default_factory=dict, repr=False)
-
-    def to_frame(self):
-        """Tidy pandas DataFrame with columns system, topic, measure, value."""
-        import pandas as pd
-
-        M, S, T = self.values.shape
-        return (
-            pd.DataFrame(
-                {
-                    "system": np.repeat(np.array(self.systems, dtype=object), T).tolist() * M,
-                    "topic": list(self.topics) * (S * M),
-                    "measure": np.repeat(np.array([str(m) for m in self.measures], dtype=object), S * T),
-                    "value": self.values.reshape(-1),
-                }
-            )
-            .dropna(subset=["value"])
-            .reset_index(drop=True)
-        )
-
-    def mean(self):
-        """Mean over topics: DataFrame indexed by system, one column per measure
-        (topics left out with ``missing_topics="drop"`` are not counted).
-
-        A mean treats differences of scores as comparable: it is meaningful on an interval
-        scale. For a measure that is shown not to be one at this run length (AP, RR,
-        nDCG, ...; :func:`irscale.scales.permissible.scale_of`) a warning, once per
-        measure and process, says so and names its ranked version, whose mean is."""
-        import pandas as pd
-
-        warn_not_interval(self, "means")
-
-        with np.errstate(invalid="ignore"):
-            means = np.nanmean(self.values, axis=2) if np.isnan(self.values).any() else self.values.mean(axis=2)
-        return pd.DataFrame(
-            means.T, index=pd.Index(self.systems, name="system"), columns=[str(m) for m in self.measures]
-        )
-
-    def records(self, system: str | None = None):
-        """Per-topic values of one system as ir_measures-style ``Metric(query_id, measure,
-        value)`` records; ``system`` may be left out when the table holds one run
-        (see :func:`irscale.report.records.records`)."""
-        from irscale.report.records import records
-
-        return records(self, system)
-
-    def aggregate(self, system: str | None = None) -> dict[str, float]:
-        """``{measure: mean}`` of one system, like ``ir_measures.calc_aggregate`` (the
-        means of :meth:`mean`; see :func:`irscale.report.records.aggregate`)."""
-        from irscale.report.records import aggregate
-
-        return aggregate(self, system)
-
-    def matrix(self, measure: str | Measure):
-        """Topics x systems DataFrame of one measure (the input of the statistics)."""
-        import pandas as pd
-
-        m = self.index(measure)
-        return pd.DataFrame(
-            self.values[m].T, index=pd.Index(self.topics, name="topic"), columns=pd.Index(self.systems, name="system")
-        )
-
-    def index(self, measure: str | Measure) -> int:
-        from irscale.measures import parse_measure
-
-        names = [str(x) for x in self.measures]
-        if str(measure) in names:
-            return names.index(str(measure))
-        m = parse_measure(measure)
-        try:
-            return self.measures.index(m)
-        except ValueError:
-            raise IrscaleError(f"measure {m} was not evaluated (have: {', '.join(map(str, self.measures))})") from None
-
-    def _repr_html_(self) -> str:
-        """A compact display for notebooks: the shape, each system's mean per measure (at
-        most ``irscale._display.MAX_ROWS`` systems and ``MAX_COLS`` measures shown, the rest
-        counted) and notes on the ranked columns and on means that are not meaningful.
-        The means are :meth:`mean`'s, without its warning (a note says it instead)."""
-        from html import escape
-
-        from irscale._display import MAX_COLS, MAX_ROWS, caption, card, table
-
-        M, S, T = self.values.shape
-        cols = self.values[:MAX_COLS, :MAX_ROWS]  # only what is shown is averaged
-        with warnings.catch_warnings(), np.errstate(invalid="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)  # a row of NaN: no mean (shown as a dash)
-            means = np.nanmean(cols, axis=2) if np.isnan(cols).any() else cols.mean(axis=2)
-        rows = [[s, *means[:, i]] for i, s in enumerate(self.systems[:MAX_ROWS])]
-        notes = []
-        ranked = [str(m) for m in self.measures if isinstance(m, Ranked)]
-        if ranked:
-            notes.append(
-                f"{len(ranked)} ranked column{'s' * (len(ranked) > 1)} (interval scales: phi, the rank of the "
-                "measure's value among the distinct values of all runs of length N)"
-            )
-        if any(isinstance(m, HalfWidth) for m in self.measures):
-            notes.append("halfwidth columns: the exact normalised phi lies within the midpoint &plusmn; half-width")
-        try:
-            bad = list(not_interval(self))
-        except IrscaleError:  # a measure the checks cannot settle: no note
-            bad = []
-        if bad:
-            notes.append(
-                "means of " + escape(", ".join(bad)) + " are not meaningful (not interval scales at their run "
-                "length): irscale.transform gives their ranked versions"
-            )
-        if np.isnan(self.values).any():
-            notes.append("topics left out of a system's scores are not counted in its means")
-        notes.append("per topic: .matrix(measure), .to_frame(); means: .mean()")
-        title = (
-            f"ScoreTable: {M:,} measure{'s' * (M != 1)} × {S:,} system{'s' * (S != 1)} × {T:,} topic{'s' * (T != 1)}"
-        )
-        body = caption("mean over topics") + table([str(m) for m in self.measures], rows, index="system", total=S)
-        return card(title, [], body, notes)
-
-
-_WARNED_NOT_INTERVAL: set[str] = set()
-
-
-WARN_CHECK_RUNS = 2**12  # runs the warnings check a measure without a statement on at most (cheap)
-
-
-def not_interval(table: ScoreTable) -> dict[str, tuple[int, object]]:
-    """The original (not ranked) measures of ``table`` that are shown not to be interval
-    scales on runs of their length, as :func:`irscale.scales.permissible.scale_of` (the one
-    owner of that question) says: ``{name: (N, Statement)}``. N is the measure's cutoff,
-    else the longest run judged; levels are the qrels' (binary measures live on 2 whatever
-    they are). A measure the papers say nothing about is checked over at most
-    :data:`WARN_CHECK_RUNS` runs; where that does not decide, no claim is made."""
-    judged = table.judged
-    out = {}
-    for m in table.measures:
-        if isinstance(m, Ranked) or not isinstance(m, Measure):
-            continue
-        N = getattr(m, "cutoff", None)
-        if N is None:
-            if judged is None:
-                continue
-            N = int(np.max(judged.num_ret, initial=1))
-        levels = max(judged.topics.max_grade, 1) + 1 if judged is not None else 2
-        values = judged.topics.values if judged is not None else None
-        said = scale_as_named(m, values, max(int(N), 1), levels, max_runs=WARN_CHECK_RUNS)
-        if said.established and not said.interval:
-            out[str(m)] = (int(N), said)
-    return out
-
-
-def scale_as_named(m: Measure, values, N: int, levels: int, **kw):
-    """The scale owner's verdict (:func:`irscale.scales.permissible.scale_of`) on ``m`` as
-    computed on grades ``values`` (:meth:`Measure.for_grades`; None: integer grades), its
-    statement naming ``m`` as written (real-valued grades compute nDCG with their gain map)."""
-    from irscale.scales.permissible import scale_of
-
-    computed = m.for_grades(values)
-    said = scale_of(computed, N, levels, **kw)
-    if computed is m:
-        return said
-    return dataclasses.replace(said, measure=str(at_depth(m, N)))
-
-
-LINE = 160  # a warning's line, "warning: " included, at most about this long
-
-
-def _fit(names: list[str], room: int) -> str:
-    """``a, b and c`` or, where that is longer than ``room``, the first names that fit and
-    ``and k more``."""
-    full = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
-    if len(full) <= room:
-        return full
-    for k in range(len(names) - 1, 0, -1):
-        text = ", ".join(names[:k]) + f" and {len(names) - k} more"
-        if len(text) <= room or k == 1:  # the first name at least
-            return text
-    return full
-
-
-class NotMeaningfulWarning(IrscaleWarning):
-    """``what`` (means, a t test, ANOVA: statements that add or subtract scores) of
-    ``measures`` is not meaningful: they are not interval scales at the run lengths ``at``
-    ({measure name without its cutoff: [N, ...]}); ``longest``: the measures have no
-    cutoff and ``longest`` is the longest run's length (0: every measure has its cutoff).
-    One line (:data:`LINE`); the CLI's ``study`` merges the warnings of its run lengths into
-    one (:meth:`merged`)."""
-
-    def __init__(self, what: str, at: dict[str, list[int]], advice: str, longest: int = 0):
-        self.what, self.advice, self.longest = what, advice, longest
-        self.at = {k: sorted(set(v)) for k, v in at.items()}
-        super().__init__(self._text(), key=("not meaningful", what, tuple(self.at)))
-        self.merge_key = ("not meaningful", what)  # the CLI's study merges these over its N
-
-    def __reduce__(self):
-        return (NotMeaningfulWarning, (self.what, self.at, self.advice, self.longest))
-
-    def _text(self) -> str:
-        from irscale.errors import GUIDE
-
-        Ns = sorted({n for v in self.at.values() for n in v})
-        some = "some of " if any(v != Ns for v in self.at.values()) else ""  # not every measure at every N
-        where = (
-            f"on runs of up to {self.longest} documents" if self.longest else f"at {some}N = " + ", ".join(map(str, Ns))
-        )
-        plural = self.what.endswith("s") or "/" in self.what  # means, ttest/anova1 (the verb agrees with them)
-        head = f"{self.what} of "
-        tail = f" {'are' if plural else 'is'} not meaningful {where} (not interval); {self.advice} ({GUIDE})"
-        return head + _fit(list(self.at), LINE - len("warning: ") - len(head) - len(tail)) + tail
-
-    def merged(self, other: NotMeaningfulWarning) -> NotMeaningfulWarning:
-        """One warning for ``self`` and ``other`` (the same statement at other run lengths)."""
-        at = {k: self.at.get(k, []) + other.at.get(k, []) for k in dict.fromkeys([*self.at, *other.at])}
-        return NotMeaningfulWarning(self.what, at, self.advice, max(self.longest, other.longest))
-
-
-def _transform_advice(measures, N: int, table: ScoreTable) -> str:
-    """What gives the ranked versions of ``measures`` at run length N, computed from what
-    ran: where the table carries them already (a transform's), its ranked columns; else
-    the command at that same N (never a smaller one: the researcher asked for N) where exact
-    engines reach it for every one, else with certified bounds (--approx) where those
-    exist, else with binary relevance where that reaches N; else that nothing reaches N
-    exactly, and how far the exact engines reach (a fact: a shorter run is another measure)."""
-    ranked = {str(m.measure) for m in table.measures if isinstance(m, Ranked)}
-    if measures and all(str(m) in ranked for m in measures):
-        return "their ranked columns (_R) are"
-    levels = max(table.judged.topics.max_grade, 1) + 1 if table.judged is not None else 2
-    values = table.judged.topics.values if table.judged is not None else None  # real-valued grades' levels
-    at_N = [dataclasses.replace(m, cutoff=N) if hasattr(m, "cutoff") else m for m in measures]
-
-    def reach(lv: int, approx: float | None = None) -> bool:
-        try:
-            plan_rank_maps(at_N, N, lv, approx, values=values if lv == levels else None)
-        except (IrscaleError, TypeError, ValueError):
-            return False
-        return True
-
-    if reach(levels):
-        return f"ranked: irscale transform -N {N}"
-    if reach(levels, 1e-4):
-        return f"ranked, within certified bounds: irscale transform -N {N} --approx 1e-4"
-    if levels > 2 and values is None and reach(2):
-        return f"ranked: irscale transform -N {N} --relevance lenient"
-    if values is not None:  # real-valued grades: a threshold binarises them
-        return "ranked versions need fewer distinct grades or a threshold rel="
-    from irscale.scales.rankmap import exact_reach
-
-    try:  # how far they are exact: a fact, not advice to shorten the runs
-        exact_to = min(exact_reach(m, levels - 1, N + 1) for m in at_N)
-    except (IrscaleError, TypeError, ValueError):
-        return f"no exact ranked version reaches N = {N}"
-    return f"ranked versions are exact up to N = {exact_to}"
-
-
-def warn_not_interval(table: ScoreTable, what: str, names=None, advice: str | None = None, stacklevel: int = 3) -> None:
-    """Warn, once per measure and process, that ``what`` (means, t tests, ANOVA) of the
-    measures of ``table`` that are not interval scales are not meaningful, in one line
-    (:class:`NotMeaningfulWarning`): the measures by name without their cutoff, the N
-    (the cutoff; the longest run where a measure has none) and ``advice`` (default: the
-    command that gives their ranked versions). ``names``: only these measures."""
-    bad = {
-        k: v for k, v in not_interval(table).items() if k not in _WARNED_NOT_INTERVAL and (names is None or k in names)
-    }
-    if not bad:
-        return
-    _WARNED_NOT_INTERVAL.update(bad)
-    cut = all(name.endswith(f"@{N}") for name, (N, _) in bad.items())  # every one named at its cutoff N
-    at: dict[str, list[int]] = {}
-    for name, (N, _said) in bad.items():  # at their cutoffs: named without it (N is said); else as they are
-        at.setdefault(name[: -len(f"@{N}")] if cut else name, []).append(N)
-    N = max(n for n, _ in bad.values())
-    longest = 0 if cut else max(n for name, (n, _) in bad.items() if not name.endswith(f"@{n}"))
-    advice = advice or _transform_advice([m for m in table.measures if str(m) in bad], N, table)
-    warnings.warn(NotMeaningfulWarning(what, at, advice, longest), stacklevel=stacklevel)
 
 
 def score(judged: JudgedRuns, measures: Iterable[str | Measure]) -> ScoreTable:
@@ -896,338 +655,6 @@ PAPER_MEASURES = (
 )
 
 
-@dataclass(frozen=True)
-class Ranked:
-    """The interval-scaled ("ranked") version of ``measure`` at run length ``N``: phi of
-    the measure's value: the number of distinct values of the measure over all judged runs
-    of length N that are at most it (Ferrante, Ferro & Fuhr 2021). A column of a
-    :class:`ScoreTable` like a :class:`~irscale.measures.Measure`: renderers read ``str``,
-    ``label``, ``trec_eval_name`` and ``is_count`` of either. ``theory``: what the theory
-    says about the original measure on its run space
-    (:class:`irscale.scales.theory.Statement`: the order under which it is an interval or
-    ordinal scale, or not ordinal, and whether phi only equi-spaces the measure's own
-    order); None for measures the papers say nothing about."""
-
-    measure: Measure
-    N: int
-    ties: str = "unq"
-    normalized: bool = False
-    theory: object = field(default=None, compare=False)  # scales.theory.Statement | None
-    midpoint: bool = False  # the midpoint of certified bounds (transform's approx=), not exact
-    trec_eval_name = None  # trec_eval has no ranked measures
-    is_count = False
-
-    def __str__(self):
-        opts = "".join(
-            [
-                f", ties={self.ties}" if self.ties != "unq" else "",
-                ", normalized" if self.normalized else "",
-                ", midpoint" if self.midpoint else "",
-            ]
-        )
-        return f"ranked({self.measure}{opts})"
-
-    @property
-    def label(self) -> str:
-        return f"{self.measure.label}_R"
-
-
-@dataclass(frozen=True)
-class HalfWidth:
-    """The half-width of a bounded ranked column (``transform(..., approx=TOL)``): where no
-    exact engine reaches N, ``ranked`` holds the midpoint of certified bounds on the
-    normalised phi (:func:`irscale.scales.bounds.phi_bounds`), and this column the half of
-    their width, so the exact normalised phi lies within midpoint +- half-width (0 where
-    the value is exact). The mean of a system's half-widths bounds the error of its mean."""
-
-    ranked: Ranked
-    trec_eval_name = None
-    is_count = False
-
-    def __str__(self):
-        return f"halfwidth({self.ranked})"
-
-    @property
-    def label(self) -> str:
-        return f"{self.ranked.label}_hw"
-
-
-RELEVANCE = ("graded", "lenient")
-
-
-def apply_relevance(
-    judged: JudgedRuns, measures: Sequence[Measure], relevance: str | None = None
-) -> tuple[JudgedRuns, str]:
-    """The judged runs under a relevance protocol, and the protocol's name.
-
-    ``"graded"``: graded measures live on the graded run space ((c+1)^N runs, c the top
-    grade). ``"lenient"``: the qrels are binarised (grade >= 1 relevant), so every measure
-    is binary: the 2021 paper's protocol for the graded Common Core tracks. ``None``:
-    graded, with a one-line note when graded qrels meet a graded measure (saying how to
-    get the other protocol)."""
-    if relevance is not None:
-        check_choice("relevance", relevance, RELEVANCE)
-    check_lenient(relevance, judged.topics.values)
-    if relevance == "lenient":
-        relevance_measures(measures, relevance)  # what lenient refuses (rel > 1, gP, gains=) is said there
-        return judged.binarised(1), "lenient"
-    c = judged.topics.max_grade
-    graded = [str(m) for m in measures if m.graded and getattr(m, "rel", None) is None]
-    if relevance is None and c > 1 and graded:
-        graded = list(dict.fromkeys(re.sub(r"@\d+$", "", g) for g in graded))  # the same at every N of a study
-        binarise = (
-            "--relevance lenient binarises (as the 2021 paper)"
-            if judged.topics.values is None
-            else "rel= binarises (rel=0.5: grade >= 0.5 relevant)"
-        )
-        tail = f" use{'s' if len(graded) == 1 else ''} all {c + 1} grades: {binarise}, graded silences this"
-        warn(f"graded qrels: {_fit(graded, LINE - 41 - len(tail))}{tail}", key="graded qrels", stacklevel=3)
-    return judged, "graded"
-
-
-def check_lenient(relevance: str | None, values) -> None:
-    """``"lenient"`` binarises integer grades (grade >= 1 relevant: the 2021 paper's
-    "whatever above not relevant"); on real-valued grades (``values``, not None) it is
-    refused, with what to do instead: a threshold is a measure's ``rel=``."""
-    if relevance == "lenient" and values is not None:
-        raise ArgumentError(
-            "relevance='lenient' (--relevance lenient) binarises integer grades at grade >= 1, and these "
-            "qrels have real-valued grades; give binary measures the threshold you mean (P(rel=0.5), "
-            "nDCG(rel=0.5): grade >= 0.5 relevant), or keep the grades (relevance='graded')"
-        )
-
-
-def relevance_measures(measures: Sequence[Measure], relevance: str | None) -> list[Measure]:
-    """The measures as they are computed under ``relevance``: under ``"lenient"`` the
-    qrels are binarised (grade >= 1 relevant), so a graded measure is the binary measure
-    at rel = 1 and is named so (``nDCG(rel=1)@10``, ``RBP(p=0.8, rel=1)``: the same
-    values as on the binarised qrels); otherwise as given. A graded measure with a gain
-    map (``gains=``) has no lenient form and is refused."""
-    if relevance != "lenient":
-        return list(measures)
-    high = [str(m) for m in measures if (getattr(m, "rel", None) or 1) > 1]
-    if high:
-        raise ArgumentError(
-            f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so no document "
-            f"reaches the level asked by {', '.join(high)}; use relevance='graded' (CLI "
-            "--relevance graded) to keep the grades, or drop rel= from the measure"
-        )
-    out = []
-    for m in measures:
-        if m.graded and not any(f.name == "rel" for f in dataclasses.fields(m)):  # no binary form to name
-            binary = {"gP": "P", "gR": "R"}.get(type(m).NAME)
-            if binary:
-                raise ArgumentError(
-                    f"relevance='lenient' binarises the qrels (grade >= 1 relevant), and {m} on "
-                    f"binary grades is {binary}: name {binary} instead, or use relevance='graded' "
-                    "(CLI --relevance graded) for the graded measure"
-                )
-            raise ArgumentError(
-                f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so every measure is "
-                f"named as the binary measure it becomes (nDCG(rel=1)); {m} has no rel parameter to "
-                f"name that: give its class a field 'rel: int | None = None' (binary relevance, "
-                f"grade >= rel, as nDCG has), or use relevance='graded' (CLI --relevance graded)"
-            )
-        if m.graded and getattr(m, "rel", None) is None:
-            if getattr(m, "gains", None) is not None:
-                raise ArgumentError(
-                    f"relevance='lenient' binarises the qrels (grade >= 1 relevant), so the gain map "
-                    f"of {m} does not apply; drop gains= or use relevance='graded' (CLI --relevance "
-                    "graded)"
-                )
-            m = dataclasses.replace(m, **{"rel": 1})  # (the base class has no rel field; m's has: checked above)
-        out.append(m)
-    return out
-
-
-def plan_rank_maps(
-    measures,
-    depth: int,
-    levels: int,
-    approx: float | None = None,
-    max_pairs: int | None = None,
-    relevance: str | None = None,
-    values: tuple | None = None,
-    built_only: bool = False,
-) -> list[Measure]:
-    """The measures at run length ``depth``, each checked to have an exact engine for
-    ``levels`` relevance levels, before any rank map is built (so a job fails in a
-    second, not after minutes of building the others). With ``approx`` (see
-    :func:`transform`), a measure no exact engine serves passes if it has certified
-    bounds (RBP, DCG, nDCG); without, the error says that ``approx`` would serve it.
-    ``max_pairs``: the split engine's opt-in (:func:`irscale.scales.build`). ``relevance``:
-    the measures as that protocol computes and names them (:func:`relevance_measures`).
-    ``values``: the grade of each level of real-valued qrels (:attr:`irscale.io.Qrels.values`;
-    None for integer grades; ``"lenient"`` refuses real-valued ones, :func:`check_lenient`).
-    ``built_only``: only the measures whose rank map will be built (not those ``approx``
-    bounds: no map of theirs is built, so none takes memory)."""
-    if relevance is not None:
-        check_choice("relevance", relevance, RELEVANCE)
-        check_lenient(relevance, values)
-        measures = relevance_measures(parse_measures(measures, default_cutoff=depth), relevance)
-    return [
-        m for m, bounded in _plan(measures, depth, levels, approx, max_pairs, values) if not (built_only and bounded)
-    ]
-
-
-def _plan(
-    measures, depth: int, levels: int, approx: float | None, max_pairs: int | None = None, values: tuple | None = None
-) -> list[tuple[Measure, bool]]:
-    """[(measure at depth, whether it is bounded: no exact engine, approx serves it)], in
-    the order given (a measure named twice, as P and P@10 at depth 10, twice). Each is
-    checked as computed on grades ``values`` (:meth:`Measure.for_grades`) and returned as named."""
-    from irscale.scales import space_for
-    from irscale.scales.budget import MemoryBudgetError
-    from irscale.scales.rankmap import choose_engine, in_cache
-
-    approx = _approx(approx)
-    ms = []
-    for m in parse_measures(measures, default_cutoff=depth):
-        if not any(f.name == "cutoff" for f in dataclasses.fields(m)):
-            space_for(m, depth)  # its message lists the measures that have a ranked version
-        ms.append(at_depth(m, depth))
-    verdict: dict[Measure, bool] = {}
-    fails = []
-    for m in ms:
-        if m not in verdict:
-            space = space_for(m.for_grades(values), depth, levels - 1)
-            try:
-                choose_engine(space, max_pairs=max_pairs)
-                verdict[m] = False
-            except MemoryBudgetError:  # the budget's own refusal: never a reason to take bounds instead
-                if not in_cache(space):
-                    raise
-                verdict[m] = False
-            except IrscaleError as e:
-                try:
-                    verdict[m] = False if in_cache(space) else _no_engine(m, space, e, approx, values is not None)
-                except NoEngineError as no:  # every measure checked: one refusal names them all
-                    fails.append(no)
-                    verdict[m] = False
-    if fails:
-        raise _no_engines(fails)
-    return [(m, verdict[m]) for m in ms]
-
-
-def _approx(approx) -> float | None:
-    import numbers
-
-    if approx is None:
-        return None
-    if isinstance(approx, bool) or not isinstance(approx, numbers.Real) or not 0 < float(approx) < 1:
-        raise ArgumentError(
-            f"approx must be a width strictly between 0 and 1 of the normalised phi (for "
-            f"example 1e-4), or None for exact phi only, not {approx!r}"
-        )
-    return float(approx)
-
-
-class NoEngineError(MeasureError):
-    """Measures that no exact engine serves at N (and that ``approx`` does not serve). One
-    measure: ``m``, ``limit`` how far it is exact (the engine's words), ``bounded`` whether
-    certified bounds exist (then ``--approx`` would), ``advice`` the run length to use
-    instead, ``c`` its top grade. Several (:func:`_no_engines`): ``fails``, one each."""
-
-    def __init__(
-        self, m, N: int, limit: str, bounded: bool, advice: str, c: int = 1, text: str | None = None, fails: tuple = ()
-    ):
-        self.m, self.N, self.limit, self.bounded, self.advice, self.c = m, N, limit, bounded, advice, c
-        self.fails = tuple(fails) or (self,)
-        if text is None and bounded:
-            text = (
-                f"{m}: no exact engine reaches run length N = {N} ({limit}); certified bounds on its normalised "
-                f"phi do: transform(..., approx=1e-4) (CLI --approx 1e-4) gives the midpoint and a half-width "
-                f"column, or use a smaller N"
-            )
-        elif text is None:
-            text = (
-                f"{m}: no exact engine reaches run length N = {N} ({limit}), and {str(m).split('@')[0]} has no "
-                f"certified bounds (guide: Long runs)" + (f"; use {advice}" if advice else "")
-            )
-        super().__init__(text)
-
-    def __reduce__(self):
-        return (
-            _no_engine_error,
-            (
-                self.m,
-                self.N,
-                self.limit,
-                self.bounded,
-                self.advice,
-                self.c,
-                str(self),
-                self.fails if self.fails != (self,) else (),
-            ),
-        )
-
-
-def _no_engine_error(
-    m, N: int, limit: str, bounded: bool, advice: str, c: int, text: str, fails: tuple
-) -> NoEngineError:
-    """A NoEngineError back from pickle (:meth:`NoEngineError.__reduce__`'s arguments)."""
-    return NoEngineError(m, N, limit, bounded, advice, c, text=text, fails=fails)
-
-
-def _no_engines(fails: list) -> IrscaleError:
-    """One refusal for every measure no engine serves (:class:`NoEngineError`), in one line of
-    at most about three lines' length: the measures without bounds (each with how far it
-    is exact), then those that --approx serves."""
-    from irscale.scales.rankmap import exact_reach
-
-    if len(fails) == 1:
-        return fails[0]
-    N = fails[0].N
-    parts = []
-    hard = [f for f in fails if not f.bounded]
-    soft = [f for f in fails if f.bounded]
-    if len(hard) == 1:
-        parts.append(str(hard[0]))
-    elif hard:
-        reach = "; ".join(
-            f"{f.m} exact up to N = {exact_reach(f.m, f.c, N)}" + (f" on {f.c + 1} levels" if f.c > 1 else "")
-            for f in hard
-        )
-        parts.append(
-            f"{', '.join(str(f.m) for f in hard)}: no exact engine at N = {N} and no certified bounds "
-            f"({reach}); use a smaller run length -N (guide: Long runs)"
-        )
-    if soft:
-        parts.append(
-            f"{', '.join(str(f.m) for f in soft)}: no exact engine reaches N = {N}; certified bounds do "
-            f"(CLI --approx 1e-4, approx=1e-4), or use a smaller N"
-        )
-    return NoEngineError(None, N, "", not hard, "", text=". Also ".join(parts), fails=tuple(fails))
-
-
-def _no_engine(m: Measure, space, engine_error: IrscaleError, approx: float | None, real: bool = False) -> bool:
-    """No exact engine serves ``space``: True where certified bounds will (and ``approx``
-    asks for them); else :class:`NoEngineError`: the engine's limit, and either how to ask for
-    bounds or why there are none. ``real``: the grades are real-valued (``space`` serves ``m``
-    as computed on their levels): the limit names ``m`` as written, and its advice on fewer
-    levels is for real grades (``--max-grade`` caps integer grades only)."""
-    from irscale.scales.rankmap import exact_reach
-
-    limit = _short(str(engine_error))
-    if real:
-        limit = re.sub(r"\s*\([^()]*max.grade[^()]*\)", "", limit.replace(str(space.measure), str(m)))
-        limit += (
-            f"; the {space.c + 1} levels are the distinct real-valued grades: fewer levels means fewer distinct "
-            "grades (round them, for example to steps of 0.25), or binary relevance (a threshold such as rel=0.5)"
-        )
-    if space.certified_bounds:
-        if approx is not None:
-            return True
-        raise NoEngineError(m, space.N, limit, True, "a smaller N", space.c)
-    advice = ""  # the engine's limit says what to type
-    if "no engine for this case is built yet" in limit:  # beyond 64-bit keys: the reach in N says more
-        top = exact_reach(space.measure, space.c, space.N)
-        longest = exact_reach(space.measure, space.c, space.N, max_pairs=2**62)
-        limit = f"exact up to N = {top}" + (f", {longest} with --max-pairs" if longest > top else "")
-        advice = f"-N {top} or less (the 2021 paper stopped at 30), or RBP, DCG or nDCG with --approx"
-    raise NoEngineError(m, space.N, limit, False, advice, space.c)
-
-
 def _reason(e: IrscaleError) -> str:
     """Why a file is not a valid run, in a few words (a warning's line)."""
     reason = getattr(e, "reason", None) or str(e)
@@ -1236,17 +663,10 @@ def _reason(e: IrscaleError) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _short(text: str) -> str:
-    """An engine's refusal with its huge integers written as powers of ten."""
-    return re.sub(
-        r"\d{1,3}(?:,\d{3}){5,}|\d{16,}", lambda x: count_text(int(x.group().replace(",", ""))), text.rstrip(".")
-    )
-
-
 def transform(
     data: ScoreTable | JudgedRuns,
-    measures: Iterable[str | Measure] | None = None,
-    depth: int = 30,
+    measures: Iterable[str | Measure] | TransformPlan | None = None,
+    depth: int | None = None,
     ties: str | Sequence[str] = "unq",
     normalize: bool = False,
     *,
@@ -1259,7 +679,14 @@ def transform(
     approx: float | None = None,
     max_pairs: int | None = None,
 ) -> ScoreTable:
-    """Add the interval-scaled version of each measure at run length ``depth`` = N.
+    """Add the interval-scaled version of each measure at run length ``depth`` = N (30
+    by default).
+
+    ``measures``: names or Measures (by default a ScoreTable's own), or a
+    :class:`~irscale.plan.TransformPlan` from :func:`irscale.plan.plan_transform`, which
+    fixes N, the relevance setting, ``approx`` and ``max_pairs`` (give the plan or those
+    keywords, never both) and, made before the runs were read, every measure's engine and
+    scale verdict: nothing is derived again.
 
     ``data`` is a :class:`ScoreTable` from :func:`evaluate` (its grades are kept with
     it) or :class:`~irscale.data.JudgedRuns`. Each run is cut at N and padded with
@@ -1304,39 +731,83 @@ def transform(
     >>> t.values[:, 0, 0].tolist()  # RB*AP = 5/3: 6th of 0,1/3,1/2,1,7/6,5/3,2,3; P@3 = 2/3: 3rd
     [0.8333333333333333, 0.6666666666666666, 6.0, 3.0]
     """
-    from irscale.scales import build, space_for
-
-    tie_list, depth, normalize, exact_values = _transform_options(ties, depth, normalize, exact_values, progress, steps)
+    plan = measures if isinstance(measures, TransformPlan) else None
+    if plan is not None:
+        _refuse_with_plan(depth=depth, relevance=relevance, approx=approx, max_pairs=max_pairs)
+        depth = plan.depth
+    tie_list, depth, normalize, exact_values = _transform_options(
+        ties, 30 if depth is None else depth, normalize, exact_values, progress, steps
+    )
     judged = judged_runs(data)
     judged.check_depth(depth, f"transform at run length N = {depth}")
     _warn_padding(judged, depth)
-    measures = _measures_to_transform(data, measures, depth, relevance)
-    judged, relevance = apply_relevance(judged, measures, relevance)
+    asked = relevance if plan is None else plan.relevance
+    named = _measures_to_transform(data, measures, depth, asked) if plan is None else [p.measure for p in plan.measures]
+    judged, relevance = apply_relevance(judged, named, asked)
     levels = max(judged.topics.max_grade, 1) + 1
-    warn_no_relevant(measures, judged.topics)
-    planned = _plan(measures, depth, levels, approx, max_pairs, judged.topics.values)
-    ms = [m for m, _ in planned]  # as named; computed (on real-valued grades: on their level codes) as:
-    computed = {m: m.for_grades(judged.topics.values) for m in ms}
-    plan = dict(planned)
-    bounded = [k for k, m in enumerate(ms) if plan[m]]  # positions of the bounded measures
-    _check_bounded({ms[k]: computed[ms[k]] for k in bounded}, tie_list, depth, levels, normalize)
+    warn_no_relevant(named, judged.topics)
+    if plan is None:  # the plan made here, from the judged runs' levels (the CLI makes it before reading them)
+        plan = plan_transform(
+            named, depth, levels, approx=approx, max_pairs=max_pairs, relevance=asked, values=judged.topics.values
+        )
+    plan.check_data(levels, judged.topics.values)
+    ms = [p.measure for p in plan.measures]  # as named (each computed as p.computed)
+    bounded = [k for k, p in enumerate(plan.measures) if p.bounded]  # positions of the bounded measures
+    _check_bounded([plan.measures[k] for k in bounded], tie_list, depth, normalize)
     unique = list(dict.fromkeys(ms))  # a measure named twice (P and P@10 at depth 10) is scored once
     base = score(judged, [] if exact_values else unique)
+    building = {"scheduler": scheduler, "cache": cache, "max_pairs": plan.max_pairs}
+    values, maps, bounds, ids = _columns(
+        plan, judged, base, tie_list, normalize, exact_values, building, steps, progress
+    )
+    values[:, _dropped(judged)] = np.nan  # topics dropped by missing_topics="drop"
+
+    said = [p.statement for p in plan.measures]  # the plan's verdicts, on each measure as named
+    ranked = [
+        Ranked(p.measure, depth, t, normalize or p.bounded, p.statement, p.bounded)
+        for t in tie_list
+        for p in plan.measures
+    ]
+    cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded)
+    record = _transform_record(
+        depth, relevance, ties if isinstance(ties, str) else tie_list, normalize, exact_values, maps, zip(ms, said)
+    )
+    if plan.approx is not None:
+        record.update(approx=plan.approx, bounds=_bounds_provenance(bounds, depth, levels))
+    prov = _transformed_provenance(data, base.provenance, ms, record)
+    return ScoreTable(
+        cols, base.systems, base.topics, values, prov, judged, {str(c): ids[c.measure] for c in ranked if c.midpoint}
+    )
+
+
+def _columns(
+    plan: TransformPlan, judged: JudgedRuns, base, tie_list, normalize, exact_values, building, steps, progress
+):
+    """transform's columns, measure by measure as the plan says: each measure's values (from
+    ``base``, the scored table, or with ``exact_values`` from its exact keys), its phi per tie
+    strategy from its rank map (the plan's space and engine), or from certified bounds the
+    midpoint and half-width. Returns (values, the maps' records, the bounds, the exact-value
+    ids of bounded measures)."""
+    from irscale.scales import build
+
+    depth, levels = plan.depth, plan.levels
+    ms = [p.measure for p in plan.measures]
+    unique = list(dict.fromkeys(ms))
+    bounded = [k for k, p in enumerate(plan.measures) if p.bounded]
     shape = (len(judged.systems), len(judged.topics))
     values = np.empty((len(ms) * (1 + len(tie_list)) + len(bounded),) + shape, dtype=np.float64)
     maps, bounds, ids = [], {}, {}
-    building = {"scheduler": scheduler, "cache": cache, "max_pairs": max_pairs}
-    for i, m in enumerate(ms):
+    for i, p in enumerate(plan.measures):
+        m, space = p.measure, p.space
         step = (lambda done, total, lab=str(m): steps(lab, done, total)) if steps else None
-        space = space_for(computed[m], depth, levels - 1)
         keys = space.keys(space.grade_view(judged.grades).reshape(-1, depth))
         values[i] = (
             space.measure_values(keys.reshape(shape), judged.topics) if exact_values else base.values[unique.index(m)]
         )
-        if plan[m]:
+        if p.bounded:
             if m not in bounds:  # a measure named twice is bounded once
                 bounds[m], ids[m] = _bounds_and_ids(
-                    computed[m], judged, depth, levels, approx, space, step, cache, keys
+                    p.computed, judged, depth, levels, plan.approx, space, step, building["cache"], keys
                 )
                 _warn_uncertain(m, bounds[m], ids[m].reshape(-1))
             mid, half = _midpoint_and_half_width(bounds[m])
@@ -1344,27 +815,25 @@ def transform(
                 values[len(ms) * (1 + k) + i] = mid.reshape(shape)
             values[len(ms) * (1 + len(tie_list)) + bounded.index(i)] = half.reshape(shape)
         else:
-            rm = build(computed[m], depth, levels, progress=step, queries=keys, **building)
+            rm = build(p.computed, depth, levels, progress=step, queries=keys, planned=(space, p.engine), **building)
             maps.append((m, _map_record(m, rm)))  # what the provenance says of it: the map itself is let go
             for k, phi in enumerate(_phi_columns(rm, keys, tie_list, normalize)):  # in the order asked
                 values[len(ms) * (1 + k) + i] = phi.reshape(shape)
             del rm  # (a large one, 1.5 GiB at DCG(base=10)@20 on 4 levels, is freed before the next is built)
         if progress:
             progress(i + 1, len(ms))
-    values[:, _dropped(judged)] = np.nan  # topics dropped by missing_topics="drop"
+    return values, maps, bounds, ids
 
-    said = [scale_as_named(m, judged.topics.values, depth, levels) for m in ms]
-    ranked = [Ranked(m, depth, t, normalize or plan[m], said[i], plan[m]) for t in tie_list for i, m in enumerate(ms)]
-    cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded)
-    record = _transform_record(
-        depth, relevance, ties if isinstance(ties, str) else tie_list, normalize, exact_values, maps, zip(ms, said)
-    )
-    if approx is not None:
-        record.update(approx=approx, bounds=_bounds_provenance(bounds, depth, levels))
-    prov = _transformed_provenance(data, base.provenance, ms, record)
-    return ScoreTable(
-        cols, base.systems, base.topics, values, prov, judged, {str(c): ids[c.measure] for c in ranked if c.midpoint}
-    )
+
+def _refuse_with_plan(**given) -> None:
+    """A transform plan fixes N, the relevance setting, approx and max_pairs: the keywords
+    given beside it are refused, not silently overridden."""
+    named = [k for k, v in given.items() if v is not None]
+    if named:
+        raise ArgumentError(
+            f"transform got a TransformPlan and {', '.join(named)}: the plan fixes "
+            "depth, relevance, approx and max_pairs; give the plan or those keywords, not both"
+        )
 
 
 def _transformed_provenance(data, scored: dict, ms: list, record: dict) -> dict:
@@ -1411,41 +880,6 @@ def _warn_padding(judged: JudgedRuns, depth: int) -> None:
             "non-relevant documents to N",
             stacklevel=3,
         )
-
-
-def _measures_to_transform(data, measures, depth: int, relevance: str | None) -> list[Measure]:
-    """The measures transform was asked for (by default a ScoreTable's own), parsed at ``depth``
-    and named as they will be computed under ``relevance``."""
-    if measures is None and isinstance(data, ScoreTable):
-        measures = [m for m in data.measures]
-    if measures is None:
-        raise ArgumentError("name the measures to transform, for example ['AP', 'nDCG']")
-    if relevance is not None:
-        check_choice("relevance", relevance, RELEVANCE)
-    return relevance_measures(parse_measures(measures, default_cutoff=depth), relevance)  # named as computed
-
-
-def _check_bounded(bounded: dict, tie_list: list[str], depth: int, levels: int, normalize: bool) -> None:
-    """Refuse ties over all runs for bounded measures whose runs tie; warn (at transform's
-    caller) that bounded columns are normalised when ``normalize`` is off. ``bounded``: each
-    bounded measure as named -> as computed (:meth:`Measure.for_grades`)."""
-    from irscale.scales import space_for
-    from irscale.scales.bounds import runs_distinct
-
-    bounded_ms = list(bounded)
-    tied = [m for m in bounded_ms if not runs_distinct(space_for(bounded[m], depth, levels - 1))]
-    if tie_list != ["unq"] and tied:
-        raise ArgumentError(
-            f"{', '.join(map(str, tied))}: ties={tie_list} rank over all runs, but at N = {depth} "
-            f"only bounds on phi over distinct values exist, and its runs tie (several runs share "
-            f"a value); use ties='unq' (compare: mid=False, CLI --no-mid)"
-        )
-    if bounded_ms and not normalize:  # approx implies the normalised form for the columns it bounds
-        tail = (
-            f": normalised (phi / number of values), as --approx bounds {'it' if len(bounded_ms) == 1 else 'them'}"
-            "; --normalize does the rest too"
-        )
-        warn(f"ranked {_fit([str(m) for m in bounded_ms], LINE - 34 - len(tail))}{tail}", stacklevel=3)
 
 
 def _bounds_and_ids(m: Measure, judged: JudgedRuns, depth, levels, approx, space, step, cache, keys) -> tuple:
@@ -1545,7 +979,6 @@ def _bounded(m: Measure, depth: int, levels: int, grades: np.ndarray, approx: fl
     0..levels-1, one row per run; ``keys``: their exact keys) no wider than ``approx``: at a first resolution, then
     once at the resolution that should reach ``approx`` (widths shrink about as 1 /
     resolution), unless its tables would pass BOUNDS_MEMORY."""
-    from irscale.errors import MeasureError
     from irscale.scales.bounds import bounds_resolution, phi_bounds
 
     if step:

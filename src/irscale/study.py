@@ -3,6 +3,7 @@ campaign: correlations (Tables 2-4) and significance-test changes (Tables 5-6)."
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Sequence
@@ -15,9 +16,11 @@ import pandas as pd
 from irscale import stats as st
 from irscale._version import __version__
 from irscale.data import JudgedRuns, grade_values_record
-from irscale.experiment import PAPER_MEASURES, ScoreTable, apply_relevance, judged_runs, scale_as_named, transform
-from irscale.measures import Measure, at_depth, parse_measure
+from irscale.experiment import PAPER_MEASURES, judged_runs, transform
+from irscale.measures import Measure, at_depth, parse_measure, parse_measures
+from irscale.plan import TransformPlan, plan_transform
 from irscale.scales import permissible as _permissible
+from irscale.table import ScoreTable
 
 
 def __getattr__(name: str):
@@ -160,33 +163,49 @@ class StudyPlan:
     seed: int
     approx: float | None
     max_pairs: int | None
+    # what the transform will do (engines, spaces, scale verdicts), once the qrels' levels are known
+    transform: TransformPlan | None = None
 
     @property
     def names(self) -> list[str]:
         return [str(m) for m in self.measures]
+
+    def bind(self, levels: int, values: tuple | None = None) -> StudyPlan:
+        """The plan with its :class:`~irscale.plan.TransformPlan` for qrels of ``levels``
+        relevance levels (whose grades are ``values`` where they are real-valued): every
+        measure's engine (or certified bounds), space and scale verdict, and every refusal
+        (no engine reaches N; lenient on real-valued grades), decided before any rank map is
+        built or any run read. :func:`compare` reads them from it; nothing below derives
+        them again."""
+        tp = plan_transform(
+            self.measures,
+            self.depth,
+            levels,
+            approx=self.approx,
+            max_pairs=self.max_pairs,
+            relevance=self.relevance,
+            values=values,
+        )
+        return dataclasses.replace(self, transform=tp)
+
+    def bound_to(self, levels: int, values: tuple | None) -> bool:
+        """Whether the plan is bound (:meth:`bind`) to qrels of these levels and grades."""
+        if self.transform is None:
+            return False
+        lenient = self.relevance == "lenient"  # (the plan's levels are the binarised qrels')
+        return (self.transform.levels, self.transform.values) == ((2, None) if lenient else (levels, values))
 
     @property
     def ties(self) -> tuple[str, ...]:
         return ("unq", "mid") if self.mid else ("unq",)
 
     def check_levels(self, levels: int, values: tuple | None = None) -> list:
-        """Every measure has an exact engine (or, with ``approx``, certified bounds) at N on
-        ``levels`` relevance levels (whose grades are ``values`` where they are real-valued:
-        :attr:`irscale.io.Qrels.values`): checked before any rank map is built. Returns the
-        measures whose rank maps will be built (not those ``approx`` bounds)."""
-        from irscale.experiment import check_lenient, plan_rank_maps
-
-        check_lenient(self.relevance, values)
-        lenient = self.relevance == "lenient"
-        return plan_rank_maps(
-            self.measures,
-            self.depth,
-            2 if lenient else levels,
-            self.approx,
-            self.max_pairs,
-            values=values,
-            built_only=True,
-        )
+        """The measures whose rank maps will be built on ``levels`` relevance levels (not
+        those ``approx`` bounds), every refusal raised first (:meth:`bind`, which the CLI
+        and :func:`compare` call: this is its list of maps, for one release)."""
+        tp = self.bind(levels, values).transform
+        assert tp is not None  # (bind sets it)
+        return tp.built()
 
     def check_systems(self, systems: Sequence[str]) -> None:
         from irscale.errors import ArgumentError
@@ -227,7 +246,7 @@ def plan_study(
     the baselines' form. The CLI calls it before reading the runs."""
     from irscale.effects import CORRECTIONS
     from irscale.errors import ArgumentError, check_choice
-    from irscale.experiment import RELEVANCE, _approx
+    from irscale.plan import RELEVANCE, _approx
     from irscale.validate import flag, integer, level, wrong_type
 
     depth = integer("depth", depth, minimum=1)
@@ -283,8 +302,7 @@ def _study_measures(measures, depth: int, relevance: str | None, measure_free) -
     """The study's measures cut at N and named under the relevance protocol; a rel below 1
     refused where the measure-free view is asked for."""
     from irscale.errors import ArgumentError
-    from irscale.experiment import relevance_measures
-    from irscale.measures import parse_measures
+    from irscale.plan import relevance_measures
     from irscale.validate import flag
 
     ms = [at_depth(m, depth) for m in parse_measures(measures, default_cutoff=depth)]
@@ -327,7 +345,7 @@ def _scores(table: ScoreTable, plan: StudyPlan) -> _Scores:
     """Transform's columns by identity (never by position): for each measure its own
     column, its ranked columns per tie strategy, its half-width column."""
     from irscale.effects import units
-    from irscale.experiment import HalfWidth, Ranked
+    from irscale.table import HalfWidth, Ranked
 
     def key(c) -> tuple[str, str, str]:  # (kind, the measure it is of, ties)
         if isinstance(c, Ranked):
@@ -456,9 +474,9 @@ def compare(
     same for a difference of means) and ``could_flip``
     (missing where a correction adjusts the p-values: not bounded). ``max_pairs``: the
     split engine's opt-in, as :func:`irscale.experiment.transform`. ``plan``: a
-    :class:`StudyPlan` from :func:`plan_study`; the options it holds (measures, depth,
-    tests, alpha and every keyword but ``scheduler`` and ``progress``) are then taken from it
-    and the arguments given for them are not used.
+    :class:`StudyPlan` from :func:`plan_study` (bound to the qrels' levels or not:
+    :meth:`StudyPlan.bind`); it holds every option but ``scheduler`` and ``progress``, so give
+    the plan or the keywords: a keyword given beside it with another value is refused.
     """
     if plan is None:
         plan = plan_study(
@@ -481,7 +499,55 @@ def compare(
         )
     else:
         _check_given_plan(plan, progress)
+        _refuse_beside_plan(
+            plan,
+            measures=measures,
+            depth=depth,
+            tests=tests,
+            alpha=alpha,
+            mid=mid,
+            relevance=relevance,
+            correction=correction,
+            across_measures=across_measures,
+            baselines=baselines,
+            effects=effects,
+            measure_free=measure_free,
+            n_resamples=n_resamples,
+            seed=seed,
+            approx=approx,
+            max_pairs=max_pairs,
+        )
     return _run_study(data, plan, scheduler, progress)
+
+
+def _refuse_beside_plan(plan: StudyPlan, **given) -> None:
+    """compare takes a plan or keywords, never both: a keyword given beside a plan with a
+    value other than its default and other than the plan's own is refused (the plan's would
+    silently win). (A keyword given at its default value cannot be told from one not given.)"""
+    import inspect
+
+    defaults = {k: v.default for k, v in inspect.signature(compare).parameters.items()}
+    own = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)} | {"measures": plan.names}
+    clash = []
+    for k, v in given.items():
+        if v is defaults[k] or (not isinstance(v, (list, tuple)) and v == defaults[k]):
+            continue
+        mine = own[k]
+        if k == "measures":  # (as the plan names them: at N, under its relevance setting, each once)
+            v = list(dict.fromkeys(map(str, _study_measures(v, plan.depth, plan.relevance, False))))
+        elif k == "tests":
+            v = list(st.expand_tests([v] if isinstance(v, str) else v))
+        elif k == "baselines" and v is not None:
+            v = tuple([v] if isinstance(v, str) else v)
+        if list(v) != list(mine) if isinstance(v, (list, tuple)) else v != mine:
+            clash.append(f"{k}={v!r} (the plan's {k}={mine!r})")
+    if clash:
+        from irscale.errors import ArgumentError
+
+        raise ArgumentError(
+            f"compare got a plan and {', '.join(clash)}: the plan fixes every option but scheduler and "
+            "progress; give the plan or the keywords, not both (plan_study(...) takes the keywords)"
+        )
 
 
 def _check_given_plan(plan, progress) -> None:
@@ -498,10 +564,11 @@ def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
     """The study's named steps, in order, on a validated plan."""
     judged = judged_runs(data)
     plan.check_systems(judged.systems)
-    judged, relevance = apply_relevance(judged, plan.measures, plan.relevance)
-    levels = max(judged.topics.max_grade, 1) + 1
-    values = judged.topics.values  # real-valued grades: the grade of each level (None: integers)
-    plan.check_levels(levels, values)  # fail before any build
+    levels, values = max(judged.topics.max_grade, 1) + 1, judged.topics.values  # (values: real-valued grades)
+    if not plan.bound_to(levels, values):  # (the CLI binds its plan before reading the runs)
+        plan = plan.bind(levels, values)  # every refusal, before any build
+    tp = plan.transform
+    assert tp is not None  # (bind sets it)
     if "bootstrap" in plan.tests and len(judged.topics.names) < 2:
         from irscale.errors import ArgumentError
 
@@ -511,10 +578,11 @@ def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
         )
     t0 = time.perf_counter()
     tick = (lambda what, i, n: progress(what, i, n)) if progress else (lambda *a: None)
-    table = _transform(judged, plan, relevance, scheduler, tick)
+    table = _transform(judged, plan, scheduler, tick)
+    assert table.judged is not None  # (transform keeps the judged runs, under the relevance setting)
+    judged, relevance, levels = table.judged, table.provenance["transform"]["relevance"], tp.levels
     scores = _scores(table, plan)
-    # the one owner's verdicts, on each measure as computed (real-valued grades: on their levels)
-    scale = {str(m): scale_as_named(m, values, plan.depth, levels) for m in plan.measures}
+    scale = {p.name: p.statement for p in tp.measures}  # the one owner's verdicts, from the plan
     rb = {str(m): m.needs_recall_base for m in plan.measures}
     _warn_interval_tests(table, plan)
     table2 = _table2(scores, plan, rb, tick)
@@ -595,22 +663,19 @@ def _power(results: dict, plan: StudyPlan) -> tuple[pd.DataFrame | None, pd.Data
     return power, pd.concat(curves, ignore_index=True)
 
 
-def _transform(judged, plan: StudyPlan, relevance: str, scheduler, tick) -> ScoreTable:
-    """One transform for every measure and tie strategy (exact values: equal values are
-    bitwise equal, which the rank-based statistics need)."""
+def _transform(judged, plan: StudyPlan, scheduler, tick) -> ScoreTable:
+    """One transform for every measure and tie strategy, as the bound plan says (exact
+    values: equal values are bitwise equal, which the rank-based statistics need); it
+    applies the relevance setting, and its table holds the judged runs under it."""
     tick("rank maps", 0, 1)
     table = transform(
         judged,
-        plan.measures,
-        plan.depth,
-        plan.ties,
-        plan.approx is not None,
+        plan.transform,
+        ties=plan.ties,
+        normalize=plan.approx is not None,
         scheduler=scheduler,
         exact_values=True,
-        relevance=relevance,
         steps=lambda m, i, n: tick(f"rank map {m}", i, n),
-        approx=plan.approx,
-        max_pairs=plan.max_pairs,
     )
     tick("rank maps", 1, 1)
     return table
@@ -619,7 +684,7 @@ def _transform(judged, plan: StudyPlan, relevance: str, scheduler, tick) -> Scor
 def _warn_interval_tests(table: ScoreTable, plan: StudyPlan) -> None:
     interval_tests = [t for t in plan.tests if t not in st.ORDINAL]  # they add or subtract scores
     if interval_tests:
-        from irscale.experiment import warn_not_interval
+        from irscale.plan import warn_not_interval
 
         warn_not_interval(
             table, "/".join(interval_tests), advice="on ranked versions they are", stacklevel=4

@@ -62,10 +62,12 @@ except ImportError as e:  # pragma: no cover - ir_measures is in the test extra 
     raise ImportError("irscale.integrations.ir_measures needs ir_measures: pip install ir-measures") from e
 
 from irscale.errors import ArgumentError, IrscaleError, IrscaleWarning, check_choice
-from irscale.experiment import RELEVANCE, Ranked, evaluate, transform
+from irscale.experiment import evaluate, transform
 from irscale.io.trec import Qrels, Run, ScorePrecision, check_reader_options
 from irscale.measures import Measure, at_depth, parse_measure
 from irscale.measures.gains import gain_values
+from irscale.plan import RELEVANCE
+from irscale.table import Ranked
 from irscale.validate import flag, integer
 from irscale.validate import levels as check_levels
 
@@ -159,7 +161,7 @@ def ranked(
     The rank map of a measure, N and number of levels is built once and cached on disk
     (``IRSCALE_CACHE_DIR``), so later calls, and other runs, only look it up.
     """
-    from irscale.experiment import plan_rank_maps
+    from irscale.plan import plan_rank_maps
     from irscale.scales import TIES
     from irscale.scales.spaces import MAX_N
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from irscale.errors import ArgumentError
 
 if TYPE_CHECKING:
-    from irscale.experiment import ScoreTable
+    from irscale.table import ScoreTable
 
 
 class Metric(NamedTuple):

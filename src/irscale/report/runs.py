@@ -24,8 +24,8 @@ import numpy as np
 
 from irscale._version import __version__
 from irscale.errors import ArgumentError
-from irscale.experiment import HalfWidth, Ranked, ScoreTable
 from irscale.io.trec import ordered_run, write_run
+from irscale.table import HalfWidth, Ranked, ScoreTable
 
 RUN_SUFFIX = ".run"
 

@@ -1,4 +1,4 @@
-"""Render a :class:`~irscale.experiment.ScoreTable` as text."""
+"""Render a :class:`~irscale.table.ScoreTable` as text."""
 
 from __future__ import annotations
 
@@ -7,15 +7,23 @@ import json
 import numpy as np
 import pandas as pd
 
-from irscale.experiment import ScoreTable
+from irscale.plan import warn_not_interval
 from irscale.report.study import float_text
 from irscale.scales.theory import Statement
+from irscale.table import ScoreTable
+
+
+def _means(table: ScoreTable) -> pd.DataFrame:
+    """The table's means, with the warning where a measure's mean is not meaningful (once
+    per measure and process: :func:`irscale.plan.warn_not_interval`)."""
+    warn_not_interval(table, "means", stacklevel=4)
+    return table.mean()
 
 
 def long_frame(table: ScoreTable, per_topic: bool) -> pd.DataFrame:
     """The means as tidy rows (system, topic 'all', measure, value); with ``per_topic``,
     each system's per-topic rows first and its 'all' rows after them, as trec_eval -q."""
-    means = table.mean()
+    means = _means(table)
     df = means.reset_index().melt(id_vars="system", var_name="measure", value_name="value")
     df.insert(1, "topic", "all")
     if not per_topic:
@@ -83,7 +91,7 @@ def rich_table(table: ScoreTable, per_topic: bool):
         t.add_column("topic")
     for m in table.measures:
         t.add_column(str(m), justify="right", no_wrap=True, min_width=max(len(str(m)), 6))
-    means = table.mean()
+    means = _means(table)
     if per_topic:
         for s, system in enumerate(table.systems):
             for k, topic in enumerate(table.topics):

@@ -446,6 +446,7 @@ def build(
     cache: bool = True,
     queries=None,
     max_pairs: int | None = None,
+    planned: tuple[Space, str] | None = None,
 ) -> RankMap:
     """Build (or load from the cache) the rank map of ``measure`` at run length ``N``
     with ``levels`` relevance degrees (2: binary). All engines are exact. ``progress(done,
@@ -457,7 +458,10 @@ def build(
     ``max_pairs``: the opt-in to split builds beyond ``engines.MAX_PAIRS`` (2^35
     (prefix, suffix) pairs, about ten minutes on 2 cores), e.g. ``max_pairs=2**36`` for
     binary AP at N = 36: memory stays bounded (the pairs are produced bucket by bucket),
-    the time grows with the pairs. Other engines ignore it (they have their own limits)."""
+    the time grows with the pairs. Other engines ignore it (they have their own limits).
+    ``planned``: ``(space, engine)`` as a plan chose them (:class:`irscale.plan.MeasurePlan`:
+    the space of ``measure`` at N on ``levels``, the engine :func:`pick_engine` picked), so
+    neither is derived again; the cache is searched as with ``engine="auto"``."""
     from irscale.errors import check_choice
     from irscale.scales.engines import pairs_limit
     from irscale.validate import integer
@@ -465,8 +469,8 @@ def build(
     check_choice("engine", engine, ENGINES)
     levels = integer("levels", levels, minimum=2)
     pairs_limit(max_pairs)  # a bad value is refused whichever engine serves
-    space = space_for(measure, N, levels - 1)
-    name = pick_engine(space) if engine == "auto" else engine
+    space, name = planned if planned is not None else (space_for(measure, N, levels - 1), None)
+    name = name or (pick_engine(space) if engine == "auto" else engine)
     cache = cache and space.cacheable and name != "oracle"
     if cache:  # a map in the cache is served even past the limits that guard a build (max_pairs, memory)
         for cached in _cached_engines(space, name) if engine == "auto" else [name]:
