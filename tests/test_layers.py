@@ -145,3 +145,24 @@ def test_no_code_outside_scales_asks_which_class_a_space_is():
                 if any(re.search(rf"\b{c}\b", asked) for c in classes):
                     found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
     assert not found, "ask the space's declarations instead:\n" + "\n".join(found)
+
+
+def test_every_module_says_what_it_exports():
+    """Each module of the package has ``__all__`` (or a leading underscore: private), and
+    every name ``__all__`` lists exists."""
+    import importlib
+    import pkgutil
+    import warnings
+
+    missing, absent = [], []
+    for info in pkgutil.walk_packages(irscale.__path__, "irscale."):
+        if info.name.rsplit(".", 1)[-1].startswith("_"):
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # (the old module names say where they went)
+            mod = importlib.import_module(info.name)
+        if not hasattr(mod, "__all__"):
+            missing.append(info.name)
+        absent += [f"{info.name}.{n}" for n in getattr(mod, "__all__", []) if not hasattr(mod, n)]
+    assert not missing, f"modules without __all__: {missing}"
+    assert not absent, f"__all__ names that do not exist: {absent}"

@@ -19,10 +19,72 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from irscale._version import __version__
-from irscale.errors import IrscaleError, IrscaleWarning, count_text
+from irscale.errors import ArgumentError, IrscaleError, IrscaleWarning, check_choice, count_text, show
+from irscale.validate import writable_dir
 
 if TYPE_CHECKING:  # (annotations naming it are strings: never evaluated, typer reads none of them)
     from rich.console import Console
+
+__all__ = [
+    "AcrossOpt",
+    "app",
+    "ApproxOpt",
+    "BaselineOpt",
+    "cache_app",
+    "cache_clear_cmd",
+    "cache_info_cmd",
+    "compare",
+    "CorrectionOpt",
+    "demo",
+    "DuplicatesOpt",
+    "DupOpt",
+    "EngineOpt",
+    "err",
+    "ETA_MIN_SECONDS",
+    "ETA_MIN_SHARE",
+    "evaluate",
+    "ExtraOpt",
+    "FiguresOpt",
+    "Float32Opt",
+    "Format",
+    "HEARTBEAT",
+    "inspect",
+    "IntegerGradesOpt",
+    "LINE",
+    "list_measures",
+    "main",
+    "MaxGradeOpt",
+    "MaxPairsOpt",
+    "MemoryOpt",
+    "MetadataOpt",
+    "MetadataPolicy",
+    "MissingOpt",
+    "MissingTopicsOpt",
+    "NoEffectsOpt",
+    "NoFreeOpt",
+    "OrderOpt",
+    "paper_table",
+    "PLAIN_EVERY",
+    "rankmap",
+    "ReadOpts",
+    "RelevanceArg",
+    "RelevanceOpt",
+    "SAY_MEMORY",
+    "SeedOpt",
+    "SkipOpt",
+    "SpacingOpt",
+    "SplitOpt",
+    "study_app",
+    "study_trec8_like",
+    "StudyOpts",
+    "TableFormat",
+    "TableScale",
+    "TestOpt",
+    "TiesOpt",
+    "transform",
+    "version",
+]
+
 
 # Start-up (irscale --help, irscale version) loads typer and this module only: rich's
 # console, progress and tables, numpy and every other irscale module are imported by the
@@ -94,8 +156,6 @@ def _plain(message) -> str:
     markup in user data (a docno like '[b]') printed literally."""
     from rich.markup import escape
 
-    from irscale.errors import show
-
     return escape(show(str(message)))
 
 
@@ -104,8 +164,6 @@ def _lines(text: str, head: str = "") -> list[str]:
     characters: broken between words, the rest indented two spaces; a word longer than a
     line (a long path) broken inside it."""
     from textwrap import wrap
-
-    from irscale.errors import show
 
     return wrap(
         show(text),
@@ -826,8 +884,6 @@ def transform(
         _set_memory(memory, ctx)
         _check_layout(fmt, trec_eval)
         if run_out is not None:  # checked before any run is read
-            from irscale.validate import writable_dir
-
             writable_dir("--run-out", run_out)
         planned = []
 
@@ -1250,7 +1306,6 @@ def paper_table(
     one test of the marks, on the study's own per-topic scores): the chosen measures' means,
     original and ranked side by side, best in bold, marks from one test against a baseline or
     ranx-style letters, and a dagger where a conclusion is not meaningful."""
-    from irscale.errors import ArgumentError
     from irscale.study import read_study
 
     try:
@@ -1263,7 +1318,6 @@ def paper_table(
         if out is None:
             sys.stdout.write(text)
             return
-        from irscale.validate import writable_dir
 
         writable_dir("out", out.parent if str(out.parent) else Path("."), create=True)
         out.write_text(text, encoding="utf-8")
@@ -1287,14 +1341,11 @@ def _qrels_provenance(qrels, opts: ReadOpts | None = None) -> dict:
 def _check_out(out) -> None:
     """--out can be written (checked before any run is read: a study is minutes of work)."""
     if out is not None:
-        from irscale.validate import writable_dir
-
         writable_dir("--out", out)
 
 
 def _check_correction(correction):
     from irscale.effects import CORRECTIONS
-    from irscale.errors import check_choice
 
     check_choice("--correction", correction, CORRECTIONS)
 
@@ -1429,7 +1480,6 @@ def _study_plan(measures, Ns, levels: int, relevance, values=None) -> None:
     """Every (measure, N) of a study has an exact engine, checked before the runs are read;
     else one refusal naming every N and measure out of reach, advising only what `study`
     has (--depths, --relevance, --max-grade: not compare's --approx or --max-pairs)."""
-    from irscale.errors import IrscaleError
     from irscale.measures import parse_measures
     from irscale.plan import plan_transform
     from irscale.scales.rankmap import exact_reach

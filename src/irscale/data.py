@@ -28,10 +28,31 @@ import numpy as np
 from irscale.errors import ArgumentError, InputFormatError, IrscaleError, PolicyError, check_choice, warn
 from irscale.io.trec import Qrels, Run, grade_text, key_hash
 from irscale.kernels import compiled
-from irscale.validate import integer
+from irscale.validate import decimal_text, integer
 
 if TYPE_CHECKING:
     import pandas as pd
+
+__all__ = [
+    "assemble",
+    "check_options",
+    "Grade",
+    "grade_level",
+    "grade_scale",
+    "grade_values_record",
+    "JUDGE_BLOCK",
+    "judge_run",
+    "JUDGE_SPREAD",
+    "JudgedRuns",
+    "MissingTopics",
+    "PAD",
+    "stack",
+    "topic_stats",
+    "TopicStats",
+    "UNJUDGED",
+    "warn_no_relevant",
+]
+
 
 PAD = np.int16(-32768)
 UNJUDGED = np.int16(-32767)
@@ -574,8 +595,6 @@ def warn_no_relevant(measures, stats: TopicStats) -> None:
     :func:`topic_stats`): the measure scores 0 on them and they count in its means. Where
     no topic reaches rel (above the qrels' top grade) it says so. Each measure once per
     qrels (evaluate and then transform do not say it twice)."""
-    from irscale.validate import decimal_text
-
     warned = stats.__dict__.setdefault("_warned_no_relevant", set())
     top = stats.grade_text(stats.max_grade)
     for rel, names in _by_rel(measures, stats).items():

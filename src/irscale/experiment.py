@@ -34,6 +34,7 @@ from irscale.errors import (
     IrscaleError,
     MeasureError,
     check_choice,
+    collecting,
     count_text,
     warn,
 )
@@ -441,8 +442,6 @@ def _read_and_judge(
     :class:`_Said`: the result and the warnings irscale raised (in any thread), for the
     caller to say in the input's order; ``said`` (in a forked process only:
     catch_warnings is process-wide) keeps any other warning too."""
-    from irscale.errors import collecting
-
     with collecting() as kept, warnings.catch_warnings(record=True) if said else nullcontext() as caught:
         if said:
             warnings.simplefilter("always")

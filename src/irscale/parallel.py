@@ -16,6 +16,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 from irscale.errors import IrscaleError
 
+__all__ = ["can_fork", "local_workers", "parallel_imap", "parallel_map", "Progress", "split_rows"]
+
+
 Progress = Callable[[int, int], None] | None
 
 

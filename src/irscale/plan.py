@@ -19,6 +19,7 @@ from irscale.data import (
     JudgedRuns,
 )
 from irscale.errors import (
+    GUIDE,
     ArgumentError,
     IrscaleError,
     IrscaleWarning,
@@ -31,6 +32,23 @@ from irscale.measures import Measure, at_depth, parse_measures
 from irscale.scales.spaces import Space
 from irscale.scales.theory import Statement
 from irscale.table import Ranked, ScoreTable, not_interval, scale_as_named
+from irscale.validate import integer
+
+__all__ = [
+    "apply_relevance",
+    "check_lenient",
+    "LINE",
+    "MeasurePlan",
+    "NoEngineError",
+    "NotMeaningfulWarning",
+    "plan_rank_maps",
+    "plan_transform",
+    "RELEVANCE",
+    "relevance_measures",
+    "TransformPlan",
+    "warn_not_interval",
+]
+
 
 _WARNED_NOT_INTERVAL: set[str] = set()
 
@@ -69,7 +87,6 @@ class NotMeaningfulWarning(IrscaleWarning):
         return (NotMeaningfulWarning, (self.what, self.at, self.advice, self.longest))
 
     def _text(self) -> str:
-        from irscale.errors import GUIDE
 
         Ns = sorted({n for v in self.at.values() for n in v})
         some = "some of " if any(v != Ns for v in self.at.values()) else ""  # not every measure at every N
@@ -572,7 +589,6 @@ def plan_transform(
     """
     from irscale.scales import space_for
     from irscale.scales.rankmap import pick_engine
-    from irscale.validate import integer
 
     depth = integer("depth", depth, minimum=1)
     levels = integer("levels", levels, minimum=2)

@@ -53,9 +53,56 @@ import numpy as np
 from scipy import stats as sps
 
 from irscale._version import __version__
+from irscale.errors import ArgumentError, check_choice
 from irscale.kernels import compiled
 from irscale.parallel import split_rows
 from irscale.scales import permissible as _permissible
+from irscale.validate import integer, level
+
+__all__ = [
+    "ALL_TESTS",
+    "anova1",
+    "anova2",
+    "bootstrap_test",
+    "Change",
+    "change",
+    "could_flip",
+    "discriminative_power",
+    "DiscriminativePower",
+    "EXACT_LIMIT",
+    "expand_tests",
+    "FAMILYWISE",
+    "friedman",
+    "kendall_tau",
+    "kruskal",
+    "MAX_EXACT",
+    "MULTI",
+    "ORDINAL",
+    "pair_index",
+    "PAIRWISE",
+    "PERMUTATION_CACHE_BYTES",
+    "permutation_test",
+    "RANDOMISED",
+    "RANDOMISED_NAMES",
+    "ranksum_test",
+    "RESAMPLES",
+    "rtukey_test",
+    "run_test",
+    "sign_test",
+    "SIGNED",
+    "signrank_test",
+    "t_test",
+    "tau_ap",
+    "tau_by_topic",
+    "tau_overall",
+    "TEST_GROUPS",
+    "test_name",
+    "TEST_NAMES",
+    "TestResult",
+    "TESTS",
+    "unordered_share",
+]
+
 
 PAIRWISE = ("sign", "ranksum", "signrank", "ttest")
 MULTI = ("anova1", "kruskal", "anova2", "friedman")
@@ -140,8 +187,6 @@ class TestResult:
 
 def _as_matrix(X) -> tuple[np.ndarray, tuple[str, ...]]:
     """A topics x systems float matrix and the system names; at least two systems."""
-    from irscale.errors import ArgumentError
-
     if hasattr(X, "columns"):  # a pandas DataFrame topics x systems
         M, names = np.asarray(X.to_numpy(), dtype=np.float64), tuple(map(str, X.columns))
     else:
@@ -417,8 +462,6 @@ def expand_tests(tests, name: str = "test") -> tuple[str, ...]:
     >>> expand_tests(["ttest", "randomised", "permutation"])
     ('ttest', 'permutation', 'rtukey', 'bootstrap')
     """
-    from irscale.errors import check_choice
-
     out: list[str] = []
     for t in tests:
         out += TEST_GROUPS[t] if t in TEST_GROUPS else [check_choice(name, t, ALL_TESTS + tuple(TEST_GROUPS))]
@@ -491,9 +534,6 @@ def permutation_test(
     tolerance, so the p-values do not depend on which way they were summed. All pairs at once:
     one matrix product per block of sign vectors. A pair with a missing score (NaN) gets
     p-value NaN and is never significant. ``exact_limit`` is at most :data:`MAX_EXACT`."""
-    from irscale.errors import check_choice
-    from irscale.validate import integer
-
     check_choice("alternative", alternative, _ALTERNATIVES)
     n_resamples = integer("n_resamples", n_resamples, minimum=1)
     exact_limit = integer("exact_limit", exact_limit, minimum=0, maximum=MAX_EXACT)
@@ -753,8 +793,6 @@ def rtukey_test(X, alpha: float = 0.05, *, n_resamples: int = RESAMPLES["rtukey"
     A system with a missing score (NaN, as ``--missing-topics drop`` leaves) cannot be
     permuted with the others on every topic: the test runs on the other systems (S is
     their number), and the pairs of such a system get p-value NaN, never significant."""
-    from irscale.validate import integer
-
     n_resamples = integer("n_resamples", n_resamples, minimum=1)
     X, names = _as_matrix(X)
     T, S = X.shape
@@ -865,14 +903,10 @@ def bootstrap_test(X, alpha: float = 0.05, *, n_resamples: int = RESAMPLES["boot
     draw of ``numpy.random.default_rng(seed).integers(0, T, (n_resamples, T))``, the topics
     of each resample, shared by all pairs, drawn block by block. As in Sakai (2006), no +1
     correction. A pair with a missing score (NaN) gets p-value NaN, never significant."""
-    from irscale.validate import integer
-
     n_resamples = integer("n_resamples", n_resamples, minimum=1)
     D, missing, names = _pair_differences(X)
     T = D.shape[0]
     if T < 2:
-        from irscale.errors import ArgumentError
-
         raise ArgumentError("bootstrap_test studentizes the mean difference: it needs at least 2 topics")
     mean = D.mean(axis=0)
     Zc = D - mean
@@ -965,13 +999,8 @@ def discriminative_power(X, test: str = "permutation", alpha: float = 0.05, **op
     >>> dp.n_pairs, bool((np.diff(dp.asl) >= 0).all()), round(dp.share, 3)
     (15, True, 0.4)
     """
-    from irscale.errors import check_choice
-    from irscale.validate import level
-
     check_choice("test", test, ALL_TESTS)
     if options and test not in RANDOMISED:
-        from irscale.errors import ArgumentError
-
         raise ArgumentError(f"{test} takes no options (seed, n_resamples, alternative are for {', '.join(RANDOMISED)})")
     alpha = level("alpha", alpha)
     res = _FUNCS[test](X, alpha, **options) if options else run_test(test, X, alpha)
@@ -1011,9 +1040,6 @@ def run_test(name: str, X, alpha: float = 0.05, *, seed: int | None = None, **pr
     with their default resamples) on a topics x systems matrix. ``seed`` seeds a
     randomised test's draws (None: 0); the paper's eight draw nothing and ignore it.
     ``provenance`` adds labels to the result's provenance (the test's own entries win)."""
-    from irscale.errors import check_choice
-    from irscale.validate import integer, level
-
     check_choice("test", name, ALL_TESTS)
     alpha = level("alpha", alpha)
     if name in RANDOMISED:

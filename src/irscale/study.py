@@ -16,11 +16,26 @@ import pandas as pd
 from irscale import stats as st
 from irscale._version import __version__
 from irscale.data import JudgedRuns, grade_values_record
+from irscale.errors import ArgumentError, check_choice, warn
 from irscale.experiment import PAPER_MEASURES, judged_runs, transform
 from irscale.measures import Measure, at_depth, parse_measure, parse_measures
 from irscale.plan import TransformPlan, plan_transform
 from irscale.scales import permissible as _permissible
 from irscale.table import ScoreTable
+from irscale.validate import flag, integer, level, wrong_type
+
+__all__ = [
+    "compare",
+    "CURVE_POINTS",
+    "label",
+    "meaningful_test",
+    "plan_study",
+    "qrels_provenance",
+    "read_study",
+    "Study",
+    "StudyPlan",
+    "WITHIN_TOPIC",
+]
 
 
 def __getattr__(name: str):
@@ -208,7 +223,6 @@ class StudyPlan:
         return tp.built()
 
     def check_systems(self, systems: Sequence[str]) -> None:
-        from irscale.errors import ArgumentError
 
         if len(systems) < 2:
             raise ArgumentError(
@@ -245,9 +259,7 @@ def plan_study(
     measures at N under the relevance protocol, the tests, the correction, the bootstrap,
     the baselines' form. The CLI calls it before reading the runs."""
     from irscale.effects import CORRECTIONS
-    from irscale.errors import ArgumentError, check_choice
     from irscale.plan import RELEVANCE, _approx
-    from irscale.validate import flag, integer, level, wrong_type
 
     depth = integer("depth", depth, minimum=1)
     if isinstance(tests, str):
@@ -273,8 +285,6 @@ def plan_study(
         )
     twice = sorted({str(m) for m in ms if ms.count(m) > 1})
     if twice:
-        from irscale.errors import warn
-
         warn(
             f"{', '.join(twice)} named more than once (at N = {depth} the names are one measure): studied once",
             stacklevel=3,
@@ -301,9 +311,7 @@ def plan_study(
 def _study_measures(measures, depth: int, relevance: str | None, measure_free) -> list:
     """The study's measures cut at N and named under the relevance protocol; a rel below 1
     refused where the measure-free view is asked for."""
-    from irscale.errors import ArgumentError
     from irscale.plan import relevance_measures
-    from irscale.validate import flag
 
     ms = [at_depth(m, depth) for m in parse_measures(measures, default_cutoff=depth)]
     ms = relevance_measures(ms, relevance)
@@ -542,8 +550,6 @@ def _refuse_beside_plan(plan: StudyPlan, **given) -> None:
         if list(v) != list(mine) if isinstance(v, (list, tuple)) else v != mine:
             clash.append(f"{k}={v!r} (the plan's {k}={mine!r})")
     if clash:
-        from irscale.errors import ArgumentError
-
         raise ArgumentError(
             f"compare got a plan and {', '.join(clash)}: the plan fixes every option but scheduler and "
             "progress; give the plan or the keywords, not both (plan_study(...) takes the keywords)"
@@ -552,8 +558,6 @@ def _refuse_beside_plan(plan: StudyPlan, **given) -> None:
 
 def _check_given_plan(plan, progress) -> None:
     """A plan handed to :func:`compare` is a :class:`StudyPlan`, and progress a function."""
-    from irscale.validate import wrong_type
-
     if not isinstance(plan, StudyPlan):
         raise wrong_type("plan", plan, "a StudyPlan from irscale.study.plan_study(...) or None")
     if progress is not None and not callable(progress):
@@ -570,8 +574,6 @@ def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
     tp = plan.transform
     assert tp is not None  # (bind sets it)
     if "bootstrap" in plan.tests and len(judged.topics.names) < 2:
-        from irscale.errors import ArgumentError
-
         raise ArgumentError(
             f"the bootstrap test studentizes each pair's mean difference over topics: it needs at least 2 "
             f"topics, and these runs have {len(judged.topics.names)}; leave -t bootstrap out"
@@ -867,8 +869,6 @@ def _effects(systems, s: _Scores, plan: StudyPlan, scale: dict, rb: dict, codes,
     if not (plan.effects or plan.baselines is not None):
         return None, None
     if any(np.isnan(s.orig[m]).any() or np.isnan(s.ranked[m]).any() for m in plan.names):
-        from irscale.errors import warn
-
         warn(
             "no means with intervals or baseline comparisons: --missing-topics drop left out some topics' scores; "
             "--missing-topics zero keeps them",
@@ -1130,7 +1130,6 @@ def read_study(path: str | Path, N: int | None = None) -> Study:
     report per N)."""
     import json
 
-    from irscale.errors import ArgumentError
     from irscale.report.study import pairs_long
     from irscale.stats import FAMILYWISE
 

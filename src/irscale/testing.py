@@ -60,6 +60,27 @@ from irscale.errors import IrscaleError
 from irscale.measures import Measure, at_rel_level, from_trec_eval, parse_measure
 from irscale.measures.registry import ENTRIES
 
+__all__ = [
+    "Check",
+    "check_batch_equals_reference",
+    "check_end_to_end",
+    "check_measure",
+    "check_parameters",
+    "check_refusals",
+    "check_space",
+    "check_value_bound",
+    "CHECKS",
+    "checks",
+    "checks_of",
+    "instances",
+    "parametrize_with_checks",
+    "registered",
+    "SMALL_N",
+    "TOL",
+    "TOY",
+]
+
+
 TOY = Path(__file__).parent / "examples" / "toy"
 TOL = 1e-9  # relative: exact values that differ are far apart at the small N checked here
 SMALL_N = {2: 6, 3: 4, 4: 4}  # the longest run checked on each number of levels (levels^N runs)

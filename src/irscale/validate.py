@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
+__all__ = ["decimal_text", "flag", "integer", "level", "levels", "MAX_LEVELS", "writable_dir", "wrong_type"]
+
+
 def _show(value) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."

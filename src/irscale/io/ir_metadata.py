@@ -16,6 +16,9 @@ import re
 
 from irscale.errors import InputFormatError, warn
 
+__all__ = ["header_text", "ir_metadata", "plain", "PRIMAD"]
+
+
 START, END = "ir_metadata.start", "ir_metadata.end"
 PRIMAD = ("platform", "research goal", "implementation", "method", "actor", "data")
 

@@ -59,6 +59,48 @@ from irscale.io.ir_metadata import header_text, ir_metadata
 from irscale.kernels import compiled
 from irscale.validate import decimal_text
 
+__all__ = [
+    "BOM",
+    "by_topic_and_docno",
+    "check_reader_options",
+    "Duplicates",
+    "ExtraFields",
+    "gather",
+    "grade_codes",
+    "GRADE_EXPONENT",
+    "GRADE_SYNTAX",
+    "grade_text",
+    "hidden_characters",
+    "inflater",
+    "key_hash",
+    "Metadata",
+    "ordered_run",
+    "parse_grades",
+    "parse_qrels",
+    "parse_run",
+    "parse_runs",
+    "parse_scores",
+    "PIECE_BYTES",
+    "Qrels",
+    "QRELS_FIELDS",
+    "read_bytes",
+    "read_qrels",
+    "read_run",
+    "read_runs",
+    "Run",
+    "RUN_FIELDS",
+    "SCORE_SYNTAX",
+    "ScorePrecision",
+    "SWAP_PAIRS",
+    "SWAP_SHARE",
+    "text_pieces",
+    "tokenize",
+    "trec_eval_grade",
+    "trec_order",
+    "write_run",
+]
+
+
 RUN_FIELDS = "qid Q0 docno rank score tag"
 QRELS_FIELDS = "qid iter docno grade"
 

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from irscale.data import PAD, UNJUDGED, Grade, TopicStats, grade_level
-from irscale.errors import IrscaleError, MeasureError, UnknownMeasureError
+from irscale.errors import ArgumentError, IrscaleError, MeasureError, UnknownMeasureError
 from irscale.measures.registry import ENTRIES, REGISTRY, register
 from irscale.validate import decimal_text
 
@@ -444,8 +444,6 @@ def parse_measure(text: str | Measure, *, default_cutoff: int | None = None) -> 
     if isinstance(text, Measure):
         return text
     if not isinstance(text, str):
-        from irscale.errors import ArgumentError
-
         raise ArgumentError(
             f"a measure must be a name like 'AP@30' or a Measure object, not {type(text).__name__} {text!r}"
         )
@@ -497,7 +495,6 @@ def at_rel_level(measures: Sequence[Measure], level: Grade | float | str | None)
     unchanged."""
     if level is None:
         return list(measures)
-    from irscale.errors import ArgumentError
 
     try:
         level = _rel_value("rel_level", level)
@@ -576,8 +573,6 @@ def parse_measures(
 ) -> list[Measure]:
     """Parse several measures (duplicates once, order kept). A single name or Measure
     is one measure (``"AP"`` is AP, not the letters A and P)."""
-    from irscale.errors import ArgumentError
-
     if isinstance(items, (str, Measure)):
         items = [items]
     if items is None or isinstance(items, (bytes, bytearray)) or not hasattr(items, "__iter__"):

@@ -31,6 +31,22 @@ from irscale.errors import MeasureError
 from irscale.measures.base import Measure, cut, exact_grade, graded_gain, ranks, ref_gain, register, safe_div
 from irscale.validate import decimal_text
 
+__all__ = [
+    "DCG",
+    "discounts",
+    "ERR",
+    "exact_p",
+    "gain_values",
+    "gP",
+    "gR",
+    "grade_gains",
+    "MAX_GAIN_GRADE",
+    "nDCG",
+    "parse_gains",
+    "RBP",
+]
+
+
 MAX_GAIN_GRADE = 32000  # qrels grades lie in [-32000, 32000] (irscale.io)
 _GAIN_HELP = (
     "write gains=exp (2^g - 1) or grade:gain pairs such as gains=0:0,1:1,2:3,3:7 (gains are "

@@ -5,6 +5,9 @@ import warnings
 
 from irscale.measures.topheavy import RBTO, SBTO  # noqa: F401
 
+__all__ = []
+
+
 warnings.warn(
     "irscale.measures.orders is now irscale.measures.topheavy; import the measures from irscale.measures",
     DeprecationWarning,

@@ -10,6 +10,8 @@ import numpy as np
 from irscale.data import Grade
 from irscale.measures.base import Measure, cut, hits_at, rb_divisor, ref_rel, register, relevant, row_sums, safe_div
 
+__all__ = ["AP", "Bpref", "Rprec", "RR"]
+
 
 @register("AP", "MAP")
 @dataclass(frozen=True)

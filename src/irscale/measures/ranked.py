@@ -5,6 +5,9 @@ import warnings
 
 from irscale.measures.rankbased import AP, RR, Bpref, Rprec  # noqa: F401
 
+__all__ = []
+
+
 warnings.warn(
     "irscale.measures.ranked is now irscale.measures.rankbased; import the measures from irscale.measures",
     DeprecationWarning,

@@ -28,6 +28,21 @@ from dataclasses import dataclass, field
 
 from irscale.errors import MeasureError
 
+__all__ = [
+    "add_space",
+    "ENTRIES",
+    "Entry",
+    "entry",
+    "register",
+    "REGISTRY",
+    "set_theory",
+    "spaces_of",
+    "theory_of",
+    "unregister",
+    "When",
+]
+
+
 When = Callable[..., bool]  # when(measure, N, c): whether a space serves this instance
 
 

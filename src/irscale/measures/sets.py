@@ -10,6 +10,8 @@ import numpy as np
 from irscale.data import PAD, Grade
 from irscale.measures.base import Measure, cut, rb_divisor, ref_rel, register, relevant, safe_div
 
+__all__ = ["F", "NumRel", "NumRelRet", "NumRet", "P", "R", "Success"]
+
 
 def _rel_ret(grades, cutoff, rel):
     return relevant(cut(grades, cutoff), rel).sum(axis=-1)

@@ -11,6 +11,8 @@ import numpy as np
 from irscale.data import Grade
 from irscale.measures.base import Measure, cut, graded_gain, ref_gain, register
 
+__all__ = ["RBTO", "SBTO"]
+
 
 @dataclass(frozen=True)
 class _TotalOrderMeasure(Measure):

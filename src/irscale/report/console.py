@@ -6,11 +6,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from irscale.errors import IrscaleError, MeasureError, count_text
+
 if TYPE_CHECKING:
     import pandas as pd
     from rich.table import Table
 
     from irscale.study import Study
+
+
+__all__ = [
+    "cache_listing",
+    "df_table",
+    "measures_table",
+    "study_tables",
+    "study_theory",
+    "summary",
+    "tau_tables",
+    "theory_text",
+]
 
 
 def df_table(df: pd.DataFrame, title: str) -> Table:
@@ -84,8 +98,6 @@ def cache_listing(info: dict) -> str:
     """The cache as text lines (rank maps and bounds tables): its directory and size,
     then one line per entry (identity, number of values, size; or the file and why it is
     damaged). ``info`` is what :func:`irscale.scales.cache_info` returns."""
-    from irscale.errors import count_text
-
     lines = [f"cache directory {info['dir']} ({info['bytes'] / 1e6:.1f} MB)"]
     for e in info["entries"]:
         if e.get("damaged"):  # rebuilt (and replaced) when next needed
@@ -102,7 +114,6 @@ def measures_table():
     from rich.markup import escape
     from rich.table import Table
 
-    from irscale.errors import MeasureError
     from irscale.measures import REGISTRY
     from irscale.scales import space_for
 
@@ -158,7 +169,6 @@ def summary(doc: str, limit: int = 240) -> str:
 
 
 def _scale_types(name: str, N: int, levels: int) -> str:
-    from irscale.errors import IrscaleError
     from irscale.scales.permissible import SCALE_ORDERS, scale_types
 
     short = {"interval": "interval", "ordinal": "ordinal", "not ordinal": "not ord."}

@@ -43,11 +43,12 @@ from typing import Any
 
 import numpy as np
 
-from irscale.errors import ArgumentError, IrscaleError, MeasureError, count_text
+from irscale.errors import ArgumentError, IrscaleError, MeasureError, check_choice, count_text
 from irscale.scales.balancing import balancing_index
 from irscale.scales.checks import as_measure
 from irscale.scales.orders import positional_weights, weak_covers, weak_level
 from irscale.scales.spaces import all_runs
+from irscale.validate import integer
 
 EXACT_LIMIT = 20_000  # rank maps with at most this many distinct values are drawn exactly
 ENUMERATE_LIMIT = 2**20  # runs enumerated for a measure without a run space
@@ -395,8 +396,6 @@ def sample_runs(N: int, c: int = 1, samples: int = 2000, seed: int = 0) -> np.nd
     quarter of the budget stratified by the number k of relevant documents (k random
     ranks with grades 1..c, for each k = 1..N-1: the tails that uniform draws miss) and
     the rest uniform over REL^N (even coverage of the fraction-of-runs axis)."""
-    from irscale.validate import integer
-
     N = integer("run length N", N, minimum=1)
     c = integer("c (the top grade)", c, minimum=1)
     samples = integer("samples", samples, minimum=1)
@@ -455,7 +454,6 @@ def spacing_data(
     view needs only run counts)."""
     from irscale.scales.rankmap import build
     from irscale.scales.spaces import space_for
-    from irscale.validate import integer
 
     N = integer("run length N", N, minimum=1)
     levels = integer("levels", levels, minimum=2)
@@ -607,8 +605,6 @@ def rank_spacing_plot(
     written for the measures as computed on the grades' levels). ``data``: the
     :class:`Spacing` of each (name, N) computed already (another figure's ``data``), not
     computed again."""
-    from irscale.errors import check_choice
-
     check_choice("view", view, tuple(_VIEWS))
     measures = [measures] if isinstance(measures, str) or not isinstance(measures, Sequence) else list(measures)
     Ns = [Ns] if isinstance(Ns, (int, np.integer)) else list(Ns)
@@ -1671,9 +1667,6 @@ def hasse_figure(
     3 levels N <= 3, 4 levels N <= 2), refused beyond with an IrscaleError.
     ``view="levels"``: the number of runs at each level (any N up to
     :data:`HASSE_LEVELS_MAX_N`). ``"auto"``: runs where they can be drawn, else levels."""
-    from irscale.errors import check_choice
-    from irscale.validate import integer
-
     check_choice("view", view, ("auto", "runs", "levels"))
     N = integer("run length N", N, minimum=1)
     levels = integer("levels", levels, minimum=2)

@@ -27,12 +27,16 @@ from irscale.report.study import (
     table_json,
     tau_report_tables,
 )
+from irscale.validate import writable_dir
 
 if TYPE_CHECKING:
     from irscale.study import Study
 
 
 # -- LaTeX (compatibility) -------------------------------------------------------------------------
+
+
+__all__ = ["latex_table", "write_index", "write_report", "write_study", "write_tau_tables"]
 
 
 def latex_table(table: ReportTable | pd.DataFrame, caption: str | None = None) -> str:
@@ -113,7 +117,6 @@ def write_report(
     caption)`` triples, embedded in the HTML report; ``command``: the command line that ran
     the study, shown in the reports and the provenance."""
     from irscale.report.html import html_report
-    from irscale.validate import writable_dir
 
     # an existing file, a read-only place: one IrscaleError, before any file
     out = writable_dir("out", out, create=True)

@@ -35,6 +35,9 @@ from irscale.report.study import (
 if TYPE_CHECKING:
     from irscale.study import Study
 
+__all__ = ["CSP", "CSS", "html_index", "html_report", "html_table", "INDEX", "inline_svg", "link_index", "SCROLL_ROWS"]
+
+
 SCROLL_ROWS = 30  # tables longer than this scroll inside a box of their own
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"

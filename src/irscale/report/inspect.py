@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from irscale.errors import count_text
+
+__all__ = ["theory_check_text", "theory_line", "verdict_table"]
+
 
 def verdict_table(name: str, N: int, levels: int, verdicts: Sequence, balancing: int, summary: dict):
     """The checks as a table (check, order, verdict, counterexample), then the balancing
@@ -28,8 +32,6 @@ def verdict_table(name: str, N: int, levels: int, verdicts: Sequence, balancing:
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
-
-    from irscale.errors import count_text
 
     title = Text(f"{name}: N = {N}, {levels} relevance levels, {count_text(levels**N, levels)} runs")
     t = Table(title=title, title_justify="left", header_style="bold")

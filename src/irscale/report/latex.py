@@ -35,6 +35,21 @@ from irscale.report.study import (
     row_dicts,
 )
 
+__all__ = [
+    "latex_document_tables",
+    "latex_escape",
+    "latex_report",
+    "latex_standalone",
+    "latex_table",
+    "MAX_ROWS",
+    "PAGE_HEIGHT",
+    "paper_number",
+    "PART_ROWS",
+    "tex_width",
+    "WIDTHS",
+]
+
+
 MAX_ROWS: int | None = None  # the most body rows of one LaTeX table (None: every row, in continued floats)
 PART_ROWS = 36  # lines per float (a page, with caption and notes); longer tables continue
 

@@ -23,9 +23,14 @@ import numpy as np
 import pandas as pd
 
 from irscale._version import __version__
+from irscale.errors import ArgumentError, IrscaleError, check_choice
+from irscale.validate import integer
 
 if TYPE_CHECKING:
     from irscale.study import Study
+
+__all__ = ["COLUMN_WIDTH", "FORMATS", "paper_table", "PaperTable", "SCALES", "TEXT_WIDTH"]
+
 
 SCALES = ("original", "ranked")
 COLUMN_WIDTH = 229.5  # pt: \columnwidth of a two-column article (ACM's and IEEE's are wider)
@@ -234,8 +239,6 @@ class PaperTable:
 
     def render(self, fmt: str) -> str:
         """The table as ``latex``, ``markdown``, ``html`` or ``csv``."""
-        from irscale.errors import check_choice
-
         fmt = check_choice("format", fmt, FORMATS)
         return {"latex": self.to_latex, "markdown": self.to_markdown, "html": self.to_html, "csv": self.to_csv}[fmt]()
 
@@ -341,10 +344,8 @@ def paper_table(
     system is significantly better than. ``decimals``: of the means shown (a leading zero
     is dropped where every mean is below 1)."""
     from irscale.effects import CORRECTIONS
-    from irscale.errors import ArgumentError, check_choice
     from irscale.report.study import default_test
     from irscale.stats import ALL_TESTS, FAMILYWISE, test_name
-    from irscale.validate import integer
 
     prov = study.provenance if isinstance(study.provenance, dict) else {}
     scale = check_choice("scale", scale, ("original", "ranked", "both"))
@@ -439,7 +440,6 @@ def _listing(names) -> str:
 
 def _measures(study: Study, wanted) -> list[str]:
     """The study's names of ``wanted`` (as the study names them, the cutoff N optional)."""
-    from irscale.errors import ArgumentError, IrscaleError
     from irscale.measures import parse_measure
 
     if not wanted:
@@ -476,7 +476,6 @@ def _measures(study: Study, wanted) -> list[str]:
 
 
 def _systems(study: Study, wanted) -> tuple[str, ...]:
-    from irscale.errors import ArgumentError
 
     if wanted is None:
         return tuple(study.systems)
@@ -543,7 +542,6 @@ def _matrix(study: Study, m: str, sc: str, scaled: bool = True) -> np.ndarray:
     topic order (under approx the ranked column scaled by a power of two, as the study's
     statistics see it)."""
     from irscale.effects import units
-    from irscale.errors import ArgumentError
 
     scores = study.scores
     if not isinstance(scores, pd.DataFrame):

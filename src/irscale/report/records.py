@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from irscale.table import ScoreTable
 
 
+__all__ = ["aggregate", "Metric", "records", "system_index"]
+
+
 class Metric(NamedTuple):
     """One per-topic value, field for field ``ir_measures.Metric``: ``query_id`` the
     topic, ``measure`` irscale's canonical name of the column (``"AP"``, ``"nDCG@10"``,

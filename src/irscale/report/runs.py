@@ -27,6 +27,9 @@ from irscale.errors import ArgumentError
 from irscale.io.trec import ordered_run, write_run
 from irscale.table import HalfWidth, Ranked, ScoreTable
 
+__all__ = ["run_metadata", "RUN_SUFFIX", "write_runs"]
+
+
 RUN_SUFFIX = ".run"
 
 

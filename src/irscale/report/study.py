@@ -33,11 +33,63 @@ import numpy as np
 import pandas as pd
 
 from irscale._version import __version__
+from irscale.errors import IrscaleError
 
 if TYPE_CHECKING:
     from irscale.study import Study
 
 # -- the table model -------------------------------------------------------------------------------
+
+__all__ = [
+    "best_cells",
+    "BOUNDS_EXTRA",
+    "canonical_names",
+    "cell_parts",
+    "cell_text",
+    "CHANGES_EXTRA",
+    "changes_table",
+    "Column",
+    "data_frame",
+    "default_test",
+    "float_text",
+    "format_value",
+    "group_title",
+    "latex_head",
+    "LONG_PAIRS",
+    "markdown_section",
+    "markdown_table",
+    "MEAN_TIE_RTOL",
+    "MEANINGFUL",
+    "MEASURE_FREE_COLUMNS",
+    "measure_free_table",
+    "MISSING",
+    "NUMERIC",
+    "PAIR_KEYS",
+    "PAIR_MARKS",
+    "PAIR_TEST_FIELDS",
+    "PAIRS_COLUMNS",
+    "pairs_long",
+    "pairs_wide",
+    "provenance_yaml",
+    "rank_by_mean",
+    "RB",
+    "report_tables",
+    "ReportTable",
+    "row_dicts",
+    "slug_of_test",
+    "study_markdown",
+    "summary_line",
+    "SYMBOLS",
+    "table_json",
+    "TAU_ORDER",
+    "tau_report_tables",
+    "TAU_TABLES",
+    "tau_tables",
+    "TEST_SHORT",
+    "theory_lines",
+    "to_yaml",
+]
+
 
 NUMERIC = ("int", "float", "pct", "signed_pct", "p", "share", "sci")  # right-aligned kinds
 MISSING = "–"  # en dash: a value that is not defined (LaTeX: --)
@@ -307,7 +359,6 @@ def canonical_names(study: Study) -> Callable[[str], str]:
     """A function from a measure's name as a study's frames hold it (its label, e.g.
     ``RBP_p05``, or its canonical name) to its canonical name (``RBP(p=0.5)``); a name the
     registry does not know reads as itself."""
-    from irscale.errors import IrscaleError
     from irscale.measures import parse_measure
 
     known: dict[str, str] = {}

@@ -12,6 +12,8 @@ from irscale.report.study import float_text
 from irscale.scales.theory import Statement
 from irscale.table import ScoreTable
 
+__all__ = ["as_json", "delimited", "long_frame", "number_cell", "rich_table", "theory_texts", "trec_eval_text"]
+
 
 def _means(table: ScoreTable) -> pd.DataFrame:
     """The table's means, with the warning where a measure's mean is not meaningful (once

@@ -9,13 +9,14 @@ import numpy as np
 
 from irscale.errors import IrscaleError
 from irscale.scales.checks import MeasureFn, as_measure
+from irscale.validate import integer
+
+__all__ = ["balancing_analytic", "balancing_index"]
 
 
 def balancing_index(measure, n: int, q_min: int = 1, q_max: int = 1, levels: int | None = None) -> int:
     """Algorithm 1 of the 2015 paper: the largest b such that the run with q_max at rank 1
     (and nothing else) scores at most the run with q_min at ranks b..n."""
-    from irscale.validate import integer
-
     n = integer("n", n, minimum=1)
     q_min = integer("q_min", q_min, minimum=1)
     q_max = integer("q_max", q_max, minimum=1)

@@ -50,9 +50,27 @@ from fractions import Fraction
 
 import numpy as np
 
-from irscale.errors import ArgumentError, IrscaleError, count_text
+from irscale.errors import ArgumentError, IrscaleError, MeasureError, count_text
 from irscale.kernels import compiled
 from irscale.validate import integer
+
+__all__ = [
+    "bounds_resolution",
+    "CACHE_MAX_BYTES",
+    "dcg_bounds",
+    "dcg_lattice",
+    "DCGLattice",
+    "EXACT_RUNS",
+    "HOEFFDING_DELTAS",
+    "MAX_GRID",
+    "phi_bounds",
+    "PhiBounds",
+    "rbp_bounds",
+    "RBPGrid",
+    "RESOLUTION",
+    "runs_distinct",
+]
+
 
 RESOLUTION = 10**6  # grid points per unit of y / top gain by default (RBP(0.95), N = 1000: width about 5e-6)
 MAX_GRID = 10**9  # grid points the tables may hold (8 GB each): beyond, refused up front
@@ -471,7 +489,6 @@ def rbp_bounds(
     says which; ``seconds`` is the load or the build). ``keys``: the runs' exact keys
     (``RBPSpace.keys`` of their binarised view) where the caller has them already
     (transform does), else computed here."""
-    from irscale.errors import MeasureError
     from irscale.measures import parse_measure
     from irscale.measures.gains import RBP
     from irscale.scales.spaces import space_for
@@ -804,7 +821,6 @@ def phi_bounds(
     levels). ``cache``: rank maps and bounds tables are loaded from the on-disk cache
     where an earlier call stored them, else built and stored; False: neither read nor
     written. ``keys``: the runs' exact keys, passed to :func:`rbp_bounds` (others ignore them)."""
-    from irscale.errors import MeasureError
     from irscale.measures import parse_measure
     from irscale.scales.rankmap import build, choose_engine
     from irscale.scales.spaces import space_for

@@ -37,6 +37,23 @@ from irscale.errors import IrscaleError, warn
 # file or the new one, never a half-written one; temp files left by killed writers are
 # removed once their writer is gone (or after an hour).
 
+__all__ = [
+    "cache_clear",
+    "cache_dir",
+    "cache_info",
+    "damaged",
+    "has_map",
+    "ints_in",
+    "ints_out",
+    "load_answers",
+    "load_map",
+    "load_table",
+    "save_answers",
+    "save_map",
+    "save_table",
+]
+
+
 _STALE_SECONDS = 3600
 _HOST = "".join(ch if ch.isalnum() or ch == "-" else "-" for ch in socket.gethostname()) or "host"
 _warned: set = set()  # files reported damaged, directories reported unwritable (once per process)

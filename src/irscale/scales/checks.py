@@ -22,11 +22,25 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from irscale.errors import IrscaleError, count_text
+from irscale.errors import ArgumentError, IrscaleError, check_choice, count_text
 from irscale.scales.orders import ORDERS, positional_weights, set_rank, strong_rank, weak_covers, weak_moves
+from irscale.validate import integer
 
 if TYPE_CHECKING:
     from irscale.scales.rankmap import RankMap
+
+__all__ = [
+    "as_measure",
+    "intervalness",
+    "is_interval",
+    "is_ordinal",
+    "MAX_RUNS",
+    "MeasureFn",
+    "replacement_holds",
+    "swap_holds",
+    "Verdict",
+]
+
 
 MAX_RUNS = 50_000_000  # runs a check enumerates at most
 
@@ -62,8 +76,6 @@ class _AllRuns:
             elif order == "induced":
                 self._ranks[order] = self.distinct()[1]
             else:
-                from irscale.errors import check_choice
-
                 check_choice("order", order, ORDERS)
                 raise AssertionError(order)  # pragma: no cover - check_choice raised
         return self._ranks[order]
@@ -209,9 +221,6 @@ def _show(v):
 def _prepare(measure, N, levels) -> tuple[MeasureFn, _AllRuns, int]:
     """Validate the arguments; the measure on all runs (shared when ``measure`` is a
     MeasureFn already evaluated)."""
-    from irscale.errors import ArgumentError
-    from irscale.validate import integer
-
     N = integer("N", N, minimum=1)
     levels = integer("levels", levels, minimum=2)
     if levels**N > MAX_RUNS:

@@ -31,6 +31,22 @@ from irscale.scales.spaces.dcg import DCGSpace
 from irscale.scales.spaces.rbp import RBPSpace
 from irscale.scales.valuesets import ValueSet, kind
 
+__all__ = [
+    "check_counter",
+    "check_dcg",
+    "check_rbp",
+    "COUNT_BYTES",
+    "count_engine_bytes",
+    "Counter",
+    "counter_for",
+    "dcg_counter",
+    "Deferred",
+    "MAX_HALF",
+    "rbp_counter",
+    "rbp_runs_distinct",
+    "runs_at_value",
+]
+
 
 @kind("count")
 @dataclass

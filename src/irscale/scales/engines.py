@@ -30,8 +30,43 @@ from irscale.parallel import Progress, parallel_map
 from irscale.scales.spaces import INT64_LIMIT, GenericSpace, Space, all_runs
 from irscale.scales.valuesets import Table, ValueSet, ValueTable, _first_last, kind
 from irscale.scales.wide import KEY, MASK, MAX_BITS, Wide, as_keys, words_of
+from irscale.validate import integer
 
 # -- oracle / enumeration ------------------------------------------------------------------------
+
+
+__all__ = [
+    "attach_buckets",
+    "Buckets",
+    "check_enumerable",
+    "check_enumerate",
+    "check_split",
+    "DCG_BYTES_PER_VALUE",
+    "DCG_CHUNK",
+    "dcg_engine",
+    "dcg_engine_bytes",
+    "DCG_FIXED_BYTES",
+    "ENUMERATE_CHUNK",
+    "enumerate_engine",
+    "enumerate_engine_bytes",
+    "ENUMERATE_KEPT_BYTES",
+    "ENUMERATE_MERGE_BYTES",
+    "MAX_ENUMERATE",
+    "MAX_PAIRS",
+    "oracle",
+    "pairs_limit",
+    "SPLIT_BUCKET",
+    "split_engine",
+    "split_engine_bytes",
+    "SPLIT_KEPT_BYTES",
+    "SPLIT_LISTED",
+    "SPLIT_LISTED_BYTES",
+    "SPLIT_PAIR_BYTES",
+    "SPLIT_SAMPLE_BYTES",
+    "SPLIT_SLACK",
+    "SPLIT_WIDE_BYTES",
+    "WIDTH",
+]
 
 
 @kind("buckets")
@@ -750,8 +785,6 @@ MAX_PAIRS = 2**35  # (prefix, suffix) pairs the split engine produces by default
 def pairs_limit(max_pairs: int | None) -> int:
     """The split engine's limit: ``MAX_PAIRS`` (None), or the caller's opt-in (a positive
     integer; ArgumentError otherwise)."""
-    from irscale.validate import integer
-
     return MAX_PAIRS if max_pairs is None else integer("max_pairs", max_pairs, minimum=1)
 
 

@@ -25,6 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from irscale.errors import ArgumentError, check_choice
+from irscale.validate import integer
+
+__all__ = ["meaningful", "Meaningfulness", "SCALES"]
+
+
 SCALES = ("nominal", "ordinal", "interval", "ratio")
 
 
@@ -130,9 +136,6 @@ def meaningful(
     >>> meaningful(gmean_greater, {"paris": paris, "rome": rome}, "interval").meaningful
     False
     """
-    from irscale.errors import ArgumentError, check_choice
-    from irscale.validate import integer
-
     if not callable(statement):
         raise ArgumentError(
             f"statement must be a function of the data returning True or False (for example "

@@ -34,6 +34,8 @@ import numpy as np
 
 from irscale.kernels import compiled
 
+__all__ = ["BAND", "band", "exact_sum", "have_numba", "scan", "spread", "SPREAD_K"]
+
 
 def _numba_kernels():
     """(scan, band) compiled with numba, or None where numba is not installed."""

@@ -24,6 +24,18 @@ import numpy as np
 from irscale.errors import IrscaleError
 from irscale.scales.spaces import INT64_LIMIT  # spaces imports this module only inside functions
 
+__all__ = [
+    "maximal_chain",
+    "ORDERS",
+    "positional_weights",
+    "set_rank",
+    "strong_rank",
+    "weak_covers",
+    "weak_level",
+    "weak_moves",
+]
+
+
 ORDERS = ("set", "strong", "weak", "induced")
 
 

@@ -38,7 +38,21 @@ from functools import cache
 import numpy as np
 
 from irscale._version import __version__
-from irscale.errors import IrscaleError
+from irscale.errors import IrscaleError, check_choice
+from irscale.validate import integer
+
+__all__ = [
+    "CHECK_ORDERS",
+    "CHECK_RUNS",
+    "interval_at",
+    "meaningful_test",
+    "ORDER_RUNS",
+    "scale_of",
+    "SCALE_ORDERS",
+    "scale_types",
+    "TEST_NEEDS",
+]
+
 
 SCALE_ORDERS = ("set", "strong", "weak")
 CHECK_ORDERS = SCALE_ORDERS + ("induced",)
@@ -102,9 +116,7 @@ def scale_of(measure, N: int, levels: int = 2, order: str | None = None, *, max_
     >>> s.original_scale, s.order, s.source
     ('interval', 'induced', 'exhaustive check over all 64 runs (the papers make no statement)')
     """
-    from irscale.errors import check_choice
     from irscale.scales.theory import statement
-    from irscale.validate import integer
 
     N = integer("N", N, minimum=1)
     levels = integer("levels", levels, minimum=2)
@@ -272,8 +284,6 @@ def scale_types(measure, N: int = 10, levels: int = 2) -> dict[str, str]:
     checked exhaustively (tests/test_theory.py checks that the papers' statements agree with
     these checks under their order at every small N). Measures that cannot
     be checked (too many runs, or none of their own) raise :class:`IrscaleError`."""
-    from irscale.validate import integer
-
     N = integer("N", N, minimum=1)
     levels = integer("levels", levels, minimum=2)
     m = _at_depth(measure, N)
@@ -297,8 +307,6 @@ def meaningful_test(test: str, scale, recall_base_dependent: bool) -> bool:
     >>> meaningful_test("ranksum", True, True)  # a ranked AP: interval, but one recall base per topic
     False
     """
-    from irscale.errors import check_choice
-
     test = check_choice("test", test, tuple(TEST_NEEDS))
     interval = scale if isinstance(scale, bool) else bool(scale.interval)
     need = TEST_NEEDS[test]

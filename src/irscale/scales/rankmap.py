@@ -20,7 +20,7 @@ from typing import Literal
 
 import numpy as np
 
-from irscale.errors import IrscaleError, MeasureError
+from irscale.errors import ArgumentError, IrscaleError, MeasureError, check_choice
 from irscale.measures import Measure
 from irscale.scales import (
     budget,
@@ -44,6 +44,7 @@ from irscale.scales.spaces.err import ERRSpace
 from irscale.scales.spaces.rbp import RBPSpace
 from irscale.scales.valuesets import ClosedForm, ValueSet, from_arrays
 from irscale.scales.wide import MAX_BITS
+from irscale.validate import integer
 
 Ties = Literal["unq", "min", "max", "mid"]
 TIES = ("unq", "min", "max", "mid")
@@ -108,8 +109,6 @@ class RankMap:
         """phi of exact keys under each tie strategy in ``ties``, computed together: the
         run counts that ``min``, ``max`` and ``mid`` share are asked once. ``unq`` gives
         int64 ranks 1..size; ``min``/``max``/``mid`` ranks among all (c+1)^N runs (float64)."""
-        from irscale.errors import check_choice
-
         asked: tuple[str, ...] = (ties,) if isinstance(ties, str) else tuple(ties)  # one name, or several
         for t in asked:
             check_choice("ties", t, TIES)
@@ -131,15 +130,11 @@ class RankMap:
 
     def phi_keys(self, keys: np.ndarray, ties: Ties = "unq") -> np.ndarray:
         """phi of exact keys (see :mod:`irscale.scales.spaces`) under one tie strategy."""
-        from irscale.errors import check_choice
-
         check_choice("ties", ties, TIES)
         return self.rank(keys, (ties,))[ties]
 
     def phi_runs(self, g: np.ndarray, ties: Ties = "unq") -> np.ndarray:
         """phi of runs given as (n, N) grades in this space (0..c)."""
-        from irscale.errors import ArgumentError
-
         g = np.asarray(g)
         c = 1 if self.space.binary_measure else self.space.c
         if g.ndim != 2 or g.shape[1] != self.N or g.dtype.kind not in "iub":
@@ -462,9 +457,7 @@ def build(
     ``planned``: ``(space, engine)`` as a plan chose them (:class:`irscale.plan.MeasurePlan`:
     the space of ``measure`` at N on ``levels``, the engine :func:`pick_engine` picked), so
     neither is derived again; the cache is searched as with ``engine="auto"``."""
-    from irscale.errors import check_choice
     from irscale.scales.engines import pairs_limit
-    from irscale.validate import integer
 
     check_choice("engine", engine, ENGINES)
     levels = integer("levels", levels, minimum=2)

@@ -44,9 +44,13 @@ import numpy as np
 from irscale.errors import IrscaleError
 from irscale.measures import AP, DCG, ERR, RBP, RBTO, RR, SBTO, F, NumRelRet, P, R, gP, gR, nDCG
 from irscale.measures.registry import ENTRIES, set_theory, theory_of
+from irscale.validate import integer
 
 if TYPE_CHECKING:
     from irscale.scales.checks import Verdict
+
+__all__ = ["about", "OWN", "PAPER_RUNS", "S2019", "S2021", "SCALES", "Statement", "statement", "TheoryCheck", "verify"]
+
 
 SCALES = ("interval", "ordinal", "not ordinal", "unknown")  # unknown: not established (scale_of's fallback)
 
@@ -173,7 +177,6 @@ def statement(measure, N: int, levels: int = 2) -> Statement | None:
     'interval'
     """
     from irscale.measures import at_depth, parse_measure
-    from irscale.validate import integer
 
     N = integer("N", N, minimum=1)
     levels = integer("levels", levels, minimum=2)

@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     from irscale.scales.spaces import Space
 
 
+__all__ = ["ClosedForm", "from_arrays", "kind", "KINDS", "Table", "ValueSet", "ValueTable"]
+
+
 class ValueSet:
     """The interface (see the module docstring)."""
 

@@ -25,6 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+__all__ = ["as_keys", "KEY", "keys_ints", "MASK", "MAX_BITS", "REL_ERROR", "Wide", "words_of"]
+
+
 MASK = (1 << 64) - 1
 REL_ERROR = 2.0**-45  # |approx - x| <= REL_ERROR * |x|: what producers of Wide arrays guarantee
 MAX_BITS = 100  # the engine's margins stay far below 2^62 while keys stay below 2^100

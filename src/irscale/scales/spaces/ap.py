@@ -12,6 +12,8 @@ import numpy as np
 from irscale.measures import AP
 from irscale.scales.spaces.base import Space, all_runs, serves
 
+__all__ = ["APSpace"]
+
 
 @serves(AP)
 @dataclass(frozen=True, eq=False)

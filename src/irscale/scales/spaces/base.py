@@ -27,6 +27,21 @@ from irscale.data import PAD
 from irscale.errors import MeasureError
 from irscale.measures import Measure, parse_measure
 from irscale.measures.registry import ENTRIES, add_space, spaces_of
+from irscale.validate import integer, levels
+
+__all__ = [
+    "all_runs",
+    "cut_and_pad",
+    "float_keys",
+    "GenericSpace",
+    "INT64_LIMIT",
+    "MAX_N",
+    "serves",
+    "Space",
+    "space_for",
+    "space_gains",
+]
+
 
 MAX_N = 10_000  # run lengths served (runs are cut at N: arrays of N grades per run and topic)
 INT64_LIMIT = 2**62  # keys (and sums of two keys) stay below 2^63
@@ -210,8 +225,6 @@ def space_gains(space: Space) -> tuple[list[int], Fraction]:
     add (no common factor; binary runs: 0, 1), from the measure's gain map
     (:meth:`irscale.measures.gains._GainMeasure.integer_gains`; the grade by default).
     Rational gains are scaled by the lcm of their denominators, so keys stay exact integers."""
-    from irscale.validate import levels
-
     levels(space.c + 1)
     if space.binary_measure:
         return [0, 1], Fraction(1)
@@ -300,8 +313,6 @@ def space_for(measure: str | Measure, N: int, c: int = 1) -> Space:
     Binary measures (and graded ones given ``rel=``) always live on binary runs (c = 1).
     A measure's own cutoff, if any, must equal N (the ranked measure is defined at N).
     """
-    from irscale.validate import integer, levels
-
     N = integer("run length N", N, minimum=1, maximum=MAX_N)
     c = integer("c (the top grade)", c, minimum=1)
     m = parse_measure(measure, default_cutoff=N)

@@ -13,6 +13,8 @@ import numpy as np
 from irscale.measures import F, NumRelRet, P, R, gP, gR
 from irscale.scales.spaces.base import INT64_LIMIT, Space, serves, space_gains
 
+__all__ = ["CountSpace"]
+
 
 def _gain_sum_counts(N: int, gains: list[int]) -> dict[int, int]:
     """{total: runs}: how many of the (c+1)^N runs have each sum of N gains (sparse)."""

@@ -15,6 +15,8 @@ from irscale.errors import MeasureError
 from irscale.measures import DCG, nDCG
 from irscale.scales.spaces.base import INT64_LIMIT, Space, _owner, serves, space_gains
 
+__all__ = ["dcg_weight_classes", "DCGSpace"]
+
 
 def _primitive_power(n: int) -> tuple[int, int]:
     """``(r, a)`` with n = r^a and r not itself a perfect power (n >= 2)."""

@@ -15,6 +15,8 @@ from irscale.measures import ERR
 from irscale.scales.spaces.base import Space, all_runs, serves
 from irscale.scales.wide import MASK, Wide
 
+__all__ = ["ERRSpace"]
+
 
 @serves(ERR)
 @dataclass(frozen=True, eq=False)

@@ -12,6 +12,8 @@ import numpy as np
 from irscale.measures import RBTO
 from irscale.scales.spaces.base import Space, _plus_one, serves
 
+__all__ = ["PositionalSpace"]
+
 
 @serves(RBTO)
 @dataclass(frozen=True, eq=False)

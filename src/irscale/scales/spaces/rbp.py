@@ -15,6 +15,8 @@ from irscale.measures import RBP
 from irscale.scales.spaces.base import Space, all_runs, serves, space_gains
 from irscale.scales.spaces.positional import PositionalSpace
 
+__all__ = ["ContiguousRBPSpace", "LexicographicRBPSpace", "RBPSpace"]
+
 
 def _rbp_lexicographic(m, N: int, c: int) -> bool:
     """RBP whose runs are ordered lexicographically, as base-(c+1) numbers: with gains

@@ -11,6 +11,8 @@ import numpy as np
 from irscale.measures import RR
 from irscale.scales.spaces.base import Space, serves
 
+__all__ = ["RRSpace"]
+
 
 @serves(RR)
 @dataclass(frozen=True, eq=False)

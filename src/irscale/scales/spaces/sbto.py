@@ -13,6 +13,9 @@ from irscale.errors import MeasureError
 from irscale.measures import SBTO
 from irscale.scales.spaces.base import INT64_LIMIT, Space, serves
 
+__all__ = ["MULTISETS_LIMIT", "sbto_rank", "SBTOSpace"]
+
+
 MULTISETS_LIMIT = 2**24  # multisets of grades SBTO's run counts list (about 0.7 GB of Python integers)
 
 
