@@ -97,7 +97,7 @@ def test_misspelt_measure_fails_before_reading(monkeypatch):
     def no_reading(*a, **k):
         raise AssertionError("a run was read")
 
-    monkeypatch.setattr("irscale.experiment.read_runs", no_reading)
+    monkeypatch.setattr("irscale.loading.read_runs", no_reading)
     with pytest.raises(UnknownMeasureError, match="nDCG@10"):
         irscale.evaluate(TOY / "qrels.txt", [TOY / "runs"], ["nDGC@10"])
     res = CliRunner().invoke(cli.app, ["evaluate", str(TOY / "qrels.txt"), str(TOY / "runs"), "-m", "nDGC@10"])

@@ -17,6 +17,7 @@ LAYERS = [
     ("parallel",),
     ("io",),
     ("data",),
+    ("loading",),
     ("measures",),
     ("scales",),
     ("stats", "effects", "measurefree"),

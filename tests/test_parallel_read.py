@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from irscale.errors import InputFormatError
-from irscale.experiment import _can_fork, load_runs
 from irscale.io import read_qrels
+from irscale.loading import _can_fork, load_runs
 
 
 def _write_runs(tmp_path, n=6):
@@ -31,7 +31,7 @@ def test_processes_threads_and_serial_agree(tmp_path, monkeypatch):
     seen = []
     forked = load_runs(paths, qrels, workers=3, progress=lambda i, n, name: seen.append((i, n, name)))
     serial = load_runs(paths, qrels, workers=1)
-    monkeypatch.setattr("irscale.experiment._can_fork", lambda: False)
+    monkeypatch.setattr("irscale.loading._can_fork", lambda: False)
     threaded = load_runs(paths, qrels, workers=3)
     assert forked.systems == serial.systems == threaded.systems == tuple(f"r{i}" for i in range(6))
     assert np.array_equal(forked.grades, serial.grades)

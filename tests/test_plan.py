@@ -138,3 +138,38 @@ def test_the_keywords_the_plan_was_made_from_are_no_clash(table):
         irscale.compare, table, ["nDCG", "P", "P@5"], 5, ["sign"], relevance="lenient", measure_free=False, plan=plan
     )
     assert list(st.measures) == ["nDCG(rel=1)@5", "P@5"]
+
+
+# -- the reading options: one shape from the command line to the readers ----------------------------
+
+
+def test_read_options_are_one_shape_from_the_cli_to_the_reader(tmp_path):
+    from irscale.loading import ReadOptions
+
+    opts = ReadOptions(score_precision="float32", missing_topics="drop", integer_grades=True)
+    by_options = _quiet(irscale.evaluate, TOY / "qrels.txt", TOY / "runs", ["AP", "P@5"], read=opts)
+    by_keywords = _quiet(
+        irscale.evaluate,
+        TOY / "qrels.txt",
+        TOY / "runs",
+        ["AP", "P@5"],
+        score_precision="float32",
+        missing_topics="drop",
+    )
+    assert np.array_equal(by_options.values, by_keywords.values, equal_nan=True)
+    assert by_options.provenance["score_precision"] == "float32"
+    with pytest.raises(ArgumentError, match="give the reading options in one of the two shapes"):
+        _quiet(irscale.evaluate, TOY / "qrels.txt", TOY / "runs", ["AP"], read=opts, duplicates="first")
+    for bad in ({"missing_topics": "skip"}, {"score_precision": "float16"}, {"max_grade": 0}):
+        with pytest.raises(IrscaleError):
+            ReadOptions(**bad)  # checked when made, before any file is read
+
+
+def test_integer_grades_read_the_qrels_as_trec_eval_does(tmp_path):
+    from irscale.loading import ReadOptions
+
+    q = tmp_path / "q.txt"
+    q.write_text("1 0 a 1.5\n1 0 b 0\n")
+    assert ReadOptions(integer_grades=True).qrels(q).max_grade == 1
+    with pytest.raises(ArgumentError, match="is Parquet"):
+        ReadOptions(integer_grades=True).qrels(tmp_path / "q.parquet")

@@ -12,7 +12,10 @@ from irscale._version import __version__
 _LAZY = {
     "evaluate": "irscale.experiment",
     "transform": "irscale.experiment",
-    "ScoreTable": "irscale.experiment",
+    "ScoreTable": "irscale.table",
+    "ReadOptions": "irscale.loading",
+    "plan_transform": "irscale.plan",
+    "TransformPlan": "irscale.plan",
     "read_qrels": "irscale.io",
     "read_run": "irscale.io",
     "read_runs": "irscale.io",

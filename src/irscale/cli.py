@@ -22,8 +22,10 @@ from irscale._version import __version__
 from irscale.errors import ArgumentError, IrscaleError, IrscaleWarning, check_choice, count_text, show
 from irscale.validate import writable_dir
 
-if TYPE_CHECKING:  # (annotations naming it are strings: never evaluated, typer reads none of them)
+if TYPE_CHECKING:  # (annotations naming them are strings: never evaluated, typer reads none of them)
     from rich.console import Console
+
+    from irscale.loading import ReadOptions
 
 __all__ = [
     "AcrossOpt",
@@ -497,46 +499,32 @@ MaxGradeOpt = Annotated[
 ]
 
 
-@dataclass
-class ReadOpts:
-    """How runs are read and judged (the shared options above)."""
+def ReadOpts(  # noqa: N802 - (the verbs' one call that turns their reading options into the readers' shape)
+    float32: bool = False,
+    missing: MissingTopicsOpt = MissingTopicsOpt.zero,
+    ignore_extra: bool = False,
+    duplicates: DuplicatesOpt = DuplicatesOpt.error,
+    split_tags: bool = False,
+    skip_invalid: bool = False,
+    max_grade: Optional[int] = None,
+    metadata: MetadataPolicy = MetadataPolicy.error,
+    integer_grades: bool = False,
+) -> "ReadOptions":
+    """How runs are read and judged (the shared options above), as the readers take it:
+    one :class:`irscale.loading.ReadOptions` from here down."""
+    from irscale.loading import ReadOptions
 
-    float32: bool = False
-    missing: MissingTopicsOpt = MissingTopicsOpt.zero
-    ignore_extra: bool = False
-    duplicates: DuplicatesOpt = DuplicatesOpt.error
-    split_tags: bool = False
-    skip_invalid: bool = False
-    max_grade: Optional[int] = None
-    metadata: MetadataPolicy = MetadataPolicy.error
-    integer_grades: bool = False
-
-    def qrels(self, path):
-        """The qrels as the commands take them: the path, or the file read with
-        ``--integer-grades`` (each grade's integer part, as trec_eval reads it)."""
-        if not self.integer_grades:
-            return path
-        from irscale.io import read_qrels
-        from irscale.io.memory import is_parquet
-
-        if is_parquet(path):
-            raise IrscaleError(
-                f"--integer-grades reads the grades of a text qrels file as trec_eval does; {path} is Parquet, "
-                "whose grade column is read as its values are: cast it to integers to get trec_eval's reading"
-            )
-        return read_qrels(path, integer_grades=True)
-
-    def kwargs(self) -> dict:
-        return dict(
-            metadata=self.metadata.value,
-            missing_topics=self.missing.value,
-            score_precision="float32" if self.float32 else "float64",
-            extra_fields="ignore" if self.ignore_extra else "error",
-            duplicates=self.duplicates.value,
-            split_tags=self.split_tags,
-            skip_invalid=self.skip_invalid,
-            max_grade=self.max_grade,
-        )
+    return ReadOptions(
+        missing_topics=missing.value,
+        score_precision="float32" if float32 else "float64",
+        extra_fields="ignore" if ignore_extra else "error",
+        duplicates=duplicates.value,
+        metadata=metadata.value,
+        split_tags=split_tags,
+        skip_invalid=skip_invalid,
+        max_grade=max_grade,
+        integer_grades=integer_grades,
+    )
 
 
 def _reading(fn):
@@ -546,13 +534,13 @@ def _reading(fn):
         return fn(tick)
 
 
-def _evaluate(qrels, runs, measures, depth, opts: ReadOpts, rel_level: str | None = None):
+def _evaluate(qrels, runs, measures, depth, opts: "ReadOptions", rel_level: str | None = None):
     from irscale.experiment import DEFAULT_MEASURES, evaluate
     from irscale.measures import at_rel_level, parse_measures
 
     ms = at_rel_level(parse_measures(measures or DEFAULT_MEASURES), rel_level)  # trec_eval's -l
     q = opts.qrels(qrels)
-    return _reading(lambda tick: evaluate(q, runs, ms, depth, progress=tick, **opts.kwargs()))
+    return _reading(lambda tick: evaluate(q, runs, ms, depth, progress=tick, read=opts))
 
 
 def _set_memory(memory: str | None, ctx: typer.Context | None = None) -> None:
@@ -568,23 +556,21 @@ def _set_memory(memory: str | None, ctx: typer.Context | None = None) -> None:
             ctx.call_on_close(lambda: os.environ.pop(ENV) if before is None else os.environ.update({ENV: before}))
 
 
-def _judge(qrels, runs, opts: ReadOpts, plan=None):
+def _judge(qrels, runs, opts: "ReadOptions", plan=None):
     """Read the qrels, run ``plan(levels, values)`` (checks that must fail before the runs
     are read: measure names, rank-map engines; ``values``: the grades of real-valued
     levels, else None), then read and judge the runs."""
     from irscale.data import grade_scale
-    from irscale.experiment import as_qrels, load_runs
+    from irscale.experiment import load_runs
 
     warnings.showwarning = _show_warning
-    q = as_qrels(opts.qrels(qrels))
+    q = opts.qrels(qrels)
     if plan is not None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the scale warnings come once, when the runs are judged
             levels = grade_scale(q, opts.max_grade) + 1
         plan(levels, q.values)
-    kw = opts.kwargs()
-    kw.pop("max_grade")
-    return _reading(lambda tick: load_runs(runs, q, progress=tick, max_grade=opts.max_grade, **kw))
+    return _reading(lambda tick: load_runs(runs, q, progress=tick, read=opts))
 
 
 def _check_layout(fmt, trec_eval: bool) -> None:
@@ -920,7 +906,7 @@ def transform(
             from irscale.report.runs import write_runs
 
             out.provenance.update(_qrels_provenance(qrels, opts))  # the qrels file and its checksum, for the headers
-            out.provenance.setdefault("score_precision", opts.kwargs()["score_precision"])
+            out.provenance.setdefault("score_precision", opts.score_precision)
             written = write_runs(out, run_out, command=_command_line())
     except IrscaleError as e:
         _fail(e)
@@ -1327,7 +1313,7 @@ def paper_table(
         _fail(e)
 
 
-def _qrels_provenance(qrels, opts: ReadOpts | None = None) -> dict:
+def _qrels_provenance(qrels, opts: "ReadOptions | None" = None) -> dict:
     """The qrels file and its checksum; with ``--integer-grades``, that its grades were read
     as their integer parts (the file alone does not say so)."""
     from irscale.study import qrels_provenance

@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-import glob
 import os
-import warnings
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import closing, nullcontext
-from functools import partial
-from pathlib import Path
 
 import numpy as np
 
@@ -18,50 +13,39 @@ from irscale.data import (
     PAD,
     JudgedRuns,
     MissingTopics,
-    _index,
-    _judge_kernels,
-    assemble,
     check_options,
     grade_values_record,
-    judge_run,
     stack,
     topic_stats,
     warn_no_relevant,
 )
 from irscale.errors import (
     ArgumentError,
-    InputFormatError,
     IrscaleError,
     MeasureError,
     check_choice,
-    collecting,
     count_text,
     warn,
-)
-from irscale.io.memory import (
-    INPUTS_QRELS,
-    INPUTS_RUNS,
-    is_parquet,
-    memory_qrels,
-    memory_runs,
-    one_run,
-    read_parquet_qrels,
-    read_parquet_runs,
 )
 from irscale.io.trec import (
     Duplicates,
     ExtraFields,
     Metadata,
     Qrels,
-    Run,
     ScorePrecision,
-    check_reader_options,
-    read_qrels,
-    read_runs,
+)
+from irscale.loading import (
+    ReadOptions,
+    _refuse_reading_options,
+    as_qrels,
+    check_progress,
+    expand_run_paths,
+    iter_judged,
+    load_runs,
+    read_options,
+    reader_options,
 )
 from irscale.measures import Measure, parse_measures
-from irscale.parallel import can_fork as _can_fork
-from irscale.parallel import parallel_imap
 from irscale.plan import (
     LINE,
     RELEVANCE,
@@ -105,6 +89,7 @@ __all__ = [  # evaluate, score, transform and reading runs; the rest re-exported
     "Ranked",
     "reader_options",
     "RELEVANCE",
+    "ReadOptions",
     "relevance_measures",
     "scale_as_named",
     "score",
@@ -211,273 +196,6 @@ def _with_end(stream):
     yield None
 
 
-def expand_run_paths(items: Sequence[str | os.PathLike]) -> list[Path]:
-    """Files named by ``items``: files as they are, directories (their files, sorted,
-    hidden files skipped) and glob patterns."""
-    out: list[Path] = []
-    for it in items:
-        p = Path(it)
-        if p.is_dir():
-            files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
-            subdirs = sorted(f.name for f in p.iterdir() if f.is_dir() and not f.name.startswith("."))
-            if subdirs:
-                warn(
-                    f"{p}: subdirectories are not read ({', '.join(subdirs[:2])}{', ...' if len(subdirs) > 2 else ''}"
-                    f"); name them too to read their runs",
-                    stacklevel=3,
-                )
-            if not files:
-                raise IrscaleError(
-                    f"{p}: directory holds no run files"
-                    + (" (only subdirectories, which are not read)" if subdirs else "")
-                )
-            out.extend(files)
-        elif p.exists():
-            out.append(p)
-        elif any(ch in str(it) for ch in "*?["):
-            hits = sorted(Path(h) for h in glob.glob(str(it)) if Path(h).is_file())
-            if not hits:
-                raise IrscaleError(f"{it}: the pattern matches no file")
-            out.extend(hits)
-        else:
-            raise IrscaleError(f"{p}: no such file or directory")
-    return out
-
-
-def load_runs(
-    runs: Sequence[str | os.PathLike | Run] | str | os.PathLike,
-    qrels: Qrels,
-    *,
-    depth: int | None = None,
-    missing_topics: MissingTopics = "zero",
-    score_precision: ScorePrecision = "float64",
-    extra_fields: ExtraFields = "error",
-    duplicates: Duplicates = "error",
-    metadata: Metadata = "error",
-    split_tags: bool = False,
-    skip_invalid: bool = False,
-    max_grade: int | None = None,
-    progress: Callable[[int, int, str], None] | None = None,
-    workers: int | None = None,
-) -> JudgedRuns:
-    """Read and judge runs (files, directories, globs or :class:`Run` objects, and the
-    in-memory inputs of :mod:`irscale.io.memory`: DataFrames, dicts, ScoredDoc tuples,
-    ranx Runs, ``.parquet`` files; ``score_precision`` and ``duplicates`` apply to them).
-
-    Files are read and judged in parallel: in ``workers`` processes (default: one per
-    CPU, at most 8) where the platform can fork and the calling process has no other
-    thread, else in as many threads (decompression and numpy release the GIL, so
-    threads still overlap). Only each run's small grade matrix travels back.
-    ``workers=1`` reads in the calling thread.
-
-    ``split_tags=True`` reads a file whose lines carry several tags as one run per tag
-    (otherwise that is an error). ``metadata``: what becomes of a malformed ir_metadata
-    header (see :func:`evaluate`); the headers are kept in ``JudgedRuns.metadata``.
-    ``skip_invalid=True`` skips, with a warning naming the
-    file and the reason, files that are not valid runs (a README or the qrels file in a
-    directory of runs); otherwise the first such file is an error that names it.
-    """
-    judged = list(
-        iter_judged(
-            runs,
-            qrels,
-            depth=depth,
-            missing_topics=missing_topics,
-            score_precision=score_precision,
-            extra_fields=extra_fields,
-            duplicates=duplicates,
-            metadata=metadata,
-            split_tags=split_tags,
-            skip_invalid=skip_invalid,
-            progress=progress,
-            workers=workers,
-        )
-    )
-    return assemble(judged, qrels, depth=depth, missing_topics=missing_topics, max_grade=max_grade)
-
-
-def iter_judged(
-    runs,
-    qrels: Qrels,
-    *,
-    depth: int | None = None,
-    missing_topics: MissingTopics = "zero",
-    score_precision: ScorePrecision = "float64",
-    extra_fields: ExtraFields = "error",
-    duplicates: Duplicates = "error",
-    metadata: Metadata = "error",
-    split_tags: bool = False,
-    skip_invalid: bool = False,
-    progress: Callable[[int, int, str], None] | None = None,
-    workers: int | None = None,
-):
-    """:func:`load_runs` one run at a time: ``(name, path, grades, missing, extra, metadata)``
-    per run (see :func:`irscale.data.judge_run`; ``metadata``: the file's ir_metadata header
-    or None), in input order, as the workers finish them;
-    only the runs not yet consumed are held."""
-    depth = check_options(depth, missing_topics)
-    opts = reader_options(score_precision, extra_fields, duplicates, metadata)
-    check_progress(progress)
-    split_tags = flag("split_tags", split_tags)
-    skip_invalid = flag("skip_invalid", skip_invalid)
-    items = _run_items(runs, skip_invalid, score_precision=score_precision, duplicates=duplicates)
-    if _judge_kernels() is None:  # the numpy path's lookup index: built once, before workers share it
-        _index(qrels)  # (the compiled judge hashes each topic itself: no pandas import, no index)
-    total = len(items)
-    forked = _can_fork() and min(workers or min(os.cpu_count() or 1, 8), total) > 1  # parallel_imap's choice
-    task = partial(
-        _read_and_judge,
-        qrels=qrels,
-        depth=depth,
-        opts=opts,
-        split_tags=split_tags,
-        skip_invalid=skip_invalid,
-        said=forked,
-    )
-    if progress:
-        progress(0, total, "")
-    valid = 0
-    # forked processes where they can be (they inherit the task: the qrels are not pickled), else
-    # threads; results arrive in order, so warnings and progress follow the input order
-    results = _judged_results(task, items, progress, workers, forked)
-    with closing(results):
-        for i, res in enumerate(results):
-            if isinstance(res, _Said):  # a forked reader's warnings, said here in the input's order
-                for w in res.warnings:
-                    warnings.warn(w, stacklevel=3)
-                res = res.result
-            if isinstance(res, InputFormatError):  # skip_invalid: the file is not a run
-                warn(f"skipping {res.path}, not a valid run ({_reason(res)})", stacklevel=3)
-                name = Path(res.path).name
-            else:
-                valid += len(res)
-                name = ", ".join(r[0] for r in res)
-            if progress:
-                progress(i + 1, total, name)
-            if not isinstance(res, InputFormatError):
-                yield from res
-    if not valid:
-        raise IrscaleError(f"none of the {total} file(s) given is a valid run (see the warnings above)")
-
-
-def _run_items(runs, skip_invalid: bool, **mem_opts) -> list:
-    """What iter_judged reads, one entry per run or run file: (a Run or a path, whether a
-    directory or a pattern named it); Parquet files and in-memory inputs become Runs here."""
-    if runs is None or isinstance(runs, (bytes, int, float)):
-        raise wrong_type(
-            "runs", runs, f"a run file, a directory, a glob pattern, a Run, {INPUTS_RUNS}, or a list of them"
-        )
-    single, runs = one_run(runs)  # one DataFrame, dict, ranx Run or ScoredDoc iterable is one run, not a list
-    if single or isinstance(runs, (str, os.PathLike, Run)):
-        runs = [runs]
-    items: list = []  # (Run or path, whether it came from a directory or a pattern)
-    for k, r in enumerate(runs, 1):
-        if isinstance(r, Run):
-            items.append((r, False))
-        elif isinstance(r, (str, os.PathLike)):
-            for f in expand_run_paths([r]):
-                if not is_parquet(f):
-                    items.append((f, f != Path(r)))
-                    continue
-                try:  # read here: a Parquet file becomes Run objects
-                    items.extend((m, False) for m in read_parquet_runs(f, **mem_opts))
-                except InputFormatError as e:
-                    if not skip_invalid:
-                        raise
-                    warn(f"skipping {e.path}, not a valid run ({_reason(e)})", stacklevel=3)
-        elif (mem := memory_runs(r, position=None if single else k, **mem_opts)) is not None:
-            items.extend((m, False) for m in mem)
-        else:
-            raise wrong_type("each run", r, f"a path (str or Path), a Run, or {INPUTS_RUNS}")
-    if not items:
-        raise ArgumentError("no run given; name run files, a directory of runs or a glob pattern")
-    return items
-
-
-def _judged_results(task, items: list, progress, workers: int | None, forked: bool):
-    """``task`` applied to each of ``items``, results in input order: in the calling thread
-    where one file's reading progress is worth reporting, else in parallel (parallel_imap)."""
-    total = len(items)
-    if progress and (total == 1 or workers == 1):  # read here: report each file's progress as it is read
-
-        def read(k, entry):
-            label = entry[0].name if isinstance(entry[0], Run) else Path(entry[0]).name
-            return task(entry, on_read=lambda f: progress(k + 0.95 * f, total, label))
-
-        return (read(k, entry) for k, entry in enumerate(items))
-    return parallel_imap(task, items, workers=workers, processes=forked)
-
-
-def reader_options(score_precision: str, extra_fields: str, duplicates: str, metadata: str = "error") -> dict:
-    """The run readers' policies, validated (the allowed values are in the message)."""
-    check_reader_options(score_precision, extra_fields, duplicates, metadata)
-    return dict(score_precision=score_precision, extra_fields=extra_fields, duplicates=duplicates, metadata=metadata)
-
-
-@dataclasses.dataclass
-class _Said:
-    """What a reader in a forked process returns: its result and the warnings it raised
-    (a child's warnings would otherwise go to its own stderr, unordered, unseen by the
-    caller's ``warnings.catch_warnings``)."""
-
-    result: object
-    warnings: list
-
-
-def _read_and_judge(
-    entry,
-    *,
-    qrels: Qrels,
-    depth: int | None,
-    opts: dict,
-    split_tags: bool = False,
-    skip_invalid: bool = False,
-    on_read=None,
-    said: bool = False,
-):
-    """Judged tuples ``(name, path, grades, missing, extra)`` of the run(s) in ``entry``
-    (a Run or a path, and whether a directory or pattern named it); with
-    ``skip_invalid`` a file that is not a valid run gives its error instead.
-    ``on_read(fraction)``: the file's reading progress (see :func:`read_runs`). Returns
-    :class:`_Said`: the result and the warnings irscale raised (in any thread), for the
-    caller to say in the input's order; ``said`` (in a forked process only:
-    catch_warnings is process-wide) keeps any other warning too."""
-    with collecting() as kept, warnings.catch_warnings(record=True) if said else nullcontext() as caught:
-        if said:
-            warnings.simplefilter("always")
-        result = _judge_entry(
-            entry,
-            qrels=qrels,
-            depth=depth,
-            opts=opts,
-            split_tags=split_tags,
-            skip_invalid=skip_invalid,
-            on_read=on_read,
-        )
-    return _Said(result, kept + [w.message for w in caught or ()])
-
-
-def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_tags: bool, skip_invalid: bool, on_read):
-    """:func:`_read_and_judge`'s work: its result (warnings said as they come)."""
-    item, listed = entry
-    try:
-        runs = [item] if isinstance(item, Run) else read_runs(item, split_tags=split_tags, progress=on_read, **opts)
-    except InputFormatError as e:
-        if skip_invalid:
-            return e
-        if listed and e.path == str(item) and "run tag" not in e.reason and "ir_metadata" not in e.reason:
-            e = InputFormatError(
-                e.path,
-                e.line,
-                e.reason + f"; if {Path(e.path).name} is not a run, move it out of "
-                "the directory or pass skip_invalid=True (CLI --skip-invalid) to skip files that "
-                "are not runs",
-                e.text,
-            )
-        raise e from None
-    return [(run.name, run.path, *judge_run(run, qrels, depth), run.metadata) for run in runs]
-
-
 def evaluate(
     qrels: str | os.PathLike | Qrels,
     runs,
@@ -494,6 +212,7 @@ def evaluate(
     max_grade: int | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     keep_depth: int | None = KEEP_DEPTH,
+    read: ReadOptions | None = None,
 ) -> ScoreTable:
     """Score runs against qrels, per topic, exactly like trec_eval 10.
 
@@ -535,6 +254,10 @@ def evaluate(
         run (default 100) for :func:`transform` and :func:`compare` at run lengths up to
         that, and refuses, with this advice, anything that needs deeper ranks. ``None``
         keeps every rank.
+    read : ReadOptions, optional
+        The reading options above as one object (:class:`irscale.loading.ReadOptions`,
+        which also reads the qrels' grades as trec_eval does: ``integer_grades=True``);
+        give it or the keywords, not both.
 
     Returns
     -------
@@ -551,90 +274,45 @@ def evaluate(
     0.8333333333333333
     """
     ms = parse_measures(measures)  # a misspelt measure fails before any file is read
-    depth = check_options(depth, missing_topics)
+    read = read_options(
+        read,
+        missing_topics=missing_topics,
+        score_precision=score_precision,
+        extra_fields=extra_fields,
+        duplicates=duplicates,
+        metadata=metadata,
+        split_tags=split_tags,
+        skip_invalid=skip_invalid,
+        max_grade=max_grade,
+    )
+    depth = check_options(depth, read.missing_topics)
     keep_depth = integer("keep_depth", keep_depth, minimum=1, none=True)
-    reader_options(score_precision, extra_fields, duplicates, metadata)
     check_progress(progress)
-    qrels = as_qrels(qrels)
+    qrels = read.qrels(qrels)
     for m in ms:  # a measure real-valued grades refuse (ERR) fails before any run is read
         m.for_grades(qrels.values)
     if isinstance(runs, JudgedRuns):
-        _refuse_reading_options(
-            depth=depth,
-            missing_topics=missing_topics,
-            split_tags=split_tags,
-            skip_invalid=skip_invalid,
-            max_grade=max_grade,
-            duplicates=duplicates,
-            extra_fields=extra_fields,
-            score_precision=score_precision,
-            metadata=metadata,
-        )
+        if depth is not None or read != ReadOptions(integer_grades=read.integer_grades):
+            given = ["depth"] * (depth is not None) + [
+                f.name for f in dataclasses.fields(read) if getattr(read, f.name) != getattr(ReadOptions(), f.name)
+            ]
+            _refuse_reading_options(given)
         table = score(runs, ms)
     else:
-        stream = iter_judged(
-            runs,
-            qrels,
-            depth=depth,
-            missing_topics=missing_topics,
-            score_precision=score_precision,
-            extra_fields=extra_fields,
-            duplicates=duplicates,
-            metadata=metadata,
-            split_tags=split_tags,
-            skip_invalid=skip_invalid,
-            progress=progress,
-        )
+        stream = iter_judged(runs, qrels, depth=depth, progress=progress, read=read)
         table = _score_stream(
-            stream, qrels, ms, depth=depth, missing_topics=missing_topics, max_grade=max_grade, keep_depth=keep_depth
+            stream,
+            qrels,
+            ms,
+            depth=depth,
+            missing_topics=read.missing_topics,
+            max_grade=read.max_grade,
+            keep_depth=keep_depth,
         )
-    table.provenance.update({"qrels": qrels.path, "score_precision": score_precision})
+    table.provenance.update({"qrels": qrels.path, "score_precision": read.score_precision})
     if table.judged is not None:
         warn_no_relevant(ms, table.judged.topics)  # each measure at its own rel
     return table
-
-
-_READING_DEFAULTS = dict(
-    depth=None,
-    missing_topics="zero",
-    split_tags=False,
-    skip_invalid=False,
-    max_grade=None,
-    duplicates="error",
-    extra_fields="error",
-    score_precision="float64",
-    metadata="error",
-)
-
-
-def _refuse_reading_options(**options) -> None:
-    """Refuse the options of reading and judging runs (any not at its default) given with runs judged already."""
-    given = [k for k, v in options.items() if v != _READING_DEFAULTS[k]]
-    if given:
-        raise ArgumentError(
-            f"{', '.join(given)} apply when runs are read and judged; these runs are judged "
-            "already (JudgedRuns): pass the run files instead, or judge them with those options"
-        )
-
-
-def check_progress(progress) -> None:
-    if progress is not None and not callable(progress):
-        raise wrong_type("progress", progress, "a function called as progress(done, total, ...) or None")
-
-
-def as_qrels(qrels) -> Qrels:
-    """A :class:`Qrels` from a path (read; ``.parquet`` too), an in-memory input
-    (:mod:`irscale.io.memory`) or as given."""
-    if isinstance(qrels, Qrels):
-        return qrels
-    if isinstance(qrels, (str, os.PathLike)):
-        if is_parquet(qrels):
-            return read_parquet_qrels(qrels)
-        return read_qrels(qrels if isinstance(qrels, str) else Path(qrels))  # (the reader takes str or Path)
-    mem = memory_qrels(qrels)  # a DataFrame, a dict, Qrel tuples, a ranx Qrels
-    if mem is not None:
-        return mem
-    raise wrong_type("qrels", qrels, f"a qrels file path (str or Path), a Qrels (irscale.read_qrels), {INPUTS_QRELS}")
 
 
 # -- transform ----------------------------------------------------------------------------------
@@ -652,14 +330,6 @@ PAPER_MEASURES = (
     "nDCG(base=2)",
     "nDCG(base=10)",
 )
-
-
-def _reason(e: IrscaleError) -> str:
-    """Why a file is not a valid run, in a few words (a warning's line)."""
-    reason = getattr(e, "reason", None) or str(e)
-    line = getattr(e, "line", None)
-    text = (f"line {line}: " if line else "") + reason
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def transform(
