@@ -283,14 +283,24 @@ def plan_rank_maps(
 
 
 def _plan(
-    measures, depth: int, levels: int, approx: float | None, max_pairs: int | None = None, values: tuple | None = None
+    measures,
+    depth: int,
+    levels: int,
+    approx: float | None,
+    max_pairs: int | None = None,
+    values: tuple | None = None,
+    found: dict | None = None,
 ) -> list[tuple[Measure, bool]]:
     """[(measure at depth, whether it is bounded: no exact engine, approx serves it)], in
     the order given (a measure named twice, as P and P@10 at depth 10, twice). Each is
-    checked as computed on grades ``values`` (:meth:`Measure.for_grades`) and returned as named."""
+    checked as computed on grades ``values`` (:meth:`Measure.for_grades`) and returned as named.
+    ``found``: filled with each measure's (run space, engine chosen; None where only the
+    cache or bounds serve it), so that the plan asks neither owner again."""
     from irscale.scales import space_for
     from irscale.scales.budget import MemoryBudgetError
     from irscale.scales.rankmap import choose_engine, in_cache
+
+    found = {} if found is None else found
 
     approx = _approx(approx)
     ms = []
@@ -303,8 +313,9 @@ def _plan(
     for m in ms:
         if m not in verdict:
             space = space_for(m.for_grades(values), depth, levels - 1)
+            found[m] = (space, None)
             try:
-                choose_engine(space, max_pairs=max_pairs)
+                found[m] = (space, choose_engine(space, max_pairs=max_pairs))
                 verdict[m] = False
             except MemoryBudgetError:  # the budget's own refusal: never a reason to take bounds instead
                 if not in_cache(space):
@@ -587,7 +598,6 @@ def plan_transform(
     >>> [(str(m.measure), m.engine) for m in p.measures]
     [('AP@30', 'split'), ('P@30', 'closed'), ('nDCG@30', 'count')]
     """
-    from irscale.scales import space_for
     from irscale.scales.rankmap import pick_engine
 
     depth = integer("depth", depth, minimum=1)
@@ -599,11 +609,12 @@ def plan_transform(
         levels, values = 2, None
     ms = relevance_measures(parse_measures(measures, default_cutoff=depth), relevance)
     approx = _approx(approx)
-    plans = []
-    for m, bounded in _plan(ms, depth, levels, approx, max_pairs, values):
+    plans: list[MeasurePlan] = []
+    found: dict = {}
+    for m, bounded in _plan(ms, depth, levels, approx, max_pairs, values, found):
         computed = m.for_grades(values)
-        space = space_for(computed, depth, levels - 1)
-        engine = "bounds" if bounded else pick_engine(space)
+        space, engine = found[m]  # (engine None: only the cache serves it, past a new build's limits)
+        engine = "bounds" if bounded else engine or pick_engine(space)
         said = scale_as_named(m, values, depth, levels)
         plans.append(MeasurePlan(m, computed, space, engine, said, max_pairs))
     return TransformPlan(depth, levels, values, relevance, approx, max_pairs, tuple(plans))
