@@ -334,3 +334,18 @@ def test_rel_0_is_checked_and_a_missing_rank_is_never_relevant():
     from irscale.scales import space_for
 
     assert space_for("P(rel=0)@5", 5).grade_view(np.array([[0, 2]], dtype=np.int16)).tolist() == [[1, 1, 0, 0, 0]]
+
+
+def test_the_measures_listing_shows_a_docstring_as_written(declared):
+    """`irscale measures` prints a measure's docstring and parameter texts as written: rich
+    markup in them (``[grade_i >= rel]``) is not eaten."""
+    from typer.testing import CliRunner
+
+    from irscale.cli import app
+
+    m = _measure(declared, "Bracketed")
+    m.__doc__ = "Sum of [grade_i >= rel] over the top k ranks, weighted [bold]by rank[/bold]."
+    res = CliRunner().invoke(app, ["measures"], env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    row = " ".join(line for line in res.stdout.splitlines() if "Bracketed" in line or "grade_i" in line)
+    assert "[grade_i >= rel]" in row and "[bold]by rank[/bold]" in row
