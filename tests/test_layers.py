@@ -36,7 +36,7 @@ RANK = {name: i for i, names in enumerate(LAYERS) for name in names}
 
 # the upward calls: Study.write / Study.markdown and ScoreTable.records / .aggregate are
 # conveniences that hand the study or table to its renderer (imported when called)
-ALLOWED = {("study", "report"), ("experiment", "report"), ("table", "report")}
+ALLOWED = {("study", "report"), ("table", "report")}
 
 
 def _layer(module: str) -> str:

@@ -173,3 +173,29 @@ def test_integer_grades_read_the_qrels_as_trec_eval_does(tmp_path):
     assert ReadOptions(integer_grades=True).qrels(q).max_grade == 1
     with pytest.raises(ArgumentError, match="is Parquet"):
         ReadOptions(integer_grades=True).qrels(tmp_path / "q.parquet")
+
+
+def test_the_cli_plans_each_run_length_once(monkeypatch, tmp_path):
+    """compare and study plan before reading the runs, and the studies read that plan."""
+    from typer.testing import CliRunner
+
+    import irscale.plan as planning
+    import irscale.study as study
+    from irscale.cli import app
+
+    made = []
+    real = planning.plan_transform
+    counted = lambda *a, **k: made.append(a[1]) or real(*a, **k)  # noqa: E731
+    monkeypatch.setattr(planning, "plan_transform", counted)
+    monkeypatch.setattr(study, "plan_transform", counted)
+    q, runs = str(TOY / "qrels.txt"), str(TOY / "runs")
+    quick = ["-t", "sign", "--no-figures", "--no-effects", "--no-measure-free"]
+    res = CliRunner().invoke(app, ["compare", q, runs, "-N", "5", "-m", "AP", *quick, "-o", str(tmp_path / "c")])
+    assert res.exit_code == 0, res.output
+    assert made == [5]
+    made.clear()
+    res = CliRunner().invoke(
+        app, ["study", "trec8-like", q, runs, "--depths", "3,5", *quick, "-o", str(tmp_path / "s")]
+    )
+    assert res.exit_code == 0, res.output
+    assert made == [3, 5]

@@ -7,6 +7,7 @@ warnings are yellow lines on stderr; results go to stdout.
 # No ``from __future__ import annotations`` here: typer reads every verb's annotations
 # when it builds the commands, at each start, and evaluating them from strings costs
 # about 50 ms. Annotations in this module must therefore name things defined at import.
+import dataclasses
 import os
 import sys
 import threading  # (loaded at import anyway: _SAY_LOCK)
@@ -1409,21 +1410,25 @@ def study_trec8_like(
         tests = _check_tests(test or _all_tests())
         _check_correction(correction)
         _check_out(out)
-        judged = _judge(
-            qrels,
-            runs,
-            opts,
-            plan=lambda levels, values: _study_plan(
-                measures, Ns, _levels(levels, relevance), relevance and relevance.value, values
-            ),
-        )
+        from irscale.study import plan_study
+
+        plans = {  # every option of each N's study, checked before any file is read
+            N: plan_study(measures, N, tests, alpha, mid=True, relevance=relevance and relevance.value, **extra)
+            for N in Ns
+        }
+
+        def plan(levels: int, values) -> None:  # bound to the qrels before the runs are read: planned once
+            planned = _study_plan(measures, Ns, _levels(levels, relevance), relevance and relevance.value, values)
+            plans.update({N: dataclasses.replace(plans[N], transform=planned[N]) for N in Ns})
+
+        judged = _judge(qrels, runs, opts, plan=plan)
     except IrscaleError as e:
         _fail(e)
     studies = []
     with _OnceOverN() as once:  # each "not meaningful" warning once, for every N it holds at
         for N in Ns:
             try:
-                st = _run_study(judged, measures, N, tests, alpha, True, None, relevance, extra)
+                st = _run_study(judged, measures, N, tests, alpha, True, None, relevance, {**extra, "plan": plans[N]})
                 st.provenance.setdefault("command", _command_line())
                 st.provenance.update(_qrels_provenance(qrels, opts))
                 studies.append(st)
@@ -1462,7 +1467,7 @@ def _depths(depths: str) -> list[int]:
     return Ns
 
 
-def _study_plan(measures, Ns, levels: int, relevance, values=None) -> None:
+def _study_plan(measures, Ns, levels: int, relevance, values=None) -> dict:
     """Every (measure, N) of a study has an exact engine, checked before the runs are read;
     else one refusal naming every N and measure out of reach, advising only what `study`
     has (--depths, --relevance, --max-grade: not compare's --approx or --max-pairs)."""
@@ -1490,6 +1495,7 @@ def _study_plan(measures, Ns, levels: int, relevance, values=None) -> None:
             f"{reach}: use --depths with N of at most {reach}{graded}"
         )
     _say_memory(planned.values())
+    return planned
 
 
 class OrderOpt(str, Enum):

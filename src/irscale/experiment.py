@@ -61,11 +61,11 @@ from irscale.plan import (
     relevance_measures,
     warn_not_interval,
 )
-from irscale.table import HalfWidth, Ranked, ScoreTable, not_interval, scale_as_named
+from irscale.table import WARN_CHECK_RUNS, HalfWidth, Ranked, ScoreTable, not_interval, scale_as_named
 from irscale.validate import flag, integer, wrong_type
 
-__all__ = [  # evaluate, score, transform and reading runs; the rest re-exported for one release from
-    # irscale.table (the score table) and irscale.plan (the transform plan), where they live now
+__all__ = [  # evaluate, score and transform; the rest re-exported for one release from irscale.table
+    # (the score table), irscale.plan (the transform plan) and irscale.loading (reading runs), where they live now
     "apply_relevance",
     "as_qrels",
     "BOUNDS_MEMORY",
@@ -97,6 +97,7 @@ __all__ = [  # evaluate, score, transform and reading runs; the rest re-exported
     "STREAM_RUNS",
     "transform",
     "TransformPlan",
+    "WARN_CHECK_RUNS",
     "warn_not_interval",
 ]
 
@@ -293,8 +294,10 @@ def evaluate(
         m.for_grades(qrels.values)
     if isinstance(runs, JudgedRuns):
         if depth is not None or read != ReadOptions(integer_grades=read.integer_grades):
-            given = ["depth"] * (depth is not None) + [
-                f.name for f in dataclasses.fields(read) if getattr(read, f.name) != getattr(ReadOptions(), f.name)
+            given = ["depth"] * (depth is not None) + [  # (integer_grades: the qrels are still read)
+                f.name
+                for f in dataclasses.fields(read)
+                if f.name != "integer_grades" and getattr(read, f.name) != getattr(ReadOptions(), f.name)
             ]
             _refuse_reading_options(given)
         table = score(runs, ms)
@@ -372,7 +375,7 @@ def transform(
     bitwise equal, which rank-based statistics need; they may differ from trec_eval's
     arithmetic in the last bit). ``relevance``: ``"graded"`` or ``"lenient"`` (binarised
     qrels, every measure binary, the 2021 paper's protocol for graded collections); see
-    :func:`apply_relevance` (the default is graded, with a note on graded qrels).
+    :func:`irscale.plan.apply_relevance` (the default is graded, with a note on graded qrels).
     ``progress(done, total)`` is called per measure; ``steps(measure, done, total)``
     within each rank map (buckets of a build, blocks of phi queries of the count engine).
 

@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from irscale.data import (
     JudgedRuns,
@@ -29,10 +30,12 @@ from irscale.errors import (
     warn,
 )
 from irscale.measures import Measure, at_depth, parse_measures
-from irscale.scales.spaces import Space
-from irscale.scales.theory import Statement
 from irscale.table import Ranked, ScoreTable, not_interval, scale_as_named
 from irscale.validate import integer
+
+if TYPE_CHECKING:  # (annotations only: importing the plan loads no engine)
+    from irscale.scales.spaces import Space
+    from irscale.scales.theory import Statement
 
 __all__ = [
     "apply_relevance",

@@ -19,7 +19,7 @@ from irscale.data import JudgedRuns, grade_values_record
 from irscale.errors import ArgumentError, check_choice, warn
 from irscale.experiment import PAPER_MEASURES, judged_runs, transform
 from irscale.measures import Measure, at_depth, parse_measure, parse_measures
-from irscale.plan import TransformPlan, plan_transform
+from irscale.plan import TransformPlan, apply_relevance, plan_transform
 from irscale.scales import permissible as _permissible
 from irscale.table import ScoreTable
 from irscale.validate import flag, integer, level, wrong_type
@@ -422,7 +422,7 @@ def compare(
     Delta% = (S2NS + NS2S) / Sig (Tables 5/6). ``relevance``: ``"graded"`` or
     ``"lenient"`` (binarised qrels, the paper's protocol for graded collections: each
     graded measure is then the binary measure ``rel=1`` and is named so, e.g.
-    ``nDCG(rel=1)@10``), see :func:`irscale.experiment.apply_relevance`; recorded in the
+    ``nDCG(rel=1)@10``), see :func:`irscale.plan.apply_relevance`; recorded in the
     provenance. Whether each test's conclusion is meaningful on the original and on the
     ranked scale comes from :mod:`irscale.scales.permissible` (``scale_of``,
     ``meaningful_test``), the one owner of that question.
@@ -547,7 +547,7 @@ def _refuse_beside_plan(plan: StudyPlan, **given) -> None:
             v = list(st.expand_tests([v] if isinstance(v, str) else v))
         elif k == "baselines" and v is not None:
             v = tuple([v] if isinstance(v, str) else v)
-        if list(v) != list(mine) if isinstance(v, (list, tuple)) else v != mine:
+        if (list(v) != list(mine)) if isinstance(v, (list, tuple)) and isinstance(mine, (list, tuple)) else v != mine:
             clash.append(f"{k}={v!r} (the plan's {k}={mine!r})")
     if clash:
         raise ArgumentError(
@@ -568,11 +568,12 @@ def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
     """The study's named steps, in order, on a validated plan."""
     judged = judged_runs(data)
     plan.check_systems(judged.systems)
+    judged, relevance = apply_relevance(judged, plan.measures, plan.relevance)  # (its note before any refusal)
     levels, values = max(judged.topics.max_grade, 1) + 1, judged.topics.values  # (values: real-valued grades)
     if not plan.bound_to(levels, values):  # (the CLI binds its plan before reading the runs)
         plan = plan.bind(levels, values)  # every refusal, before any build
-    tp = plan.transform
-    assert tp is not None  # (bind sets it)
+    assert plan.transform is not None  # (bind sets it)
+    tp = dataclasses.replace(plan.transform, relevance=relevance)  # the setting resolved: said once, above
     if "bootstrap" in plan.tests and len(judged.topics.names) < 2:
         raise ArgumentError(
             f"the bootstrap test studentizes each pair's mean difference over topics: it needs at least 2 "
@@ -580,9 +581,7 @@ def _run_study(data, plan: StudyPlan, scheduler, progress) -> Study:
         )
     t0 = time.perf_counter()
     tick = (lambda what, i, n: progress(what, i, n)) if progress else (lambda *a: None)
-    table = _transform(judged, plan, scheduler, tick)
-    assert table.judged is not None  # (transform keeps the judged runs, under the relevance setting)
-    judged, relevance, levels = table.judged, table.provenance["transform"]["relevance"], tp.levels
+    table = _transform(judged, tp, plan, scheduler, tick)
     scores = _scores(table, plan)
     scale = {p.name: p.statement for p in tp.measures}  # the one owner's verdicts, from the plan
     rb = {str(m): m.needs_recall_base for m in plan.measures}
@@ -665,14 +664,13 @@ def _power(results: dict, plan: StudyPlan) -> tuple[pd.DataFrame | None, pd.Data
     return power, pd.concat(curves, ignore_index=True)
 
 
-def _transform(judged, plan: StudyPlan, scheduler, tick) -> ScoreTable:
-    """One transform for every measure and tie strategy, as the bound plan says (exact
-    values: equal values are bitwise equal, which the rank-based statistics need); it
-    applies the relevance setting, and its table holds the judged runs under it."""
+def _transform(judged, tp: TransformPlan, plan: StudyPlan, scheduler, tick) -> ScoreTable:
+    """One transform for every measure and tie strategy, as the bound plan ``tp`` says (exact
+    values: equal values are bitwise equal, which the rank-based statistics need)."""
     tick("rank maps", 0, 1)
     table = transform(
         judged,
-        plan.transform,
+        tp,
         ties=plan.ties,
         normalize=plan.approx is not None,
         scheduler=scheduler,

@@ -116,7 +116,7 @@ class ScoreTable:
         """A compact display for notebooks: the shape, each system's mean per measure (at
         most ``irscale._display.MAX_ROWS`` systems and ``MAX_COLS`` measures shown, the rest
         counted) and notes on the ranked columns and on means that are not meaningful.
-        The means are :meth:`mean`'s, without its warning (a note says it instead)."""
+        The means are :meth:`mean`'s; a note says which are not meaningful (:func:`not_interval`)."""
         from html import escape
 
         from irscale._display import MAX_COLS, MAX_ROWS, caption, card, table

@@ -2,8 +2,9 @@
 meaningful" (Stevens' permissible statistics; the 2021 paper, Sections 2.4 and 4).
 
 Every caller asks here: ``compare`` (Tables 5/6's ``meaningful`` columns and the
-comparisons with baselines), the warnings of ``ScoreTable.mean``, ``transform`` and
-``compare``, ``irscale measures``, the reports' theory notes (each ranked column's
+comparisons with baselines), the warnings over means (:func:`irscale.plan.warn_not_interval`,
+said by the CLI), ``transform`` and ``compare`` (through their plan: :mod:`irscale.plan`),
+``irscale measures``, the reports' theory notes (each ranked column's
 ``theory``) and the public door :mod:`irscale.meaning`.
 
 * :func:`scale_of` ``(measure, N, levels, order=None) -> Statement``: the scale of the
@@ -11,7 +12,9 @@ comparisons with baselines), the warnings of ``ScoreTable.mean``, ``transform`` 
   measures, and graded ones given ``rel=``, whatever ``levels`` is). Where the papers speak
   (:func:`irscale.scales.theory.statement`: P, R, F, gP, gR, AP, RR, RBP, DCG, nDCG, ERR,
   SBTO, RBTO) it is their statement, under the order they study the measure under. Where
-  they do not (a user measure, Rprec, bpref), or where another ``order`` is asked, it is
+  they do not, and the measure's run space declares its values ``equispaced`` (an affine
+  function of integer keys that fill a range), it is interval at any N on its own order.
+  Otherwise (a user measure, Rprec, bpref), or where another ``order`` is asked, it is
   the exhaustive check over all ``levels ** N`` runs (:mod:`irscale.scales.checks`) under
   that order (by default the measure's own induced order: interval iff its distinct values
   are equi-spaced), with the real number of levels; beyond :data:`CHECK_RUNS` runs the
