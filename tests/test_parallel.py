@@ -11,21 +11,25 @@ import pytest
 
 from irscale.parallel import _shut_down, can_fork, parallel_imap
 
-needs_fork = pytest.mark.skipif(not can_fork(), reason="this platform or process cannot fork worker processes")
+
+@pytest.fixture
+def forking():
+    """Skip where parallel_imap would use threads: no fork, or another thread runs beside the
+    test (asked when the test runs: a worker of pytest-xdist may start one after collection)."""
+    if not can_fork():
+        pytest.skip("this platform or process cannot fork worker processes now (parallel_imap uses threads)")
 
 
 def _square(x: int) -> int:
     return x * x
 
 
-@needs_fork
-def test_a_pool_taken_whole_leaves_no_worker():
+def test_a_pool_taken_whole_leaves_no_worker(forking):
     assert list(parallel_imap(_square, range(6), workers=2, processes=True)) == [0, 1, 4, 9, 16, 25]
     assert multiprocessing.active_children() == []
 
 
-@needs_fork
-def test_a_pool_closed_early_is_stopped_at_once():
+def test_a_pool_closed_early_is_stopped_at_once(forking):
     it = parallel_imap(_square, range(50), workers=2, processes=True)
     assert next(it) == 0
     assert multiprocessing.active_children()  # the workers run while the iterator is open
@@ -33,8 +37,7 @@ def test_a_pool_closed_early_is_stopped_at_once():
     assert multiprocessing.active_children() == []
 
 
-@needs_fork
-def test_a_forked_child_closing_its_copy_leaves_the_parents_pool_alone():
+def test_a_forked_child_closing_its_copy_leaves_the_parents_pool_alone(forking):
     it = parallel_imap(_square, range(8), workers=2, processes=True)
     assert next(it) == 0
     pid = os.fork()
