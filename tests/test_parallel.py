@@ -1,53 +1,72 @@
 """irscale.parallel: a process pool is stopped where its iterator ends, never left to the
-garbage collector (a pool torn down at collection once printed a traceback in CI)."""
+garbage collector (a pool torn down at collection once printed a traceback in CI), and
+only by the process that started it. The pool checks run in a fresh interpreter: a worker
+of pytest-xdist runs a thread of its own, and beside another thread parallel_imap uses
+threads, not processes."""
 
 from __future__ import annotations
 
 import errno
-import multiprocessing
 import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
-from irscale.parallel import _shut_down, can_fork, parallel_imap
+from irscale.parallel import _shut_down
 
-
-@pytest.fixture
-def forking():
-    """Skip where parallel_imap would use threads: no fork, or another thread runs beside the
-    test (asked when the test runs: a worker of pytest-xdist may start one after collection)."""
-    if not can_fork():
-        pytest.skip("this platform or process cannot fork worker processes now (parallel_imap uses threads)")
-
-
-def _square(x: int) -> int:
+PRELUDE = """
+import multiprocessing, os
+from irscale.parallel import can_fork, parallel_imap
+assert can_fork(), "a fresh interpreter can fork"
+def square(x):
     return x * x
+"""
 
 
-def test_a_pool_taken_whole_leaves_no_worker(forking):
-    assert list(parallel_imap(_square, range(6), workers=2, processes=True)) == [0, 1, 4, 9, 16, 25]
-    assert multiprocessing.active_children() == []
+def _fresh(code: str) -> None:
+    """Run ``code`` (after PRELUDE) in a fresh interpreter; its assertions are the test's."""
+    done = subprocess.run(
+        [sys.executable, "-c", PRELUDE + textwrap.dedent(code)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr[-3000:]
 
 
-def test_a_pool_closed_early_is_stopped_at_once(forking):
-    it = parallel_imap(_square, range(50), workers=2, processes=True)
-    assert next(it) == 0
-    assert multiprocessing.active_children()  # the workers run while the iterator is open
-    it.close()
-    assert multiprocessing.active_children() == []
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="this platform cannot fork")
+def test_a_pool_taken_whole_leaves_no_worker():
+    _fresh("""
+        assert list(parallel_imap(square, range(6), workers=2, processes=True)) == [0, 1, 4, 9, 16, 25]
+        assert multiprocessing.active_children() == []
+    """)
 
 
-def test_a_forked_child_closing_its_copy_leaves_the_parents_pool_alone(forking):
-    it = parallel_imap(_square, range(8), workers=2, processes=True)
-    assert next(it) == 0
-    pid = os.fork()
-    if pid == 0:  # the child closes its copy of the open iterator, then leaves at once
-        try:
-            it.close()
-        finally:
-            os._exit(0)
-    assert os.waitpid(pid, 0)[1] == 0
-    assert list(it) == [1, 4, 9, 16, 25, 36, 49]  # the parent's pool still delivers the rest
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="this platform cannot fork")
+def test_a_pool_closed_early_is_stopped_at_once():
+    _fresh("""
+        it = parallel_imap(square, range(50), workers=2, processes=True)
+        assert next(it) == 0
+        assert multiprocessing.active_children()  # the workers run while the iterator is open
+        it.close()
+        assert multiprocessing.active_children() == []
+    """)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="this platform cannot fork")
+def test_a_forked_child_closing_its_copy_leaves_the_parents_pool_alone():
+    _fresh("""
+        it = parallel_imap(square, range(8), workers=2, processes=True)
+        assert next(it) == 0
+        pid = os.fork()
+        if pid == 0:  # the child closes its copy of the open iterator, then leaves at once
+            try:
+                it.close()
+            finally:
+                os._exit(0)
+        assert os.waitpid(pid, 0)[1] == 0
+        assert list(it) == [1, 4, 9, 16, 25, 36, 49]  # the parent's pool still delivers the rest
+    """)
 
 
 class _Pool:
