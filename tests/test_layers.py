@@ -167,3 +167,38 @@ def test_every_module_says_what_it_exports():
         absent += [f"{info.name}.{n}" for n in getattr(mod, "__all__", []) if not hasattr(mod, n)]
     assert not missing, f"modules without __all__: {missing}"
     assert not absent, f"__all__ names that do not exist: {absent}"
+
+
+def test_the_scales_package_exports_one_encoding_of_the_grade_scale():
+    """What irscale.scales exports counts the grade scale one way: ``levels`` (2: binary).
+    The run spaces' own ``c`` (the top grade) stays with irscale.scales.spaces."""
+    import inspect
+
+    import irscale.scales as scales
+
+    asked = {}
+    for name in scales.__all__:
+        obj = getattr(scales, name)
+        if callable(obj) and not isinstance(obj, type):
+            asked[name] = set(inspect.signature(obj).parameters)
+    assert not [n for n, params in asked.items() if "c" in params], asked
+    assert {"build", "statement", "run_space"} <= {n for n, params in asked.items() if "levels" in params}
+    assert scales.run_space("nDCG", 10, 3) is not None and scales.run_space("nDCG", 10, 3).c == 2
+
+
+def test_pick_engine_reads_what_spaces_declare():
+    """pick_engine asks a space's declarations (engine_rule, closed, splittable, int64), never
+    which class it is: no isinstance on a space class in it."""
+    import inspect
+
+    from irscale.scales import rankmap
+
+    source = inspect.getsource(rankmap.pick_engine)
+    assert "isinstance" not in source, source
+    from irscale.scales.spaces import space_for
+
+    declared = {
+        type(space_for(m, 30, 2)).__name__: space_for(m, 30, 2).engine_rule for m in ("RBP(p=0.8)", "nDCG", "ERR")
+    }
+    assert declared == {"RBPSpace": "rbp-count", "DCGSpace": "dcg-budget", "ERRSpace": "err-wide"}
+    assert set(declared.values()) <= set(rankmap.ENGINE_RULES)

@@ -266,8 +266,9 @@ def choose_engine(space: Space, *, max_pairs: int | None = None) -> str:
 
 
 def pick_engine(space: Space) -> str:
-    """The fastest exact engine for ``space``, from what the space declares (``closed``,
-    ``splittable``, ``int64``, its family's structure) and, for DCG, the memory budget
+    """The fastest exact engine for ``space``, from what the space declares (its
+    ``engine_rule`` (:data:`ENGINE_RULES`), then ``closed``, ``splittable``,
+    ``int64``) and, for DCG, the memory budget
     (:mod:`irscale.scales.budget`: the dcg engine lists every value where its estimate
     fits, else the count engine answers): the one place engines are chosen. MeasureError
     where none can serve it.
@@ -278,19 +279,16 @@ def pick_engine(space: Space) -> str:
     >>> pick_engine(space_for("nDCG", 10))
     'dcg'
     """
-    if isinstance(space, RBPSpace) and _counts_rbp(space):
-        return "count"
-    if isinstance(space, DCGSpace):  # listing every value (and checking ties exhaustively) where memory allows
-        listed = space.n_values <= 2**20 or (space.gmax > 1 and space.n_values < 80_000_000)
-        if listed and not budget.fits(dcg_engine_bytes(space)):
-            try:
-                counting.check_counter(space)
-            except IrscaleError:  # the count engine cannot serve it either: the dcg engine's refusal names the budget
-                return "dcg"
-            return "count"
-        return "dcg" if listed else "count"
-    if isinstance(space, ERRSpace) and not space.int64:
-        return _err_engine(space)
+    if space.engine_rule is not None:  # what the space's structure calls for (RBP, DCG, ERR beyond 64 bits)
+        rule = ENGINE_RULES.get(space.engine_rule)
+        if rule is None:
+            raise MeasureError(
+                f"{type(space).__name__} declares engine_rule={space.engine_rule!r}; the rules are "
+                f"{', '.join(map(repr, ENGINE_RULES))}, or None for the generic ones"
+            )
+        own = rule(space)
+        if own is not None:
+            return own
     if space.closed:
         return "closed"
     if space.splittable and space.int64 and (space.N >= 12 or not budget.fits(enumerate_engine_bytes(space))):
@@ -305,7 +303,16 @@ def pick_engine(space: Space) -> str:
     )
 
 
-def _counts_rbp(space: RBPSpace) -> bool:
+# the engine rules a space may declare (Space.engine_rule), by name: each gives the engine its
+# structure calls for, or None for the generic rules of pick_engine
+ENGINE_RULES = {
+    "rbp-count": lambda space: "count" if counts_rbp(space) else None,
+    "dcg-budget": lambda space: dcg_engine_choice(space),
+    "err-wide": lambda space: None if space.int64 else err_engine(space),
+}
+
+
+def counts_rbp(space: RBPSpace) -> bool:
     """RBP by pair counting: binary with keys beyond 64 bits (exact integers), or graded
     where every run has its own value and listing them would cost more than counting."""
     if space.gmax == 1:
@@ -313,7 +320,21 @@ def _counts_rbp(space: RBPSpace) -> bool:
     return counting.rbp_runs_distinct(space) and (not space.int64 or space.n_runs > 2**24)
 
 
-def _err_engine(space: ERRSpace) -> str:
+def dcg_engine_choice(space: DCGSpace) -> str:
+    """DCG: the dcg engine lists every value (and checks ties exhaustively) where it has
+    few enough and they fit the memory budget, else the count engine answers (if it cannot
+    serve either, the dcg engine's refusal names the budget)."""
+    listed = space.n_values <= 2**20 or (space.gmax > 1 and space.n_values < 80_000_000)
+    if listed and not budget.fits(dcg_engine_bytes(space)):
+        try:
+            counting.check_counter(space)
+        except IrscaleError:
+            return "dcg"
+        return "count"
+    return "dcg" if listed else "count"
+
+
+def err_engine(space: ERRSpace) -> str:
     """ERR beyond int64 keys: the split engine on wide keys where it fits, else a refusal
     that says up to which N it is exact (ERR's values have no product structure: an exact
     engine lists them; guide: Long runs)."""
@@ -549,13 +570,17 @@ def _cache_save(rm: RankMap) -> bool:
 
 
 __all__ = [
-    "RankMap",
     "build",
-    "choose_engine",
-    "check_engine",
+    "cache_clear",
     "cache_dir",
     "cache_info",
-    "cache_clear",
+    "check_engine",
+    "choose_engine",
+    "counts_rbp",
+    "dcg_engine_choice",
+    "ENGINE_RULES",
     "ENGINES",
+    "err_engine",
+    "RankMap",
     "TIES",
 ]

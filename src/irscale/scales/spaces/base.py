@@ -95,6 +95,10 @@ class Space:
     description: ClassVar[str] = "exact"  # how phi is found, in words (``irscale measures``)
     certified_bounds: ClassVar[bool] = False  # bounds on the normalised phi beyond the exact engines (approx)
     values_are_keys: ClassVar[bool] = False  # key_values gives the measure's own values (no normaliser)
+    # the engine rule the space's structure calls for before the generic ones (closed form, split,
+    # enumerate), by name (irscale.scales.rankmap.ENGINE_RULES: "rbp-count", "dcg-budget",
+    # "err-wide"); None: the generic rules decide
+    engine_rule: ClassVar[str | None] = None
     # bytes per run and rank that ``keys`` allocates at its peak, for the enumerate engine's
     # memory estimate (tests/test_budget.py measures each built-in family's); spaces that do
     # not say (a user's measure, whose batch irscale cannot see) are taken at 32

@@ -78,6 +78,9 @@ class DCGSpace(Space):
     family: str = "dcg-q"  # keys are commensurable-class sums (the cache never meets older keys)
     description: ClassVar[str] = "exact, from classes of ranks with the same discount"
     certified_bounds: ClassVar[bool] = True
+
+    engine_rule: ClassVar[str | None] = "dcg-budget"
+
     ordered_keys: bool = False
 
     @property

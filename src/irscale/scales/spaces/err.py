@@ -30,6 +30,9 @@ class ERRSpace(Space):
 
     family: str = "err"
     description: ClassVar[str] = "exact, from the two halves of each run (on 3 levels up to N = 22)"
+
+    engine_rule: ClassVar[str | None] = "err-wide"
+
     splittable: bool = True
     wide_split: bool = True
 

@@ -154,6 +154,9 @@ class RBPSpace(Space):
     family: str = "rbp"
     description: ClassVar[str] = "exact, from integer keys of its p"
     certified_bounds: ClassVar[bool] = True
+
+    engine_rule: ClassVar[str | None] = "rbp-count"
+
     splittable: bool = True
 
     @cached_property
