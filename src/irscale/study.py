@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -486,45 +487,28 @@ def compare(
     :meth:`StudyPlan.bind`); it holds every option but ``scheduler`` and ``progress``, so give
     the plan or the keywords: a keyword given beside it with another value is refused.
     """
+    options: dict[str, Any] = dict(  # every option a StudyPlan holds: planned here, or checked against the plan given
+        measures=measures,
+        depth=depth,
+        tests=tests,
+        alpha=alpha,
+        mid=mid,
+        relevance=relevance,
+        correction=correction,
+        across_measures=across_measures,
+        baselines=baselines,
+        effects=effects,
+        measure_free=measure_free,
+        n_resamples=n_resamples,
+        seed=seed,
+        approx=approx,
+        max_pairs=max_pairs,
+    )
     if plan is None:
-        plan = plan_study(
-            measures,
-            depth,
-            tests,
-            alpha,
-            mid=mid,
-            relevance=relevance,
-            correction=correction,
-            across_measures=across_measures,
-            baselines=baselines,
-            effects=effects,
-            measure_free=measure_free,
-            n_resamples=n_resamples,
-            seed=seed,
-            approx=approx,
-            max_pairs=max_pairs,
-            progress=progress,
-        )
+        plan = plan_study(**options, progress=progress)
     else:
         _check_given_plan(plan, progress)
-        _refuse_beside_plan(
-            plan,
-            measures=measures,
-            depth=depth,
-            tests=tests,
-            alpha=alpha,
-            mid=mid,
-            relevance=relevance,
-            correction=correction,
-            across_measures=across_measures,
-            baselines=baselines,
-            effects=effects,
-            measure_free=measure_free,
-            n_resamples=n_resamples,
-            seed=seed,
-            approx=approx,
-            max_pairs=max_pairs,
-        )
+        _refuse_beside_plan(plan, **options)
     return _run_study(data, plan, scheduler, progress)
 
 
