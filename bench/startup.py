@@ -5,7 +5,14 @@ wall time, and the same minus the bare interpreter's start (``python -c pass``: 
 machines site-packages hooks alone take 0.1 s). The goal (issue 12): ``import irscale``
 and ``irscale --help`` under 0.3 s.
 
-    python bench/startup.py [--repeat 15]
+Then the import budget of an evaluate (issue 40): ``python -X importtime`` of a fresh
+process that evaluates the embedded example's five runs (``irscale.evaluate``, and the
+CLI's ``irscale evaluate``), the import time per top-level package (median of
+``--repeat`` processes), and whether anything reading, judging and scoring never use was
+imported (pandas, matplotlib, scipy.linalg and numpy.f2py, which numba's BLAS probe pulls
+in unless irscale keeps it away from the first kernel).
+
+    python bench/startup.py [--repeat 15] [--budget-repeat 5]
 """
 
 from __future__ import annotations
@@ -30,9 +37,52 @@ def timed(cmd: list[str], repeat: int) -> tuple[float, str]:
     return statistics.median(times), ""
 
 
+NEVER = ("pandas", "matplotlib", "scipy.linalg", "scipy.stats", "scipy.special", "numpy.f2py", "statsmodels")
+
+EVALUATE = """
+import sys, irscale
+from pathlib import Path
+toy = Path(irscale.__file__).parent / "examples" / "toy"
+irscale.evaluate(toy / "qrels.txt", toy / "runs", ["AP", "nDCG@10", "P@10", "RR", "Rprec", "bpref"])
+"""
+
+
+def import_budget(cmd: list[str], repeat: int) -> tuple[dict[str, float], list[str]]:
+    """Median import seconds per top-level package over ``repeat`` fresh processes (the
+    cumulative time of each package's first import, as ``-X importtime`` reports it),
+    and the modules of :data:`NEVER` that were imported."""
+    per: dict[str, list[float]] = {}
+    bad: set[str] = set()
+    for _ in range(repeat):
+        p = subprocess.run(cmd, capture_output=True, text=True, env={"PYTHONWARNINGS": "ignore", **_env()})
+        seen: dict[str, float] = {}
+        for line in p.stderr.splitlines():
+            if not line.startswith("import time:") or "|" not in line:
+                continue
+            _, cum, name = line.split("|")
+            if not cum.strip().isdigit():
+                continue
+            mod = name.strip()
+            if mod in NEVER:  # (a submodule comes after its package; scipy.linalg.cython_blas alone is the
+                bad.add(mod)  # probe's import that irscale answered at once, without scipy.linalg)
+            if name.startswith(" ") and not name.startswith("  "):  # top level: one space after the bar
+                top = mod.split(".")[0]
+                seen[top] = seen.get(top, 0.0) + int(cum) / 1e6
+        for k, v in seen.items():
+            per.setdefault(k, []).append(v)
+    return {k: statistics.median(v) for k, v in per.items()}, sorted(bad)
+
+
+def _env() -> dict:
+    import os
+
+    return dict(os.environ)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--budget-repeat", type=int, default=5)
     args = ap.parse_args()
     py = sys.executable
     # the console script pip installed beside this interpreter (not a pyenv shim, which adds its own start)
@@ -59,6 +109,19 @@ def main() -> None:
             print(f"{name:42s} {'skipped':>8s}  ({why})")
         else:
             print(f"{name:42s} {t:8.3f} {t - base:18.3f}")
+    cli = [py, "-X", "importtime", "-m", "irscale", "evaluate"]
+    toy = Path(__file__).resolve().parents[1] / "src" / "irscale" / "examples" / "toy"
+    budgets = [
+        ("irscale.evaluate (embedded example)", [py, "-X", "importtime", "-c", EVALUATE]),
+        ("irscale evaluate (the CLI, its table)", cli + [str(toy / "qrels.txt"), str(toy / "runs"), "-m", "AP"]),
+    ]
+    for what, cmd in budgets:
+        seconds, bad = import_budget(cmd, args.budget_repeat)
+        print(f"\nImport budget of {what}, median of {args.budget_repeat} fresh processes (python -X importtime)")
+        for k, v in sorted(seconds.items(), key=lambda kv: -kv[1])[:12]:
+            print(f"  {k:28s} {v:6.3f} s")
+        print(f"  {'all imports':28s} {sum(seconds.values()):6.3f} s")
+        print(f"  never needed, imported: {', '.join(bad) if bad else 'none'} (of {', '.join(NEVER)})")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,14 @@ MAX_COLS = 12  # value columns a display shows; the rest are counted in a last h
 _MUTED = "color:#666;margin:0.2em 0"
 
 
+def float_text(x: float) -> str:
+    """A float as every report shows it (tables, ``*_display`` columns, the console): 4
+    decimals, except a nonzero value that would read 0.0000 (a ranked mean ``phi / |M|`` at
+    N = 1000 is 1e-98 .. 1e-25, a half-width smaller still), which shows three significant
+    digits (``1.61e-42``), so that distinct tiny values never all read 0.0000."""
+    return f"{x:.3g}" if x != 0 and abs(x) < 5e-5 else f"{x:.4f}"
+
+
 def fmt(value: object) -> str:
     """A value as a table shows it: floats to 4 significant digits (from 10^4 on, with
     thousands separators and one decimal: ranked means are that large), integers with

@@ -12,11 +12,19 @@ where numba is missing (or where a test turns the kernels off with :func:`disabl
 A kernel is built once per process, on first use (numba's import and the compilation
 cost seconds that a command which does not need the kernel should not pay), and cached
 on disk by numba (``cache=True``). This module imports nothing of irscale's.
+
+numba's first kernel load imports ``numba.np.arraymath``, which asks at import time whether
+a BLAS is there by importing ``scipy.linalg.cython_blas``: scipy.linalg and numpy.f2py,
+about a third of a second that reading, judging and scoring never use. :func:`_numba`
+imports that module itself with the probe answered "not yet" and leaves numba a lazy
+answer instead, which asks scipy the first time a kernel's typing needs it (np.dot,
+np.correlate in a user's kernel): nothing numba does changes, only when scipy loads.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,11 +34,7 @@ _OFF: set[str] = set()  # names turned off by disabled(); "*" turns every one of
 
 def have_numba() -> bool:
     """Whether numba can be imported here."""
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return _numba() is not None
 
 
 def compiled(name: str, build: Callable[[Any], Any]) -> Any:
@@ -39,13 +43,47 @@ def compiled(name: str, build: Callable[[Any], Any]) -> Any:
     if "*" in _OFF or name in _OFF:
         return None
     if name not in _BUILT:
-        try:
-            import numba
-        except ImportError:  # numpy serves
-            _BUILT[name] = None
-        else:
-            _BUILT[name] = build(numba)
+        numba = _numba()
+        _BUILT[name] = None if numba is None else build(numba)  # None: numpy serves
     return _BUILT[name]
+
+
+_BLAS = "scipy.linalg.cython_blas"
+
+
+class _LazyBlas:
+    """numba's ``arraymath._HAVE_BLAS``, answered when first asked (numba reads it with
+    ``if not _HAVE_BLAS`` while typing an inner product), by numba's own probe."""
+
+    answer: bool | None = None
+
+    def __bool__(self) -> bool:
+        if self.answer is None:
+            from numba.np import arraymath
+
+            self.answer = arraymath._check_blas()
+        return self.answer
+
+
+def _numba() -> Any:
+    """numba, imported once, with its BLAS probe deferred (see the module's docstring);
+    None where numba is missing."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    if "numba.np.arraymath" not in sys.modules and "scipy.linalg" not in sys.modules:
+        hidden = _BLAS not in sys.modules
+        if hidden:  # an import of it now fails at once
+            sys.modules[_BLAS] = None  # type: ignore[assignment]
+        try:
+            from numba.np import arraymath
+        finally:
+            if hidden and sys.modules.get(_BLAS, 0) is None:
+                del sys.modules[_BLAS]
+        if arraymath._HAVE_BLAS is False:  # the probe saw the hidden module: ask again when needed
+            arraymath._HAVE_BLAS = _LazyBlas()
+    return numba
 
 
 @contextlib.contextmanager

@@ -70,11 +70,14 @@ class ScoreTable:
         table itself does not."""
         import pandas as pd
 
-        with np.errstate(invalid="ignore"):
-            means = np.nanmean(self.values, axis=2) if np.isnan(self.values).any() else self.values.mean(axis=2)
         return pd.DataFrame(
-            means.T, index=pd.Index(self.systems, name="system"), columns=[str(m) for m in self.measures]
+            self.mean_values().T, index=pd.Index(self.systems, name="system"), columns=[str(m) for m in self.measures]
         )
+
+    def mean_values(self) -> np.ndarray:
+        """:meth:`mean` as an array, measures x systems, without pandas (the CLI's tables)."""
+        with np.errstate(invalid="ignore"):
+            return np.nanmean(self.values, axis=2) if np.isnan(self.values).any() else self.values.mean(axis=2)
 
     def records(self, system: str | None = None):
         """Per-topic values of one system as ir_measures-style ``Metric(query_id, measure,

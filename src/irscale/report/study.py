@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from irscale._display import float_text
 from irscale._version import __version__
 from irscale.errors import IrscaleError
 
@@ -217,14 +218,6 @@ def _missing(v) -> bool:
         return bool(pd.isna(v))
     except (TypeError, ValueError):
         return False
-
-
-def float_text(x: float) -> str:
-    """A float as every report shows it (tables, ``*_display`` columns, the console): 4
-    decimals, except a nonzero value that would read 0.0000 (a ranked mean ``phi / |M|`` at
-    N = 1000 is 1e-98 .. 1e-25, a half-width smaller still), which shows three significant
-    digits (``1.61e-42``), so that distinct tiny values never all read 0.0000."""
-    return f"{x:.3g}" if x != 0 and abs(x) < 5e-5 else f"{x:.4f}"
 
 
 def format_value(v, kind: str) -> str:

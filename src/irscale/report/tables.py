@@ -3,29 +3,36 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
+from irscale._display import float_text
 from irscale.plan import warn_not_interval
-from irscale.report.study import float_text
 from irscale.scales.theory import Statement
 from irscale.table import ScoreTable
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["as_json", "delimited", "long_frame", "number_cell", "rich_table", "theory_texts", "trec_eval_text"]
 
 
-def _means(table: ScoreTable) -> pd.DataFrame:
-    """The table's means, with the warning where a measure's mean is not meaningful (once
-    per measure and process: :func:`irscale.plan.warn_not_interval`)."""
+def _means(table: ScoreTable) -> np.ndarray:
+    """The table's means, measures x systems, with the warning where a measure's mean is not
+    meaningful (once per measure and process: :func:`irscale.plan.warn_not_interval`)."""
     warn_not_interval(table, "means", stacklevel=4)
-    return table.mean()
+    return table.mean_values()
 
 
 def long_frame(table: ScoreTable, per_topic: bool) -> pd.DataFrame:
     """The means as tidy rows (system, topic 'all', measure, value); with ``per_topic``,
     each system's per-topic rows first and its 'all' rows after them, as trec_eval -q."""
-    means = _means(table)
+    import pandas as pd  # (the text and terminal tables need no pandas: evaluate's default path)
+
+    means = pd.DataFrame(
+        _means(table).T, index=pd.Index(table.systems, name="system"), columns=[str(m) for m in table.measures]
+    )
     df = means.reset_index().melt(id_vars="system", var_name="measure", value_name="value")
     df.insert(1, "topic", "all")
     if not per_topic:
@@ -104,13 +111,13 @@ def rich_table(table: ScoreTable, per_topic: bool):
             t.add_row(
                 system,
                 "all",
-                *(number_cell(v) for v in means.iloc[s].to_numpy()),
+                *(number_cell(v) for v in means[:, s]),
                 style="bold",
                 end_section=s < len(table.systems) - 1,
             )  # the mean, as trec_eval -q ends each run
     else:
-        for system, row in means.iterrows():
-            t.add_row(str(system), *(number_cell(v) for v in row.to_numpy()))
+        for s, system in enumerate(table.systems):
+            t.add_row(str(system), *(number_cell(v) for v in means[:, s]))
     return t
 
 
