@@ -271,29 +271,33 @@ def _index(qrels: Qrels) -> _QrelsIndex:
 
 JUDGE_BLOCK = 1 << 21  # records looked up at a time: temporaries stay near 100 MB on any run
 
-JUDGE_SPREAD = 8  # the compiled pass's hash tables are at most 1/JUDGE_SPREAD full
+JUDGE_SPREAD = 4  # the compiled pass's hash tables are at most 1/JUDGE_SPREAD full
 
 
 def _judge_kernels():
-    """The judging pass compiled with numba, or None where numba is missing (the pandas
-    hash index of :func:`_index` serves). One pass over the run's docnos and no temporary
-    the size of the run, where the numpy path hashes, looks up in pandas and verifies in
-    separate passes (several times slower on the 10 M records of bench/evaluate.py's
-    MS MARCO-like run)."""
+    """The judging pass compiled with numba, ``(tables, judge)``, or None where numba is
+    missing (the pandas hash index of :func:`_index` serves). ``tables`` builds one hash
+    table per qrels topic, once per qrels (:func:`_judge_tables`); ``judge`` looks each
+    document of a run up in them: one pass over the run's docnos and no temporary the size
+    of the run, where the numpy path hashes, looks up in pandas and verifies in separate
+    passes (several times slower on the 10 M records of bench/evaluate.py's MS MARCO-like
+    run)."""
     return compiled("data.judge", _build_judge_kernels)
 
 
 def _build_judge_kernels(numba):
-    @numba.njit(nogil=True, cache=True)
-    def judge(docs, offsets, sizes, pos, qdocs, fits, qstart, qgrades, out, unjudged, spread):  # pragma: no cover
-        # out[pos[t], r] = the grade of the r-th document of run topic t, for r < sizes[t].
-        # Per topic, a hash table of its judgements at most 1/spread full (spread 8: it
-        # stays in cache and an unjudged document mostly meets an empty slot at once; tests
-        # pass 1 for long probe chains); qdocs has the width of docs, and judgements wider
-        # than that (fits False) cannot match and stay out. (The helpers are inner
-        # functions: a kernel that calls another numba function is compiled again in
-        # every process instead of loaded from numba's cache.)
+    # (The helpers are inner functions: a kernel that calls another numba function is
+    # compiled again in every process instead of loaded from numba's cache.)
 
+    @numba.njit(nogil=True, cache=True)
+    def tables(qdocs, qstart, spread):  # pragma: no cover
+        # Per qrels topic q, an open-addressing table of its judgements in
+        # table[tstart[q]:tstart[q + 1]], a power of two at most 1/spread full (spread 4:
+        # a topic's table stays in cache and an unjudged document mostly meets an empty slot
+        # at once; tests pass 1 for long probe chains); one slot at least stays empty. A
+        # slot holds the record index in its low 32 bits and the top 31 bits of the
+        # docno's hash above them (a probe reads a judged docno's bytes only where those
+        # agree); -1 is empty.
         def key(m, i):
             # FNV-1a over the bytes of row i but NULs (padding: a docno hashes the same at
             # any width), then murmur's finaliser (the table uses the low bits)
@@ -307,47 +311,88 @@ def _build_judge_kernels(numba):
             h ^= h >> np.uint64(33)
             return h
 
-        def pow2(n):
+        T = len(qstart) - 1
+        tstart = np.zeros(T + 1, dtype=np.int64)
+        for q in range(T):
             m = 16
-            while m < n:
+            while m < spread * (qstart[q + 1] - qstart[q]) + 1:
                 m *= 2
-            return m
+            tstart[q + 1] = tstart[q] + m
+        table = np.full(tstart[T], -1, dtype=np.int64)
+        for q in range(T):  # (slots as int64: numba types int64 + uint64 as a float)
+            base, mask = tstart[q], tstart[q + 1] - tstart[q] - 1
+            for k in range(qstart[q], qstart[q + 1]):  # the qrels hold no duplicate key
+                h = key(qdocs, k)
+                i = np.int64(h & np.uint64(mask))
+                while table[base + i] >= 0:
+                    i = (i + 1) & mask
+                table[base + i] = (np.int64(h >> np.uint64(33)) << 32) | k  # the hash's top bits, the record
+        return tstart, table
 
-        most = 1
-        for q in range(len(qstart) - 1):
-            most = max(most, qstart[q + 1] - qstart[q])
-        table = np.empty(pow2(spread * most + 1), dtype=np.int64)
-        w = docs.shape[1]
+    @numba.njit(nogil=True, cache=True)
+    def judge(docs, offsets, sizes, pos, qdocs, tstart, table, qgrades, out, unjudged):  # pragma: no cover
+        # out[pos[t], r] = the grade of the r-th document of run topic t, for r < sizes[t];
+        # docs and qdocs may differ in width: a docno equals a judged one where their bytes
+        # agree and the wider one has only NULs (padding) past the narrower's width.
+        def key(m, i):  # as in tables()
+            h = np.uint64(14695981039346656037)
+            for j in range(m.shape[1]):
+                b = m[i, j]
+                if b != 0:
+                    h = (h ^ np.uint64(b)) * np.uint64(1099511628211)
+            h ^= h >> np.uint64(33)
+            h *= np.uint64(0xFF51AFD7ED558CCD)
+            h ^= h >> np.uint64(33)
+            return h
+
+        w, W = docs.shape[1], qdocs.shape[1]
+        n = min(w, W)
         for t in range(len(sizes)):
             if sizes[t] == 0:
                 continue
             tq = pos[t]
-            lo, hi = qstart[tq], qstart[tq + 1]
-            m = pow2(spread * (hi - lo) + 1)  # one slot at least stays empty
-            mask = np.uint64(m - 1)
-            table[:m] = -1
-            for k in range(lo, hi):  # the qrels hold no duplicate key
-                if fits[k]:
-                    i = key(qdocs, k) & mask
-                    while table[i] >= 0:
-                        i = (i + np.uint64(1)) & mask
-                    table[i] = k
+            base, mask = tstart[tq], tstart[tq + 1] - tstart[tq] - 1
             for r in range(sizes[t]):
                 d = offsets[t] + r
-                i = key(docs, d) & mask
+                h = key(docs, d)
+                i = np.int64(h & np.uint64(mask))
+                top = np.int64(h >> np.uint64(33))
                 g = unjudged
-                while table[i] >= 0:
-                    k = table[i]
+                while table[base + i] >= 0:
+                    k = table[base + i] & 0xFFFFFFFF
+                    if table[base + i] >> 32 != top:  # another docno: its bytes need no reading
+                        i = (i + 1) & mask
+                        continue
                     j = 0
-                    while j < w and docs[d, j] == qdocs[k, j]:
+                    while j < n and docs[d, j] == qdocs[k, j]:
                         j += 1
-                    if j == w:
-                        g = qgrades[k]
-                        break
-                    i = (i + np.uint64(1)) & mask
+                    if j == n:
+                        while j < w and docs[d, j] == 0:
+                            j += 1
+                        while j < W and qdocs[k, j] == 0:
+                            j += 1
+                        if j == max(w, W):
+                            g = qgrades[k]
+                            break
+                    i = (i + 1) & mask
                 out[tq, r] = g
 
-    return judge
+    return tables, judge
+
+
+def _judge_tables(qrels: Qrels, kernels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The qrels' docnos as byte rows and the compiled judge's per-topic hash tables
+    ``(qdocs, tstart, table)``, built once per qrels (and :data:`JUDGE_SPREAD`) and kept on
+    it: :func:`irscale.loading.iter_judged` builds them before its forked readers share
+    them, so no run builds them again."""
+    cache = getattr(qrels, "_irscale_judge", None)
+    if cache is None:
+        cache = {}
+        object.__setattr__(qrels, "_irscale_judge", cache)
+    if JUDGE_SPREAD not in cache:
+        qdocs = _byte_rows(qrels.docno)
+        cache[JUDGE_SPREAD] = (qdocs, *kernels[0](qdocs, _topic_starts(qrels), JUDGE_SPREAD))
+    return cache[JUDGE_SPREAD]
 
 
 def _byte_rows(a: np.ndarray) -> np.ndarray:
@@ -386,26 +431,18 @@ def judge_run(run: Run, qrels: Qrels, depth: int | None = None) -> tuple[np.ndar
     out = np.full((T, max(int(sizes.max(initial=0)), 1)), PAD, dtype=np.int16)
     kernels = _judge_kernels()
     if kernels is not None:
-        docs, qdocs = _byte_rows(run.docno), _byte_rows(qrels.docno)
-        w, W = docs.shape[1], qdocs.shape[1]
-        fits: np.ndarray = np.ones(len(qdocs), dtype=np.bool_)
-        if W > w:  # a judged docno longer than every docno of the run matches none
-            fits = ~qdocs[:, w:].any(axis=1)  # type: ignore[assignment]  # numpy's stubs: any(axis=) of 2-D is an array
-            qdocs = np.ascontiguousarray(qdocs[:, :w])
-        elif W < w:
-            qdocs = np.concatenate([qdocs, np.zeros((len(qdocs), w - W), dtype=np.uint8)], axis=1)
-        kernels(
-            docs,
+        qdocs, tstart, table = _judge_tables(qrels, kernels)
+        kernels[1](
+            _byte_rows(run.docno),
             run.offsets[:-1].astype(np.int64),
             sizes.astype(np.int64),
             pos_c.astype(np.int64),
             qdocs,
-            fits,
-            _topic_starts(qrels),
+            tstart,
+            table,
             qrels.grade,
             out,
             UNJUDGED,
-            JUDGE_SPREAD,
         )
         return out, missing, extra
     # blocks of whole topics, about JUDGE_BLOCK records each (a topic larger than that alone)

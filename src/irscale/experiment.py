@@ -36,6 +36,7 @@ from irscale.io.trec import (
 )
 from irscale.loading import (
     ReadOptions,
+    _Prefetch,
     _refuse_reading_options,
     as_qrels,
     check_progress,
@@ -289,6 +290,17 @@ def evaluate(
     depth = check_options(depth, read.missing_topics)
     keep_depth = integer("keep_depth", keep_depth, minimum=1, none=True)
     check_progress(progress)
+    # gzip runs start inflating in threads now, while the qrels are read and numba loads
+    ahead = None if isinstance(runs, JudgedRuns) else _Prefetch(runs)
+    try:
+        return _evaluate(qrels, runs, ms, read, depth, keep_depth, progress)
+    finally:
+        if ahead is not None:
+            ahead.close()
+
+
+def _evaluate(qrels, runs, ms: list, read: ReadOptions, depth, keep_depth, progress) -> ScoreTable:
+    """:func:`evaluate`'s work, its options checked."""
     qrels = read.qrels(qrels)
     for m in ms:  # a measure real-valued grades refuse (ERR) fails before any run is read
         m.for_grades(qrels.values)

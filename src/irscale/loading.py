@@ -20,6 +20,7 @@ from irscale.data import (
     MissingTopics,
     _index,
     _judge_kernels,
+    _judge_tables,
     assemble,
     check_options,
     judge_run,
@@ -49,6 +50,8 @@ from irscale.io.trec import (
     Run,
     ScorePrecision,
     check_reader_options,
+    parse_runs,
+    read_bytes,
     read_qrels,
     read_runs,
 )
@@ -265,9 +268,13 @@ def iter_judged(
         read.duplicates,
     )
     items = _run_items(runs, skip_invalid, score_precision=score_precision, duplicates=duplicates)
-    if _judge_kernels() is None:  # the numpy path's lookup index: built once, before workers share it
-        _index(qrels)  # (the compiled judge hashes each topic itself: no pandas import, no index)
+    kernels = _judge_kernels()  # the lookup tables, built once, before workers share them
+    if kernels is None:
+        _index(qrels)  # the numpy path's pandas hash index
+    else:
+        _judge_tables(qrels, kernels)  # the compiled judge's per-topic hash tables (no pandas)
     total = len(items)
+    _Prefetch.finish()  # (the files inflated ahead: their threads end before readers fork)
     forked = _can_fork() and min(workers or min(os.cpu_count() or 1, 8), total) > 1  # parallel_imap's choice
     task = partial(
         _read_and_judge,
@@ -405,7 +412,13 @@ def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_ta
     """:func:`_read_and_judge`'s work: its result (warnings said as they come)."""
     item, listed = entry
     try:
-        runs = [item] if isinstance(item, Run) else read_runs(item, split_tags=split_tags, progress=on_read, **opts)
+        text = None if isinstance(item, Run) or on_read else _Prefetch.take(item)
+        if text is not None:  # inflated ahead (see _Prefetch)
+            runs = parse_runs(text, str(item), split_tags=split_tags, **opts)
+        elif isinstance(item, Run):
+            runs = [item]
+        else:
+            runs = read_runs(item, split_tags=split_tags, progress=on_read, **opts)
     except InputFormatError as e:
         if skip_invalid:
             return e
@@ -420,6 +433,72 @@ def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_ta
             )
         raise e from None
     return [(run.name, run.path, *judge_run(run, qrels, depth), run.metadata) for run in runs]
+
+
+PREFETCH_BYTES = 1 << 27  # gzip runs (compressed bytes) inflated ahead while numba loads: about 0.5 GB of text
+
+
+class _Prefetch:
+    """gzip run files inflated in two threads from the first instant of a call, while the
+    calling thread reads the qrels and numba loads its kernels (inflating releases the
+    GIL): the files in order until :data:`PREFETCH_BYTES` of them, their text kept until
+    taken. A file that cannot be read here is read again by the reader, whose error then
+    comes in its place, in order."""
+
+    _open: dict[str, object] = {}  # path -> future of its text (what the readers take)
+    _pools: list = []  # the thread pools still running
+
+    def __init__(self, runs):
+        self.paths: list[str] = []
+        try:
+            items = [runs] if isinstance(runs, (str, os.PathLike)) else list(runs)
+            if not all(isinstance(r, (str, os.PathLike)) for r in items):
+                return
+            budget = PREFETCH_BYTES
+            for f in expand_run_paths(items):
+                size = f.stat().st_size
+                if size > budget:
+                    break
+                with open(f, "rb") as fh:
+                    if fh.read(2) != b"\x1f\x8b":  # plain text: nothing to inflate
+                        continue
+                budget -= size
+                self.paths.append(str(f))
+        except (OSError, IrscaleError, TypeError):  # the readers say what is wrong, in order
+            self.paths = []
+        if len(self.paths) < 2:
+            self.paths = []
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(2, thread_name_prefix="irscale-inflate")
+        _Prefetch._pools.append(pool)
+        for path in self.paths:
+            _Prefetch._open[path] = pool.submit(read_bytes, path)
+
+    @staticmethod
+    def finish() -> None:
+        """Wait for the threads to end (a process with threads does not fork its readers):
+        what they inflate is then all there."""
+        while _Prefetch._pools:
+            _Prefetch._pools.pop().shutdown(wait=True)
+
+    def close(self) -> None:
+        """Let go of what was not taken."""
+        self.finish()
+        for path in self.paths:
+            _Prefetch._open.pop(path, None)
+        self.paths = []
+
+    @staticmethod
+    def take(path) -> bytes | None:
+        future = _Prefetch._open.pop(str(path), None)
+        if future is None:
+            return None
+        try:
+            return future.result()  # type: ignore[attr-defined]
+        except Exception:  # read again by the reader, which says why
+            return None
 
 
 def _refuse_reading_options(given: list[str]) -> None:

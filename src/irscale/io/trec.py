@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import os
 import re
 import unicodedata
@@ -362,7 +363,7 @@ def _line_text(data: bytes, line: int) -> str:
 
 
 def _kernels():
-    """(gather, decimals, tokens, hash) compiled with numba, or None where numba is missing
+    """(gather, decimals, tokens, hash, steps) compiled with numba, or None where numba is missing
     (numpy serves)."""
     return compiled("io.trec", _build_kernels)
 
@@ -507,7 +508,19 @@ def _build_kernels(numba):
                 h = h * mult + np.uint64(mat[i, j])
             out[i] = h
 
-    return (gather_k, decimals_k, tokens_k, hash_k)
+    @numba.njit(nogil=True, cache=True)
+    def steps_k(codes, score):  # pragma: no cover (compiled)
+        # pairs of consecutive records of a topic whose scores rise, and whose scores fall
+        up = down = 0
+        for i in range(1, len(codes)):
+            if codes[i] == codes[i - 1]:
+                if score[i] > score[i - 1]:
+                    up += 1
+                elif score[i] < score[i - 1]:
+                    down += 1
+        return up, down
+
+    return (gather_k, decimals_k, tokens_k, hash_k, steps_k)
 
 
 def gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -1375,20 +1388,25 @@ def _parse_runs(
     read = [0, 0]
     line = 1  # of the piece's first line
     header = None
-    for k, piece in enumerate(_pieces(source, read=read)):
-        n, piece_blank, cols, newlines = _piece_columns(
-            k, line, piece, path=path, extra_fields=extra_fields, score_precision=score_precision
-        )
-        if k == 0 and metadata != "ignore":  # (after the piece is checked: UTF-8, no NUL)
-            # a first piece of more than half PIECE_BYTES was cut: the file goes on past it
-            header = ir_metadata(piece, path, metadata, more=len(piece) > PIECE_BYTES // 2)
-        line += newlines
-        size += n
-        blank = blank and piece_blank
-        if cols is not None:
-            parts.append(cols)
-        if progress is not None and read[1]:
-            progress(read[0] / read[1])
+    pieces = _tokenized_pieces(source, read, path=path, extra_fields=extra_fields, score_precision=score_precision)
+    try:
+        for k, piece, (n, piece_blank, cols, newlines) in pieces:
+            if cols is not None:  # (tokenised as if the piece began the file)
+                cols.lines = cols.lines + (line - 1)
+            if k == 0 and metadata != "ignore":  # (after the piece is checked: UTF-8, no NUL)
+                # a first piece of more than half PIECE_BYTES was cut: the file goes on past it
+                header = ir_metadata(piece, path, metadata, more=len(piece) > PIECE_BYTES // 2)
+            line += newlines
+            size += n
+            blank = blank and piece_blank
+            if cols is not None:
+                parts.append(cols)
+            if progress is not None and read[1]:
+                progress(read[0] / read[1])
+    except InputFormatError as e:  # a piece's error: its line in the file
+        raise _shifted(e, line) from None
+    finally:
+        pieces.close()  # (the pieces ahead, where an error stopped the loop)
     if not parts:
         what = (
             "empty file" if size == 0 else "empty file (only whitespace)" if blank else "no data lines (only comments)"
@@ -1457,6 +1475,40 @@ def _parse_runs(
         )
         for g in range(len(tag_list))
     ]
+
+
+PIECE_THREADS = 2  # pieces of one file tokenised at a time (threads: the kernels release the GIL)
+
+
+def _tokenized_pieces(source, read: list, **options):
+    """``(k, piece, _piece_columns(k, 1, piece))`` for each piece of ``source`` in order,
+    each piece's line numbers counted from 1 (the caller shifts them, and an error's, by
+    the lines before the piece). A file of one piece is tokenised here; a larger one by
+    :data:`PIECE_THREADS` threads, the next pieces while this one is consumed (memory: that
+    many pieces and their columns in flight, not the file)."""
+    pieces = enumerate(_pieces(source, read=read))
+    head = next(pieces)
+    nxt = next(pieces, None)
+    if nxt is None or PIECE_THREADS < 2:
+        for k, piece in itertools.chain([head], [nxt] if nxt else [], pieces):
+            yield k, piece, _piece_columns(k, 1, piece, **options)
+        return
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(PIECE_THREADS, thread_name_prefix="irscale-piece") as pool:
+        ahead: deque = deque()
+        try:
+            for item in (head, nxt):
+                ahead.append((*item, pool.submit(_piece_columns, item[0], 1, item[1], **options)))
+            while ahead:
+                k, piece, done = ahead.popleft()
+                if (more := next(pieces, None)) is not None:
+                    ahead.append((*more, pool.submit(_piece_columns, more[0], 1, more[1], **options)))
+                yield k, piece, done.result()
+        finally:  # an error, or the caller stopped: the pieces ahead are not waited for
+            for *_, f in ahead:
+                f.cancel()
 
 
 def _piece_columns(k: int, first: int, piece: bytes, *, path: str, extra_fields: ExtraFields, score_precision: str):
@@ -1560,9 +1612,7 @@ def _columns_swapped(codes: np.ndarray, score: np.ndarray, rank_column: Callable
       the file (a writer that sorts tied scores by docno lists the ranks out of order).
       ``rank_column`` (called only then) gives the rank column's text of each record.
     """
-    same = codes[1:] == codes[:-1]
-    a, b = score[:-1][same], score[1:][same]
-    up, down = int((b > a).sum()), int((b < a).sum())
+    up, down = _steps(codes, score)
     pairs = up + down
     if pairs >= SWAP_PAIRS and up >= SWAP_SHARE * pairs:
         return f"Scores rise like ranks in {_share(up, pairs)} of {pairs:,} pairs of lines"
@@ -1589,6 +1639,18 @@ def _columns_swapped(codes: np.ndarray, score: np.ndarray, rank_column: Callable
             seen.add((c, t))
         shown = f" ({twice.decode('utf-8', 'replace')!r} twice in a topic)" if twice else ""
     return f"Scores look like ranks (distinct whole numbers), ranks do not{shown}"
+
+
+def _steps(codes: np.ndarray, score: np.ndarray) -> tuple[int, int]:
+    """How many pairs of consecutive records of a topic have rising scores, and how many
+    falling (one compiled pass; numpy's takes four passes and two copies of the column)."""
+    k = _kernels()
+    if k is not None:
+        up, down = k[4](codes, score)
+        return int(up), int(down)
+    same = codes[1:] == codes[:-1]
+    a, b = score[:-1][same], score[1:][same]
+    return int((b > a).sum()), int((b < a).sum())
 
 
 def _share(k: int, n: int) -> str:
