@@ -12,7 +12,9 @@ Workloads (``--workloads``, all by default):
 
 Each tool runs in a fresh Python process (so peak memory is its own), the peers as their
 users call them (pytrec_eval: one ``RelevanceEvaluator`` for all runs, runs read with a
-plain gzip-and-split loop). ranx's numba JIT is
+plain gzip-and-split loop; irscale: ``irscale.evaluate`` to its ScoreTable, as
+pytrec_eval's to its dicts; the long pandas table ``to_frame()`` makes after is timed
+apart and printed below irscale's row). ranx's numba JIT is
 cold on its first call (NUMBA_CACHE_DIR points to an empty directory; its warm time is a
 second call in the same process); irscale's kernels are compiled by one untimed first run
 (reported as cold) and loaded from numba's cache in the timed ones, as on a user's machine
@@ -72,12 +74,15 @@ def read_run_dict(f):
             t, _, d, _, s, _ = line.split()
             r.setdefault(t, {})[d] = float(s)
     return r
-def report(**kw):
+def cpu_now():
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+def report(cpu_end=None, **kw):  # cpu_end: the CPU time where the timed work ended (else now)
     kw["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     # worker processes (irscale reads runs in forked workers): the largest one
     kw["child_peak_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    kw["cpu_seconds"] = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime - CPU0
+    kw["cpu_seconds"] = (cpu_now() if cpu_end is None else cpu_end) - CPU0
     kw["total_cpu_seconds"] = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime  # imports included
     print("RESULT " + json.dumps(kw))
 def digest(values):  # irscale's scores, bit for bit
@@ -92,16 +97,20 @@ TOOLS = {
 import irscale
 t = time.perf_counter()
 table = irscale.evaluate(qrels_path, files, IRS)
-df = table.to_frame()
-report(seconds=time.perf_counter() - t, cells=len(df), digest=digest(table.values))
+seconds, cpu = time.perf_counter() - t, cpu_now()
+t = time.perf_counter()
+df = table.to_frame()  # the long pandas table, timed apart: pytrec_eval's user gets dicts, irscale's a ScoreTable
+report(seconds=seconds, cpu_end=cpu, frame_seconds=time.perf_counter() - t, cells=len(df), digest=digest(table.values))
 """,
     "irscale-zlib": """
 os.environ["IRSCALE_INFLATE"] = "zlib"  # Python's zlib instead of ISA-L for gzip runs (bench/decompress.py)
 import irscale
 t = time.perf_counter()
 table = irscale.evaluate(qrels_path, files, IRS)
-df = table.to_frame()
-report(seconds=time.perf_counter() - t, cells=len(df), digest=digest(table.values))
+seconds, cpu = time.perf_counter() - t, cpu_now()
+t = time.perf_counter()
+df = table.to_frame()  # the long pandas table, timed apart: pytrec_eval's user gets dicts, irscale's a ScoreTable
+report(seconds=seconds, cpu_end=cpu, frame_seconds=time.perf_counter() - t, cells=len(df), digest=digest(table.values))
 """,
     "pytrec_eval": """
 import pytrec_eval
@@ -407,6 +416,7 @@ def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: lis
             "child_peak_mb": max(r.get("child_peak_mb", 0) for r in rs),
             "cells": rs[0]["cells"],
             "digests": sorted({r["digest"] for r in rs if "digest" in r}),
+            "frame": statistics.median(r["frame_seconds"] for r in rs) if "frame_seconds" in rs[0] else None,
             "all": [round(r["seconds"], 2) for r in rs],
         }
     base = results.get("irscale") or next(iter(results.values()), {})
@@ -431,6 +441,11 @@ def bench(title: str, qrels: Path, files: list[Path], measures: dict, tools: lis
         )
         if r["digests"]:  # irscale's scores, bit for bit: equal digests, equal results
             print(f"{'':12s} results digest {', '.join(r['digests'])} (sha256 of every score, all its runs)")
+        if r["frame"] is not None:
+            print(
+                f"{'':12s} then ScoreTable.to_frame(): +{r['frame']:.2f} s (median; pandas' import and the long "
+                "table), not in the times above"
+            )
         if r["cold_seconds"] is not None:
             rw = f"{r['cold_seconds'] / base['seconds']:5.1f}x" if base else ""
             print(

@@ -16,6 +16,13 @@ digest must equal the threads' one).
     python bench/rankmap.py --N "" --only-transform "nDCG@30" --dask
     python bench/rankmap.py --kernels       # the count engine's merge: numba against numpy
     python bench/rankmap.py --second-collection   # DL 2019 in two collections: the second's cost
+    python bench/rankmap.py --covid-like          # 143 runs x 30 topics, grades 0-2, nDCG and RBP(p=0.8) @30
+
+``--covid-like`` generates (seeded) a collection shaped like a TREC-COVID round: 143 runs
+x 30 topics of 1,000 documents, qrels of grades 0-2 (about 400 judgements a topic: 55 %
+0, 20 % 1, 25 % 2) that judge about a third of a run's top 30 (the rest is unjudged,
+grade 0 on the interval scale), and transforms nDCG and RBP(p=0.8) together at N = 30 on
+its 3 levels, cold (an empty cache) then warm.
 """
 
 from __future__ import annotations
@@ -80,6 +87,9 @@ ties = ("unq", "mid")
 if which == "trec8":
     files, qrels = sorted((data / "runs").glob("*.gz")), data / "qrels.trec8.txt"
     measures, relevance, ties = PAPER_MEASURES, None, "unq"
+elif which == "covid":  # generated (covid_like)
+    files, qrels = sorted((data / "runs").iterdir()), data / "qrels.txt"
+    relevance = "graded"
 else:
     files, qrels = sorted((data / "runs").iterdir()), data / "qrels.dl19-passage.txt"
     relevance = "graded"
@@ -145,6 +155,29 @@ def run(code: str, *args, env=None, timeout=None) -> dict:
     return {"error": (p.stderr.strip().splitlines() or ["failed"])[-1]}
 
 
+def covid_like(out: Path, runs: int = 143, topics: int = 30, depth: int = 1_000, seed: int = 0) -> Path:
+    """A TREC-COVID-shaped collection in ``out`` (qrels.txt, runs/): see the module doc."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    pool = 20_000  # documents per topic
+    judged = [rng.permutation(pool)[:400] for _ in range(topics)]
+    grades = [rng.choice(3, size=400, p=[0.55, 0.20, 0.25]) for _ in range(topics)]
+    with open(out / "qrels.txt", "w") as f:
+        for t in range(topics):
+            f.writelines(f"{t + 1} 0 cord{t}-{d} {g}\n" for d, g in zip(judged[t], grades[t]))
+    (out / "runs").mkdir()
+    for r in range(runs):
+        lines = []
+        for t in range(topics):
+            # a third of the top 30 from the judged documents, the rest mostly unjudged
+            top = np.where(rng.random(30) < 1 / 3, rng.choice(judged[t], 30), rng.integers(0, pool, 30))
+            docs = list(dict.fromkeys(np.concatenate([top, rng.integers(0, pool, depth * 2)]).tolist()))[:depth]
+            lines.extend(f"{t + 1} Q0 cord{t}-{d} {k + 1} {depth - k} run{r:03d}\n" for k, d in enumerate(docs))
+        (out / "runs" / f"run{r:03d}.txt").write_text("".join(lines))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--N", default="5,10,20,30")
@@ -174,7 +207,39 @@ def main() -> None:
         help="only the count engine's merge, numba against numpy "
         "(DCG, 3 levels, N = 20 and 26: seconds per 1,000 phi queries, answers compared)",
     )
+    ap.add_argument(
+        "--covid-like",
+        action="store_true",
+        help="only this: a generated TREC-COVID-like collection, nDCG and RBP(p=0.8) @30 on 3 levels (module doc)",
+    )
     args = ap.parse_args()
+    if args.covid_like:
+        import os
+
+        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as cache:
+            data = covid_like(Path(tmp))
+            r = run(
+                TRANSFORM,
+                data,
+                "covid",
+                30,
+                json.dumps(["nDCG", "RBP(p=0.8)"]),
+                json.dumps(None),
+                "threads",
+                env=dict(os.environ, IRSCALE_CACHE_DIR=cache),
+                timeout=args.timeout,
+            )
+        if "error" in r:
+            print(f"COVID-like: error: {r['error']}")
+            return
+        maps = ", ".join(f"{k} {e} {s:,}" for k, (e, s) in r["maps"].items())
+        print(
+            f"COVID-like (generated): {r['runs']} runs x {r['topics']} topics, {r['levels']} levels, nDCG and "
+            f"RBP(p=0.8) @30 together: cold {r['cold']:.1f} s, warm {r['warm']:.2f} s, peak {r['peak_mb']:.0f} MB, "
+            f"results {r['digest']} ({maps})",
+            flush=True,
+        )
+        return
     if args.kernels:
         for N, nq in ((20, 200), (26, 40)):
             r = run(KERNELS, "DCG", N, 3, nq, timeout=args.timeout)
