@@ -271,17 +271,17 @@ def _index(qrels: Qrels) -> _QrelsIndex:
 
 JUDGE_BLOCK = 1 << 21  # records looked up at a time: temporaries stay near 100 MB on any run
 
-JUDGE_SPREAD = 4  # the compiled pass's hash tables are at most 1/JUDGE_SPREAD full
+JUDGE_SPREAD = 8  # the compiled pass's hash tables are at most 1/JUDGE_SPREAD full
 
 
 def _judge_kernels():
-    """The judging pass compiled with numba, ``(tables, judge)``, or None where numba is
-    missing (the pandas hash index of :func:`_index` serves). ``tables`` builds one hash
-    table per qrels topic, once per qrels (:func:`_judge_tables`); ``judge`` looks each
-    document of a run up in them: one pass over the run's docnos and no temporary the size
-    of the run, where the numpy path hashes, looks up in pandas and verifies in separate
-    passes (several times slower on the 10 M records of bench/evaluate.py's MS MARCO-like
-    run)."""
+    """The judging pass compiled with numba, ``(hashes, judge)``, or None where numba is
+    missing (the pandas hash index of :func:`_index` serves). ``hashes`` hashes each
+    judged docno once per qrels (:func:`_judge_tables`); ``judge`` fills, topic by topic,
+    a small hash table from those hashes (it stays in cache) and looks each document of a
+    run up in it: one pass over the run's docnos and no temporary the size of the run,
+    where the numpy path hashes, looks up in pandas and verifies in separate passes
+    (several times slower on the 10 M records of bench/evaluate.py's MS MARCO-like run)."""
     return compiled("data.judge", _build_judge_kernels)
 
 
@@ -290,51 +290,35 @@ def _build_judge_kernels(numba):
     # compiled again in every process instead of loaded from numba's cache.)
 
     @numba.njit(nogil=True, cache=True)
-    def tables(qdocs, qstart, spread):  # pragma: no cover
-        # Per qrels topic q, an open-addressing table of its judgements in
-        # table[tstart[q]:tstart[q + 1]], a power of two at most 1/spread full (spread 4:
-        # a topic's table stays in cache and an unjudged document mostly meets an empty slot
-        # at once; tests pass 1 for long probe chains); one slot at least stays empty. A
-        # slot holds the record index in its low 32 bits and the top 31 bits of the
-        # docno's hash above them (a probe reads a judged docno's bytes only where those
-        # agree); -1 is empty.
-        def key(m, i):
-            # FNV-1a over the bytes of row i but NULs (padding: a docno hashes the same at
-            # any width), then murmur's finaliser (the table uses the low bits)
+    def hashes(qdocs):  # pragma: no cover
+        # FNV-1a over the bytes of each row but NULs (padding: a docno hashes the same at
+        # any width), then murmur's finaliser (the tables use the low bits)
+        out = np.empty(qdocs.shape[0], dtype=np.uint64)
+        for i in range(qdocs.shape[0]):
             h = np.uint64(14695981039346656037)
-            for j in range(m.shape[1]):
-                b = m[i, j]
+            for j in range(qdocs.shape[1]):
+                b = qdocs[i, j]
                 if b != 0:
                     h = (h ^ np.uint64(b)) * np.uint64(1099511628211)
             h ^= h >> np.uint64(33)
             h *= np.uint64(0xFF51AFD7ED558CCD)
             h ^= h >> np.uint64(33)
-            return h
-
-        T = len(qstart) - 1
-        tstart = np.zeros(T + 1, dtype=np.int64)
-        for q in range(T):
-            m = 16
-            while m < spread * (qstart[q + 1] - qstart[q]) + 1:
-                m *= 2
-            tstart[q + 1] = tstart[q] + m
-        table = np.full(tstart[T], -1, dtype=np.int64)
-        for q in range(T):  # (slots as int64: numba types int64 + uint64 as a float)
-            base, mask = tstart[q], tstart[q + 1] - tstart[q] - 1
-            for k in range(qstart[q], qstart[q + 1]):  # the qrels hold no duplicate key
-                h = key(qdocs, k)
-                i = np.int64(h & np.uint64(mask))
-                while table[base + i] >= 0:
-                    i = (i + 1) & mask
-                table[base + i] = (np.int64(h >> np.uint64(33)) << 32) | k  # the hash's top bits, the record
-        return tstart, table
+            out[i] = h
+        return out
 
     @numba.njit(nogil=True, cache=True)
-    def judge(docs, offsets, sizes, pos, qdocs, tstart, table, qgrades, out, unjudged):  # pragma: no cover
-        # out[pos[t], r] = the grade of the r-th document of run topic t, for r < sizes[t];
-        # docs and qdocs may differ in width: a docno equals a judged one where their bytes
-        # agree and the wider one has only NULs (padding) past the narrower's width.
-        def key(m, i):  # as in tables()
+    def judge(docs, offsets, sizes, pos, qdocs, qhash, qstart, qgrades, out, unjudged, spread):  # pragma: no cover
+        # out[pos[t], r] = the grade of the r-th document of run topic t, for r < sizes[t].
+        # Per topic, a hash table of its judgements at most 1/spread full (spread 8: it
+        # stays in cache and an unjudged document mostly meets an empty slot at once;
+        # tests pass 1 for long probe chains), filled from the qrels' hashes (computed
+        # once per qrels); one slot at least stays empty. A slot holds the record index in
+        # its low 32 bits and the top 31 bits of the docno's hash above them, so a probe
+        # reads a judged docno's bytes only where those agree; -1 is empty. docs and qdocs
+        # may differ in width: a docno equals a judged one where their bytes agree and the
+        # wider one has only NULs (padding) past the narrower's width. (Slots are int64:
+        # numba types int64 + uint64 as a float.)
+        def key(m, i):  # as hashes()
             h = np.uint64(14695981039346656037)
             for j in range(m.shape[1]):
                 b = m[i, j]
@@ -345,54 +329,69 @@ def _build_judge_kernels(numba):
             h ^= h >> np.uint64(33)
             return h
 
+        def pow2(n):
+            m = 16
+            while m < n:
+                m *= 2
+            return m
+
+        most = 1
+        for q in range(len(qstart) - 1):
+            most = max(most, qstart[q + 1] - qstart[q])
+        table = np.empty(pow2(spread * most + 1), dtype=np.int64)
         w, W = docs.shape[1], qdocs.shape[1]
         n = min(w, W)
         for t in range(len(sizes)):
             if sizes[t] == 0:
                 continue
             tq = pos[t]
-            base, mask = tstart[tq], tstart[tq + 1] - tstart[tq] - 1
+            lo, hi = qstart[tq], qstart[tq + 1]
+            mask = pow2(spread * (hi - lo) + 1) - 1
+            table[: mask + 1] = -1
+            for k in range(lo, hi):  # the qrels hold no duplicate key
+                h = qhash[k]
+                i = np.int64(h & np.uint64(mask))
+                while table[i] >= 0:
+                    i = (i + 1) & mask
+                table[i] = (np.int64(h >> np.uint64(33)) << 32) | k
             for r in range(sizes[t]):
                 d = offsets[t] + r
                 h = key(docs, d)
                 i = np.int64(h & np.uint64(mask))
                 top = np.int64(h >> np.uint64(33))
                 g = unjudged
-                while table[base + i] >= 0:
-                    k = table[base + i] & 0xFFFFFFFF
-                    if table[base + i] >> 32 != top:  # another docno: its bytes need no reading
-                        i = (i + 1) & mask
-                        continue
-                    j = 0
-                    while j < n and docs[d, j] == qdocs[k, j]:
-                        j += 1
-                    if j == n:
-                        while j < w and docs[d, j] == 0:
+                while table[i] >= 0:
+                    k = table[i] & 0xFFFFFFFF
+                    if table[i] >> 32 == top:  # else another docno: its bytes need no reading
+                        j = 0
+                        while j < n and docs[d, j] == qdocs[k, j]:
                             j += 1
-                        while j < W and qdocs[k, j] == 0:
-                            j += 1
-                        if j == max(w, W):
-                            g = qgrades[k]
-                            break
+                        if j == n:
+                            while j < w and docs[d, j] == 0:
+                                j += 1
+                            while j < W and qdocs[k, j] == 0:
+                                j += 1
+                            if j == max(w, W):
+                                g = qgrades[k]
+                                break
                     i = (i + 1) & mask
                 out[tq, r] = g
 
-    return tables, judge
+    return hashes, judge
 
 
-def _judge_tables(qrels: Qrels, kernels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The qrels' docnos as byte rows and the compiled judge's per-topic hash tables
-    ``(qdocs, tstart, table)``, built once per qrels (and :data:`JUDGE_SPREAD`) and kept on
-    it: :func:`irscale.loading.iter_judged` builds them before its forked readers share
-    them, so no run builds them again."""
-    cache = getattr(qrels, "_irscale_judge", None)
-    if cache is None:
-        cache = {}
-        object.__setattr__(qrels, "_irscale_judge", cache)
-    if JUDGE_SPREAD not in cache:
+def _judge_tables(qrels: Qrels, kernels) -> tuple[np.ndarray, np.ndarray]:
+    """The qrels' docnos as byte rows and the hash of each, ``(qdocs, qhash)``, computed
+    once per qrels and kept on it: :func:`irscale.loading.iter_judged` makes them before
+    its forked readers share them, so no run hashes the judgements again."""
+    cached = getattr(qrels, "_irscale_judge", None)
+    if cached is None:
+        if len(qrels.docno) >= 2**32:  # (a slot keeps the record index in 32 bits)
+            raise ArgumentError(f"{len(qrels.docno):,} judgements: the compiled judge takes fewer than 2^32")
         qdocs = _byte_rows(qrels.docno)
-        cache[JUDGE_SPREAD] = (qdocs, *kernels[0](qdocs, _topic_starts(qrels), JUDGE_SPREAD))
-    return cache[JUDGE_SPREAD]
+        cached = (qdocs, kernels[0](qdocs))
+        object.__setattr__(qrels, "_irscale_judge", cached)
+    return cached
 
 
 def _byte_rows(a: np.ndarray) -> np.ndarray:
@@ -431,18 +430,19 @@ def judge_run(run: Run, qrels: Qrels, depth: int | None = None) -> tuple[np.ndar
     out = np.full((T, max(int(sizes.max(initial=0)), 1)), PAD, dtype=np.int16)
     kernels = _judge_kernels()
     if kernels is not None:
-        qdocs, tstart, table = _judge_tables(qrels, kernels)
+        qdocs, qhash = _judge_tables(qrels, kernels)
         kernels[1](
             _byte_rows(run.docno),
             run.offsets[:-1].astype(np.int64),
             sizes.astype(np.int64),
             pos_c.astype(np.int64),
             qdocs,
-            tstart,
-            table,
+            qhash,
+            _topic_starts(qrels),
             qrels.grade,
             out,
             UNJUDGED,
+            JUDGE_SPREAD,
         )
         return out, missing, extra
     # blocks of whole topics, about JUDGE_BLOCK records each (a topic larger than that alone)

@@ -274,7 +274,7 @@ def iter_judged(
     else:
         _judge_tables(qrels, kernels)  # the compiled judge's per-topic hash tables (no pandas)
     total = len(items)
-    _Prefetch.finish()  # (the files inflated ahead: their threads end before readers fork)
+    _Prefetch.stop()  # (gzip runs inflated ahead: the thread ends before the readers fork)
     forked = _can_fork() and min(workers or min(os.cpu_count() or 1, 8), total) > 1  # parallel_imap's choice
     task = partial(
         _read_and_judge,
@@ -293,6 +293,8 @@ def iter_judged(
     results = _judged_results(task, items, progress, workers, forked)
     with closing(results):
         for i, res in enumerate(results):
+            if i == 0 and forked:  # the readers are forked, each with its copy of the text inflated ahead
+                _Prefetch.drop()
             if isinstance(res, _Said):  # a forked reader's warnings, said here in the input's order
                 for w in res.warnings:
                     warnings.warn(w, stacklevel=3)
@@ -435,70 +437,79 @@ def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_ta
     return [(run.name, run.path, *judge_run(run, qrels, depth), run.metadata) for run in runs]
 
 
-PREFETCH_BYTES = 1 << 27  # gzip runs (compressed bytes) inflated ahead while numba loads: about 0.5 GB of text
+PREFETCH_BYTES = 1 << 27  # at most this much text of gzip runs is inflated ahead (see _Prefetch)
 
 
 class _Prefetch:
-    """gzip run files inflated in two threads from the first instant of a call, while the
-    calling thread reads the qrels and numba loads its kernels (inflating releases the
-    GIL): the files in order until :data:`PREFETCH_BYTES` of them, their text kept until
-    taken. A file that cannot be read here is read again by the reader, whose error then
-    comes in its place, in order."""
+    """gzip run files inflated by one thread from the first instant of a call, while the
+    calling thread reads the qrels and numba loads its kernels (one core's work, GIL held:
+    inflating releases it, so the other core takes the runs, in order). It stops when
+    the readers start (:meth:`stop`: after the file in hand, so the readers may fork) or
+    at :data:`PREFETCH_BYTES` of text; its files' text waits for their readers. A file
+    that cannot be read here is read again by its reader, whose error then comes in its
+    place, in order."""
 
-    _open: dict[str, object] = {}  # path -> future of its text (what the readers take)
-    _pools: list = []  # the thread pools still running
+    _text: dict[str, bytes] = {}  # path -> its text, until a reader takes it
+    _running: list = []  # the threads inflating (with their stop events)
 
     def __init__(self, runs):
+        import threading
+
         self.paths: list[str] = []
         try:
-            items = [runs] if isinstance(runs, (str, os.PathLike)) else list(runs)
-            if not all(isinstance(r, (str, os.PathLike)) for r in items):
-                return
-            budget = PREFETCH_BYTES
-            for f in expand_run_paths(items):
-                size = f.stat().st_size
-                if size > budget:
-                    break
-                with open(f, "rb") as fh:
-                    if fh.read(2) != b"\x1f\x8b":  # plain text: nothing to inflate
-                        continue
-                budget -= size
-                self.paths.append(str(f))
+            # paths only, in a list or tuple (an iterator is the readers' to consume)
+            items = [runs] if isinstance(runs, (str, os.PathLike)) else runs if isinstance(runs, (list, tuple)) else []
+            if items and all(isinstance(r, (str, os.PathLike)) for r in items):
+                self.paths = [str(f) for f in expand_run_paths(items)]
         except (OSError, IrscaleError, TypeError):  # the readers say what is wrong, in order
             self.paths = []
-        if len(self.paths) < 2:
+        if len(self.paths) < 2:  # (one file: its reader starts at once)
             self.paths = []
             return
-        from concurrent.futures import ThreadPoolExecutor
+        self.halt = threading.Event()
+        thread = threading.Thread(target=self._inflate, name="irscale-inflate", daemon=True)
+        _Prefetch._running.append((thread, self.halt))
+        thread.start()
 
-        pool = ThreadPoolExecutor(2, thread_name_prefix="irscale-inflate")
-        _Prefetch._pools.append(pool)
+    def _inflate(self) -> None:
+        left = PREFETCH_BYTES
         for path in self.paths:
-            _Prefetch._open[path] = pool.submit(read_bytes, path)
+            if self.halt.is_set() or left <= 0:
+                return
+            try:
+                with open(path, "rb") as fh:
+                    if fh.read(2) != b"\x1f\x8b":  # plain text: nothing to inflate
+                        continue
+                text = read_bytes(path)
+            except Exception:  # its reader reads it again and says why
+                continue
+            left -= len(text)
+            _Prefetch._text[path] = text
 
     @staticmethod
-    def finish() -> None:
-        """Wait for the threads to end (a process with threads does not fork its readers):
-        what they inflate is then all there."""
-        while _Prefetch._pools:
-            _Prefetch._pools.pop().shutdown(wait=True)
+    def stop() -> None:
+        """Stop inflating after the file in hand and wait for that (a process with threads
+        does not fork its readers)."""
+        while _Prefetch._running:
+            thread, halt = _Prefetch._running.pop()
+            halt.set()
+            thread.join()
+
+    @staticmethod
+    def drop() -> None:
+        """Let go of every text inflated ahead (forked readers have their own copies)."""
+        _Prefetch._text.clear()
 
     def close(self) -> None:
         """Let go of what was not taken."""
-        self.finish()
+        self.stop()
         for path in self.paths:
-            _Prefetch._open.pop(path, None)
+            _Prefetch._text.pop(path, None)
         self.paths = []
 
     @staticmethod
     def take(path) -> bytes | None:
-        future = _Prefetch._open.pop(str(path), None)
-        if future is None:
-            return None
-        try:
-            return future.result()  # type: ignore[attr-defined]
-        except Exception:  # read again by the reader, which says why
-            return None
+        return _Prefetch._text.pop(str(path), None)
 
 
 def _refuse_reading_options(given: list[str]) -> None:
