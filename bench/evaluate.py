@@ -32,7 +32,11 @@ Each irscale process prints a digest (sha256) of every score it computed: equal 
 across variants (``irscale-zlib``) and versions are bit-for-bit equal results.
 
     python bench/evaluate.py [--workloads trec8,msmarco,stream] [--repeat 3] [--tools irscale,pytrec_eval,...]
-                             [--data ../shared/data] [--wait-quiet 120] [--busy 0.5]
+                             [--data ../shared/data] [--wait-quiet 120] [--busy 0.5] [--baseline /tmp/base/src]
+
+``--baseline`` times another checkout's irscale (its ``src`` directory, e.g. a ``git
+worktree`` of an earlier commit) as the tool ``irscale-base``, in the same turns: a
+change's gain measured in one run on one machine, not across two runs of a noisy one.
 """
 
 from __future__ import annotations
@@ -345,14 +349,22 @@ def wait_quiet(seconds: float, busy: float) -> None:
     print(f"load average before the runs: {os.getloadavg()[0]:.2f}", flush=True)
 
 
+BASELINE: list[str] = []  # --baseline: the src directory of the irscale to compare with
+
+
 def run_tool(name: str, qrels: Path, files: list[Path], measures: dict, numba_cache: str | None = None) -> dict:
     """One fresh process; ``numba_cache``: numba's cache directory (None: an empty one, so
     compiled kernels are compiled again: cold). Records the load average before and after."""
-    code = textwrap.dedent(COMMON) + textwrap.dedent(TOOLS.get(name) or PARSERS[name])
+    path = {}
+    if name == "irscale-base":  # irscale from another checkout's src (--baseline), in the same turns
+        code = textwrap.dedent(COMMON) + textwrap.dedent(TOOLS["irscale"])
+        path = {"PYTHONPATH": BASELINE[0]}
+    else:
+        code = textwrap.dedent(COMMON) + textwrap.dedent(TOOLS.get(name) or PARSERS[name])
     names = [measures["irscale"], measures["trec_eval"], measures["ir_measures"], measures["ranx"]]
     before, busy0, t0 = load(), busy_seconds(), time.perf_counter()
     with tempfile.TemporaryDirectory() as empty:
-        env = {**os.environ, "NUMBA_CACHE_DIR": numba_cache or empty, "PYTHONWARNINGS": "ignore"}
+        env = {**os.environ, "NUMBA_CACHE_DIR": numba_cache or empty, "PYTHONWARNINGS": "ignore", **path}
         p = subprocess.run(
             [sys.executable, "-c", code, str(qrels), json.dumps([str(f) for f in files]), json.dumps(names)],
             capture_output=True,
@@ -476,8 +488,18 @@ def main() -> None:
         help="start this many busy-loop processes beside the tools (to see what a busy machine does to the "
         "ratios, and that this script says so)",
     )
+    ap.add_argument(
+        "--baseline",
+        default="",
+        help="another checkout's src directory (git worktree add /tmp/base <commit>; --baseline "
+        "/tmp/base/src): its irscale runs as the tool irscale-base, taking turns with this one",
+    )
     args = ap.parse_args()
     tools = args.tools.split(",")
+    if args.baseline:
+        BASELINE[:] = [str(Path(args.baseline).resolve())]
+        tools.insert(tools.index("irscale") + 1 if "irscale" in tools else 0, "irscale-base")
+        DISTRIBUTIONS["irscale-base"] = "irscale"
     print(f"machine: {machine()}")
     for t in tools:
         print(f"{t:12s} {installed(DISTRIBUTIONS.get(t, t))}")
