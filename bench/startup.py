@@ -18,6 +18,7 @@ in unless irscale keeps it away from the first kernel).
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -54,7 +55,9 @@ def import_budget(cmd: list[str], repeat: int) -> tuple[dict[str, float], list[s
     per: dict[str, list[float]] = {}
     bad: set[str] = set()
     for _ in range(repeat):
-        p = subprocess.run(cmd, capture_output=True, text=True, env={"PYTHONWARNINGS": "ignore", **_env()})
+        p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+        if p.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd[:4])} ... failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
         seen: dict[str, float] = {}
         for line in p.stderr.splitlines():
             if not line.startswith("import time:") or "|" not in line:
@@ -71,12 +74,6 @@ def import_budget(cmd: list[str], repeat: int) -> tuple[dict[str, float], list[s
         for k, v in seen.items():
             per.setdefault(k, []).append(v)
     return {k: statistics.median(v) for k, v in per.items()}, sorted(bad)
-
-
-def _env() -> dict:
-    import os
-
-    return dict(os.environ)
 
 
 def main() -> None:

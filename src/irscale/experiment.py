@@ -290,7 +290,7 @@ def evaluate(
     depth = check_options(depth, read.missing_topics)
     keep_depth = integer("keep_depth", keep_depth, minimum=1, none=True)
     check_progress(progress)
-    # gzip runs start inflating in threads now, while the qrels are read and numba loads
+    # gzip runs start inflating in a thread now, while the qrels are read and numba loads
     ahead = None if isinstance(runs, JudgedRuns) else _Prefetch(runs)
     try:
         return _evaluate(qrels, runs, ms, read, depth, keep_depth, progress)

@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+_LOCK = threading.RLock()  # kernels are first asked for from reader threads at once
 _BUILT: dict[str, Any] = {}  # name -> the kernel(s), or None where numba is missing
 _OFF: set[str] = set()  # names turned off by disabled(); "*" turns every one off
 
@@ -43,8 +45,10 @@ def compiled(name: str, build: Callable[[Any], Any]) -> Any:
     if "*" in _OFF or name in _OFF:
         return None
     if name not in _BUILT:
-        numba = _numba()
-        _BUILT[name] = None if numba is None else build(numba)  # None: numpy serves
+        with _LOCK:
+            if name not in _BUILT:
+                numba = _numba()
+                _BUILT[name] = None if numba is None else build(numba)  # None: numpy serves
     return _BUILT[name]
 
 
@@ -52,37 +56,43 @@ _BLAS = "scipy.linalg.cython_blas"
 
 
 class _LazyBlas:
-    """numba's ``arraymath._HAVE_BLAS``, answered when first asked (numba reads it with
-    ``if not _HAVE_BLAS`` while typing an inner product), by numba's own probe."""
+    """numba's ``_HAVE_BLAS`` (in the module that probes it), answered when first asked
+    (numba reads it with ``if not _HAVE_BLAS`` while typing an inner product), by numba's
+    own probe."""
 
     answer: bool | None = None
 
+    def __init__(self, check):
+        self.check = check
+
     def __bool__(self) -> bool:
         if self.answer is None:
-            from numba.np import arraymath
-
-            self.answer = arraymath._check_blas()
+            self.answer = bool(self.check())
         return self.answer
 
 
 def _numba() -> Any:
     """numba, imported once, with its BLAS probe deferred (see the module's docstring);
     None where numba is missing."""
-    try:
-        import numba
-    except ImportError:
-        return None
-    if "numba.np.arraymath" not in sys.modules and "scipy.linalg" not in sys.modules:
-        hidden = _BLAS not in sys.modules
-        if hidden:  # an import of it now fails at once
-            sys.modules[_BLAS] = None  # type: ignore[assignment]
+    with _LOCK:
         try:
-            from numba.np import arraymath
-        finally:
-            if hidden and sys.modules.get(_BLAS, 0) is None:
-                del sys.modules[_BLAS]
-        if arraymath._HAVE_BLAS is False:  # the probe saw the hidden module: ask again when needed
-            arraymath._HAVE_BLAS = _LazyBlas()
+            import numba
+        except ImportError:
+            return None
+        if "numba.np.arraymath" not in sys.modules and "scipy.linalg" not in sys.modules:
+            hidden = _BLAS not in sys.modules
+            if hidden:  # an import of it now fails at once
+                sys.modules[_BLAS] = None  # type: ignore[assignment]
+            try:
+                from numba.np import arraymath
+            finally:
+                if hidden and sys.modules.get(_BLAS, 0) is None:
+                    del sys.modules[_BLAS]
+            # the module that probed (numba.np.arraymath, or the module a redirecting shim
+            # of that name stands for in some numba releases)
+            probed: Any = sys.modules[arraymath._check_blas.__module__]
+            if probed._HAVE_BLAS is False:  # it saw the hidden module: ask again when needed
+                probed._HAVE_BLAS = _LazyBlas(probed._check_blas)
     return numba
 
 

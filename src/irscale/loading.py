@@ -145,16 +145,17 @@ def read_options(read: ReadOptions | None, **given) -> ReadOptions:
     return read
 
 
-def expand_run_paths(items: Sequence[str | os.PathLike]) -> list[Path]:
+def expand_run_paths(items: Sequence[str | os.PathLike], quiet: bool = False) -> list[Path]:
     """Files named by ``items``: files as they are, directories (their files, sorted,
-    hidden files skipped) and glob patterns."""
+    hidden files skipped) and glob patterns; ``quiet``: no warning about subdirectories
+    (a second look at the same items)."""
     out: list[Path] = []
     for it in items:
         p = Path(it)
         if p.is_dir():
             files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
             subdirs = sorted(f.name for f in p.iterdir() if f.is_dir() and not f.name.startswith("."))
-            if subdirs:
+            if subdirs and not quiet:
                 warn(
                     f"{p}: subdirectories are not read ({', '.join(subdirs[:2])}{', ...' if len(subdirs) > 2 else ''}"
                     f"); name them too to read their runs",
@@ -442,14 +443,14 @@ PREFETCH_BYTES = 1 << 27  # at most this much text of gzip runs is inflated ahea
 
 class _Prefetch:
     """gzip run files inflated by one thread from the first instant of a call, while the
-    calling thread reads the qrels and numba loads its kernels (one core's work, GIL held:
-    inflating releases it, so the other core takes the runs, in order). It stops when
-    the readers start (:meth:`stop`: after the file in hand, so the readers may fork) or
-    at :data:`PREFETCH_BYTES` of text; its files' text waits for their readers. A file
-    that cannot be read here is read again by its reader, whose error then comes in its
-    place, in order."""
+    calling thread reads the qrels and numba loads its kernels (inflating releases the
+    GIL, so the other core takes the runs, in order). It stops when the readers start
+    (:meth:`stop`: after the file in hand, so the readers may fork), or before a file
+    whose text (its gzip size field) would pass :data:`PREFETCH_BYTES` in all; its files'
+    text waits for their readers. A file that cannot be read here is read again by its
+    reader, whose error then comes in its place, in order."""
 
-    _text: dict[str, bytes] = {}  # path -> its text, until a reader takes it
+    _text: dict[str, bytes] = {}  # absolute path -> its text, until a reader takes it
     _running: list = []  # the threads inflating (with their stop events)
 
     def __init__(self, runs):
@@ -460,26 +461,30 @@ class _Prefetch:
             # paths only, in a list or tuple (an iterator is the readers' to consume)
             items = [runs] if isinstance(runs, (str, os.PathLike)) else runs if isinstance(runs, (list, tuple)) else []
             if items and all(isinstance(r, (str, os.PathLike)) for r in items):
-                self.paths = [str(f) for f in expand_run_paths(items)]
+                self.paths = [os.path.abspath(f) for f in expand_run_paths(items, quiet=True)]
         except (OSError, IrscaleError, TypeError):  # the readers say what is wrong, in order
             self.paths = []
         if len(self.paths) < 2:  # (one file: its reader starts at once)
             self.paths = []
             return
         self.halt = threading.Event()
-        thread = threading.Thread(target=self._inflate, name="irscale-inflate", daemon=True)
-        _Prefetch._running.append((thread, self.halt))
-        thread.start()
+        self.thread = threading.Thread(target=self._inflate, name="irscale-inflate", daemon=True)
+        _Prefetch._running.append((self.thread, self.halt))
+        self.thread.start()
 
     def _inflate(self) -> None:
         left = PREFETCH_BYTES
         for path in self.paths:
-            if self.halt.is_set() or left <= 0:
+            if self.halt.is_set():
                 return
             try:
                 with open(path, "rb") as fh:
                     if fh.read(2) != b"\x1f\x8b":  # plain text: nothing to inflate
                         continue
+                    fh.seek(-4, os.SEEK_END)  # gzip's size field: the text's length modulo 2^32
+                    size = max(int.from_bytes(fh.read(4), "little"), fh.tell())
+                if size > left:
+                    return
                 text = read_bytes(path)
             except Exception:  # its reader reads it again and says why
                 continue
@@ -490,8 +495,11 @@ class _Prefetch:
     def stop() -> None:
         """Stop inflating after the file in hand and wait for that (a process with threads
         does not fork its readers)."""
-        while _Prefetch._running:
-            thread, halt = _Prefetch._running.pop()
+        while True:
+            try:
+                thread, halt = _Prefetch._running.pop()
+            except IndexError:  # (another call took the last one)
+                return
             halt.set()
             thread.join()
 
@@ -509,7 +517,7 @@ class _Prefetch:
 
     @staticmethod
     def take(path) -> bytes | None:
-        return _Prefetch._text.pop(str(path), None)
+        return _Prefetch._text.pop(os.path.abspath(path), None)
 
 
 def _refuse_reading_options(given: list[str]) -> None:

@@ -1372,9 +1372,10 @@ def _run_columns(tok: _Tokens, first: int, score_precision: str) -> _Columns:
 def _parse_runs(
     source, path: str, *, split_tags, name, score_precision, extra_fields, duplicates, progress=None, metadata="error"
 ) -> list[Run]:
-    """Runs of a file (``source`` its path) or of bytes, read and tokenised one piece of
-    :data:`PIECE_BYTES` at a time: besides one piece, memory holds the columns the runs
-    keep (docno, score and topic code per record), not the file's text.
+    """Runs of a file (``source`` its path) or of bytes, read and tokenised in pieces of
+    :data:`PIECE_BYTES`: besides a few pieces (:data:`PIECE_THREADS` in flight), memory
+    holds the columns the runs keep (docno, score and topic code per record), not the
+    file's text.
     ``progress(fraction)`` is called after each piece with the share of the file read."""
     check_reader_options(score_precision, extra_fields, duplicates, metadata)
     if not isinstance(split_tags, (bool, np.bool_)):
@@ -1483,32 +1484,45 @@ PIECE_THREADS = 2  # pieces of one file tokenised at a time (threads: the kernel
 def _tokenized_pieces(source, read: list, **options):
     """``(k, piece, _piece_columns(k, 1, piece))`` for each piece of ``source`` in order,
     each piece's line numbers counted from 1 (the caller shifts them, and an error's, by
-    the lines before the piece). A file of one piece is tokenised here; a larger one by
-    :data:`PIECE_THREADS` threads, the next pieces while this one is consumed (memory: that
-    many pieces and their columns in flight, not the file)."""
+    the lines before the piece). The first piece is tokenised here (its warnings, a
+    byte-order mark, are said in this thread); the next ones by :data:`PIECE_THREADS`
+    threads, that many ahead of the one consumed (memory: that many pieces and their
+    columns, not the file). An error met reading ahead (corrupt gzip data) comes after
+    the pieces before it, so a bad line before it is still the error reported."""
     pieces = enumerate(_pieces(source, read=read))
-    head = next(pieces)
+    k, piece = next(pieces)
+    yield k, piece, _piece_columns(k, 1, piece, **options)
     nxt = next(pieces, None)
-    if nxt is None or PIECE_THREADS < 2:
-        for k, piece in itertools.chain([head], [nxt] if nxt else [], pieces):
+    if nxt is None:
+        return
+    if PIECE_THREADS < 2:
+        for k, piece in itertools.chain([nxt], pieces):
             yield k, piece, _piece_columns(k, 1, piece, **options)
         return
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
+    late: Exception | None = None  # an error reading ahead, raised in its turn
     with ThreadPoolExecutor(PIECE_THREADS, thread_name_prefix="irscale-piece") as pool:
-        ahead: deque = deque()
+        ahead: deque = deque([(*nxt, pool.submit(_piece_columns, nxt[0], 1, nxt[1], **options))])
         try:
-            for item in (head, nxt):
-                ahead.append((*item, pool.submit(_piece_columns, item[0], 1, item[1], **options)))
             while ahead:
-                k, piece, done = ahead.popleft()
-                if (more := next(pieces, None)) is not None:
+                while late is None and len(ahead) < PIECE_THREADS:
+                    try:
+                        more = next(pieces, None)
+                    except Exception as e:
+                        late = e
+                        break
+                    if more is None:
+                        break
                     ahead.append((*more, pool.submit(_piece_columns, more[0], 1, more[1], **options)))
+                k, piece, done = ahead.popleft()
                 yield k, piece, done.result()
-        finally:  # an error, or the caller stopped: the pieces ahead are not waited for
-            for *_, f in ahead:
+        finally:  # an error, or the caller stopped: the pieces not started are dropped (the
+            for *_, f in ahead:  # pool's exit waits for those being tokenised)
                 f.cancel()
+    if late is not None:
+        raise late
 
 
 def _piece_columns(k: int, first: int, piece: bytes, *, path: str, extra_fields: ExtraFields, score_precision: str):
