@@ -318,7 +318,7 @@ def _build_judge_kernels(numba):
         # may differ in width: a docno equals a judged one where their bytes agree and the
         # wider one has only NULs (padding) past the narrower's width. (Slots are int64:
         # numba types int64 + uint64 as a float.)
-        def key(m, i):  # as hashes()
+        def key(m, i):  # hashes()'s loop body, repeated: an inner function cannot be shared
             h = np.uint64(14695981039346656037)
             for j in range(m.shape[1]):
                 b = m[i, j]
