@@ -19,7 +19,8 @@ numpy, with a tie tolerance of its own (1e-9 of the pair's scale).
 
 Tolerances: counts, flags, labels, ranks and display strings exactly; means 1e-12 relative
 (the same sums in another order); statistics from another library 1e-9 relative; bootstrap
-intervals to the documented 1e-12 relative (``Audit.inexact_summary`` counts the ends that
+intervals to the documented 1e-12 relative (relative to the pair's largest |score| where an
+end is nearer 0 than that: its rounding is the scores'; ``Audit.inexact_summary`` counts the ends that
 are not bit-identical and says why: scipy's vectorised BCa sums the jackknife in another
 order for a batch of rows than for one).
 
@@ -99,6 +100,7 @@ class StudySpec:
     mid: bool = True
     tests: list = field(default_factory=lambda: list(TESTS))  # as given to -t, in order
     seed: int = 0
+    judged_only: bool = False  # -J: the runs condensed to their judged documents
 
     def argv(self, out) -> list[str]:
         a = ["compare", str(self.qrels), *map(str, self.runs), "-N", str(self.N)]
@@ -119,6 +121,8 @@ class StudySpec:
             a += ["--approx", repr(self.approx)]
         if not self.mid:
             a.append("--no-mid")
+        if self.judged_only:
+            a.append("--judged-only")
         return a + [
             "--no-figures",
             "--out",
@@ -322,8 +326,11 @@ def run_files(runs) -> list[Path]:
 def grade_matrix(spec: StudySpec, systems, topics) -> tuple[np.ndarray, pd.DataFrame, int]:
     """(S, T, N) judged grades of each system's first N documents per topic (score
     descending, docno descending byte-wise, as trec_eval; missing ranks and unjudged or
-    negative grades 0), the qrels (binarised under the lenient protocol) and the top grade c."""
+    negative grades 0), the qrels (binarised under the lenient protocol) and the top grade c.
+    Judged only (-J): the documents absent from the qrels or judged below 0 are dropped from
+    each ranking before its first N are taken (trec_eval's -J, as its form_res_rels.c does)."""
     qrels = read_qrels(spec.qrels)
+    raw = {(q, d): g for q, d, g in zip(qrels["qid"], qrels["docno"], qrels["grade"])}  # before binarising
     if spec.relevance == "lenient":
         binary = (qrels["grade"] >= 1).astype(np.int64)
         qrels = qrels.assign(grade=binary, value=binary.astype(np.float64))
@@ -339,6 +346,8 @@ def grade_matrix(spec: StudySpec, systems, topics) -> tuple[np.ndarray, pd.DataF
         df = by_tag[name]
         df = df[df["qid"].isin(tindex)]
         df = df.sort_values(["qid", "score", "docno"], ascending=[True, False, False], kind="mergesort")
+        if spec.judged_only:
+            df = df[np.array([raw.get(k, -1) >= 0 for k in zip(df["qid"], df["docno"])], dtype=bool)]
         pos = df.groupby("qid", sort=False).cumcount().to_numpy()
         keep = pos < spec.N
         df, pos = df[keep], pos[keep]
@@ -438,6 +447,7 @@ def unit(scale: float) -> float:
 
 
 CI_RTOL = 1e-12  # irscale documents its intervals as the single-row call's "to 1e-12 relative"
+# (relative to the end, or to the pair's largest |score| where that is larger: check_ci)
 
 
 def bca(x: np.ndarray, own: float, boot: dict) -> tuple[float, float]:
@@ -1054,6 +1064,17 @@ class Audit:
         self.exact(pv, "N", "-", prov["N"], N)
         self.exact(pv, "systems", "-", prov["systems"], S)
         self.exact(pv, "relevance", "-", prov["relevance"], spec.relevance or "graded")
+        self.exact(pv, "judged_only", "-", prov.get("judged_only"), spec.judged_only, "-J: condensed runs")
+        md = (self.out / f"report_N{N}.md").read_text(encoding="utf-8")
+        said = md.split("\n")[2]  # the report's summary line says how unjudged documents were treated
+        self.exact(
+            f"report_N{N}.md",
+            "summary line",
+            "-",
+            "unjudged documents removed" in said,
+            spec.judged_only,
+            "the protocol: condensed runs (-J) or unjudged documents non-relevant",
+        )
         self.exact(pv, "correction", "-", prov["correction"], spec.correction)
         self.exact(pv, "baselines", "-", prov["baselines"], list(spec.baselines) or None)
         self.exact(pv, "tie_strategies", "-", prov["tie_strategies"], ["unq", "mid"] if spec.mid else ["unq"])
@@ -1324,8 +1345,14 @@ class Audit:
             if theirs[k] == mine[k] or (theirs[k] != theirs[k] and mine[k] != mine[k]):
                 self.checked[file] += 1
                 continue
-            rel = abs(theirs[k] - mine[k]) / max(abs(theirs[k]), abs(mine[k]))
-            self.num(file, col + suffix, row, theirs[k], mine[k], rtol=CI_RTOL, why=f"documented: {what}")
+            # relative to the end, or to the scores where the end is nearer 0 than they are: an end
+            # near 0 is BCa's arithmetic on numbers of the scores' size, rounded at their scale
+            # (DL 2019 condensed, RBP@10: an end of -1.07e-05 off by 1.4e-17 on scores near 0.5)
+            scale = max(abs(theirs[k]), abs(mine[k]), float(np.abs(x).max(initial=0.0)))
+            rel = abs(theirs[k] - mine[k]) / scale
+            self.num(
+                file, col + suffix, row, theirs[k], mine[k], rtol=0.0, atol=CI_RTOL * scale, why=f"documented: {what}"
+            )
             if rel <= CI_RTOL:
                 if ("batch",) + key not in self._ci:
                     b = bca_batch(-x if negated_of else x, own, self.boot)

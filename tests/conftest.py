@@ -36,6 +36,12 @@ def trec8():
 
 
 @pytest.fixture(scope="session")
+def dl19_data():
+    """TREC 2019 Deep Learning passage: qrels.dl19-passage.txt (grades 0-3) and runs/ (37)."""
+    return need(DATA / "dl19")
+
+
+@pytest.fixture(scope="session")
 def te_test():
     return need(TE_TEST)
 

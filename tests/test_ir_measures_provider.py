@@ -129,8 +129,9 @@ def test_declares_from_irscale_classes():
     assert str(I.translate(ir_measures.NumRet(rel=2))) == "NumRelRet(rel=2)"
     assert str(I.translate(ir_measures.SetP(rel=2))) == "P(rel=2)"
     assert p.supports(ir_measures.RBP(rel=1)) and not p.supports(ir_measures.RBP)
-    for declined in (ir_measures.ERR @ 5, ir_measures.Judged @ 5, ir_measures.P(judged_only=True) @ 5):
+    for declined in (ir_measures.ERR @ 5, ir_measures.Judged @ 5):
         assert not p.supports(declined)
+    assert p.supports(ir_measures.P(judged_only=True) @ 5)  # trec_eval -J
     assert not p.supports(ir_measures.nDCG(dcg="exp-log2", gains={0: 0, 1: 1}))
     assert not p.supports(ir_measures.nDCG(gains={0: 0, 1: 3, 2: 1}))  # irscale's gain maps are monotone
     from irscale.errors import ArgumentError
@@ -139,8 +140,46 @@ def test_declares_from_irscale_classes():
         I.translate(ir_measures.ERR @ 5)
     with pytest.raises(ArgumentError, match="give rel="):
         I.translate(ir_measures.RBP(p=0.5))
-    with pytest.raises(ArgumentError, match="no parameter judged_only"):
-        I.translate(ir_measures.AP(judged_only=True))
+    assert str(I.translate(ir_measures.AP(judged_only=True))) == "AP"
+    assert I.judged_only(ir_measures.AP(judged_only=True)) and not I.judged_only(ir_measures.AP)
+
+
+def test_judged_only_is_pytrec_evals_flag(dl19_data):
+    """judged_only=True: per topic, what ir_measures' pytrec_eval provider gives with
+    judged_docs_only_flag (float32 scores, as pytrec_eval stores them), beside the same
+    measures on the full runs in one evaluator."""
+    pytest.importorskip("pytrec_eval")
+    dl19 = dl19_data
+    qrels = list(ir_measures.read_trec_qrels(str(dl19 / "qrels.dl19-passage.txt")))
+    J = dict(judged_only=True)
+    ms = [
+        ir_measures.AP(**J),
+        ir_measures.AP(**J) @ 10,
+        ir_measures.nDCG(**J) @ 10,
+        ir_measures.nDCG(**J),
+        ir_measures.P(**J) @ 10,
+        ir_measures.R(**J) @ 100,
+        ir_measures.RR(**J),
+        ir_measures.Rprec(**J),
+        ir_measures.SetP(**J),
+        ir_measures.SetF(**J),
+        ir_measures.Success(**J) @ 5,
+        ir_measures.AP,
+        ir_measures.nDCG @ 10,
+    ]
+    mine_p = I.IrscaleProvider(score_precision="float32")
+    compared = 0
+    for f in sorted((dl19 / "runs").iterdir())[:6]:
+        run = list(ir_measures.read_trec_run(str(f)))
+        ref = {(m.query_id, m.measure): m.value for m in ir_measures.pytrec_eval.iter_calc(ms, qrels, run)}
+        got = {(m.query_id, m.measure): m.value for m in mine_p.iter_calc(ms, qrels, run)}
+        assert got.keys() == ref.keys(), f.name
+        for k, v in ref.items():
+            assert got[k] == pytest.approx(v, abs=1e-9), (f.name, k)
+        compared += len(ref)
+        differ = [q for q, m in got if m == ir_measures.AP and got[q, m] != got[q, ir_measures.AP(**J)]]
+        assert differ, f"{f.name}: judged_only changed no topic's AP (the test would not see it ignored)"
+    assert compared > 6 * 43 * len(ms) // 2
 
 
 def test_pipeline_placement():

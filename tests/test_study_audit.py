@@ -21,7 +21,10 @@ The studies:
    tests and the randomised ones with --seed 7 (their could-flip flags re-derived);
 4. TREC DL 2019 with its grades 0-3 written as real-valued grades 0, 0.25, 0.5, 1.0 (an LLM
    judge's probabilities), N = 10: graded nDCG and RBP(p=0.8) on the four grades, and P at
-   the threshold 0.5, baseline and Holm correction.
+   the threshold 0.5, baseline and Holm correction;
+5. TREC DL 2019 on condensed runs (``--judged-only``, trec_eval's -J), N = 10: graded nDCG,
+   RBP(p=0.8) and AP, baseline idst_bert_p1 (the checker condenses the runs with its own
+   reader).
 
 All studies start at once (their rank maps go to the session's private cache) and each test
 waits for its own; they take about two minutes together on two cores, most of it building
@@ -114,6 +117,17 @@ def _specs(root: Path) -> dict[str, StudySpec]:
             baselines=["idst_bert_p1"],
             correction="holm",
         ),
+        "dl19_N10_judged": StudySpec(  # condensed runs (-J): most of a DL19 run's top 10 is judged, not all
+            "dl19_N10_judged",
+            qd,
+            [DL19 / "runs"],
+            10,
+            ["nDCG", "RBP(p=0.8)", "AP"],
+            ["nDCG@10", "RBP(p=0.8)@10", "AP@10"],
+            relevance="graded",
+            baselines=["idst_bert_p1"],
+            judged_only=True,
+        ),
         "trec8_N1000_approx": StudySpec(
             "trec8_N1000_approx",
             q8,
@@ -130,7 +144,15 @@ def _specs(root: Path) -> dict[str, StudySpec]:
     }
 
 
-NAMES = ["dl19_N10_graded", "dl19_N10_lenient", "dl19_N10_real", "dl19_N20_graded", "trec8_N1000_approx", "trec8_N30"]
+NAMES = [
+    "dl19_N10_graded",
+    "dl19_N10_judged",
+    "dl19_N10_lenient",
+    "dl19_N10_real",
+    "dl19_N20_graded",
+    "trec8_N1000_approx",
+    "trec8_N30",
+]
 # (in this order: the quick studies are audited while the long ones still run)
 
 

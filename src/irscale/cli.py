@@ -483,6 +483,15 @@ IntegerGradesOpt = Annotated[
         "value it is written as",
     ),
 ]
+JudgedOnlyOpt = Annotated[
+    bool,
+    typer.Option(
+        "--judged-only",
+        "-J",
+        help="trec_eval's -J: score each ranking with its unjudged documents removed (the condensed list: "
+        "judged documents moved up in their order)",
+    ),
+]
 SplitOpt = Annotated[bool, typer.Option("--split-tags", help="read a file holding several run tags as one run per tag")]
 SkipOpt = Annotated[
     bool,
@@ -510,6 +519,7 @@ def ReadOpts(  # noqa: N802 - (the verbs' one call that turns their reading opti
     max_grade: Optional[int] = None,
     metadata: MetadataPolicy = MetadataPolicy.error,
     integer_grades: bool = False,
+    judged_only: bool = False,
 ) -> "ReadOptions":
     """How runs are read and judged (the shared options above), as the readers take it:
     one :class:`irscale.loading.ReadOptions` from here down."""
@@ -525,6 +535,7 @@ def ReadOpts(  # noqa: N802 - (the verbs' one call that turns their reading opti
         skip_invalid=skip_invalid,
         max_grade=max_grade,
         integer_grades=integer_grades,
+        judged_only=judged_only,
     )
 
 
@@ -629,6 +640,7 @@ def evaluate(
     max_grade: MaxGradeOpt = None,
     metadata: MetadataOpt = MetadataPolicy.error,
     integer_grades: IntegerGradesOpt = False,
+    judged_only: JudgedOnlyOpt = False,
     rel_level: Annotated[
         Optional[str],
         typer.Option(
@@ -653,6 +665,7 @@ def evaluate(
         max_grade,
         metadata,
         integer_grades,
+        judged_only,
     )
     try:
         _check_layout(fmt, trec_eval)
@@ -833,6 +846,7 @@ def transform(
     max_grade: MaxGradeOpt = None,
     metadata: MetadataOpt = MetadataPolicy.error,
     integer_grades: IntegerGradesOpt = False,
+    judged_only: JudgedOnlyOpt = False,
     scheduler: Annotated[
         Optional[str],
         typer.Option(help="Dask scheduler address (tcp://host:8786) for building rank maps; default: local threads"),
@@ -865,6 +879,7 @@ def transform(
         max_grade,
         metadata,
         integer_grades,
+        judged_only,
     )
     measures = measure or ["AP", "P", "RR"]
     try:
@@ -1166,6 +1181,7 @@ def compare(
     max_grade: MaxGradeOpt = None,
     metadata: MetadataOpt = MetadataPolicy.error,
     integer_grades: IntegerGradesOpt = False,
+    judged_only: JudgedOnlyOpt = False,
     scheduler: Annotated[Optional[str], typer.Option(help="Dask scheduler address for rank maps")] = None,
     relevance: RelevanceArg = None,
     correction: CorrectionOpt = "none",
@@ -1194,6 +1210,7 @@ def compare(
         max_grade,
         metadata,
         integer_grades,
+        judged_only,
     )
     report = StudyOpts(correction, across_measures, baseline, no_effects, no_measure_free, spacing, seed)
     measures = measure or list(PAPER_MEASURES)
@@ -1372,6 +1389,7 @@ def study_trec8_like(
     max_grade: MaxGradeOpt = None,
     metadata: MetadataOpt = MetadataPolicy.error,
     integer_grades: IntegerGradesOpt = False,
+    judged_only: JudgedOnlyOpt = False,
     relevance: RelevanceArg = None,
     correction: CorrectionOpt = "none",
     across_measures: AcrossOpt = False,
@@ -1401,6 +1419,7 @@ def study_trec8_like(
         max_grade,
         metadata,
         integer_grades,
+        judged_only,
     )
     Ns = _depths(depths)
     measures = list(PAPER_MEASURES)

@@ -11,6 +11,11 @@ not a judged grade:
 
 Negative grades from the qrels are kept as they are: they are never relevant and, as in
 trec_eval, bpref skips them like unjudged documents.
+
+Judged only (``judged_only=True``, trec_eval's ``-J``): each ranking is condensed, its
+unjudged documents and those judged below 0 removed and the judged ones moved up in
+order (:func:`condense`), after the cut at ``depth`` (trec_eval's ``-M``) and before
+any measure's cutoff: Sakai's condensed lists.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "assemble",
     "check_options",
+    "condense",
     "Grade",
     "grade_level",
     "grade_scale",
@@ -187,6 +193,9 @@ class JudgedRuns:
     metadata : dict
         The ir_metadata header of each run whose file has one (run name -> its
         PRIMAD sections); runs without a header are not in it.
+    judged_only : bool
+        Each ranking was condensed when judged (trec_eval ``-J``; :func:`condense`): it
+        holds no unjudged document, and its ranks are ranks among the judged ones.
     """
 
     systems: tuple[str, ...]
@@ -198,6 +207,7 @@ class JudgedRuns:
     kept: int | None = None
     retrieved: np.ndarray | None = field(default=None, repr=False)
     metadata: dict[str, dict] = field(default_factory=dict, repr=False)
+    judged_only: bool = False
 
     def check_depth(self, needed: int | None, what: str) -> None:
         """Refuse ``what`` (a measure, a run length) when it needs ranks below those kept
@@ -237,6 +247,7 @@ class JudgedRuns:
             self.kept,
             self.retrieved,
             self.metadata,
+            self.judged_only,
         )
 
     @cached_property
@@ -409,11 +420,17 @@ def _topic_starts(qrels: Qrels) -> np.ndarray:
     return cached
 
 
-def judge_run(run: Run, qrels: Qrels, depth: int | None = None) -> tuple[np.ndarray, list[str], list[str]]:
+def judge_run(
+    run: Run, qrels: Qrels, depth: int | None = None, judged_only: bool = False
+) -> tuple[np.ndarray, list[str], list[str]]:
     """Grades of one run on the qrels topics, in trec_eval order.
 
     Returns the (T, D) int16 grade matrix (PAD-filled), the qrels topics the run lacks,
-    and the run topics absent from the qrels (ignored, as trec_eval does).
+    and the run topics absent from the qrels (ignored, as trec_eval does). The run is cut
+    at ``depth`` first; ``judged_only`` then condenses each ranking (:func:`condense`,
+    trec_eval ``-J``). A topic the run retrieved only unjudged documents for stays a
+    topic of the run (an empty ranking, scored 0, as trec_eval -J scores it), not a
+    missing one.
     """
     T = len(qrels.topics)
     pos = np.searchsorted(qrels.topics, run.topics)
@@ -444,7 +461,7 @@ def judge_run(run: Run, qrels: Qrels, depth: int | None = None) -> tuple[np.ndar
             UNJUDGED,
             JUDGE_SPREAD,
         )
-        return out, missing, extra
+        return (condense(out) if judged_only else out), missing, extra
     # blocks of whole topics, about JUDGE_BLOCK records each (a topic larger than that alone)
     ends = np.cumsum(sizes)
     k = 0
@@ -457,7 +474,26 @@ def judge_run(run: Run, qrels: Qrels, depth: int | None = None) -> tuple[np.ndar
         tq = np.repeat(pos_c[block], n)
         out[tq, rank] = _lookup(qrels, tq, run.docno[rec])
         k = stop
-    return out, missing, extra
+    return (condense(out) if judged_only else out), missing, extra
+
+
+def condense(grades: np.ndarray) -> np.ndarray:
+    """Each ranking (the last axis) with its unjudged documents and those judged below 0
+    removed, the judged ones moved up in their order and PAD after them: the condensed
+    list (Sakai 2007), what trec_eval ``-J`` scores (it keeps the documents judged 0 or
+    above, their order that of the full ranking). The last axis is cut to the longest
+    condensed ranking (at least 1).
+
+    >>> condense(np.array([[2, UNJUDGED, 0, -1, 1, PAD]], dtype=np.int16)).tolist()
+    [[2, 0, 1]]
+    """
+    keep = grades >= 0  # PAD, UNJUDGED and negative judgements are all < 0
+    n = keep.sum(axis=-1)
+    width = max(int(n.max(initial=0)), 1)
+    order = np.argsort(~keep, axis=-1, kind="stable")[..., :width]
+    out = np.take_along_axis(grades, order, axis=-1)
+    out[np.arange(width) >= n[..., None]] = PAD
+    return out
 
 
 def _lookup(qrels: Qrels, topic_idx: np.ndarray, docno: np.ndarray) -> np.ndarray:
@@ -585,6 +621,7 @@ def assemble(
     depth: int | None = None,
     missing_topics: MissingTopics = "zero",
     max_grade: int | None = None,
+    judged_only: bool = False,
 ) -> JudgedRuns:
     """Stack the results of :func:`judge_run` (``(name, path, grades, missing, extra)``
     per run, optionally followed by the run's ir_metadata header or None) into
@@ -596,9 +633,11 @@ def assemble(
     with a warning naming run and topics; ``"drop"``, the topic is left out of that run's
     mean (like trec_eval without ``-c``), with a warning; ``"error"``, a
     :class:`~irscale.errors.PolicyError`. ``max_grade``: see :func:`grade_scale`.
+    ``judged_only``: the rankings were condensed by :func:`judge_run` (recorded in
+    :attr:`JudgedRuns.judged_only`).
     """
     stats = topic_stats(qrels, max_grade)
-    return stack(judged, qrels, stats, depth=depth, missing_topics=missing_topics, seen={})
+    return stack(judged, qrels, stats, depth=depth, missing_topics=missing_topics, seen={}, judged_only=judged_only)
 
 
 def topic_stats(qrels: Qrels, max_grade: int | None = None) -> TopicStats:
@@ -669,7 +708,14 @@ def _by_rel(measures, stats: TopicStats) -> dict[Grade, list[str]]:
 
 
 def stack(
-    judged, qrels: Qrels, stats: TopicStats, *, depth: int | None, missing_topics: str, seen: dict[str, str]
+    judged,
+    qrels: Qrels,
+    stats: TopicStats,
+    *,
+    depth: int | None,
+    missing_topics: str,
+    seen: dict[str, str],
+    judged_only: bool = False,
 ) -> JudgedRuns:
     """:func:`assemble` for some of the runs: each run checked (see there) and their
     grades stacked; ``seen`` maps the names of the runs before them to their files (and
@@ -722,7 +768,9 @@ def stack(
     grades = np.full((len(mats), len(qrels.topics), D), PAD, dtype=np.int16)
     for i, m in enumerate(mats):
         grades[i, :, : m.shape[1]] = m
-    return JudgedRuns(tuple(names), stats, grades, missing, missing_topics, depth, metadata=headers)
+    return JudgedRuns(
+        tuple(names), stats, grades, missing, missing_topics, depth, metadata=headers, judged_only=judged_only
+    )
 
 
 def _warn_topics(by_run: dict[str, list[str]], one: str, several: str) -> None:

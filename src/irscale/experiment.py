@@ -127,6 +127,8 @@ def _provenance(judged: JudgedRuns, ms) -> dict:
         "max_grade": judged.topics.max_grade,
         **grade_values_record(judged.topics),
     }
+    if judged.judged_only:  # rankings condensed to their judged documents (trec_eval -J)
+        prov["judged_only"] = True
     if judged.metadata:  # the runs' ir_metadata headers, by run name (only where some run has one)
         prov["ir_metadata"] = {s: judged.metadata[s] for s in judged.systems if s in judged.metadata}
     return prov
@@ -145,6 +147,7 @@ def _score_stream(
     missing_topics: str,
     max_grade: int | None,
     keep_depth: int | None,
+    judged_only: bool = False,
 ) -> ScoreTable:
     """Score judged runs ``STREAM_RUNS`` at a time as they arrive, keeping of each run its
     scores, its first ``keep_depth`` grades and its number of documents retrieved: memory
@@ -161,7 +164,9 @@ def _score_stream(
         if item is not None:
             chunk.append(item)
         if chunk and (item is None or len(chunk) == STREAM_RUNS):
-            part = stack(chunk, qrels, stats, depth=depth, missing_topics=missing_topics, seen=seen)
+            part = stack(
+                chunk, qrels, stats, depth=depth, missing_topics=missing_topics, seen=seen, judged_only=judged_only
+            )
             chunk = []
             values.append(score(part, ms).values)
             deepest = max(deepest, part.grades.shape[2])
@@ -187,6 +192,7 @@ def _score_stream(
         keep_depth if cut else None,
         np.concatenate(retrieved) if cut else None,
         headers,
+        judged_only,
     )
     return ScoreTable(
         tuple(ms), judged.systems, stats.names, np.concatenate(values, axis=1), _provenance(judged, ms), judged
@@ -215,6 +221,7 @@ def evaluate(
     progress: Callable[[int, int, str], None] | None = None,
     keep_depth: int | None = KEEP_DEPTH,
     read: ReadOptions | None = None,
+    judged_only: bool = False,
 ) -> ScoreTable:
     """Score runs against qrels, per topic, exactly like trec_eval 10.
 
@@ -256,6 +263,12 @@ def evaluate(
         run (default 100) for :func:`transform` and :func:`compare` at run lengths up to
         that, and refuses, with this advice, anything that needs deeper ranks. ``None``
         keeps every rank.
+    judged_only : bool
+        trec_eval's ``-J`` (pytrec_eval's ``judged_docs_only_flag``): every measure is
+        computed on each ranking with its unjudged documents (and those judged below 0)
+        removed, the judged ones moved up: the condensed list, cut at ``depth`` before it
+        is condensed. ``provenance["judged_only"]`` records it, and :func:`transform` and
+        :func:`irscale.compare` then work on the condensed runs.
     read : ReadOptions, optional
         The reading options above as one object (:class:`irscale.loading.ReadOptions`,
         which also reads the qrels' grades as trec_eval does: ``integer_grades=True``);
@@ -286,6 +299,7 @@ def evaluate(
         split_tags=split_tags,
         skip_invalid=skip_invalid,
         max_grade=max_grade,
+        judged_only=judged_only,
     )
     depth = check_options(depth, read.missing_topics)
     keep_depth = integer("keep_depth", keep_depth, minimum=1, none=True)
@@ -323,6 +337,7 @@ def _evaluate(qrels, runs, ms: list, read: ReadOptions, depth, keep_depth, progr
             missing_topics=read.missing_topics,
             max_grade=read.max_grade,
             keep_depth=keep_depth,
+            judged_only=read.judged_only,
         )
     table.provenance.update({"qrels": qrels.path, "score_precision": read.score_precision})
     if table.judged is not None:

@@ -87,7 +87,9 @@ class ReadOptions:
     tag; ``skip_invalid``: files that are not runs are skipped with a warning;
     ``max_grade``: the top grade c of the relevance scale (default the qrels' highest);
     ``integer_grades``: each qrels grade read as trec_eval reads it, its integer part (C's
-    ``atol``: ``1.5`` is 1), for trec_eval's numbers on a file with decimals.
+    ``atol``: ``1.5`` is 1), for trec_eval's numbers on a file with decimals;
+    ``judged_only``: every measure is computed on each ranking with its unjudged documents
+    (and those judged below 0) removed, trec_eval's ``-J`` (:func:`irscale.data.condense`).
 
     >>> ReadOptions(score_precision="float32").reader()["score_precision"]
     'float32'
@@ -102,11 +104,12 @@ class ReadOptions:
     skip_invalid: bool = False
     max_grade: int | None = None
     integer_grades: bool = False
+    judged_only: bool = False
 
     def __post_init__(self):
         check_options(None, self.missing_topics)
         check_reader_options(self.score_precision, self.extra_fields, self.duplicates, self.metadata)
-        for name in ("split_tags", "skip_invalid", "integer_grades"):
+        for name in ("split_tags", "skip_invalid", "integer_grades", "judged_only"):
             flag(name, getattr(self, name))
         object.__setattr__(self, "max_grade", integer("max_grade", self.max_grade, minimum=1, none=True))
 
@@ -195,6 +198,7 @@ def load_runs(
     progress: Callable[[int, int, str], None] | None = None,
     workers: int | None = None,
     read: ReadOptions | None = None,
+    judged_only: bool = False,
 ) -> JudgedRuns:
     """Read and judge runs (files, directories, globs or :class:`Run` objects, and the
     in-memory inputs of :mod:`irscale.io.memory`: DataFrames, dicts, ScoredDoc tuples,
@@ -212,6 +216,8 @@ def load_runs(
     ``skip_invalid=True`` skips, with a warning naming the
     file and the reason, files that are not valid runs (a README or the qrels file in a
     directory of runs); otherwise the first such file is an error that names it.
+    ``judged_only=True`` condenses each ranking, its unjudged documents removed
+    (trec_eval ``-J``; see :class:`ReadOptions`).
     ``read``: these options as one :class:`ReadOptions` (instead of the keywords).
     """
     read = read_options(
@@ -224,9 +230,17 @@ def load_runs(
         split_tags=split_tags,
         skip_invalid=skip_invalid,
         max_grade=max_grade,
+        judged_only=judged_only,
     )
     judged = list(iter_judged(runs, qrels, depth=depth, progress=progress, workers=workers, read=read))
-    return assemble(judged, qrels, depth=depth, missing_topics=read.missing_topics, max_grade=read.max_grade)
+    return assemble(
+        judged,
+        qrels,
+        depth=depth,
+        missing_topics=read.missing_topics,
+        max_grade=read.max_grade,
+        judged_only=read.judged_only,
+    )
 
 
 def iter_judged(
@@ -244,6 +258,7 @@ def iter_judged(
     progress: Callable[[int, int, str], None] | None = None,
     workers: int | None = None,
     read: ReadOptions | None = None,
+    judged_only: bool = False,
 ):
     """:func:`load_runs` one run at a time: ``(name, path, grades, missing, extra, metadata)``
     per run (see :func:`irscale.data.judge_run`; ``metadata``: the file's ir_metadata header
@@ -258,6 +273,7 @@ def iter_judged(
         metadata=metadata,
         split_tags=split_tags,
         skip_invalid=skip_invalid,
+        judged_only=judged_only,
     )
     depth = check_options(depth, read.missing_topics)
     opts = read.reader()
@@ -285,6 +301,7 @@ def iter_judged(
         split_tags=split_tags,
         skip_invalid=skip_invalid,
         said=forked,
+        judged_only=read.judged_only,
     )
     if progress:
         progress(0, total, "")
@@ -388,6 +405,7 @@ def _read_and_judge(
     skip_invalid: bool = False,
     on_read=None,
     said: bool = False,
+    judged_only: bool = False,
 ):
     """Judged tuples ``(name, path, grades, missing, extra)`` of the run(s) in ``entry``
     (a Run or a path, and whether a directory or pattern named it); with
@@ -407,11 +425,22 @@ def _read_and_judge(
             split_tags=split_tags,
             skip_invalid=skip_invalid,
             on_read=on_read,
+            judged_only=judged_only,
         )
     return _Said(result, kept + [w.message for w in caught or ()])
 
 
-def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_tags: bool, skip_invalid: bool, on_read):
+def _judge_entry(
+    entry,
+    *,
+    qrels: Qrels,
+    depth: int | None,
+    opts: dict,
+    split_tags: bool,
+    skip_invalid: bool,
+    on_read,
+    judged_only: bool = False,
+):
     """:func:`_read_and_judge`'s work: its result (warnings said as they come)."""
     item, listed = entry
     try:
@@ -435,7 +464,7 @@ def _judge_entry(entry, *, qrels: Qrels, depth: int | None, opts: dict, split_ta
                 e.text,
             )
         raise e from None
-    return [(run.name, run.path, *judge_run(run, qrels, depth), run.metadata) for run in runs]
+    return [(run.name, run.path, *judge_run(run, qrels, depth, judged_only), run.metadata) for run in runs]
 
 
 PREFETCH_BYTES = 1 << 27  # at most this much text of gzip runs is inflated ahead (see _Prefetch)

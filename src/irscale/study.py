@@ -134,6 +134,8 @@ class Study:
         ]
         if prov.get("relevance"):
             facts.append(("relevance", names([prov["relevance"]])))
+        if prov.get("judged_only"):
+            facts.append(("unjudged documents", "removed: condensed runs (judged only, trec_eval -J)"))
         if prov.get("tests"):
             facts.append(("tests", names(list(prov["tests"]))))
         cols = [c for c in ("tau_unq", "tau_ap_unq", "tau_mid", "topic_tau_min", "topic_tau_max") if c in self.table2]
@@ -878,6 +880,7 @@ def _provenance(
         "irscale_version": __version__,
         "N": plan.depth,
         "relevance": relevance,
+        "judged_only": bool(getattr(judged, "judged_only", False)),  # condensed runs (trec_eval -J)
         "measures": plan.names,
         "ranked": [str(c) for c in table.measures if type(c).__name__ == "Ranked"],
         "tests": list(plan.tests),

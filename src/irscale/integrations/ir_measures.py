@@ -311,8 +311,10 @@ class PeerMeasure:
     ``gains``) is passed on as it is; one listed in ``renamed`` is translated value by
     value into an irscale field (nDCG's ``dcg='exp-log2'`` is ``gains='exp'``); one in
     ``switch`` picks another irscale class when given (``NumRet(rel=1)`` is
-    ``NumRelRet(rel=1)``); any other (``judged_only``, SetP's ``relative``) is accepted at
-    its ir_measures default only, since irscale has no such parameter. ``required`` lists
+    ``NumRelRet(rel=1)``); ``judged_only`` is served as trec_eval's ``-J`` (the run
+    condensed to its judged documents: :func:`irscale.evaluate`'s ``judged_only``); any
+    other (SetP's ``relative``) is accepted at its ir_measures default only, since irscale
+    has no such parameter. ``required`` lists
     parameters that must be given, with the reason (the case where leaving them out means
     something irscale computes differently).
     """
@@ -381,7 +383,9 @@ def _prototype(ir_name: str, peer: PeerMeasure) -> ir_measures.Measure:
     own = _fields(_irscale_class(peer.irscale)) | set(peer.switch)
     specs: dict[str, object] = {}
     for name, info in type(proto).SUPPORTED_PARAMS.items():
-        if name in peer.renamed:
+        if name == JUDGED_ONLY:
+            specs[name] = Choices(False, True)
+        elif name in peer.renamed:
             specs[name] = Choices(*peer.renamed[name][1])
         elif name in own:
             specs[name] = Any(required=name in peer.required)
@@ -424,6 +428,17 @@ def translate(measure: ir_measures.Measure) -> Measure:
 
 
 _EXP_GAINS = "nDCG(dcg='exp-log2', gains=...)"
+JUDGED_ONLY = "judged_only"  # ir_measures' parameter for trec_eval's -J (irscale.evaluate's judged_only)
+
+
+def judged_only(measure: ir_measures.Measure) -> bool:
+    """Whether ``measure`` asks for trec_eval's ``-J`` (ir_measures' ``judged_only=True``)."""
+    from ir_measures.providers.base import NOT_PROVIDED
+
+    if JUDGED_ONLY not in type(measure).SUPPORTED_PARAMS:
+        return False
+    v = measure[JUDGED_ONLY]
+    return v is not NOT_PROVIDED and bool(v)
 
 
 def _why_not(measure: ir_measures.Measure) -> str:
@@ -441,7 +456,7 @@ def _why_not(measure: ir_measures.Measure) -> str:
     for k, info in type(measure).SUPPORTED_PARAMS.items():
         if k in peer.renamed and measure[k] not in peer.renamed[k][1]:
             return f"{k} must be one of {', '.join(map(repr, peer.renamed[k][1]))}"
-        if k not in own and k not in peer.renamed and measure[k] != info.default:
+        if k not in own and k not in peer.renamed and k != JUDGED_ONLY and measure[k] != info.default:
             return f"irscale has no parameter {k} (only ir_measures' default {k}={info.default!r})"
     return "its parameters are not irscale's"
 
@@ -487,14 +502,17 @@ class IrscaleProvider(ir_measures.providers.Provider):
 
 class IrscaleEvaluator(ir_measures.providers.Evaluator):
     """The evaluator of :class:`IrscaleProvider`: the qrels converted once, each run
-    scored with one :func:`irscale.evaluate` call for all its measures."""
+    scored with one :func:`irscale.evaluate` call for all its measures (two where some
+    measures ask for ``judged_only`` and others do not)."""
 
     def __init__(self, measures: list, qrels, score_precision: str):
         df = ir_measures.util.QrelsConverter(qrels).as_pd_dataframe()
         self.ids = {str(q): q for q in df["query_id"].unique().tolist()}
         super().__init__(measures, set(self.ids.values()))
-        self.pairs = [(m, translate(m)) for m in measures]
-        self.columns = list(dict.fromkeys(m for _, m in self.pairs))
+        self.pairs = [(m, translate(m), judged_only(m)) for m in measures]
+        self.columns = {
+            j: list(dict.fromkeys(m for _, m, jm in self.pairs if jm == j)) for j in (False, True)
+        }  # the measures of each evaluate call: full runs, and runs condensed to their judged documents
         self.qrels = qrels_from_frame(df) if len(df) else None
         self.score_precision = score_precision
 
@@ -507,14 +525,25 @@ class IrscaleEvaluator(ir_measures.providers.Evaluator):
             return
         retrieved = set(df["query_id"].astype(str).tolist())
         r = run_from_frame(df, score_precision=self.score_precision)
+        tables = {}
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", _MISSING_NOTE, IrscaleWarning)
             warnings.filterwarnings("ignore", _NO_RELEVANT_NOTE, IrscaleWarning)
-            t = evaluate(self.qrels, [r], self.columns, score_precision=self.score_precision)  # type: ignore[arg-type]
-        col = {m: i for i, m in enumerate(t.measures)}
-        for ti, topic in enumerate(t.topics):
+            for j, columns in self.columns.items():
+                if columns:
+                    t = evaluate(
+                        self.qrels,
+                        [r],
+                        columns,
+                        score_precision=self.score_precision,  # type: ignore[arg-type]
+                        judged_only=j,
+                    )
+                    tables[j] = (t, {m: i for i, m in enumerate(t.measures)})
+        topics = next(iter(tables.values()))[0].topics
+        for ti, topic in enumerate(topics):
             if topic in retrieved:
-                for irm, m in self.pairs:
+                for irm, m, j in self.pairs:
+                    t, col = tables[j]
                     yield ir_measures.Metric(
                         query_id=self.ids[topic], measure=irm, value=float(t.values[col[m], 0, ti])
                     )

@@ -605,6 +605,11 @@ def _caption(study, chosen, scales, rows, test, corr, alpha, baseline, frame, de
         else "on the original scale"
     )
     parts = [f"Mean {', '.join(chosen)} of {len(rows)} systems over {T} topics at run length N = {study.N}, {what}."]
+    if prov.get("judged_only"):
+        parts.append(
+            "Condensed runs: each run's unjudged documents were removed before it was cut at N (judged only, "
+            "trec_eval -J), and φ is taken on the condensed runs."
+        )
     if "ranked" in scales:
         if prov.get("approx") is not None:
             parts.append(

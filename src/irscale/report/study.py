@@ -1972,6 +1972,12 @@ def markdown_section(table: ReportTable, stem: str | None = None, level: int = 2
     return "\n".join(lines)
 
 
+PROTOCOL = {  # how unjudged documents were treated (the study's provenance: judged_only)
+    False: "unjudged documents count as non-relevant",
+    True: "condensed runs: unjudged documents removed before the cut at N (judged only, trec_eval -J)",
+}
+
+
 def summary_line(study: Study) -> str:
     """One sentence on what the study covers."""
     p = study.provenance if isinstance(study.provenance, dict) else {}
@@ -1979,7 +1985,8 @@ def summary_line(study: Study) -> str:
     return (
         f"{len(study.systems)} systems × {len(study.topics)} topics at run length N = {study.N}; measures "
         f"{', '.join(name(m) for m in study.measures)}; relevance {p.get('relevance') or 'graded'}; "
-        f"α = {_alpha(study):g}; irscale {p.get('irscale_version', __version__)}."
+        f"{PROTOCOL[bool(p.get('judged_only'))]}; α = {_alpha(study):g}; "
+        f"irscale {p.get('irscale_version', __version__)}."
     )
 
 
