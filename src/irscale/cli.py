@@ -855,6 +855,14 @@ def transform(
     approx: ApproxOpt = None,
     max_pairs: MaxPairsOpt = None,
     memory: MemoryOpt = None,
+    residuals: Annotated[
+        bool,
+        typer.Option(
+            "--residuals",
+            help="for each RBP measure, its residual (rbp_resid: the weight of unjudged ranks and of those past "
+            "the run) and phi at the residual's upper end (_hi: the unknown ranks at the top grade)",
+        ),
+    ] = False,
     run_out: Annotated[
         Optional[Path],
         typer.Option(
@@ -866,6 +874,7 @@ def transform(
     ] = None,
 ):
     """Score runs and add the interval-scaled ("ranked") version of each measure at N."""
+    from irscale.experiment import residual_measures
     from irscale.experiment import transform as do_transform
     from irscale.plan import plan_transform
 
@@ -901,6 +910,7 @@ def transform(
                     values=values,
                 )
             )
+            residual_measures(planned[0], residuals)  # refused before the runs are read (no RBP, or bounded)
             _say_memory(planned)
 
         judged = _judge(qrels, runs, opts, plan=plan)
@@ -917,6 +927,7 @@ def transform(
                 normalize=normalize,
                 scheduler=scheduler,
                 steps=step,
+                residuals=residuals,
             )
         if run_out is not None:
             from irscale.report.runs import write_runs

@@ -46,7 +46,7 @@ from irscale.loading import (
     read_options,
     reader_options,
 )
-from irscale.measures import Measure, parse_measures
+from irscale.measures import RBP, Measure, RBPResid, parse_measures
 from irscale.plan import (
     LINE,
     RELEVANCE,
@@ -62,7 +62,7 @@ from irscale.plan import (
     relevance_measures,
     warn_not_interval,
 )
-from irscale.table import WARN_CHECK_RUNS, HalfWidth, Ranked, ScoreTable, not_interval, scale_as_named
+from irscale.table import WARN_CHECK_RUNS, HalfWidth, Ranked, ResidualEnd, ScoreTable, not_interval, scale_as_named
 from irscale.validate import flag, integer, wrong_type
 
 __all__ = [  # evaluate, score and transform; the rest re-exported for one release from irscale.table
@@ -76,6 +76,8 @@ __all__ = [  # evaluate, score and transform; the rest re-exported for one relea
     "evaluate",
     "expand_run_paths",
     "HalfWidth",
+    "residual_measures",
+    "ResidualEnd",
     "iter_judged",
     "judged_runs",
     "KEEP_DEPTH",
@@ -377,6 +379,7 @@ def transform(
     steps: Callable[[str, int, int], None] | None = None,
     approx: float | None = None,
     max_pairs: int | None = None,
+    residuals: bool = False,
 ) -> ScoreTable:
     """Add the interval-scaled version of each measure at run length ``depth`` = N (30
     by default).
@@ -419,6 +422,13 @@ def transform(
     engine list longer runs than it accepts by default (binary AP at N = 36:
     ``max_pairs=2**36``, about 20 minutes on 2 cores; see :func:`irscale.scales.build`).
 
+    ``residuals=True`` (incomplete judgments; each RBP measure exact at N): after the
+    columns above, ``rbp_resid(p=...)@N`` for each RBP measure (the weight of its unknown
+    ranks: :class:`irscale.measures.RBPResid`) and, per tie strategy, a
+    :class:`ResidualEnd` column, phi of the run with its unknown ranks within N at the top
+    grade: RBP's ranked column is phi at the residual's lower end, this one at its upper
+    end, from the same rank map.
+
     Examples
     --------
     >>> from irscale.io import Qrels, Run
@@ -453,11 +463,12 @@ def transform(
     ms = [p.measure for p in plan.measures]  # as named (each computed as p.computed)
     bounded = [k for k, p in enumerate(plan.measures) if p.bounded]  # positions of the bounded measures
     _check_bounded([plan.measures[k] for k in bounded], tie_list, depth, normalize)
+    resid = residual_measures(plan, flag("residuals", residuals))  # {position of an RBP measure: its residual}
     unique = list(dict.fromkeys(ms))  # a measure named twice (P and P@10 at depth 10) is scored once
     base = score(judged, [] if exact_values else unique)
     building = {"scheduler": scheduler, "cache": cache, "max_pairs": plan.max_pairs}
     values, maps, bounds, ids = _columns(
-        plan, judged, base, tie_list, normalize, exact_values, building, steps, progress
+        plan, judged, base, tie_list, normalize, exact_values, building, steps, progress, resid
     )
     values[:, _dropped(judged)] = np.nan  # topics dropped by missing_topics="drop"
 
@@ -467,7 +478,10 @@ def transform(
         for t in tie_list
         for p in plan.measures
     ]
-    cols = tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded)
+    cols: tuple[Measure | Ranked | HalfWidth | ResidualEnd, ...] = (
+        tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded) + tuple(resid.values())
+    )
+    cols += tuple(ResidualEnd(ranked[len(ms) * t + k]) for t in range(len(tie_list)) for k in resid)
     record = _transform_record(
         depth, relevance, ties if isinstance(ties, str) else tie_list, normalize, exact_values, maps, zip(ms, said)
     )
@@ -479,14 +493,54 @@ def transform(
     )
 
 
+def residual_measures(plan: TransformPlan, residuals: bool) -> dict[int, RBPResid]:
+    """The RBP measures of ``plan`` whose residual transform gives (``residuals=True``):
+    their positions and residuals at N; refused where there is none, or where one is
+    bounded (no rank map to place the residual's upper end in)."""
+    if not residuals:
+        return {}
+    resid = [k for k, p in enumerate(plan.measures) if isinstance(p.computed, RBP)]
+    if not resid:
+        raise ArgumentError(
+            "residuals=True (--residuals) gives RBP's residual and phi at its upper end, and no measure asked is "
+            "RBP: add one, e.g. 'RBP(p=0.8)'"
+        )
+    bounded = [str(plan.measures[k].measure) for k in resid if plan.measures[k].bounded]
+    if bounded:
+        raise ArgumentError(
+            f"residuals=True (--residuals) needs an exact rank map for {', '.join(bounded)}, which is bounded at "
+            f"N = {plan.depth} (approx): take a run length an exact engine reaches, or leave residuals out"
+        )
+    return {k: RBPResid(p=plan.measures[k].computed.p, cutoff=plan.depth) for k in resid}  # type: ignore[attr-defined]
+
+
+def _upper_runs(judged: JudgedRuns, depth: int) -> np.ndarray:
+    """The judged grades cut at N with every unknown rank (unjudged, judged below 0, past
+    the run's end) at the top grade: RBP's residual's upper end within N."""
+    from irscale.scales.spaces import cut_and_pad
+
+    g = cut_and_pad(judged.grades, depth, fill=int(PAD))
+    return np.where(g < 0, judged.topics.max_grade, g).astype(np.int16)
+
+
 def _columns(
-    plan: TransformPlan, judged: JudgedRuns, base, tie_list, normalize, exact_values, building, steps, progress
+    plan: TransformPlan,
+    judged: JudgedRuns,
+    base,
+    tie_list,
+    normalize,
+    exact_values,
+    building,
+    steps,
+    progress,
+    resid: dict[int, RBPResid] | None = None,
 ):
     """transform's columns, measure by measure as the plan says: each measure's values (from
     ``base``, the scored table, or with ``exact_values`` from its exact keys), its phi per tie
     strategy from its rank map (the plan's space and engine), or from certified bounds the
-    midpoint and half-width. Returns (values, the maps' records, the bounds, the exact-value
-    ids of bounded measures)."""
+    midpoint and half-width; for the measures at ``resid`` (RBP, ``residuals=True``) their
+    residual and phi of their upper runs (:func:`_upper_runs`), queried from the same map.
+    Returns (values, the maps' records, the bounds, the exact-value ids of bounded measures)."""
     from irscale.scales import build
 
     depth, levels = plan.depth, plan.levels
@@ -494,8 +548,14 @@ def _columns(
     unique = list(dict.fromkeys(ms))
     bounded = [k for k, p in enumerate(plan.measures) if p.bounded]
     shape = (len(judged.systems), len(judged.topics))
-    values = np.empty((len(ms) * (1 + len(tie_list)) + len(bounded),) + shape, dtype=np.float64)
+    resid = resid or {}
+    at = list(resid)  # the positions of the RBP measures, in column order
+    first = len(ms) * (1 + len(tie_list)) + len(bounded)  # the residual columns start here
+    values = np.empty((first + len(resid) * (1 + len(tie_list)),) + shape, dtype=np.float64)
     maps, bounds, ids = [], {}, {}
+    upper = _upper_runs(judged, depth) if resid else None
+    if resid:
+        values[first : first + len(resid)] = score(judged, list(resid.values())).values
     for i, p in enumerate(plan.measures):
         m, space = p.measure, p.space
         step = (lambda done, total, lab=str(m): steps(lab, done, total)) if steps else None
@@ -514,10 +574,15 @@ def _columns(
                 values[len(ms) * (1 + k) + i] = mid.reshape(shape)
             values[len(ms) * (1 + len(tie_list)) + bounded.index(i)] = half.reshape(shape)
         else:
-            rm = build(p.computed, depth, levels, progress=step, queries=keys, planned=(space, p.engine), **building)
+            hi = space.keys(space.grade_view(upper).reshape(-1, depth)) if upper is not None and i in resid else None
+            asked = keys if hi is None else np.concatenate([keys, hi])  # one map answers both ends
+            rm = build(p.computed, depth, levels, progress=step, queries=asked, planned=(space, p.engine), **building)
             maps.append((m, _map_record(m, rm)))  # what the provenance says of it: the map itself is let go
             for k, phi in enumerate(_phi_columns(rm, keys, tie_list, normalize)):  # in the order asked
                 values[len(ms) * (1 + k) + i] = phi.reshape(shape)
+            if hi is not None:
+                for k, phi in enumerate(_phi_columns(rm, hi, tie_list, normalize)):
+                    values[first + len(resid) * (1 + k) + at.index(i)] = phi.reshape(shape)
             del rm  # (a large one, 1.5 GiB at DCG(base=10)@20 on 4 levels, is freed before the next is built)
         if progress:
             progress(i + 1, len(ms))

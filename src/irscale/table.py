@@ -20,7 +20,7 @@ from irscale.errors import (
 )
 from irscale.measures import Measure, at_depth
 
-__all__ = ["HalfWidth", "Ranked", "ScoreTable", "WARN_CHECK_RUNS", "not_interval", "scale_as_named"]
+__all__ = ["HalfWidth", "Ranked", "ResidualEnd", "ScoreTable", "WARN_CHECK_RUNS", "not_interval", "scale_as_named"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,7 +31,9 @@ class ScoreTable:
     topic left out of a system's scores (``missing_topics="drop"``).
     """
 
-    measures: tuple[Measure | Ranked | HalfWidth, ...]  # columns: a Measure, its Ranked version, a HalfWidth
+    measures: tuple[
+        Measure | Ranked | HalfWidth | ResidualEnd, ...
+    ]  # columns: a Measure, its Ranked version, a HalfWidth
     systems: tuple[str, ...]
     topics: tuple[str, ...]
     values: np.ndarray
@@ -253,3 +255,24 @@ class HalfWidth:
     @property
     def label(self) -> str:
         return f"{self.ranked.label}_hw"
+
+
+@dataclass(frozen=True)
+class ResidualEnd:
+    """phi at the upper end of RBP's residual (``transform(..., residuals=True)``): the
+    ranked value, under ``ranked``'s tie strategy, of the run whose unknown ranks within N
+    (unjudged documents, those judged below 0, and the ranks past the run's end) all hold
+    the top grade. RBP's ranked column is phi at the lower end (the unknown ranks gain
+    nothing), so the two bracket phi of every way the unknown documents could be judged;
+    the weight below rank N (p^N, part of ``rbp_resid``) lies outside the runs of length N."""
+
+    ranked: Ranked
+    trec_eval_name = None
+    is_count = False
+
+    def __str__(self):
+        return f"{str(self.ranked)[:-1]}, residual end)"
+
+    @property
+    def label(self) -> str:
+        return f"{self.ranked.label}_hi"

@@ -81,7 +81,11 @@ _NO_RELEVANT_NOTE = r"\d+ qrels topic\(s\) have (no relevant document|no grade a
 
 
 def irscale_measure(
-    measure: str | Measure, *, score_precision: ScorePrecision = "float64", max_grade: int | None = None
+    measure: str | Measure,
+    *,
+    score_precision: ScorePrecision = "float64",
+    max_grade: int | None = None,
+    judged_only: bool = False,
 ) -> ir_measures.Measure:
     """An irscale measure as an ir_measures measure.
 
@@ -93,22 +97,29 @@ def irscale_measure(
         How run scores order documents (see :func:`irscale.evaluate`).
     max_grade : int, optional
         The top grade c of graded measures (default: the qrels' highest grade).
+    judged_only : bool
+        trec_eval's ``-J``: the run condensed to its judged documents first.
 
     Returns
     -------
     ir_measures.Measure
         Named ``irscale(<measure>)``; its per-topic values are
-        ``irscale.evaluate(qrels, [run], [measure])``'s.
+        ``irscale.evaluate(qrels, [run], [measure])``'s (``"rbp_resid(p=0.8)@10"``: RBP's
+        residual beside ir_measures' ``RBP(p=0.8, rel=1)@10``).
     """
     m = parse_measure(measure)
     check_reader_options(score_precision, "error", "error")
     if max_grade is not None:
         max_grade = integer("max_grade", max_grade, minimum=1)
-    opts = _options(score_precision=(score_precision, "float64"), max_grade=(max_grade, None))
+    judged_only = flag("judged_only", judged_only)
+    opts = _options(
+        score_precision=(score_precision, "float64"), max_grade=(max_grade, None), judged_only=(judged_only, False)
+    )
     name = f"irscale({m}{opts})"
 
     def table(qrels: Qrels, run: Run):
-        return evaluate(qrels, [run], [m], score_precision=score_precision, max_grade=max_grade), 0
+        t = evaluate(qrels, [run], [m], score_precision=score_precision, max_grade=max_grade, judged_only=judged_only)
+        return t, 0
 
     return _define(table, name, f"irscale's {m} (evaluated like trec_eval)", score_precision)
 

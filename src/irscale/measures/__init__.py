@@ -19,7 +19,7 @@ from irscale.measures.base import (
     register,
     trec_eval_names,
 )
-from irscale.measures.gains import DCG, ERR, RBP, gP, gR, nDCG
+from irscale.measures.gains import DCG, ERR, RBP, RBPResid, gP, gR, nDCG
 from irscale.measures.rankbased import AP, RR, Bpref, Rprec
 from irscale.measures.registry import unregister
 from irscale.measures.sets import F, NumRel, NumRelRet, NumRet, P, R, Success
@@ -65,6 +65,7 @@ __all__ = [
     "DCG",
     "nDCG",
     "RBP",
+    "RBPResid",
     "ERR",
     "gP",
     "gR",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from irscale.data import Grade
+from irscale.data import PAD, Grade
 from irscale.errors import MeasureError
 from irscale.measures.base import Measure, cut, exact_grade, graded_gain, ranks, ref_gain, register, safe_div
 from irscale.validate import decimal_text
@@ -44,6 +44,7 @@ __all__ = [
     "nDCG",
     "parse_gains",
     "RBP",
+    "RBPResid",
 ]
 
 
@@ -497,6 +498,47 @@ class RBP(_GainMeasure):
         p, c = float(self.p), topic.max_grade
         top = grades[: self.cutoff] if self.cutoff else grades
         return (1 - p) * sum(self._ref_gain(g, c) / self._unit(c) * p**i for i, g in enumerate(top))
+
+
+@register("rbp_resid", "RBPresid")
+@dataclass(frozen=True)
+class RBPResid(Measure):
+    """RBP's residual (Moffat & Zobel 2008, Sec. 4): the weight of the ranks whose gain is
+    not known, (1 - p) * sum of p^(i-1) over the unjudged documents among the first d
+    ranks (those absent from the qrels or judged below 0) plus p^d, the weight of
+    everything below rank d, where d is the number of documents retrieved within the top
+    ``cutoff``. RBP (any gains, each at most 1) lies between its value and value plus
+    residual, whatever the unknown documents turn out to be. trec_eval's ``rbp_resid``
+    (no cutoff) is the same where a run has an unjudged document and 0 where it has none
+    (it leaves out the p^d below the run then); irscale keeps p^d. RB-free."""
+
+    examples = ("rbp_resid(p=0.8)@10", "rbp_resid(p=1/3)")  # checked by the conformance suite (irscale.testing)
+
+    p: float = 0.8
+    cutoff: int | None = None
+    always_shown = ("p",)
+    param_docs = {
+        "p": "persistence of the RBP whose residual this is, in (0, 1); a decimal (0.8) or a fraction (1/3), exact",
+    }
+    no_scale = (
+        "rbp_resid is the weight of RBP's unknown ranks, not an effectiveness measure; transform RBP with "
+        "residuals=True (CLI --residuals) for phi at both ends of RBP's residual"
+    )
+
+    def validate(self):
+        object.__setattr__(self, "p", _check_p(self.p))
+
+    def batch(self, grades, topics):
+        p = float(self.p)
+        g = cut(grades, self.cutoff)
+        unknown = ((g < 0) & (g != PAD)).astype(np.float64)  # unjudged, or judged below 0
+        d = (g != PAD).sum(axis=-1)
+        return (1.0 - p) * (unknown @ (p ** np.arange(g.shape[-1], dtype=np.float64))) + p**d
+
+    def reference(self, grades, topic):
+        p = float(self.p)
+        top = [g for g in (grades[: self.cutoff] if self.cutoff else grades) if g != PAD]
+        return (1 - p) * sum(p**i for i, g in enumerate(top) if g < 0) + p ** len(top)
 
 
 @register("ERR")

@@ -80,10 +80,15 @@ def theory_text(lines: Sequence[str]):
 def study_theory(study: Study) -> list[str]:
     """The theory's line for each measure of ``study`` (recorded in its provenance)."""
     said = study.provenance.get("theory", {})
-    return [
+    out = [
         said[m]["text"] if m in said else f"{m}: the papers make no statement about it; phi equi-spaces its own order"
         for m in study.measures
     ]
+    if study.provenance.get("judged_only"):
+        from irscale.report.tables import CONDENSED_SCALE
+
+        out.append(CONDENSED_SCALE)
+    return out
 
 
 def tau_tables(studies: Sequence[Study]) -> list[Table]:

@@ -1992,8 +1992,14 @@ def summary_line(study: Study) -> str:
 
 def theory_lines(study: Study) -> list[str]:
     """What the theory says about each original measure (from the provenance)."""
-    said = study.provenance.get("theory", {}) if isinstance(study.provenance, dict) else {}
-    return [said[m]["text"] for m in study.measures if isinstance(said.get(m), dict) and "text" in said[m]]
+    prov = study.provenance if isinstance(study.provenance, dict) else {}
+    said = prov.get("theory", {})
+    out = [said[m]["text"] for m in study.measures if isinstance(said.get(m), dict) and "text" in said[m]]
+    if out and prov.get("judged_only"):
+        from irscale.report.tables import CONDENSED_SCALE
+
+        out.append(CONDENSED_SCALE)
+    return out
 
 
 def study_markdown(

@@ -124,7 +124,8 @@ def rich_table(table: ScoreTable, per_topic: bool):
 def theory_texts(table: ScoreTable) -> list[str]:
     """One line per ranked measure of ``table`` saying what the theory says about the
     original (:meth:`irscale.scales.theory.Statement.text`), in column order, each measure
-    once; measures the papers say nothing about are named as such."""
+    once; measures the papers say nothing about are named as such. On condensed runs
+    (``provenance["judged_only"]``) a last line says the verdicts hold for them."""
     out: dict[str, str] = {}
     for col in table.measures:
         inner = getattr(col, "measure", None)
@@ -136,4 +137,13 @@ def theory_texts(table: ScoreTable) -> list[str]:
             if isinstance(theory, Statement)
             else f"{inner}: the papers make no statement about it; phi equi-spaces its own order"
         )
+    if out and table.provenance.get("judged_only"):
+        out[""] = CONDENSED_SCALE
     return list(out.values())
+
+
+CONDENSED_SCALE = (
+    "condensed runs (judged only, -J): each run's unjudged documents were removed before it was cut at N "
+    "and padded; every condensed run at N is a run of length N of judged grades and every such run is one, "
+    "so phi and each verdict above are the measure's at N"
+)

@@ -1,0 +1,241 @@
+"""RBP's residual (Moffat & Zobel 2008): ``rbp_resid``, and phi at both ends of it.
+
+* the residual of every DL 2019 run (43 topics, to 1,000 documents: pooled to depth 10,
+  so most ranks are unjudged) against an implementation of its own here: the run files
+  and qrels read with plain Python, ranked as trec_eval ranks them, the sum taken in
+  exact fractions;
+* trec_eval's ``rbp_resid`` (m_rbp_resid.c: ``p^num_ret + (1 - p) * sum of p^(i-1)`` over
+  the unjudged ranks, reported where a run has one) agrees wherever a run has one;
+* RBP of every completion of the unknown ranks lies within [RBP, RBP + residual];
+* ``transform(..., residuals=True)``: phi at the two ends equals a brute force over every
+  run of length N (fractions, sharing no code with the engines).
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import subprocess
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import irscale
+from irscale.data import PAD, UNJUDGED, TopicStats
+from irscale.errors import ArgumentError, IrscaleError
+from irscale.io import Qrels, Run
+from irscale.measures import parse_measure
+from irscale.table import ResidualEnd
+
+
+def _read_qrels(path):
+    judged: dict = {}
+    for line in path.read_text().splitlines():
+        q, _, d, g = line.split()
+        judged[q, d] = int(g)
+    return judged
+
+
+def _ranked(path):
+    """{topic: [docno, ...]} in trec_eval's order: score descending, docno descending."""
+    rows: dict = {}
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as fh:
+        for line in fh:
+            q, _, d, _, score, _ = line.split()
+            rows.setdefault(q, []).append((float(score), d))
+    return {q: [d for _, d in sorted(r, key=lambda x: (x[0], x[1].encode()), reverse=True)] for q, r in rows.items()}
+
+
+def _resid(docs, judged, q, p: Fraction, cutoff):
+    top = docs[:cutoff] if cutoff else docs
+    unknown = sum((p**i for i, d in enumerate(top) if judged.get((q, d), -1) < 0), Fraction(0))
+    return (1 - p) * unknown + p ** len(top)
+
+
+def test_every_dl19_run_against_an_implementation_of_its_own(dl19_data):
+    qrels = dl19_data / "qrels.dl19-passage.txt"
+    judged = _read_qrels(qrels)
+    files = sorted((dl19_data / "runs").iterdir())
+    names = ["rbp_resid(p=0.8)", "rbp_resid(p=1/3)@100", "rbp_resid(p=0.95)@10"]
+    table = irscale.evaluate(qrels, files, names)
+    params = [(Fraction(4, 5), None), (Fraction(1, 3), 100), (Fraction(19, 20), 10)]
+    some_unjudged = 0
+    for s, f in enumerate(files):
+        docs = _ranked(f)
+        for t, q in enumerate(table.topics):
+            for m, (p, cutoff) in enumerate(params):
+                want = _resid(docs.get(q, []), judged, q, p, cutoff)
+                assert table.values[m, s, t] == pytest.approx(float(want), rel=1e-12, abs=1e-15), (f.name, q, names[m])
+            some_unjudged += any(judged.get((q, d), -1) < 0 for d in docs.get(q, []))
+    assert some_unjudged > 1000  # the residual is more than p^d on most (run, topic) pairs
+
+
+def test_trec_evals_rbp_resid_where_a_run_has_an_unjudged_document():
+    """m_rbp_resid.c, transcribed: p^num_ret + (1 - p) * sum over unjudged ranks, set only
+    where some rank is unjudged (else trec_eval reports 0; irscale keeps p^num_ret)."""
+    p = 0.9
+    q = Qrels.from_records([("1", "a", 1), ("1", "b", 0), ("2", "x", 1)])
+    r = Run.from_records([("1", "a", 3.0), ("1", "z", 2.0), ("1", "b", 1.0), ("2", "x", 1.0)], name="r")
+    got = irscale.evaluate(q, [r], ["rbp_resid(p=0.9)"]).values[0, 0]
+    rels = {"1": [1, -1, 0], "2": [1]}
+    for t, topic in enumerate(("1", "2")):
+        unj, total, cur = 0, 0.0, 1.0
+        for g in rels[topic]:
+            if g < 0:
+                unj += 1
+                total += cur
+            cur *= p
+        trec_eval = cur + (1 - p) * total if unj else 0.0
+        if unj:
+            assert got[t] == pytest.approx(trec_eval, rel=1e-15)
+        else:
+            assert trec_eval == 0.0 and got[t] == pytest.approx(p ** len(rels[topic]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([0, 1, 2, -1, int(UNJUDGED)]), min_size=0, max_size=8),
+    st.integers(0, 10**6),
+    st.sampled_from(["0.8", "1/2", "0.3"]),
+    st.sampled_from([None, 3, 6]),
+)
+def test_rbp_of_every_completion_lies_within_the_residual(ranking, seed, p, cutoff):
+    m = parse_measure(f"RBP(p={p})" + (f"@{cutoff}" if cutoff else ""))
+    res = parse_measure(f"rbp_resid(p={p})" + (f"@{cutoff}" if cutoff else ""))
+    topics = TopicStats.single([3, 2, 2])
+    g = np.array(ranking or [PAD], dtype=np.int16)[None, None, :]
+    lo, width = m.batch(g, topics)[0, 0], res.batch(g, topics)[0, 0]
+    rng = np.random.default_rng(seed)
+    for _ in range(5):  # the unknown ranks judged at random, the run extended by judged documents
+        done = [int(rng.integers(0, 3)) if x < 0 else x for x in ranking] + list(rng.integers(0, 3, size=12))
+        full = parse_measure(f"RBP(p={p})").batch(np.array(done, dtype=np.int16)[None, None, :], topics)[0, 0]
+        assert lo - 1e-12 <= full <= lo + width + 1e-12
+
+
+def test_judged_only_leaves_only_the_weight_past_the_run():
+    q = Qrels.from_records([("1", "a", 1), ("1", "b", 0)])
+    r = Run.from_records([("1", "z", 3.0), ("1", "a", 2.0), ("1", "y", 1.5), ("1", "b", 1.0)], name="r")
+    full = irscale.evaluate(q, [r], ["rbp_resid(p=0.5)"]).values[0, 0, 0]
+    cond = irscale.evaluate(q, [r], ["rbp_resid(p=0.5)"], judged_only=True).values[0, 0, 0]
+    assert full == pytest.approx(0.5 * (1 + 0.25) + 0.5**4) and cond == pytest.approx(0.25)
+
+
+def _phi_oracle(p: Fraction, c: int, N: int):
+    """unq: 1 + the number of distinct RBP values below; mid: (runs below) + (runs tied + 1) / 2."""
+    vals = [
+        sum((Fraction(g, c) * p**i for i, g in enumerate(run)), Fraction(0)) * (1 - p)
+        for run in itertools.product(range(c + 1), repeat=N)
+    ]
+    distinct = sorted(set(vals))
+    unq = {v: k + 1 for k, v in enumerate(distinct)}
+    below = {v: sum(1 for w in vals if w < v) for v in distinct}
+    ties = {v: sum(1 for w in vals if w == v) for v in distinct}
+    return lambda run: (
+        unq[_value(run, p, c)],
+        below[_value(run, p, c)] + Fraction(ties[_value(run, p, c)] + 1, 2),
+    )
+
+
+def _value(run, p, c):
+    return sum((Fraction(g, c) * p**i for i, g in enumerate(run)), Fraction(0)) * (1 - p)
+
+
+def test_transform_residuals_against_a_brute_force():
+    N, c, p = 4, 2, Fraction(3, 5)
+    q = Qrels.from_records([("1", "a", 2), ("1", "b", 0), ("1", "c", 1), ("1", "n", -1), ("2", "x", 1)])
+    runs = [
+        Run.from_records([("1", "a", 3.0), ("1", "z", 2.5), ("1", "b", 2.0)] + [("2", "y", 1.0)], name="r"),
+        Run.from_records([("1", "c", 3.0), ("1", "n", 2.0), ("1", "a", 1.0), ("1", "b", 0.5), ("2", "x", 1)], name="s"),
+    ]
+    t = irscale.transform(
+        irscale.evaluate(q, runs, ["RBP(p=0.6)"]),
+        ["RBP(p=0.6)", "AP"],
+        depth=N,
+        ties=("unq", "mid"),
+        residuals=True,
+        relevance="graded",
+    )
+    names = [str(m) for m in t.measures]
+    assert names[-3:] == [
+        "rbp_resid(p=0.6)@4",
+        "ranked(RBP(p=0.6)@4, residual end)",
+        "ranked(RBP(p=0.6)@4, ties=mid, residual end)",
+    ]
+    assert isinstance(t.measures[-1], ResidualEnd) and t.measures[-1].label.endswith("_R_hi")
+    phi = _phi_oracle(p, c, N)
+    lows = {"r": [[2, 0, 0, 0], [0, 0, 0, 0]], "s": [[1, 0, 2, 0], [1, 0, 0, 0]]}  # unknown ranks at 0
+    highs = {"r": [[2, 2, 0, 2], [2, 2, 2, 2]], "s": [[1, 2, 2, 0], [1, 2, 2, 2]]}  # at the top grade
+    resid = {"r": [(1 - p) * p + p**3, (1 - p) + p], "s": [(1 - p) * p + p**4, p]}
+    for si, s in enumerate(("r", "s")):
+        for ti in range(2):
+            lo, hi = phi(lows[s][ti]), phi(highs[s][ti])
+            col = {n: t.values[k, si, ti] for k, n in enumerate(names)}
+            assert col["ranked(RBP(p=0.6)@4)"] == lo[0] and col["ranked(RBP(p=0.6)@4, ties=mid)"] == float(lo[1])
+            assert col["ranked(RBP(p=0.6)@4, residual end)"] == hi[0], (s, ti)
+            assert col["ranked(RBP(p=0.6)@4, ties=mid, residual end)"] == float(hi[1]), (s, ti)
+            assert col["rbp_resid(p=0.6)@4"] == pytest.approx(float(resid[s][ti]), rel=1e-12)
+
+
+def test_residuals_refusals_and_cli(tmp_path):
+    q = Qrels.from_records([("1", "a", 1), ("1", "b", 0)])
+    r = Run.from_records([("1", "a", 3.0), ("1", "z", 2.0)], name="r")
+    table = irscale.evaluate(q, [r], ["AP"])
+    with pytest.raises(ArgumentError, match="no measure asked is RBP"):
+        irscale.transform(table, ["AP"], depth=3, residuals=True)
+    with pytest.raises(IrscaleError, match="residuals"):
+        irscale.transform(table, ["RBP(p=0.8)"], depth=3, residuals="yes")  # type: ignore[arg-type]
+    with pytest.raises(IrscaleError, match="not an effectiveness measure"):
+        irscale.transform(table, ["rbp_resid(p=0.8)"], depth=3)
+    (tmp_path / "q.txt").write_text("1 0 a 1\n1 0 b 0\n")
+    (tmp_path / "r.txt").write_text("1 Q0 a 1 3.0 r\n1 Q0 z 2 2.0 r\n")
+    args = [sys.executable, "-m", "irscale", "transform", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-N", "3"]
+    ok = subprocess.run([*args, "-m", "RBP(p=0.5)", "--residuals", "-f", "csv"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    import csv
+    import io
+
+    rows = {(r["system"], r["measure"]): float(r["value"]) for r in csv.DictReader(io.StringIO(ok.stdout))}
+    assert rows["r", "rbp_resid(p=0.5)@3"] == pytest.approx(0.5 * 0.5 + 0.5**2)  # z unjudged, 2 ranks
+    assert rows["r", "ranked(RBP(p=0.5)@3, residual end)"] > rows["r", "ranked(RBP(p=0.5)@3)"]
+    bad = subprocess.run([*args, "-m", "AP", "--residuals"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "no measure asked is RBP" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_ir_measures_gets_the_residual(dl19_data):
+    ir_measures = pytest.importorskip("ir_measures")
+    from irscale.integrations.ir_measures import irscale_measure
+
+    qrels = dl19_data / "qrels.dl19-passage.txt"
+    f = sorted((dl19_data / "runs").iterdir())[0]
+    m = irscale_measure("rbp_resid(p=0.8)")
+    got = {
+        x.query_id: x.value
+        for x in ir_measures.iter_calc([m], ir_measures.read_trec_qrels(str(qrels)), ir_measures.read_trec_run(str(f)))
+    }
+    want = irscale.evaluate(qrels, [f], ["rbp_resid(p=0.8)"])
+    assert got == {t: pytest.approx(v) for t, v in zip(want.topics, want.values[0, 0].tolist())}
+    assert str(irscale_measure("rbp_resid(p=0.8)", judged_only=True)) == "irscale(rbp_resid(p=0.8), judged_only=True)"
+
+
+def test_dl19_phi_interval_brackets_the_point_value(dl19_data):
+    """On DL 2019 at N = 20 (pooled to 10: ranks 11-20 mostly unjudged), phi at the upper end
+    is at least the point value everywhere, above it where a rank within N is unknown, and
+    the point value's phi is the same as without residuals."""
+    qrels = dl19_data / "qrels.dl19-passage.txt"
+    files = sorted((dl19_data / "runs").iterdir())[:8]
+    table = irscale.evaluate(qrels, files, ["RBP(p=0.8)@20"])
+    plain = irscale.transform(table, ["RBP(p=0.8)"], depth=20, relevance="graded")
+    t = irscale.transform(table, ["RBP(p=0.8)"], depth=20, relevance="graded", residuals=True)
+    names = [str(m) for m in t.measures]
+    lo = t.values[names.index("ranked(RBP(p=0.8)@20)")]
+    hi = t.values[names.index("ranked(RBP(p=0.8)@20, residual end)")]
+    res = t.values[names.index("rbp_resid(p=0.8)@20")]
+    assert np.array_equal(lo, plain.values[[str(m) for m in plain.measures].index("ranked(RBP(p=0.8)@20)")])
+    assert (hi >= lo).all()
+    unknown = res > 0.8**20 * (1 + 1e-9)  # some rank within 20 unjudged (or the run shorter than 20)
+    assert unknown.sum() > 50 and (hi[unknown] > lo[unknown]).all() and (hi[~unknown] == lo[~unknown]).all()
