@@ -167,6 +167,13 @@ grep -qF "whole number" "$LAST_ERR" && _fail "output of step $STEP" "--integer-g
 ok "$IRSCALE" transform stray-grade-qrels.txt "$R" -m P -N 5 --integer-grades
 ok "$IRSCALE" compare stray-grade-qrels.txt "$R" -m P -N 5 -t sign --no-figures --integer-grades
 refused "--skip-invalid" "$IRSCALE" evaluate "$Q" junk
+# incomplete judgments: judged only (trec_eval -J) on every verb that reads runs, RBP's residual
+ok "$IRSCALE" evaluate "$Q" "$R" -J -m AP -m "rbp_resid(p=0.8)@10" --trec-eval
+ok "$IRSCALE" transform "$Q" "$R" -m "RBP(p=0.8)" -m AP -N 10 --judged-only --residuals
+grep -qF "residual end" "$LAST_OUT" || _fail "output of step $STEP" "no column at the residual's end"
+refused "no measure asked is RBP" "$IRSCALE" transform "$Q" "$R" -m AP -N 10 --residuals
+ok "$IRSCALE" compare "$Q" "$R" -m P -m "RBP(p=0.8)" -N 5 -t sign --no-figures -J --out study-judged
+grep -qF "condensed runs" study-judged/report_N5.md || _fail "output of step $STEP" "the report does not say the protocol"
 ok "$IRSCALE" evaluate "$Q" extra.txt --ignore-extra-fields
 ok "$IRSCALE" evaluate "$Q" "$R" -M 5 --float32-scores --duplicates first --missing-topics drop
 refused "--missing-topics" "$IRSCALE" evaluate "$Q" "$R" --missing-topics error

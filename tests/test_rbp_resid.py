@@ -239,3 +239,26 @@ def test_dl19_phi_interval_brackets_the_point_value(dl19_data):
     assert (hi >= lo).all()
     unknown = res > 0.8**20 * (1 + 1e-9)  # some rank within 20 unjudged (or the run shorter than 20)
     assert unknown.sum() > 50 and (hi[unknown] > lo[unknown]).all() and (hi[~unknown] == lo[~unknown]).all()
+
+
+def test_the_guides_worked_example(dl19_data):
+    """The table of docs/guide.md's "Incomplete judgments" example is what transform gives."""
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text(encoding="utf-8")
+    part = guide.split("**Worked example** (DL 2019 passage", 1)[1]
+    rows = [line.strip("|").split("|") for line in part.splitlines() if line.startswith("| ") and "---" not in line]
+    shown = {r[0].strip(): [float(x) for x in r[1:]] for r in rows[1:4]}
+    files = [dl19_data / "runs" / f"input.{n}.gz" for n in shown]
+    t = irscale.transform(
+        irscale.evaluate(dl19_data / "qrels.dl19-passage.txt", files, ["RBP(p=0.8)@20"]),
+        ["RBP(p=0.8)"],
+        depth=20,
+        normalize=True,
+        residuals=True,
+        relevance="graded",
+    )
+    means = t.mean()
+    for s, (name, want) in enumerate(shown.items()):
+        got = [round(float(means[m].iloc[s]), 4) for m in means.columns]
+        assert got == want, name
