@@ -19,8 +19,8 @@ numpy, with a tie tolerance of its own (1e-9 of the pair's scale).
 
 Tolerances: counts, flags, labels, ranks and display strings exactly; means 1e-12 relative
 (the same sums in another order); statistics from another library 1e-9 relative; bootstrap
-intervals to the documented 1e-12 relative (relative to the pair's largest |score| where an
-end is nearer 0 than that: its rounding is the scores'; ``Audit.inexact_summary`` counts the ends that
+intervals to the documented 1e-12 relative (plus 1e-14 of the pair's largest |score|, float
+rounding at the scores' size, for an end near 0; ``Audit.inexact_summary`` counts the ends that
 are not bit-identical and says why: scipy's vectorised BCa sums the jackknife in another
 order for a batch of rows than for one).
 
@@ -447,7 +447,7 @@ def unit(scale: float) -> float:
 
 
 CI_RTOL = 1e-12  # irscale documents its intervals as the single-row call's "to 1e-12 relative"
-# (relative to the end, or to the pair's largest |score| where that is larger: check_ci)
+CI_FLOOR = 1e-14  # plus float rounding at the scores' size, for an end near 0 (check_ci)
 
 
 def bca(x: np.ndarray, own: float, boot: dict) -> tuple[float, float]:
@@ -1345,14 +1345,12 @@ class Audit:
             if theirs[k] == mine[k] or (theirs[k] != theirs[k] and mine[k] != mine[k]):
                 self.checked[file] += 1
                 continue
-            # relative to the end, or to the scores where the end is nearer 0 than they are: an end
-            # near 0 is BCa's arithmetic on numbers of the scores' size, rounded at their scale
-            # (DL 2019 condensed, RBP@10: an end of -1.07e-05 off by 1.4e-17 on scores near 0.5)
-            scale = max(abs(theirs[k]), abs(mine[k]), float(np.abs(x).max(initial=0.0)))
-            rel = abs(theirs[k] - mine[k]) / scale
-            self.num(
-                file, col + suffix, row, theirs[k], mine[k], rtol=0.0, atol=CI_RTOL * scale, why=f"documented: {what}"
-            )
+            # 1e-12 relative to the end, and for an end near 0 float rounding at the scores' size:
+            # such an end is BCa's arithmetic on numbers as large as the scores (DL 2019 condensed,
+            # RBP@10: an end of -1.07e-05 off by 1.4e-17, 1.3e-12 of itself, on scores near 0.5)
+            floor = CI_FLOOR * float(np.abs(x).max(initial=0.0))
+            rel = max(abs(theirs[k] - mine[k]) - floor, 0.0) / max(abs(theirs[k]), abs(mine[k]))
+            self.num(file, col + suffix, row, theirs[k], mine[k], rtol=CI_RTOL, atol=floor, why=f"documented: {what}")
             if rel <= CI_RTOL:
                 if ("batch",) + key not in self._ci:
                     b = bca_batch(-x if negated_of else x, own, self.boot)

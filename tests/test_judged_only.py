@@ -192,3 +192,56 @@ def test_cli_judged_only_is_the_apis(dl19_data, tmp_path):
             env={"COLUMNS": "200", "PATH": ""},
         ).stdout
         assert "--judged-only" in shown and "-J" in shown, verb
+
+
+def test_grades_below_0_are_removed_like_pytrec_eval(dl19_data, tmp_path):
+    """Judgements below 0 (trec_eval: in the pool, unjudged) leave the condensed run too:
+    DL 2019's qrels with every 5th judgement of grade 0 rewritten as -1, against
+    pytrec_eval's judged_docs_only_flag on 6 runs."""
+    lines = (dl19_data / "qrels.dl19-passage.txt").read_text().splitlines()
+    out = []
+    for k, line in enumerate(lines):
+        q, it, d, g = line.split()
+        out.append(f"{q} {it} {d} {-1 if g == '0' and k % 5 == 0 else g}")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("\n".join(out) + "\n")
+    files = sorted((dl19_data / "runs").iterdir())[:6]
+    _agree(qrels, files)
+    full = irscale.evaluate(qrels, files, ["NumRet"], judged_only=True).values
+    plain = irscale.evaluate(dl19_data / "qrels.dl19-passage.txt", files, ["NumRet"], judged_only=True).values
+    assert (full <= plain).all() and (full < plain).any()  # the -1 documents are gone
+
+
+def test_cli_transform_and_compare_on_condensed_runs(dl19_data, tmp_path):
+    qrels = dl19_data / "qrels.dl19-passage.txt"
+    files = sorted((dl19_data / "runs").iterdir())[:5]
+    base = [sys.executable, "-m", "irscale"]
+    out = subprocess.run(
+        [*base, "transform", str(qrels), *map(str, files), "-m", "P", "-N", "30", "-J", "-f", "json", "-q"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    doc = json.loads(out.stdout)
+    assert doc["provenance"]["judged_only"] is True
+    api = irscale.transform(irscale.evaluate(qrels, files, ["P@30"], judged_only=True), ["P"], depth=30)
+    want = {(r.system, r.topic, r.measure): r.value for r in api.to_frame().itertuples()}
+    got = {(r["system"], r["topic"], r["measure"]): r["value"] for r in doc["scores"] if r.get("topic") != "all"}
+    assert got.keys() == want.keys() and all(got[k] == pytest.approx(v, abs=1e-12) for k, v in want.items())
+    study = tmp_path / "study"
+    subprocess.run(
+        [*base, "compare", str(qrels), *map(str, files), "-m", "P", "-N", "30", "-t", "sign", "--no-figures"]
+        + ["--no-effects", "--no-measure-free", "-J", "--out", str(study)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    first = (study / "report_N30.md").read_text(encoding="utf-8").splitlines()[2]
+    assert "condensed runs: unjudged documents removed before the cut at N" in first
+    assert "judged_only: true" in (study / "provenance_N30.yaml").read_text(encoding="utf-8")
+    scores = (study / "scores_N30.csv").read_text(encoding="utf-8").splitlines()
+    header = scores[0].split(",")
+    rows = [dict(zip(header, line.split(","))) for line in scores[1:]]
+    frame = api.to_frame()
+    p30 = {(r.system, r.topic): r.value for r in frame[frame.measure == "P@30"].itertuples()}
+    assert rows and all(float(r["value"]) == pytest.approx(p30[r["system"], r["topic"]]) for r in rows)

@@ -262,3 +262,92 @@ def test_the_guides_worked_example(dl19_data):
     for s, (name, want) in enumerate(shown.items()):
         got = [round(float(means[m].iloc[s]), 4) for m in means.columns]
         assert got == want, name
+
+
+def test_the_guides_judged_only_figures(dl19_data):
+    """The example's figures for condensed runs: RBP(p=0.8)@20 and its residual."""
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text(encoding="utf-8")
+    said = " ".join(guide.split("With `-J`, the same runs condensed score", 1)[1].split()[:20])
+    files = [dl19_data / "runs" / f"input.{n}.gz" for n in ("bm25base_p", "idst_bert_p1", "p_bert")]
+    t = irscale.evaluate(
+        dl19_data / "qrels.dl19-passage.txt", files, ["RBP(p=0.8)@20", "rbp_resid(p=0.8)@20"], judged_only=True
+    )
+    means = t.mean()
+    shown = [f"{v:.4f}" for col in means.columns for v in means[col]]
+    assert len(shown) == 6 and all(x in said for x in shown), (shown, said)
+
+
+def test_residual_on_lenient_relevance_and_real_grades():
+    """The residual and phi's upper end see a judgement below 0 as unknown under lenient
+    relevance too (binarising would make it a judged 0), and rbp_resid serves real-valued
+    grades (it reads only which ranks are judged)."""
+    q = Qrels.from_records([("1", "a", 2), ("1", "n", -1), ("1", "b", 0), ("2", "x", 1)])
+    r = Run.from_records(
+        [("1", "a", 4.0), ("1", "z", 3.0), ("1", "n", 2.0), ("1", "b", 1.0), ("2", "x", 1.0)], name="r"
+    )
+    table = irscale.evaluate(q, [r], ["RBP(p=0.5)"])
+    cols = {}
+    for relevance in ("graded", "lenient"):
+        t = irscale.transform(table, ["RBP(p=0.5)"], depth=4, relevance=relevance, residuals=True)
+        cols[relevance] = {str(m).replace(",rel=1", ""): v for m, v in zip(t.measures, t.values)}
+    want = 0.5 * (0.5 + 0.25) + 0.5**4  # z and n unknown, 4 documents
+    for relevance, c in cols.items():
+        assert c["rbp_resid(p=0.5)@4"][0, 0] == pytest.approx(want), relevance
+    hi = cols["lenient"]["ranked(RBP(p=0.5)@4, residual end)"][0, 0]
+    lo = cols["lenient"]["ranked(RBP(p=0.5)@4)"][0, 0]
+    assert hi > lo
+    real = Qrels.from_records([("1", "a", 0.5), ("1", "b", 0.0), ("2", "x", 1.25)])
+    got = irscale.evaluate(real, [r], ["rbp_resid(p=0.5)", "RBP(p=0.5)"]).values
+    assert got[0, 0].tolist() == pytest.approx([0.5 * (0.5 + 0.25) + 0.5**4, 0.5])  # topic 2: x judged, 1 rank
+
+
+def test_one_residual_per_p_and_its_provenance():
+    q = Qrels.from_records([("1", "a", 2), ("1", "b", 0), ("2", "x", 1)])
+    r = Run.from_records([("1", "a", 3.0), ("1", "z", 2.0), ("2", "x", 1.0)], name="r")
+    t = irscale.transform(
+        irscale.evaluate(q, [r], ["AP"]),
+        ["RBP(p=0.5)", "RBP(p=0.5,gains=exp)", "RBP(p=0.8)"],
+        depth=3,
+        residuals=True,
+        relevance="graded",
+    )
+    names = [str(m) for m in t.measures]
+    assert names.count("rbp_resid(p=0.5)@3") == 1 and names.count("rbp_resid(p=0.8)@3") == 1
+    assert sum("residual end" in n for n in names) == 3
+    assert t.provenance["transform"]["residuals"] == ["rbp_resid(p=0.5)@3", "rbp_resid(p=0.8)@3"]
+    ends = {n: t.values[k, 0] for k, n in enumerate(names)}
+    assert ends["rbp_resid(p=0.5)@3"].tolist() == pytest.approx([0.5 * 0.5 + 0.25, 0.5])
+    for m in ("RBP(p=0.5)@3", "RBP(p=0.5,gains=exp)@3", "RBP(p=0.8)@3"):
+        assert (ends[f"ranked({m}, residual end)"] >= ends[f"ranked({m})"]).all()
+
+
+@pytest.mark.slow
+def test_the_guides_study_counts(dl19_data):
+    """The example's significant pairs (t test, original and ranked scale), on condensed
+    and on full runs, as the guide quotes them."""
+    from pathlib import Path
+
+    guide = " ".join((Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text(encoding="utf-8").split())
+    said = guide.split("The study on condensed runs,", 1)[1].split("## ", 1)[0]
+    counts = {}
+    for judged_only in (True, False):
+        table = irscale.evaluate(
+            dl19_data / "qrels.dl19-passage.txt", dl19_data / "runs", ["P@20"], judged_only=judged_only
+        )
+        study = irscale.compare(
+            table,
+            ["nDCG", "RBP(p=0.8)", "P"],
+            depth=20,
+            tests=["ttest"],
+            relevance="graded",
+            effects=False,
+            measure_free=False,
+        )
+        ch = study.changes
+        counts[judged_only] = (ch["sig"].tolist(), ch["sig_ranked"].tolist())
+    (jo, jr), (fo, fr) = counts[True], counts[False]
+    assert f"{jo[0]}, {jo[1]} and {jo[2]} significant pairs" in said, (counts, said)
+    assert f"({fo[0]}, {fo[1]} and {fo[2]} on the full runs)" in said, (counts, said)
+    assert f"{jr[0]}, {jr[1]} and {jr[2]} on the ranked scale ({fr[0]}, {fr[1]} and {fr[2]})" in said, (counts, said)

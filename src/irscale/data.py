@@ -429,8 +429,8 @@ def judge_run(
     and the run topics absent from the qrels (ignored, as trec_eval does). The run is cut
     at ``depth`` first; ``judged_only`` then condenses each ranking (:func:`condense`,
     trec_eval ``-J``). A topic the run retrieved only unjudged documents for stays a
-    topic of the run (an empty ranking, scored 0, as trec_eval -J scores it), not a
-    missing one.
+    topic of the run (an empty ranking, scored as trec_eval -J scores it: 0, but
+    NumRel, and rbp_resid 1), not a missing one.
     """
     T = len(qrels.topics)
     pos = np.searchsorted(qrels.topics, run.topics)

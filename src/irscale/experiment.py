@@ -452,6 +452,7 @@ def transform(
     _warn_padding(judged, depth)
     asked = relevance if plan is None else plan.relevance
     named = _measures_to_transform(data, measures, depth, asked) if plan is None else [p.measure for p in plan.measures]
+    read = judged  # as judged: a judgement below 0 stays unknown for RBP's residual under any relevance
     judged, relevance = apply_relevance(judged, named, asked)
     levels = max(judged.topics.max_grade, 1) + 1
     warn_no_relevant(named, judged.topics)
@@ -468,7 +469,7 @@ def transform(
     base = score(judged, [] if exact_values else unique)
     building = {"scheduler": scheduler, "cache": cache, "max_pairs": plan.max_pairs}
     values, maps, bounds, ids = _columns(
-        plan, judged, base, tie_list, normalize, exact_values, building, steps, progress, resid
+        plan, judged, base, tie_list, normalize, exact_values, building, steps, progress, resid, read
     )
     values[:, _dropped(judged)] = np.nan  # topics dropped by missing_topics="drop"
 
@@ -479,7 +480,7 @@ def transform(
         for p in plan.measures
     ]
     cols: tuple[Measure | Ranked | HalfWidth | ResidualEnd, ...] = (
-        tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded) + tuple(resid.values())
+        tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded) + tuple(dict.fromkeys(resid.values()))
     )
     cols += tuple(ResidualEnd(ranked[len(ms) * t + k]) for t in range(len(tie_list)) for k in resid)
     record = _transform_record(
@@ -487,6 +488,8 @@ def transform(
     )
     if plan.approx is not None:
         record.update(approx=plan.approx, bounds=_bounds_provenance(bounds, depth, levels))
+    if resid:
+        record["residuals"] = [str(m) for m in dict.fromkeys(resid.values())]
     prov = _transformed_provenance(data, base.provenance, ms, record)
     return ScoreTable(
         cols, base.systems, base.topics, values, prov, judged, {str(c): ids[c.measure] for c in ranked if c.midpoint}
@@ -514,13 +517,15 @@ def residual_measures(plan: TransformPlan, residuals: bool) -> dict[int, RBPResi
     return {k: RBPResid(p=plan.measures[k].computed.p, cutoff=plan.depth) for k in resid}  # type: ignore[attr-defined]
 
 
-def _upper_runs(judged: JudgedRuns, depth: int) -> np.ndarray:
+def _upper_runs(judged: JudgedRuns, read: JudgedRuns, depth: int) -> np.ndarray:
     """The judged grades cut at N with every unknown rank (unjudged, judged below 0, past
-    the run's end) at the top grade: RBP's residual's upper end within N."""
+    the run's end: told from ``read``, the runs as judged, before lenient relevance made a
+    judgement below 0 a 0) at the top grade: RBP's residual's upper end within N."""
     from irscale.scales.spaces import cut_and_pad
 
     g = cut_and_pad(judged.grades, depth, fill=int(PAD))
-    return np.where(g < 0, judged.topics.max_grade, g).astype(np.int16)
+    unknown = cut_and_pad(read.grades, depth, fill=int(PAD)) < 0
+    return np.where(unknown, judged.topics.max_grade, g).astype(np.int16)
 
 
 def _columns(
@@ -534,12 +539,14 @@ def _columns(
     steps,
     progress,
     resid: dict[int, RBPResid] | None = None,
+    read: JudgedRuns | None = None,
 ):
     """transform's columns, measure by measure as the plan says: each measure's values (from
     ``base``, the scored table, or with ``exact_values`` from its exact keys), its phi per tie
     strategy from its rank map (the plan's space and engine), or from certified bounds the
     midpoint and half-width; for the measures at ``resid`` (RBP, ``residuals=True``) their
-    residual and phi of their upper runs (:func:`_upper_runs`), queried from the same map.
+    residual (each distinct one once) and phi of their upper runs (:func:`_upper_runs`; ``read``:
+    the runs as judged, before the relevance setting), queried from the same map.
     Returns (values, the maps' records, the bounds, the exact-value ids of bounded measures)."""
     from irscale.scales import build
 
@@ -550,12 +557,14 @@ def _columns(
     shape = (len(judged.systems), len(judged.topics))
     resid = resid or {}
     at = list(resid)  # the positions of the RBP measures, in column order
+    residuals = list(dict.fromkeys(resid.values()))  # RBP measures with one p share their residual
     first = len(ms) * (1 + len(tie_list)) + len(bounded)  # the residual columns start here
-    values = np.empty((first + len(resid) * (1 + len(tie_list)),) + shape, dtype=np.float64)
+    ends = first + len(residuals)  # and the columns of phi at their upper ends here
+    values = np.empty((ends + len(resid) * len(tie_list),) + shape, dtype=np.float64)
     maps, bounds, ids = [], {}, {}
-    upper = _upper_runs(judged, depth) if resid else None
+    upper = _upper_runs(judged, read if read is not None else judged, depth) if resid else None
     if resid:
-        values[first : first + len(resid)] = score(judged, list(resid.values())).values
+        values[first:ends] = score(read if read is not None else judged, residuals).values
     for i, p in enumerate(plan.measures):
         m, space = p.measure, p.space
         step = (lambda done, total, lab=str(m): steps(lab, done, total)) if steps else None
@@ -582,7 +591,7 @@ def _columns(
                 values[len(ms) * (1 + k) + i] = phi.reshape(shape)
             if hi is not None:
                 for k, phi in enumerate(_phi_columns(rm, hi, tie_list, normalize)):
-                    values[first + len(resid) * (1 + k) + at.index(i)] = phi.reshape(shape)
+                    values[ends + len(resid) * k + at.index(i)] = phi.reshape(shape)
             del rm  # (a large one, 1.5 GiB at DCG(base=10)@20 on 4 levels, is freed before the next is built)
         if progress:
             progress(i + 1, len(ms))

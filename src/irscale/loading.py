@@ -263,7 +263,9 @@ def iter_judged(
     """:func:`load_runs` one run at a time: ``(name, path, grades, missing, extra, metadata)``
     per run (see :func:`irscale.data.judge_run`; ``metadata``: the file's ir_metadata header
     or None), in input order, as the workers finish them;
-    only the runs not yet consumed are held."""
+    only the runs not yet consumed are held. With ``judged_only`` the grades are condensed
+    already; give :func:`irscale.data.assemble` ``judged_only=True`` too, so that the
+    stacked runs say so (:func:`load_runs` does)."""
     read = read_options(
         read,
         missing_topics=missing_topics,

@@ -133,6 +133,7 @@ def ranked(
     ties: str = "unq",
     normalize: bool = False,
     score_precision: ScorePrecision = "float64",
+    judged_only: bool = False,
 ) -> ir_measures.Measure:
     """The ranked (interval-scaled) version of an irscale measure at run length N, as an
     ir_measures measure: per topic, phi of the measure's value over all runs of length N
@@ -159,6 +160,8 @@ def ranked(
         runs otherwise).
     score_precision : {"float64", "float32"}
         How run scores order documents.
+    judged_only : bool
+        trec_eval's ``-J``: the run condensed to its judged documents before it is cut at N.
 
     Returns
     -------
@@ -191,8 +194,12 @@ def ranked(
             )
     plan_rank_maps([m], N, levels or 2)  # a measure without a ranked version fails here, not per run
     inner = str(Ranked(m, N, ties, normalize))
+    judged_only = flag("judged_only", judged_only)
     opts = _options(
-        relevance=(relevance, "graded"), levels=(levels, None), score_precision=(score_precision, "float64")
+        relevance=(relevance, "graded"),
+        levels=(levels, None),
+        score_precision=(score_precision, "float64"),
+        judged_only=(judged_only, False),
     )
     name = f"irscale({inner}{opts})"
     max_grade = None if levels is None or relevance == "lenient" else levels - 1
@@ -205,8 +212,14 @@ def ranked(
                 "leave levels out"
             )
         t = evaluate(
-            qrels, [run], [m], score_precision=score_precision, max_grade=max_grade, keep_depth=max(N, 1)
-        )  # the grades transform needs, at any N
+            qrels,
+            [run],
+            [m],
+            score_precision=score_precision,
+            max_grade=max_grade,
+            keep_depth=max(N, 1),  # the grades transform needs, at any N
+            judged_only=judged_only,
+        )
         t = transform(t, [m], depth=N, ties=ties, normalize=normalize, relevance=relevance)
         return t, next(i for i, col in enumerate(t.measures) if isinstance(col, Ranked))
 

@@ -510,13 +510,17 @@ class RBPResid(Measure):
     ``cutoff``. RBP (any gains, each at most 1) lies between its value and value plus
     residual, whatever the unknown documents turn out to be. trec_eval's ``rbp_resid``
     (no cutoff) is the same where a run has an unjudged document and 0 where it has none
-    (it leaves out the p^d below the run then); irscale keeps p^d. RB-free."""
+    (it leaves out the p^d below the run then); irscale keeps p^d, so an empty ranking (a
+    missing topic, or one whose documents are all unjudged under judged_only) has residual
+    1. p defaults to 0.8, as RBP's here (trec_eval's to 0.9). Reads only which ranks are
+    judged, so it serves any grades. RB-free."""
 
     examples = ("rbp_resid(p=0.8)@10", "rbp_resid(p=1/3)")  # checked by the conformance suite (irscale.testing)
 
     p: float = 0.8
     cutoff: int | None = None
     always_shown = ("p",)
+    levels_only = True  # which ranks are judged, not their grades: real-valued grades serve as they are
     param_docs = {
         "p": "persistence of the RBP whose residual this is, in (0, 1); a decimal (0.8) or a fraction (1/3), exact",
     }

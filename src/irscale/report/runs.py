@@ -25,7 +25,7 @@ import numpy as np
 from irscale._version import __version__
 from irscale.errors import ArgumentError
 from irscale.io.trec import ordered_run, write_run
-from irscale.table import HalfWidth, Ranked, ScoreTable
+from irscale.table import HalfWidth, Ranked, ResidualEnd, ScoreTable
 
 __all__ = ["run_metadata", "RUN_SUFFIX", "write_runs"]
 
@@ -134,7 +134,8 @@ def run_metadata(table: ScoreTable, column, tag: str, command: str | None = None
     prov = table.provenance if isinstance(table.provenance, dict) else {}
     record = prov.get("transform") or {}
     headers = prov.get("ir_metadata") or {}
-    ranked = column if isinstance(column, Ranked) else None
+    end = isinstance(column, ResidualEnd)  # phi at the upper end of RBP's residual
+    ranked = column.ranked if end else column if isinstance(column, Ranked) else None
     measure = ranked.measure if ranked is not None else column
     N = ranked.N if ranked is not None else getattr(measure, "cutoff", None)
     evaluation = {
@@ -151,7 +152,10 @@ def run_metadata(table: ScoreTable, column, tag: str, command: str | None = None
         "missing_topics": prov.get("missing_topics"),
         "score_precision": prov.get("score_precision"),
         "max_grade": prov.get("max_grade"),
+        "judged_only": bool(prov.get("judged_only", False)),  # condensed runs (trec_eval -J)
     }
+    if end:
+        evaluation["residual end"] = "phi of the run with its unknown ranks within N at the top grade"
     if prov.get("grade_values"):  # real-valued grades: the grade of each level 0..max_grade
         evaluation["grade_values"] = list(prov["grade_values"])
     if ranked is not None and ranked.midpoint:  # transform's approx=: the midpoint of certified bounds

@@ -542,7 +542,12 @@ def report_tables(study: Study, max_rows: int | None = None) -> list[ReportTable
     for build in (_means_table, _table2, _table4, _tables5_6, _power_table, _pairs_table, _measure_free_tables):
         got = build(study, max_rows)
         tables += got if isinstance(got, list) else [got] if got is not None else []
+    if isinstance(study.provenance, dict) and study.provenance.get("judged_only"):  # each caption says it (LaTeX too)
+        tables = [dataclasses.replace(t, caption=f"{t.caption} {CONDENSED_CAPTION}") for t in tables]
     return [dataclasses.replace(t, csv=f"{t.stem}_N{study.N}.csv") if "csv" in t.exts else t for t in tables]
+
+
+CONDENSED_CAPTION = "Condensed runs: unjudged documents removed before the cut at N (judged only, trec_eval -J)."
 
 
 def _label(study: Study, key: str) -> str:
