@@ -452,7 +452,7 @@ def transform(
     _warn_padding(judged, depth)
     asked = relevance if plan is None else plan.relevance
     named = _measures_to_transform(data, measures, depth, asked) if plan is None else [p.measure for p in plan.measures]
-    read = judged  # as judged: a judgement below 0 stays unknown for RBP's residual under any relevance
+    as_judged = judged  # a judgement below 0 stays unknown for RBP's residual under any relevance
     judged, relevance = apply_relevance(judged, named, asked)
     levels = max(judged.topics.max_grade, 1) + 1
     warn_no_relevant(named, judged.topics)
@@ -469,7 +469,7 @@ def transform(
     base = score(judged, [] if exact_values else unique)
     building = {"scheduler": scheduler, "cache": cache, "max_pairs": plan.max_pairs}
     values, maps, bounds, ids = _columns(
-        plan, judged, base, tie_list, normalize, exact_values, building, steps, progress, resid, read
+        plan, judged, base, tie_list, normalize, exact_values, building, steps, progress, resid, as_judged
     )
     values[:, _dropped(judged)] = np.nan  # topics dropped by missing_topics="drop"
 
@@ -479,8 +479,9 @@ def transform(
         for t in tie_list
         for p in plan.measures
     ]
+    shared = tuple(dict.fromkeys(resid.values()))  # RBP measures with one p share their residual
     cols: tuple[Measure | Ranked | HalfWidth | ResidualEnd, ...] = (
-        tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded) + tuple(dict.fromkeys(resid.values()))
+        tuple(ms) + tuple(ranked) + tuple(HalfWidth(ranked[k]) for k in bounded) + shared
     )
     cols += tuple(ResidualEnd(ranked[len(ms) * t + k]) for t in range(len(tie_list)) for k in resid)
     record = _transform_record(
@@ -489,7 +490,7 @@ def transform(
     if plan.approx is not None:
         record.update(approx=plan.approx, bounds=_bounds_provenance(bounds, depth, levels))
     if resid:
-        record["residuals"] = [str(m) for m in dict.fromkeys(resid.values())]
+        record["residuals"] = [str(m) for m in shared]
     prov = _transformed_provenance(data, base.provenance, ms, record)
     return ScoreTable(
         cols, base.systems, base.topics, values, prov, judged, {str(c): ids[c.measure] for c in ranked if c.midpoint}
@@ -562,9 +563,10 @@ def _columns(
     ends = first + len(residuals)  # and the columns of phi at their upper ends here
     values = np.empty((ends + len(resid) * len(tie_list),) + shape, dtype=np.float64)
     maps, bounds, ids = [], {}, {}
-    upper = _upper_runs(judged, read if read is not None else judged, depth) if resid else None
+    read = judged if read is None else read
+    upper = _upper_runs(judged, read, depth) if resid else None
     if resid:
-        values[first:ends] = score(read if read is not None else judged, residuals).values
+        values[first:ends] = score(read, residuals).values
     for i, p in enumerate(plan.measures):
         m, space = p.measure, p.space
         step = (lambda done, total, lab=str(m): steps(lab, done, total)) if steps else None

@@ -547,7 +547,13 @@ def report_tables(study: Study, max_rows: int | None = None) -> list[ReportTable
     return [dataclasses.replace(t, csv=f"{t.stem}_N{study.N}.csv") if "csv" in t.exts else t for t in tables]
 
 
-CONDENSED_CAPTION = "Condensed runs: unjudged documents removed before the cut at N (judged only, trec_eval -J)."
+PROTOCOL = {  # how unjudged documents were treated (the study's provenance: judged_only)
+    False: "unjudged documents count as non-relevant",
+    True: "condensed runs: unjudged documents removed before the cut at N (judged only, trec_eval -J)",
+}
+
+
+CONDENSED_CAPTION = PROTOCOL[True][0].upper() + PROTOCOL[True][1:] + "."
 
 
 def _label(study: Study, key: str) -> str:
@@ -1975,12 +1981,6 @@ def markdown_section(table: ReportTable, stem: str | None = None, level: int = 2
     if extra:
         lines += [f"{x}  " for x in extra] + [""]
     return "\n".join(lines)
-
-
-PROTOCOL = {  # how unjudged documents were treated (the study's provenance: judged_only)
-    False: "unjudged documents count as non-relevant",
-    True: "condensed runs: unjudged documents removed before the cut at N (judged only, trec_eval -J)",
-}
 
 
 def summary_line(study: Study) -> str:
